@@ -1,0 +1,32 @@
+# `make run` and `make test` install whatever is missing first (idempotent, fast when nothing is).
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+APT    := DEBIAN_FRONTEND=noninteractive apt-get
+
+.PHONY: run test deps system-deps bench clean
+
+run: deps
+	$(VENV)/bin/lookout serve
+
+test: deps system-deps
+	$(PY) -m pytest
+
+bench: deps system-deps
+	$(PY) bench/terminal_ingest.py
+
+deps: $(STAMP)
+
+$(STAMP): pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --disable-pip-version-check -e '.[test]'
+	@rm -f $(VENV)/.installed-*
+	@touch $@
+
+# System parts the tests use: tmux (the oracle for screen tests and the benchmark's peer).
+system-deps:
+	@command -v tmux >/dev/null || { $(APT) update -qq && $(APT) install -y -qq tmux; }
+
+clean:
+	rm -rf $(VENV) *.egg-info .pytest_cache

@@ -1,0 +1,4 @@
+"""`python -m app` is the `lookout` command."""
+from app.cli import main
+
+main()

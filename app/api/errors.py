@@ -1,0 +1,43 @@
+"""Every failure becomes `{"error": {"code", "message"}}` with the right status, never a bare 500."""
+from __future__ import annotations
+
+import logging
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from starlette.exceptions import HTTPException
+
+from app.api.responses import JSONResponse, error_response
+from app.core.errors import LookoutError
+
+log = logging.getLogger(__name__)
+
+_HTTP_CODES = {404: "not_found", 405: "method_not_allowed", 413: "too_large", 401: "unauthorized"}
+
+
+def _where(loc: tuple[object, ...]) -> str:
+    return ".".join(str(p) for p in loc if p not in ("body", "query", "path"))
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(LookoutError)
+    async def lookout_error(_: Request, exc: LookoutError) -> JSONResponse:
+        return error_response(exc.status, exc.code, exc.message, **exc.details)
+
+    @app.exception_handler(RequestValidationError)
+    async def validation_error(_: Request, exc: RequestValidationError) -> JSONResponse:
+        problems = [
+            {"field": _where(tuple(e.get("loc", ()))), "message": e.get("msg", "invalid")} for e in exc.errors()
+        ]
+        summary = "; ".join(f"{p['field'] or 'body'}: {p['message']}" for p in problems[:5])
+        return error_response(422, "validation", summary or "invalid request", problems=problems)
+
+    @app.exception_handler(HTTPException)
+    async def http_error(_: Request, exc: HTTPException) -> JSONResponse:
+        code = _HTTP_CODES.get(exc.status_code, "http_error")
+        return error_response(exc.status_code, code, str(exc.detail))
+
+    @app.exception_handler(Exception)
+    async def unexpected(request: Request, exc: Exception) -> JSONResponse:
+        log.exception("unhandled error on %s %s", request.method, request.url.path)
+        return error_response(500, "internal", f"internal error: {type(exc).__name__}")

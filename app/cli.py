@@ -1,0 +1,82 @@
+"""The `lookout` command: `lookout serve` runs the daemon, `lookout token` prints the API token."""
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import logging
+import socket
+import sys
+from pathlib import Path
+
+from app.config import Settings
+from app.core.auth_token import load_or_create_token, token_path
+
+
+def is_loopback(host: str) -> bool:
+    """Whether every address `host` resolves to is a loopback address."""
+    try:
+        infos = socket.getaddrinfo(host, None)
+    except socket.gaierror:
+        return False
+    return all(ipaddress.ip_address(info[4][0]).is_loopback for info in infos)
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    overrides = {
+        k: v
+        for k, v in {
+            "host": getattr(args, "host", None),
+            "port": getattr(args, "port", None),
+            "data_dir": args.data_dir,
+            "token": getattr(args, "token", None),
+            "screen_engine": getattr(args, "screen_engine", None),
+        }.items()
+        if v is not None
+    }
+    return Settings(**overrides)
+
+
+def serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from app.server import create_app
+
+    settings = _settings(args)
+    if not is_loopback(settings.host) and not settings.token:
+        print(
+            f"lookout: refusing to listen on {settings.host} without a token; "
+            "set LOOKOUT_TOKEN or pass --token",
+            file=sys.stderr,
+        )
+        return 2
+    created = not settings.token and not token_path(settings.data_dir).exists()
+    app = create_app(settings)
+    print(f"lookout: http://{settings.host}:{settings.port}  data: {settings.data_dir}", file=sys.stderr)
+    if created:
+        print(f"lookout: new API token written to {token_path(settings.data_dir)} (mode 0600)", file=sys.stderr)
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    uvicorn.run(app, host=settings.host, port=settings.port, access_log=False, log_level="info")
+    return 0
+
+
+def token(args: argparse.Namespace) -> int:
+    settings = _settings(args)
+    print(load_or_create_token(settings.data_dir, settings.token))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="lookout", description=__doc__)
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    p_serve = sub.add_parser("serve", help="run the daemon")
+    p_serve.add_argument("--host", help="address to listen on (default 127.0.0.1)")
+    p_serve.add_argument("--port", type=int, help="port (default 8765)")
+    p_serve.add_argument("--data-dir", type=Path, help="where sessions and the token are stored")
+    p_serve.add_argument("--token", help="API token (default: LOOKOUT_TOKEN, else generated into the data dir)")
+    p_serve.add_argument("--screen-engine", choices=["avt", "pyte"], help="terminal emulator (default avt)")
+    p_serve.set_defaults(func=serve)
+    p_token = sub.add_parser("token", help="print the API token (creating it if needed)")
+    p_token.add_argument("--data-dir", type=Path)
+    p_token.set_defaults(func=token)
+    args = parser.parse_args(argv)
+    sys.exit(args.func(args))

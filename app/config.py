@@ -1,0 +1,41 @@
+"""Settings, read from the environment (prefix LOOKOUT_) and overridable by `lookout serve` flags."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+_SOURCE_ROOT = Path(__file__).resolve().parent.parent
+
+
+def default_data_dir() -> Path:
+    """`<repo>/data` when lookout runs from its source tree, else `$XDG_DATA_HOME/lookout`."""
+    if (_SOURCE_ROOT / "pyproject.toml").is_file() and (_SOURCE_ROOT / "app").is_dir():
+        return _SOURCE_ROOT / "data"
+    xdg = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(xdg) / "lookout"
+
+
+class Settings(BaseSettings):
+    """Everything the daemon can be told; each field is also `LOOKOUT_<NAME>` in the environment."""
+
+    model_config = SettingsConfigDict(env_prefix="LOOKOUT_", extra="ignore")
+
+    host: str = "127.0.0.1"
+    port: int = Field(8765, ge=0, le=65535)
+    data_dir: Path = Field(default_factory=default_data_dir)
+    token: str | None = Field(None, description="API token; generated into <data_dir>/token when unset")
+    screen_engine: Literal["avt", "pyte"] = "avt"
+    scrollback_lines: int = Field(2000, ge=0, le=100_000)
+    max_sessions: int = Field(64, ge=1)
+    max_input_bytes: int = Field(1 << 20, ge=1, description="largest input accepted in one request")
+    max_request_bytes: int = Field(4 << 20, ge=1024, description="largest request body accepted")
+    max_journal_bytes: int = Field(
+        8 << 30, ge=1 << 20, description="per session; output beyond it is counted, not stored"
+    )
+    allowed_origins: list[str] = Field(
+        default_factory=list, description="extra Origins allowed to open WebSockets"
+    )

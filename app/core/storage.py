@@ -1,0 +1,65 @@
+"""Crash-safe files: atomic rewrites, append-only JSON lines whose torn last line is skipped on read."""
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+
+def dumps(obj: Any) -> bytes:
+    """Compact JSON bytes (orjson; non-str keys allowed)."""
+    return orjson.dumps(obj, option=orjson.OPT_NON_STR_KEYS)
+
+
+def atomic_write_bytes(path: Path, data: bytes, mode: int = 0o644, durable: bool = False) -> None:
+    """Write through a temp file in the same directory and rename it over `path`. Readers see the old or
+    the new content, never a mix; `durable` also fsyncs (survives power loss, not just a crash)."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        if durable:
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+
+
+def atomic_write_json(path: Path, obj: Any) -> None:
+    atomic_write_bytes(path, dumps(obj))
+
+
+def read_json(path: Path) -> Any:
+    return orjson.loads(path.read_bytes())
+
+
+def append_jsonl(path: Path, obj: Any) -> int:
+    """Append one JSON line with a single write; returns the file size after it."""
+    line = dumps(obj) + b"\n"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        os.write(fd, line)
+        return os.fstat(fd).st_size
+    finally:
+        os.close(fd)
+
+
+def iter_jsonl(path: Path) -> Iterator[Any]:
+    """Every complete, parseable line of a JSON-lines file; a torn or corrupt line is skipped."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return
+    for line in data.split(b"\n"):
+        if not line:
+            continue
+        try:
+            yield orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue

@@ -1,0 +1,54 @@
+"""create_app(settings): the FastAPI application, whose lifespan starts and stops the managers."""
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+
+from app import __version__
+from app.api import health, terminals
+from app.api.errors import install_error_handlers
+from app.api.guard import Guard
+from app.api.responses import JSONResponse
+from app.config import Settings
+from app.core.auth_token import load_or_create_token
+from app.terminal.manager import TerminalManager
+from app.terminal.session import SessionLimits
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    settings = settings or Settings()
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    token = load_or_create_token(settings.data_dir, settings.token)
+    limits = SessionLimits(
+        scrollback=settings.scrollback_lines,
+        max_journal_bytes=settings.max_journal_bytes,
+        max_input_bytes=settings.max_input_bytes,
+    )
+    manager = TerminalManager(
+        settings.data_dir / "terminals", settings.screen_engine, limits, settings.max_sessions
+    )
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        await manager.start()
+        try:
+            yield
+        finally:
+            await manager.shutdown()
+
+    app = FastAPI(
+        title="lookout",
+        version=__version__,
+        summary="Terminals for AI agents, seen in compact, token-budgeted form.",
+        default_response_class=JSONResponse,
+        lifespan=lifespan,
+    )
+    app.state.settings = settings
+    app.state.terminals = manager
+    install_error_handlers(app)
+    app.include_router(health.router)
+    app.include_router(terminals.router)
+    app.add_middleware(Guard, token=token, max_body=settings.max_request_bytes)
+    return app

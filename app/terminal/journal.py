@@ -1,0 +1,120 @@
+"""The lossless journal of a terminal: `output.raw` (every byte the program wrote) and `output.idx`.
+
+Flush policy: each chunk read from the PTY is written to `output.raw` with one `write(2)` before anything
+else sees it, so every byte the daemon has read survives a crash of the daemon (it is in the kernel's page
+cache). Index records are buffered and written at most every `INDEX_FLUSH_S` seconds and at every
+non-output event; a crash can lose the timing of the last fraction of a second of output, never the bytes.
+
+Each index line is a JSON array `[t, kind, offset, value]`: `t` seconds since the session started, `kind`
+one of "o" (output; value = byte count), "i" (input; value = base64 of the bytes, or null when redacted),
+"r" (resize; value = "COLSxROWS"), "m" (marker; value = label), "x" (exit; value = exit code), and
+`offset` the size of `output.raw` when the event happened.
+"""
+from __future__ import annotations
+
+import base64
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from app.core.storage import dumps, iter_jsonl
+
+INDEX_FLUSH_S = 0.25
+_MERGE_OUTPUT_S = 0.005
+
+
+@dataclass(frozen=True, slots=True)
+class IndexEntry:
+    t: float
+    kind: str
+    offset: int
+    value: Any
+
+
+class JournalWriter:
+    """Appends output and events for a live session."""
+
+    def __init__(self, directory: Path, max_bytes: int, started_at: float | None = None) -> None:
+        self.raw_path = directory / "output.raw"
+        self.idx_path = directory / "output.idx"
+        self._raw_fd = os.open(self.raw_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        self._idx_fd = os.open(self.idx_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        self.size = os.fstat(self._raw_fd).st_size
+        self.dropped = 0
+        self._max_bytes = max_bytes
+        self._t0 = started_at if started_at is not None else time.monotonic()
+        self._pending: list[list[Any]] = []
+        self._last_flush = time.monotonic()
+
+    def elapsed(self) -> float:
+        return round(time.monotonic() - self._t0, 4)
+
+    def write_output(self, data: bytes) -> int:
+        """Store `data`; returns how many bytes were stored (fewer once the size limit is reached)."""
+        room = self._max_bytes - self.size
+        stored = data if len(data) <= room else data[: max(room, 0)]
+        self.dropped += len(data) - len(stored)
+        if stored:
+            offset = self.size
+            view = memoryview(stored)
+            while view:
+                view = view[os.write(self._raw_fd, view):]
+            self.size += len(stored)
+            t = self.elapsed()
+            last = self._pending[-1] if self._pending else None
+            if last and last[1] == "o" and t - last[0] < _MERGE_OUTPUT_S and last[2] + last[3] == offset:
+                last[3] += len(stored)
+            else:
+                self._pending.append([t, "o", offset, len(stored)])
+        if time.monotonic() - self._last_flush >= INDEX_FLUSH_S:
+            self.flush()
+        return len(stored)
+
+    def record(self, kind: str, value: Any) -> None:
+        """Record a non-output event and flush the index."""
+        self._pending.append([self.elapsed(), kind, self.size, value])
+        self.flush()
+
+    def record_input(self, data: bytes, redact: bool) -> None:
+        self.record("i", None if redact else base64.b64encode(data).decode("ascii"))
+
+    def flush(self) -> None:
+        if self._pending:
+            os.write(self._idx_fd, b"".join(dumps(e) + b"\n" for e in self._pending))
+            self._pending.clear()
+        self._last_flush = time.monotonic()
+
+    def close(self) -> None:
+        self.flush()
+        os.close(self._raw_fd)
+        os.close(self._idx_fd)
+
+
+def raw_size(directory: Path) -> int:
+    try:
+        return (directory / "output.raw").stat().st_size
+    except FileNotFoundError:
+        return 0
+
+
+def read_raw(directory: Path, offset: int, limit: int) -> bytes:
+    """Up to `limit` bytes of `output.raw` from `offset`."""
+    try:
+        fd = os.open(directory / "output.raw", os.O_RDONLY)
+    except FileNotFoundError:
+        return b""
+    try:
+        return os.pread(fd, limit, offset)
+    finally:
+        os.close(fd)
+
+
+def read_index(directory: Path) -> list[IndexEntry]:
+    """Every complete index record (a torn last line is skipped)."""
+    entries = []
+    for rec in iter_jsonl(directory / "output.idx"):
+        if isinstance(rec, list) and len(rec) == 4:
+            entries.append(IndexEntry(*rec))
+    return entries

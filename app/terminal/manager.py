@@ -1,0 +1,158 @@
+"""All terminals of the daemon: create, find, list, stop; recover earlier ones after a restart."""
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import pwd
+import shlex
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from app.core.errors import BadInput, Conflict, NotFound
+from app.core.ids import check_id, new_id
+from app.terminal.persistence import TerminalMeta
+from app.terminal.session import SessionLimits, TerminalSession
+
+log = logging.getLogger(__name__)
+
+SHELLS = {"bash", "zsh", "sh", "dash", "fish", "ksh", "mksh", "tcsh", "csh"}
+_CHILD_ENV_DROP = ("LOOKOUT_",)
+
+
+@dataclass(frozen=True, slots=True)
+class TerminalSpec:
+    """What a client asks for; `command` is None (the user's shell), a string (run by the shell) or argv."""
+
+    command: str | list[str] | None = None
+    cwd: str | None = None
+    env: dict[str, str] | None = None
+    cols: int = 120
+    rows: int = 40
+    name: str | None = None
+
+
+def user_shell() -> str:
+    """$SHELL, else the password database's shell, else /bin/sh."""
+    shell = os.environ.get("SHELL")
+    if not shell:
+        try:
+            shell = pwd.getpwuid(os.getuid()).pw_shell
+        except KeyError:
+            shell = ""
+    return shell if shell and os.access(shell, os.X_OK) else "/bin/sh"
+
+
+class TerminalManager:
+    def __init__(self, root: Path, engine: str, limits: SessionLimits, max_sessions: int) -> None:
+        self.root = root
+        self.engine = engine
+        self.limits = limits
+        self.max_sessions = max_sessions
+        self._sessions: dict[str, TerminalSession] = {}
+
+    async def start(self) -> None:
+        """Load the sessions of earlier runs (listed as exited or lost)."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        for directory in sorted(self.root.iterdir()):
+            if not (directory / "meta.json").is_file():
+                continue
+            try:
+                session = await asyncio.to_thread(TerminalSession.recover, directory, self.limits)
+            except (OSError, ValueError, TypeError) as exc:
+                log.warning("skipping unreadable terminal %s: %s", directory.name, exc)
+                continue
+            self._sessions[session.id] = session
+
+    async def shutdown(self) -> None:
+        """Stop every live process (their files are flushed as each exits)."""
+        await asyncio.gather(*(s.stop() for s in self._sessions.values() if s.running))
+
+    def list(self) -> list[TerminalSession]:
+        return sorted(self._sessions.values(), key=lambda s: s.meta.created_at)
+
+    def get(self, terminal_id: str) -> TerminalSession:
+        check_id(terminal_id, "terminal")
+        try:
+            return self._sessions[terminal_id]
+        except KeyError:
+            raise NotFound(f"no terminal {terminal_id!r}") from None
+
+    async def create(self, spec: TerminalSpec) -> TerminalSession:
+        live = sum(1 for s in self._sessions.values() if s.running)
+        if live >= self.max_sessions:
+            raise Conflict(f"{live} terminals are running, the limit is {self.max_sessions}; delete one first")
+        argv, display, is_shell = _argv(spec.command)
+        cwd = _cwd(spec.cwd)
+        env = _child_env(spec.env)
+        _check_executable(argv[0], env.get("PATH"))
+        terminal_id = new_id("t")
+        meta = TerminalMeta(
+            id=terminal_id,
+            name=spec.name or display.split(" ", 1)[0].rsplit("/", 1)[-1],
+            command=display,
+            argv=argv,
+            cwd=cwd,
+            cols=spec.cols,
+            rows=spec.rows,
+            engine=self.engine,
+            shell=is_shell,
+            created_at=time.time(),
+        )
+        directory = self.root / terminal_id
+        try:
+            session = await TerminalSession.start(meta, directory, env, self.limits)
+        except (FileNotFoundError, PermissionError) as exc:
+            shutil.rmtree(directory, ignore_errors=True)
+            raise BadInput(f"cannot run {argv[0]!r}: {exc}", field="command") from exc
+        self._sessions[terminal_id] = session
+        return session
+
+    async def delete(self, terminal_id: str, purge: bool = False) -> TerminalSession:
+        session = self.get(terminal_id)
+        await session.stop()
+        if purge:
+            del self._sessions[terminal_id]
+            await asyncio.to_thread(shutil.rmtree, session.directory, True)
+        return session
+
+
+def _argv(command: str | list[str] | None) -> tuple[list[str], str, bool]:
+    """(argv, the command as shown, whether the leader is an interactive shell)."""
+    if command is None:
+        shell = user_shell()
+        return [shell], shell, True
+    if isinstance(command, str):
+        if not command.strip():
+            raise BadInput("command is empty", field="command")
+        return [user_shell(), "-c", command], command, False
+    if not command or not command[0]:
+        raise BadInput("command is an empty list", field="command")
+    is_shell = len(command) == 1 and os.path.basename(command[0]) in SHELLS
+    return list(command), shlex.join(command), is_shell
+
+
+def _cwd(cwd: str | None) -> str:
+    path = Path(cwd).expanduser() if cwd else Path.home()
+    if not path.is_dir():
+        raise BadInput(f"cwd {str(path)!r} is not a directory", field="cwd")
+    return str(path.resolve())
+
+
+def _child_env(extra: dict[str, str] | None) -> dict[str, str]:
+    """The daemon's environment without its own secrets, a capable TERM, and what the client added."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(_CHILD_ENV_DROP)}
+    env.update(TERM="xterm-256color", COLORTERM="truecolor")
+    env.setdefault("LANG", "C.UTF-8")
+    for key, value in (extra or {}).items():
+        if not key or "=" in key or "\0" in key or "\0" in value:
+            raise BadInput(f"invalid environment variable {key!r}", field="env")
+        env[key] = value
+    return env
+
+
+def _check_executable(program: str, path: str | None) -> None:
+    if shutil.which(program, path=path) is None:
+        raise BadInput(f"command not found: {program!r}", field="command")

@@ -1,0 +1,120 @@
+"""A terminal's files besides the journal: meta.json, screen.snapshot.json, events.jsonl and engine
+checkpoints, and rebuilding a screen from the newest checkpoint plus the journal's tail."""
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from app.core.storage import append_jsonl, atomic_write_json, read_json
+from app.terminal.engines import create_engine
+from app.terminal.engines.base import ScreenEngine
+from app.terminal.journal import raw_size, read_index, read_raw
+
+KEEP_CHECKPOINTS = 3
+_REPLAY_CHUNK = 1 << 20
+
+
+@dataclass(slots=True)
+class TerminalMeta:
+    id: str
+    name: str
+    command: str
+    argv: list[str]
+    cwd: str
+    cols: int
+    rows: int
+    engine: str
+    shell: bool
+    created_at: float = field(default_factory=time.time)
+    pid: int | None = None
+    status: str = "running"
+    exit_code: int | None = None
+    ended_at: float | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> TerminalMeta:
+        known = {k: data[k] for k in cls.__dataclass_fields__ if k in data}
+        return cls(**known)
+
+
+def save_meta(directory: Path, meta: TerminalMeta) -> None:
+    atomic_write_json(directory / "meta.json", meta.to_json())
+
+
+def load_meta(directory: Path) -> TerminalMeta:
+    return TerminalMeta.from_json(read_json(directory / "meta.json"))
+
+
+def append_event(directory: Path, event: dict[str, Any]) -> None:
+    append_jsonl(directory / "events.jsonl", {"ts": time.time(), **event})
+
+
+def save_snapshot(directory: Path, snapshot: dict[str, Any]) -> None:
+    atomic_write_json(directory / "screen.snapshot.json", snapshot)
+
+
+def load_snapshot(directory: Path) -> dict[str, Any] | None:
+    try:
+        return read_json(directory / "screen.snapshot.json")
+    except (FileNotFoundError, ValueError):
+        return None
+
+
+def save_checkpoint(directory: Path, offset: int, cols: int, rows: int, dump: str) -> None:
+    """Store an engine dump taken at journal `offset`, keeping the newest few."""
+    folder = directory / "checkpoints"
+    folder.mkdir(exist_ok=True)
+    atomic_write_json(folder / f"{offset:016d}.json", {"offset": offset, "cols": cols, "rows": rows, "dump": dump})
+    for old in sorted(folder.glob("*.json"))[:-KEEP_CHECKPOINTS]:
+        old.unlink(missing_ok=True)
+
+
+def _latest_checkpoint(directory: Path, upto: int) -> dict[str, Any] | None:
+    for path in sorted((directory / "checkpoints").glob("*.json"), reverse=True):
+        try:
+            cp = read_json(path)
+        except ValueError:
+            continue
+        if cp.get("offset", upto + 1) <= upto:
+            return cp
+    return None
+
+
+def rebuild_engine(directory: Path, meta: TerminalMeta, scrollback: int, upto: int | None = None) -> ScreenEngine:
+    """The screen at journal offset `upto` (default: the end): nearest checkpoint, then replay of the
+    journal with its resizes. Slow for long journals without checkpoints: call it from a thread."""
+    end = raw_size(directory) if upto is None else min(upto, raw_size(directory))
+    resizes = [e for e in read_index(directory) if e.kind == "r"]
+    cp = _latest_checkpoint(directory, end)
+    if cp is not None:
+        engine = create_engine(meta.engine, cp["cols"], cp["rows"], scrollback)
+        engine.feed(cp["dump"].encode())
+        pos = cp["offset"]
+    else:
+        engine = create_engine(meta.engine, meta.cols, meta.rows, scrollback)
+        pos = 0
+    for entry in resizes:
+        if entry.offset < pos or entry.offset > end:
+            continue
+        _replay(directory, engine, pos, entry.offset)
+        pos = entry.offset
+        cols, rows = (int(v) for v in entry.value.split("x"))
+        if (cols, rows) != (engine.cols, engine.rows):
+            engine.resize(cols, rows)
+    _replay(directory, engine, pos, end)
+    return engine
+
+
+def _replay(directory: Path, engine: ScreenEngine, start: int, stop: int) -> None:
+    pos = start
+    while pos < stop:
+        chunk = read_raw(directory, pos, min(_REPLAY_CHUNK, stop - pos))
+        if not chunk:
+            return
+        engine.feed(chunk)
+        pos += len(chunk)

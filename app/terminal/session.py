@@ -1,0 +1,427 @@
+"""One terminal: a process on a PTY, its journal, its screen model and its side scanner.
+
+The PTY master is read by the event loop (`add_reader`) in batches; each batch goes to the journal first,
+then to the scanner and the screen engine. The leader's exit is seen through a pidfd, and the output that
+is still in the PTY is drained before the session is marked exited, so nothing a fast program wrote is lost.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from app.core.errors import BadInput, Conflict, TooLarge
+from app.terminal import persistence as files
+from app.terminal.engines import create_engine
+from app.terminal.engines.base import ScreenEngine
+from app.terminal.journal import JournalWriter, raw_size, read_raw
+from app.terminal.keys import UnknownKeyError, bracketed_paste, encode_keys
+from app.terminal.pty_process import PtyProcessHandle
+from app.terminal.scanner import CwdChanged, ModeChanged, Query, SideScanner, TitleChanged, query_reply
+from app.terminal.screen_view import screen_view, snapshot_from_view
+from app.terminal.state import State, derive_state
+from app.terminal.waiting import Until, wait_until
+
+log = logging.getLogger(__name__)
+
+BATCH_BYTES = {"avt": 256 << 10, "pyte": 16 << 10}
+"""Most bytes handled per wake-up of the reader: large for fast engines, small for slow ones so that one
+flooding session never holds the event loop for long."""
+SNAPSHOT_INTERVAL_S = 0.25
+CHECKPOINT_BYTES = 8 << 20
+EXIT_DRAIN_S = 1.0
+"""After the leader exits, how long to keep reading output that is still on its way (or written by
+children that kept the terminal open) before the master is closed."""
+STOP_LADDER = ((signal.SIGHUP, 1.0), (signal.SIGTERM, 1.0), (signal.SIGKILL, 2.0))
+
+
+@dataclass(frozen=True, slots=True)
+class SessionLimits:
+    scrollback: int
+    max_journal_bytes: int
+    max_input_bytes: int
+
+
+class Pulse:
+    """Wakes every waiter when something changed."""
+
+    def __init__(self) -> None:
+        self._future: asyncio.Future[None] | None = None
+
+    async def wait(self, timeout: float) -> None:
+        if self._future is None or self._future.done():
+            self._future = asyncio.get_running_loop().create_future()
+        try:
+            await asyncio.wait_for(asyncio.shield(self._future), timeout)
+        except asyncio.TimeoutError:
+            pass
+
+    def fire(self) -> None:
+        if self._future is not None and not self._future.done():
+            self._future.set_result(None)
+
+
+class TerminalSession:
+    """A live terminal, or (after a restart) a dormant one whose files are still served."""
+
+    def __init__(self, meta: files.TerminalMeta, directory: Path, limits: SessionLimits) -> None:
+        self.meta = meta
+        self.directory = directory
+        self.limits = limits
+        self.title = ""
+        self.reported_cwd: str | None = None
+        self.bracketed_paste = False
+        self.last_output_at = time.monotonic()
+        self.last_input_offset = 0
+        self._engine: ScreenEngine | None = None
+        self._handle: PtyProcessHandle | None = None
+        self._journal: JournalWriter | None = None
+        self._scanner = SideScanner()
+        self._pulse = Pulse()
+        self._outbox = bytearray()
+        self._pidfd: int | None = None
+        self._leader_exit: int | None = None
+        self._hung_up = False
+        self._finalized = asyncio.Event()
+        self._snapshot_due: asyncio.TimerHandle | None = None
+        self._last_snapshot = 0.0
+        self._since_checkpoint = 0
+        self._batch = BATCH_BYTES.get(meta.engine, 16 << 10)
+        self._dormant_size = 0
+
+    # ----------------------------------------------------------------- creation
+
+    @classmethod
+    async def start(
+        cls, meta: files.TerminalMeta, directory: Path, env: dict[str, str], limits: SessionLimits
+    ) -> TerminalSession:
+        """Spawn the process and start reading it. Exec failures raise FileNotFoundError/PermissionError."""
+        directory.mkdir(parents=True, exist_ok=False)
+        self = cls(meta, directory, limits)
+        self._engine = create_engine(meta.engine, meta.cols, meta.rows, limits.scrollback)
+        self._journal = JournalWriter(directory, limits.max_journal_bytes)
+        self._journal.record("r", f"{meta.cols}x{meta.rows}")
+        self._handle = await asyncio.to_thread(
+            PtyProcessHandle.spawn, meta.argv, meta.cwd, env, meta.cols, meta.rows
+        )
+        meta.pid = self._handle.pid
+        files.save_meta(directory, meta)
+        files.append_event(directory, {"type": "created", "pid": meta.pid})
+        loop = asyncio.get_running_loop()
+        loop.add_reader(self._handle.fd, self._on_readable)
+        self._pidfd = self._handle.pidfd()
+        loop.add_reader(self._pidfd, self._on_leader_exit)
+        return self
+
+    @classmethod
+    def recover(cls, directory: Path, limits: SessionLimits) -> TerminalSession:
+        """A session from an earlier run of the daemon: `exited`, or `lost` if it was still running."""
+        meta = files.load_meta(directory)
+        if meta.status == "running":
+            meta.status = "lost"
+            files.save_meta(directory, meta)
+        self = cls(meta, directory, limits)
+        snapshot = files.load_snapshot(directory) or {}
+        self.title = snapshot.get("title", "")
+        self._dormant_size = raw_size(directory)
+        self._finalized.set()
+        return self
+
+    # ----------------------------------------------------------------- reading
+
+    def _on_readable(self) -> None:
+        assert self._handle is not None
+        chunks: list[bytes] = []
+        total = 0
+        hangup = False
+        while total < self._batch:
+            try:
+                data = os.read(self._handle.fd, 65536)
+            except BlockingIOError:
+                break
+            except OSError:  # EIO: every holder of the slave side has closed it
+                hangup = True
+                break
+            if not data:
+                hangup = True
+                break
+            chunks.append(data)
+            total += len(data)
+        if chunks:
+            self._ingest(chunks[0] if len(chunks) == 1 else b"".join(chunks))
+        if hangup:
+            self._on_hangup()
+
+    def _ingest(self, data: bytes) -> None:
+        assert self._journal is not None and self._engine is not None
+        self._journal.write_output(data)
+        pos = 0
+        for event in self._scanner.feed(data):
+            if isinstance(event, Query):
+                self._engine.feed(data[pos : event.end])
+                pos = event.end
+                cur = self._engine.cursor()
+                self._answer(query_reply(event.kind, cur.row, cur.col))
+            elif isinstance(event, TitleChanged):
+                self.title = event.title
+            elif isinstance(event, CwdChanged):
+                self.reported_cwd = event.path
+            elif isinstance(event, ModeChanged) and event.mode == "bracketed_paste":
+                self.bracketed_paste = event.on
+        self._engine.feed(data[pos:] if pos else data)
+        self.last_output_at = time.monotonic()
+        self._since_checkpoint += len(data)
+        if self._since_checkpoint >= CHECKPOINT_BYTES:
+            self._checkpoint()
+        self._schedule_snapshot()
+        self._pulse.fire()
+
+    def _answer(self, reply: bytes) -> None:
+        """Answer a terminal query (DA, DSR, CPR) as a terminal would, ahead of queued input."""
+        if self._handle is not None and not self._finalized.is_set():
+            self._outbox[0:0] = reply
+            self._flush_outbox()
+
+    def _on_hangup(self) -> None:
+        self._hung_up = True
+        if self._handle is not None:
+            asyncio.get_running_loop().remove_reader(self._handle.fd)
+        if self._leader_exit is not None:
+            self._finalize()
+
+    def _on_leader_exit(self) -> None:
+        assert self._handle is not None and self._pidfd is not None
+        loop = asyncio.get_running_loop()
+        loop.remove_reader(self._pidfd)
+        os.close(self._pidfd)
+        self._pidfd = None
+        code = self._handle.reap()
+        self._leader_exit = code if code is not None else -signal.SIGKILL
+        if self._hung_up:
+            self._finalize()
+        else:
+            loop.call_later(EXIT_DRAIN_S, self._finalize)
+
+    def _finalize(self) -> None:
+        """Drain what is left, close the PTY, record the exit, write the final snapshot and checkpoint."""
+        if self._finalized.is_set() or self._handle is None or self._journal is None:
+            return
+        loop = asyncio.get_running_loop()
+        if not self._hung_up:
+            self._on_readable()
+            loop.remove_reader(self._handle.fd)
+        loop.remove_writer(self._handle.fd)
+        self._handle.close_fd()
+        self._outbox.clear()
+        self.meta.status = "exited"
+        self.meta.exit_code = self._leader_exit
+        self.meta.ended_at = time.time()
+        self._journal.record("x", self._leader_exit)
+        self._journal.close()
+        if self._snapshot_due is not None:
+            self._snapshot_due.cancel()
+        files.save_snapshot(self.directory, self._snapshot())
+        self._checkpoint(in_thread=False)
+        files.save_meta(self.directory, self.meta)
+        files.append_event(self.directory, {"type": "exited", "exit_code": self._leader_exit})
+        self._finalized.set()
+        self._pulse.fire()
+
+    # ----------------------------------------------------------------- persistence
+
+    def _snapshot(self) -> dict[str, Any]:
+        assert self._engine is not None
+        view = screen_view(self._engine, title=self.title, scrollback=0)
+        return snapshot_from_view(view, self.raw_offset, time.time())
+
+    def _schedule_snapshot(self) -> None:
+        """Rewrite screen.snapshot.json at most every SNAPSHOT_INTERVAL_S, always after the last change."""
+        if self._snapshot_due is not None:
+            return
+        delay = max(0.0, self._last_snapshot + SNAPSHOT_INTERVAL_S - time.monotonic())
+        self._snapshot_due = asyncio.get_running_loop().call_later(delay, self._write_snapshot)
+
+    def _write_snapshot(self) -> None:
+        self._snapshot_due = None
+        self._last_snapshot = time.monotonic()
+        _background(files.save_snapshot, self.directory, self._snapshot())
+
+    def _checkpoint(self, in_thread: bool = True) -> None:
+        """Store the engine's dump (taken now, on the loop) with the journal offset it reflects."""
+        assert self._engine is not None
+        self._since_checkpoint = 0
+        args = (self.directory, self.raw_offset, self._engine.cols, self._engine.rows, self._engine.dump())
+        if in_thread:
+            _background(files.save_checkpoint, *args)
+        else:
+            files.save_checkpoint(*args)
+
+    # ----------------------------------------------------------------- what clients call
+
+    @property
+    def id(self) -> str:
+        return self.meta.id
+
+    @property
+    def running(self) -> bool:
+        return self.meta.status == "running" and not self._finalized.is_set()
+
+    @property
+    def exited(self) -> bool:
+        return not self.running
+
+    @property
+    def exit_code(self) -> int | None:
+        return self.meta.exit_code
+
+    @property
+    def raw_offset(self) -> int:
+        return self._journal.size if self._journal is not None else self._dormant_size
+
+    def read_raw(self, offset: int, limit: int) -> bytes:
+        return read_raw(self.directory, offset, limit)
+
+    async def changed(self, timeout: float) -> None:
+        await self._pulse.wait(timeout)
+
+    async def engine(self) -> ScreenEngine:
+        """The screen model; for a dormant session it is rebuilt from its files once, in a thread."""
+        if self._engine is None:
+            self._engine = await asyncio.to_thread(
+                files.rebuild_engine, self.directory, self.meta, self.limits.scrollback
+            )
+        return self._engine
+
+    def screen_text(self) -> str:
+        return "\n".join(self._engine.text_rows()) if self._engine is not None else ""
+
+    def state(self) -> State:
+        if self.exited or self._handle is None:
+            return "exited"
+        handle = self._handle
+        return derive_state(
+            exited=False,
+            alt_screen=self._engine.alt_screen if self._engine is not None else False,
+            flags=handle.tty_flags(),
+            foreground=handle.foreground_pgid(),
+            leader=handle.pid,
+            leader_is_shell=self.meta.shell,
+            waits_for_input=handle.waits_for_input,
+        )
+
+    def describe(self) -> dict[str, Any]:
+        m = self.meta
+        engine = self._engine
+        return {
+            "id": m.id,
+            "name": m.name,
+            "command": m.command,
+            "argv": m.argv,
+            "pid": m.pid,
+            "status": m.status,
+            "exit_code": m.exit_code,
+            "cols": m.cols,
+            "rows": m.rows,
+            "state": self.state(),
+            "cwd": self.reported_cwd or m.cwd,
+            "title": self.title,
+            "alt_screen": engine.alt_screen if engine is not None else False,
+            "raw_size": self.raw_offset,
+            "engine": m.engine,
+            "created_at": m.created_at,
+            "ended_at": m.ended_at,
+        }
+
+    async def screen(self, scrollback: int = 0) -> dict[str, Any]:
+        view = screen_view(await self.engine(), title=self.title, scrollback=scrollback)
+        view["raw_offset"] = self.raw_offset
+        view["state"] = self.state()
+        return view
+
+    def send(self, text: str | None = None, keys: list[str] | None = None, paste: str | None = None) -> dict[str, Any]:
+        """Write input: `paste` (bracketed when the program asked for it), then `text`, then `keys`."""
+        if not self.running or self._handle is None or self._engine is None:
+            raise Conflict(f"terminal {self.id} has {self.meta.status}; it takes no more input")
+        data = b""
+        if paste:
+            data += bracketed_paste(paste, self.bracketed_paste)
+        if text:
+            data += text.encode("utf-8", "surrogateescape")
+        if keys:
+            try:
+                data += encode_keys(keys, app_cursor=self._engine.app_cursor_keys)
+            except UnknownKeyError as exc:
+                raise BadInput(str(exc), field="keys") from exc
+        if len(data) > self.limits.max_input_bytes:
+            raise TooLarge(f"input of {len(data)} bytes exceeds the limit of {self.limits.max_input_bytes}")
+        if len(self._outbox) + len(data) > 4 * self.limits.max_input_bytes:
+            raise Conflict(f"terminal {self.id} is not reading its input ({len(self._outbox)} bytes pending)")
+        offset = self.raw_offset
+        flags = self._handle.tty_flags()
+        assert self._journal is not None
+        self._journal.record_input(data, redact=flags is not None and flags.canonical and not flags.echo)
+        self.last_input_offset = offset
+        self._outbox += data
+        self._flush_outbox()
+        return {"bytes_written": len(data), "raw_offset": offset, "pending": len(self._outbox)}
+
+    def _flush_outbox(self) -> None:
+        assert self._handle is not None
+        loop = asyncio.get_running_loop()
+        while self._outbox:
+            try:
+                n = self._handle.write(bytes(self._outbox[:65536]))
+            except OSError:  # the terminal went away; what is pending cannot be delivered
+                self._outbox.clear()
+                break
+            if n == 0:
+                break
+            del self._outbox[:n]
+        if self._outbox:
+            loop.add_writer(self._handle.fd, self._flush_outbox)
+        else:
+            loop.remove_writer(self._handle.fd)
+
+    def resize(self, cols: int, rows: int) -> None:
+        if not self.running or self._handle is None or self._engine is None or self._journal is None:
+            raise Conflict(f"terminal {self.id} has {self.meta.status}; it cannot be resized")
+        self._handle.set_size(cols, rows)
+        self._engine.resize(cols, rows)
+        self.meta.cols, self.meta.rows = cols, rows
+        self._journal.record("r", f"{cols}x{rows}")
+        files.save_meta(self.directory, self.meta)
+        files.append_event(self.directory, {"type": "resized", "cols": cols, "rows": rows})
+        self._schedule_snapshot()
+        self._pulse.fire()
+
+    async def wait(self, until: Until, since: int | None, timeout_ms: int) -> dict[str, Any]:
+        """See app.terminal.waiting. `since` defaults to the offset of the last input."""
+        start = self.last_input_offset if since is None else since
+        if start < 0 or start > self.raw_offset:
+            raise BadInput(f"since={start} is outside the output (0..{self.raw_offset})", field="since")
+        await self.engine()
+        return await wait_until(self, until, start, timeout_ms / 1000)
+
+    async def stop(self) -> None:
+        """Hang up, then terminate, then kill the process group until the leader is gone."""
+        if self._handle is None or self._finalized.is_set():
+            return
+        for sig, grace in STOP_LADDER:
+            self._handle.signal_group(sig)
+            try:
+                await asyncio.wait_for(self._finalized.wait(), grace + EXIT_DRAIN_S)
+                return
+            except asyncio.TimeoutError:
+                continue
+        log.error("terminal %s: pid %s survived SIGKILL", self.id, self._handle.pid)
+
+
+def _background(fn: Any, *args: Any) -> None:
+    """Run blocking file work in the default executor, logging (never raising) its failure."""
+    future = asyncio.get_running_loop().run_in_executor(None, fn, *args)
+    future.add_done_callback(lambda f: f.exception() and log.error("%s failed: %s", fn.__name__, f.exception()))

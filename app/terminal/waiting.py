@@ -1,0 +1,157 @@
+"""Waiting on the server: block until the output or the screen matches, the screen is stable, the state
+is one of a set, or the process exits; or until the timeout, which returns a cursor to resume from."""
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+from app.core.errors import BadInput
+from app.terminal.state import STATES
+from app.terminal.stream_text import clean_stream
+
+OVERLAP = 4096
+"""Bytes of already scanned output scanned again, so a match split across two arrivals is found."""
+MAX_SCAN = 8 << 20
+"""At most this much output is scanned per check; older output after `since` is skipped."""
+POLL_S = 0.05
+"""How often conditions without an event (stable_ms, state_in) are checked."""
+MIN_RECHECK_S = 0.01
+
+
+@dataclass(frozen=True, slots=True)
+class Until:
+    regex: re.Pattern[str] | None = None
+    on: Literal["stream", "screen"] = "stream"
+    stable_ms: int | None = None
+    state_in: frozenset[str] = frozenset()
+    exit: bool = False
+
+    @property
+    def polls(self) -> bool:
+        return self.stable_ms is not None or bool(self.state_in)
+
+    @property
+    def empty(self) -> bool:
+        return self.regex is None and not self.polls and not self.exit
+
+
+def compile_until(
+    regex: str | None = None,
+    on: Literal["stream", "screen"] = "stream",
+    stable_ms: int | None = None,
+    state_in: list[str] | None = None,
+    exit: bool = False,
+) -> Until:
+    """Validate a wait condition; an invalid regex or an unknown state is a BadInput."""
+    pattern = None
+    if regex is not None:
+        try:
+            pattern = re.compile(regex, re.MULTILINE)
+        except re.error as exc:
+            raise BadInput(f"invalid regex {regex!r}: {exc}", field="until.regex") from exc
+    unknown = sorted(set(state_in or ()) - set(STATES))
+    if unknown:
+        raise BadInput(f"unknown state(s) {unknown}; valid: {list(STATES)}", field="until.state_in")
+    return Until(pattern, on, stable_ms, frozenset(state_in or ()), exit)
+
+
+class Waitable(Protocol):
+    """What a wait needs from a terminal."""
+
+    @property
+    def raw_offset(self) -> int: ...
+    @property
+    def exited(self) -> bool: ...
+    @property
+    def last_output_at(self) -> float: ...
+    @property
+    def exit_code(self) -> int | None: ...
+
+    def read_raw(self, offset: int, limit: int) -> bytes: ...
+    def screen_text(self) -> str: ...
+    def state(self) -> str: ...
+    async def changed(self, timeout: float) -> None: ...
+
+
+async def wait_until(term: Waitable, until: Until, since: int, timeout_s: float) -> dict[str, Any]:
+    """Block until `until` holds (any of its conditions) or `timeout_s` passes."""
+    started = time.monotonic()
+    deadline = started + timeout_s
+    scanned = since
+    while True:
+        hit = None
+        if until.regex is not None and until.on == "stream":
+            hit, scanned = _scan_stream(term, until.regex, since, scanned)
+        elif until.regex is not None:
+            m = until.regex.search(term.screen_text())
+            if m:
+                hit = _result(term, "screen", term.raw_offset, _match_json(m))
+        if hit is None and until.exit and term.exited:
+            hit = _result(term, "exit", term.raw_offset)
+        if hit is None and until.state_in and term.state() in until.state_in:
+            hit = _result(term, "state", term.raw_offset)
+        now = time.monotonic()
+        if hit is None and until.stable_ms is not None:
+            quiet_since = max(term.last_output_at, started)
+            if now - quiet_since >= until.stable_ms / 1000:
+                hit = _result(term, "stable", term.raw_offset)
+        if hit is not None:
+            hit.update(matched=True, elapsed_ms=round((now - started) * 1000))
+            return hit
+        if term.exited:
+            return _miss(term, "exited", since, scanned, started)
+        if now >= deadline:
+            return _miss(term, "timeout", since, scanned, started)
+        wait_for = deadline - now
+        if until.polls:
+            wait_for = min(wait_for, POLL_S)
+        await term.changed(wait_for)
+        await asyncio.sleep(MIN_RECHECK_S)
+
+
+def _scan_stream(
+    term: Waitable, pattern: re.Pattern[str], since: int, scanned: int
+) -> tuple[dict[str, Any] | None, int]:
+    end = term.raw_offset
+    start = max(since, scanned - OVERLAP, end - MAX_SCAN)
+    if start >= end:
+        return None, scanned
+    text = clean_stream(term.read_raw(start, end - start), start)
+    m = pattern.search(text.text)
+    if m is None:
+        return None, end
+    match_end = text.raw_offset(m.end())
+    return _result(term, "regex", match_end, _match_json(m)), end
+
+
+def _printable(s: str | None) -> str | None:
+    """Undecodable bytes (kept as surrogate escapes for exact offsets) shown as U+FFFD."""
+    return s.encode("utf-8", "surrogateescape").decode("utf-8", "replace") if s else s
+
+
+def _match_json(m: re.Match[str]) -> dict[str, Any]:
+    return {"text": _printable(m.group(0)), "groups": [_printable(g) for g in m.groups()]}
+
+
+def _result(term: Waitable, reason: str, cursor: int, match: dict[str, Any] | None = None) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "reason": reason,
+        "cursor": cursor,
+        "raw_offset": term.raw_offset,
+        "state": term.state(),
+        "exit_code": term.exit_code,
+    }
+    if match is not None:
+        out["match"] = match
+    return out
+
+
+def _miss(term: Waitable, reason: str, since: int, scanned: int, started: float) -> dict[str, Any]:
+    """No match: the cursor lets a next wait resume without rescanning everything (nor missing a match
+    that was still arriving)."""
+    out = _result(term, reason, max(since, scanned - OVERLAP))
+    out.update(matched=False, elapsed_ms=round((time.monotonic() - started) * 1000))
+    return out

@@ -1,0 +1,77 @@
+"""Fixtures shared by every test layer."""
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Daemon:
+    """`lookout serve` as a subprocess on a free port with its own data dir and token."""
+
+    def __init__(self, data_dir: Path, token: str = "test-token", **env: str) -> None:
+        self.data_dir = data_dir
+        self.token = token
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.env = {**os.environ, "LOOKOUT_TOKEN": token, **env}
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.log = data_dir.parent / f"daemon-{self.port}.log"
+
+    def start(self) -> Daemon:
+        cmd = [sys.executable, "-m", "app", "serve", "--port", str(self.port), "--data-dir", str(self.data_dir)]
+        self.proc = subprocess.Popen(cmd, cwd=REPO, env=self.env, stdout=self.log.open("ab"), stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"daemon exited with {self.proc.returncode}: {self.log.read_text()}")
+            try:
+                if httpx.get(f"{self.url}/healthz", timeout=1).status_code == 200:
+                    return self
+            except httpx.TransportError:
+                time.sleep(0.05)
+        raise RuntimeError(f"daemon did not start: {self.log.read_text()}")
+
+    def client(self, token: str | None = None, timeout: float = 30) -> httpx.Client:
+        headers = {"Authorization": f"Bearer {token or self.token}"}
+        return httpx.Client(base_url=self.url, headers=headers, timeout=timeout)
+
+    def stop(self, sig: int = signal.SIGTERM) -> int:
+        assert self.proc is not None
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        return self.proc.returncode
+
+
+@pytest.fixture
+def daemon(tmp_path: Path) -> Iterator[Daemon]:
+    d = Daemon(tmp_path / "data").start()
+    yield d
+    d.stop()
+
+
+@pytest.fixture
+def api(daemon: Daemon) -> Iterator[httpx.Client]:
+    with daemon.client() as client:
+        yield client

@@ -1,0 +1,289 @@
+"""The terminal API end to end: the daemon as a subprocess, real shells on real PTYs, over HTTP."""
+from __future__ import annotations
+
+import base64
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+import httpx
+
+from tests.conftest import Daemon
+
+
+def _raw(api: httpx.Client, tid: str) -> bytes:
+    out = b""
+    offset = 0
+    while True:
+        r = api.get(f"/v1/terminals/{tid}/raw", params={"offset": offset, "limit": 4 << 20})
+        assert r.status_code == 200, r.text
+        body = r.json()
+        out += base64.b64decode(body["data_b64"])
+        if body["next_offset"] >= body["size"]:
+            return out
+        offset = body["next_offset"]
+
+
+def _shell(api: httpx.Client, **extra: object) -> str:
+    r = api.post("/v1/terminals", json={"command": ["bash", "--norc", "--noprofile"], "cols": 100, "rows": 30, **extra})
+    assert r.status_code == 201, r.text
+    tid = r.json()["id"]
+    prompt = api.post(f"/v1/terminals/{tid}/wait", json={"until": {"state_in": ["idle"]}, "timeout_ms": 10000})
+    assert prompt.json()["matched"], prompt.text
+    return tid
+
+
+def _wait_exit(api: httpx.Client, tid: str, timeout_ms: int = 20000) -> dict:
+    r = api.post(f"/v1/terminals/{tid}/wait", json={"until": {"exit": True}, "since": 0, "timeout_ms": timeout_ms})
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+def test_health_needs_no_token(daemon: Daemon) -> None:
+    r = httpx.get(f"{daemon.url}/healthz")
+    assert r.status_code == 200 and r.json()["ok"] is True
+
+
+def test_act_echo_until_regex_then_read_raw(api: httpx.Client) -> None:
+    tid = _shell(api)
+    r = api.post(
+        f"/v1/terminals/{tid}/act",
+        json={"input": {"text": "echo hi-$((40+2))", "keys": ["Enter"]}, "until": {"regex": r"^hi-42\s*$"}, "timeout_ms": 10000},
+    )
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["wait"]["matched"] is True and body["wait"]["reason"] == "regex"
+    assert body["wait"]["match"]["text"].startswith("hi-42")
+    assert any(row.strip() == "hi-42" for row in body["screen"]["text"])
+    assert body["screen"]["terminal"] == {"width": 100, "height": 30}
+    raw = _raw(api, tid)
+    assert b"hi-42\r\n" in raw
+    assert body["wait"]["cursor"] <= len(raw)
+    # The cursor points just past the match: what follows it is the next prompt, not the match again.
+    again = api.post(
+        f"/v1/terminals/{tid}/wait",
+        json={"until": {"regex": r"^hi-42"}, "since": body["wait"]["cursor"], "timeout_ms": 300},
+    ).json()
+    assert again["matched"] is False and again["reason"] == "timeout"
+
+
+def test_resize_changes_pty_and_screen(api: httpx.Client) -> None:
+    tid = _shell(api)
+    r = api.post(f"/v1/terminals/{tid}/resize", json={"cols": 77, "rows": 21})
+    assert r.status_code == 200 and (r.json()["cols"], r.json()["rows"]) == (77, 21)
+    act = api.post(
+        f"/v1/terminals/{tid}/act",
+        json={"input": {"text": "stty size\r"}, "until": {"regex": r"^\d+ \d+"}, "timeout_ms": 10000},
+    ).json()
+    assert act["wait"]["match"]["text"] == "21 77"
+    assert act["screen"]["terminal"] == {"width": 77, "height": 21}
+    assert len(act["screen"]["text"]) == 21
+
+
+def test_ctrl_c_interrupts_sleep(api: httpx.Client) -> None:
+    tid = _shell(api)
+    running = api.post(
+        f"/v1/terminals/{tid}/act",
+        json={"input": {"text": "sleep 100\r"}, "until": {"state_in": ["running"]}, "timeout_ms": 5000},
+    ).json()
+    assert running["wait"]["matched"] and running["wait"]["state"] == "running"
+    back = api.post(
+        f"/v1/terminals/{tid}/act",
+        json={"input": {"keys": ["C-c"]}, "until": {"state_in": ["idle"]}, "timeout_ms": 5000},
+    ).json()
+    assert back["wait"]["matched"], back
+    status = api.post(
+        f"/v1/terminals/{tid}/act", json={"input": {"text": "echo status=$?\r"}, "until": {"regex": r"^status=\d+"}}
+    ).json()
+    assert status["wait"]["match"]["text"] == "status=130"
+    assert api.get(f"/v1/terminals/{tid}").json()["status"] == "running"
+
+
+def test_program_that_exits_at_once_loses_no_output(api: httpx.Client) -> None:
+    r = api.post("/v1/terminals", json={"command": ["seq", "1", "30000"]})
+    assert r.status_code == 201, r.text
+    tid = r.json()["id"]
+    done = _wait_exit(api, tid)
+    assert done["matched"] and done["reason"] == "exit" and done["exit_code"] == 0
+    expected = "".join(f"{i}\r\n" for i in range(1, 30001)).encode()
+    assert _raw(api, tid) == expected
+    info = api.get(f"/v1/terminals/{tid}").json()
+    assert info["status"] == "exited" and info["exit_code"] == 0 and info["state"] == "exited"
+    screen = api.get(f"/v1/terminals/{tid}/screen").json()
+    assert screen["text"][screen["cursor"]["top"] - 1] == "30000"
+
+
+def test_string_command_runs_in_shell_and_reports_exit_code(api: httpx.Client) -> None:
+    tid = api.post("/v1/terminals", json={"command": "echo one; exit 3"}).json()["id"]
+    done = _wait_exit(api, tid)
+    assert done["exit_code"] == 3
+    assert api.get(f"/v1/terminals/{tid}/screen").json()["text"][0] == "one"
+
+
+def test_flood_of_100_mb_while_another_session_stays_responsive(api: httpx.Client, daemon: Daemon) -> None:
+    quiet = _shell(api)
+    api.post(f"/v1/terminals/{quiet}/act", json={"input": {"text": "echo quiet-one\r"}, "until": {"regex": "^quiet-one"}})
+    line = "0123456789" * 7 + "abcdefgh"  # 78 characters, 80 bytes per line on the PTY with CR LF
+    count = 100 * 1024 * 1024 // 80
+    flood = api.post("/v1/terminals", json={"command": f"yes {line} | head -n {count}"}).json()["id"]
+
+    answers: list[int] = []
+    stop = threading.Event()
+
+    def poll() -> None:
+        with daemon.client() as c:
+            while not stop.is_set():
+                r = c.get(f"/v1/terminals/{quiet}/screen")
+                assert r.status_code == 200
+                assert any("quiet-one" in row for row in r.json()["text"])
+                answers.append(r.status_code)
+
+    poller = threading.Thread(target=poll)
+    poller.start()
+    try:
+        done = _wait_exit(api, flood, timeout_ms=240_000)
+    finally:
+        stop.set()
+        poller.join()
+    assert done["matched"] and done["exit_code"] == 0
+    info = api.get(f"/v1/terminals/{flood}").json()
+    assert info["raw_size"] == count * 80
+    assert len(answers) >= 3  # the other session kept answering while the flood ran
+    tail = api.get(f"/v1/terminals/{flood}/raw", params={"offset": count * 80 - 160}).json()
+    assert base64.b64decode(tail["data_b64"]) == (line + "\r\n").encode() * 2
+
+
+def test_restart_serves_old_sessions(tmp_path: Path) -> None:
+    d = Daemon(tmp_path / "data").start()
+    with d.client() as api:
+        tid = _shell(api)
+        api.post(f"/v1/terminals/{tid}/act", json={"input": {"text": "echo persisted-marker\r"}, "until": {"regex": "^persisted-marker"}})
+        done = api.post("/v1/terminals", json={"command": ["echo", "finished-before"]}).json()["id"]
+        _wait_exit(api, done)
+    assert d.stop(signal.SIGKILL) == -signal.SIGKILL  # a crash, not a clean stop
+    d2 = Daemon(tmp_path / "data").start()
+    try:
+        with d2.client() as api:
+            listed = {t["id"]: t for t in api.get("/v1/terminals").json()["terminals"]}
+            assert listed[tid]["status"] == "lost"
+            assert listed[done]["status"] == "exited" and listed[done]["exit_code"] == 0
+            screen = api.get(f"/v1/terminals/{tid}/screen").json()
+            assert any(row == "persisted-marker" for row in screen["text"])
+            assert b"persisted-marker" in _raw(api, tid)
+            assert api.get(f"/v1/terminals/{done}/screen").json()["text"][0] == "finished-before"
+            r = api.post(f"/v1/terminals/{tid}/input", json={"text": "x"})
+            assert r.status_code == 409 and r.json()["error"]["code"] == "conflict"
+    finally:
+        d2.stop()
+
+
+def test_clean_stop_hangs_up_children_and_marks_them_exited(tmp_path: Path) -> None:
+    d = Daemon(tmp_path / "data").start()
+    with d.client() as api:
+        tid = _shell(api)
+        pid = api.get(f"/v1/terminals/{tid}").json()["pid"]
+    assert d.stop(signal.SIGTERM) == 0
+    assert not Path(f"/proc/{pid}").exists()
+    d2 = Daemon(tmp_path / "data").start()
+    try:
+        with d2.client() as api:
+            info = api.get(f"/v1/terminals/{tid}").json()
+            assert info["status"] == "exited"
+    finally:
+        d2.stop()
+
+
+def test_delete_and_purge(api: httpx.Client, daemon: Daemon) -> None:
+    tid = _shell(api)
+    pid = api.get(f"/v1/terminals/{tid}").json()["pid"]
+    r = api.delete(f"/v1/terminals/{tid}")
+    assert r.status_code == 200 and r.json()["status"] == "exited"
+    assert not Path(f"/proc/{pid}").exists()
+    assert (daemon.data_dir / "terminals" / tid / "output.raw").exists()
+    assert api.delete(f"/v1/terminals/{tid}", params={"purge": "true"}).json()["purged"] is True
+    assert not (daemon.data_dir / "terminals" / tid).exists()
+    assert api.get(f"/v1/terminals/{tid}").status_code == 404
+
+
+def test_wait_timeout_returns_cursor_and_never_hangs(api: httpx.Client) -> None:
+    tid = _shell(api)
+    t0 = time.monotonic()
+    r = api.post(f"/v1/terminals/{tid}/wait", json={"until": {"regex": "never-printed"}, "timeout_ms": 200}).json()
+    assert r["matched"] is False and r["reason"] == "timeout"
+    assert 0 <= r["cursor"] <= r["raw_offset"]
+    assert time.monotonic() - t0 < 30
+
+
+def test_bad_input_gets_clear_errors(api: httpx.Client, daemon: Daemon) -> None:
+    tid = _shell(api)
+    assert api.get("/v1/terminals/t_doesnotexist").json()["error"]["code"] == "not_found"
+    assert api.post("/v1/terminals/t_doesnotexist/input", json={"text": "x"}).status_code == 404
+    assert api.delete("/v1/terminals/..%2F..%2Fetc").status_code == 404
+
+    bad_key = api.post(f"/v1/terminals/{tid}/input", json={"keys": ["Enter", "Hyper-Q"]})
+    assert bad_key.status_code == 400
+    assert "Hyper-Q" in bad_key.json()["error"]["message"] and "Enter" in bad_key.json()["error"]["message"]
+
+    huge = api.post(f"/v1/terminals/{tid}/input", json={"text": "x" * (2 << 20)})
+    assert huge.status_code == 413 and huge.json()["error"]["code"] == "too_large"
+    too_big_body = api.post(f"/v1/terminals/{tid}/input", content=b'{"text": "' + b"x" * (5 << 20) + b'"}')
+    assert too_big_body.status_code == 413
+
+    regex = api.post(f"/v1/terminals/{tid}/wait", json={"until": {"regex": "(unclosed"}})
+    assert regex.status_code == 400 and "invalid regex" in regex.json()["error"]["message"]
+
+    negative = api.post("/v1/terminals", json={"cols": -5})
+    assert negative.status_code == 422 and negative.json()["error"]["code"] == "validation"
+    assert api.post(f"/v1/terminals/{tid}/resize", json={"cols": 80, "rows": -1}).status_code == 422
+    assert api.post(f"/v1/terminals/{tid}/wait", json={"until": {"regex": "x"}, "since": 10**12}).status_code == 400
+    assert api.post("/v1/terminals", content=b"{not json").status_code == 422
+
+    before = {t["id"] for t in api.get("/v1/terminals").json()["terminals"]}
+    missing = api.post("/v1/terminals", json={"command": ["/no/such/program-xyz"]})
+    assert missing.status_code == 400 and "command not found" in missing.json()["error"]["message"]
+    assert {t["id"] for t in api.get("/v1/terminals").json()["terminals"]} == before
+    assert sorted(p.name for p in (daemon.data_dir / "terminals").iterdir()) == sorted(before)
+    assert api.post("/v1/terminals", json={"cwd": "/no/such/dir"}).status_code == 400
+
+    with httpx.Client(base_url=daemon.url) as anonymous:
+        assert anonymous.get("/v1/terminals").status_code == 401
+        wrong = anonymous.get("/v1/terminals", headers={"Authorization": "Bearer wrong"})
+        assert wrong.status_code == 401 and wrong.json()["error"]["code"] == "unauthorized"
+        assert anonymous.get("/openapi.json").status_code == 401
+
+
+def test_child_does_not_see_the_daemon_token(api: httpx.Client) -> None:
+    tid = api.post("/v1/terminals", json={"command": "env"}).json()["id"]
+    _wait_exit(api, tid)
+    raw = _raw(api, tid)
+    assert b"TERM=xterm-256color" in raw
+    assert b"LOOKOUT_TOKEN" not in raw and b"test-token" not in raw
+
+
+def test_token_generated_with_mode_0600(tmp_path: Path) -> None:
+    d = Daemon(tmp_path / "data", token="")
+    d.env.pop("LOOKOUT_TOKEN", None)
+    d.start()
+    try:
+        path = tmp_path / "data" / "token"
+        assert oct(path.stat().st_mode & 0o777) == "0o600"
+        token = path.read_text().strip()
+        assert len(token) >= 32
+        with d.client(token=token) as api:
+            assert api.get("/v1/terminals").status_code == 200
+    finally:
+        d.stop()
+
+
+def test_refuses_non_loopback_without_token(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "LOOKOUT_TOKEN"}
+    r = subprocess.run(
+        [sys.executable, "-m", "app", "serve", "--host", "0.0.0.0", "--data-dir", str(tmp_path)],
+        env=env, capture_output=True, text=True, timeout=30,
+    )
+    assert r.returncode == 2 and "without a token" in r.stderr

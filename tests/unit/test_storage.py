@@ -1,0 +1,40 @@
+"""Crash-safe files and ids."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from app.core.errors import NotFound
+from app.core.ids import check_id, new_id
+from app.core.storage import append_jsonl, atomic_write_json, iter_jsonl, read_json
+
+
+def test_torn_last_line_is_skipped(tmp_path: Path) -> None:
+    path = tmp_path / "x.jsonl"
+    append_jsonl(path, {"a": 1})
+    append_jsonl(path, {"a": 2})
+    with path.open("ab") as f:
+        f.write(b'{"a": 3, "b"')
+    assert list(iter_jsonl(path)) == [{"a": 1}, {"a": 2}]
+    assert list(iter_jsonl(tmp_path / "missing.jsonl")) == []
+
+
+def test_atomic_write_replaces_whole_file(tmp_path: Path) -> None:
+    path = tmp_path / "s.json"
+    atomic_write_json(path, {"v": 1})
+    atomic_write_json(path, {"v": 2})
+    assert read_json(path) == {"v": 2}
+    assert [p.name for p in tmp_path.iterdir()] == ["s.json"]
+
+
+@pytest.mark.parametrize("bad", ["..", "../etc", "a/b", "a\0b", "", ".hidden", "x" * 65])
+def test_unsafe_ids_are_not_found(bad: str) -> None:
+    with pytest.raises(NotFound):
+        check_id(bad, "terminal")
+
+
+def test_new_ids_are_safe_and_distinct() -> None:
+    ids = {new_id("t") for _ in range(100)}
+    assert len(ids) == 100
+    assert all(check_id(i, "terminal") == i and i.startswith("t_") for i in ids)

@@ -1,0 +1,116 @@
+"""Wait conditions: validation, and the wait loop against a scripted terminal."""
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from app.core.errors import BadInput
+from app.terminal.waiting import OVERLAP, compile_until, wait_until
+
+
+class FakeTerminal:
+    """A Waitable whose output and screen the test writes."""
+
+    def __init__(self) -> None:
+        self.raw = b""
+        self.screen = ""
+        self.current_state = "running"
+        self.exited = False
+        self.exit_code: int | None = None
+        self.last_output_at = 0.0
+        self._event = asyncio.Event()
+
+    @property
+    def raw_offset(self) -> int:
+        return len(self.raw)
+
+    def read_raw(self, offset: int, limit: int) -> bytes:
+        return self.raw[offset : offset + limit]
+
+    def screen_text(self) -> str:
+        return self.screen
+
+    def state(self) -> str:
+        return self.current_state
+
+    async def changed(self, timeout: float) -> None:
+        try:
+            await asyncio.wait_for(self._event.wait(), timeout)
+        except asyncio.TimeoutError:
+            pass
+        self._event.clear()
+
+    def write(self, data: bytes) -> None:
+        self.raw += data
+        self.last_output_at = time.monotonic()
+        self._event.set()
+
+
+def test_invalid_regex_and_unknown_state_are_bad_input() -> None:
+    with pytest.raises(BadInput, match="invalid regex"):
+        compile_until(regex="(")
+    with pytest.raises(BadInput, match="unknown state"):
+        compile_until(state_in=["idle", "sleepy"])
+    assert compile_until().empty and not compile_until(exit=True).empty
+
+
+async def test_regex_arriving_later_is_found_and_cursor_is_its_end() -> None:
+    term = FakeTerminal()
+    term.write(b"old done\r\n")
+    since = term.raw_offset
+
+    async def later() -> None:
+        await asyncio.sleep(0.05)
+        term.write(b"work\x1b[0m\r\nall do")
+        await asyncio.sleep(0.05)
+        term.write(b"ne\r\nprompt$ ")
+
+    task = asyncio.create_task(later())
+    result = await wait_until(term, compile_until(regex=r"^all done$"), since, 5)
+    await task
+    assert result["matched"] and result["reason"] == "regex"
+    assert term.raw[: result["cursor"]].endswith(b"all done")
+    assert result["match"]["text"] == "all done"
+
+
+async def test_output_before_since_is_not_matched() -> None:
+    term = FakeTerminal()
+    term.write(b"target\r\n")
+    result = await wait_until(term, compile_until(regex="target"), term.raw_offset, 0.1)
+    assert result["matched"] is False and result["reason"] == "timeout"
+    assert result["cursor"] == term.raw_offset
+
+
+async def test_timeout_cursor_keeps_an_overlap() -> None:
+    term = FakeTerminal()
+    term.write(b"x" * (3 * OVERLAP))
+    result = await wait_until(term, compile_until(regex="never"), 0, 0.05)
+    assert result["cursor"] == 2 * OVERLAP
+
+
+async def test_screen_regex_state_exit_and_stable() -> None:
+    term = FakeTerminal()
+    term.screen = "line one\n$ ready"
+    r = await wait_until(term, compile_until(regex=r"^\$ ready", on="screen"), 0, 1)
+    assert r["reason"] == "screen" and r["match"]["text"] == "$ ready"
+
+    term.current_state = "idle"
+    r = await wait_until(term, compile_until(state_in=["idle", "password"]), 0, 1)
+    assert r["reason"] == "state" and r["state"] == "idle"
+
+    t0 = time.monotonic()
+    r = await wait_until(term, compile_until(stable_ms=100), 0, 5)
+    assert r["reason"] == "stable" and time.monotonic() - t0 >= 0.1
+
+    term.exited, term.exit_code = True, 7
+    r = await wait_until(term, compile_until(exit=True), 0, 1)
+    assert r["reason"] == "exit" and r["exit_code"] == 7
+
+
+async def test_exit_ends_a_wait_that_can_no_longer_match() -> None:
+    term = FakeTerminal()
+    term.exited = True
+    r = await wait_until(term, compile_until(regex="never"), 0, 30)
+    assert r["matched"] is False and r["reason"] == "exited"
