@@ -130,7 +130,7 @@ def _argv(command: str | list[str] | None) -> tuple[list[str], str, bool]:
         return [user_shell(), "-c", command], command, False
     if not command or not command[0]:
         raise BadInput("command is an empty list", field="command")
-    is_shell = len(command) == 1 and os.path.basename(command[0]) in SHELLS
+    is_shell = os.path.basename(command[0]) in SHELLS and "-c" not in command[1:]
     return list(command), shlex.join(command), is_shell
 
 

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 from ptyprocess import PtyProcess
 
+_TIOCGPTN = getattr(termios, "TIOCGPTN", 0x80045430)  # Linux; Python's termios does not export it
+
 # Syscalls (x86_64 and aarch64 numbers) in which a process waits for terminal input.
 _READ_SYSCALLS = {"0", "63"}
 _POLL_SYSCALLS = {"7", "23", "232", "270", "271", "281", "72", "73", "22"}
@@ -38,7 +40,7 @@ class PtyProcessHandle:
     @classmethod
     def spawn(cls, argv: list[str], cwd: str, env: dict[str, str], cols: int, rows: int) -> PtyProcessHandle:
         """Fork and exec `argv` on a new PTY. Raises FileNotFoundError or PermissionError from exec."""
-        proc = PtyProcess.spawn(argv, cwd=cwd, env=env, dimensions=(rows, cols))
+        proc = PtyProcess.spawn(argv, cwd=cwd, env=env, dimensions=(rows, cols), preexec_fn=_default_signals)
         return cls(proc)
 
     def pidfd(self) -> int:
@@ -120,7 +122,15 @@ class PtyProcessHandle:
         self._proc.fileobj.close()
 
 
+def _default_signals() -> None:
+    """In the child before exec: undo what Python did to signals (it ignores SIGPIPE and SIGXFSZ, and
+    ignored signals stay ignored across exec), and unblock everything."""
+    for sig in (signal.SIGPIPE, signal.SIGXFSZ):
+        signal.signal(sig, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_SETMASK, [])
+
+
 def _slave_name(master_fd: int) -> str:
     """The /dev/pts path of the slave side of `master_fd` (TIOCGPTN)."""
-    buf = fcntl.ioctl(master_fd, termios.TIOCGPTN, b"\0\0\0\0")
+    buf = fcntl.ioctl(master_fd, _TIOCGPTN, b"\0\0\0\0")
     return f"/dev/pts/{struct.unpack('I', buf)[0]}"

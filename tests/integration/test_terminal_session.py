@@ -1,0 +1,204 @@
+"""Terminal sessions on real PTYs, driven through the manager (no HTTP)."""
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from app.core.errors import BadInput, Conflict
+from app.terminal.journal import read_index
+from app.terminal.manager import TerminalManager, TerminalSpec
+from app.terminal.persistence import load_snapshot, rebuild_engine
+from app.terminal.session import SessionLimits, TerminalSession
+from app.terminal.waiting import compile_until
+
+LIMITS = SessionLimits(scrollback=200, max_journal_bytes=1 << 30, max_input_bytes=1 << 20)
+BASH = ["bash", "--norc", "--noprofile"]
+
+
+@pytest.fixture(params=["avt", "pyte"])
+async def manager(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[TerminalManager]:
+    m = TerminalManager(tmp_path / "terminals", request.param, LIMITS, max_sessions=8)
+    await m.start()
+    yield m
+    await m.shutdown()
+
+
+async def _until(session: TerminalSession, timeout: float = 10, since: int | None = None, **kw: object) -> dict:
+    result = await session.wait(compile_until(**kw), since, int(timeout * 1000))  # type: ignore[arg-type]
+    assert result["matched"], result
+    return result
+
+
+async def _python(manager: TerminalManager, code: str) -> TerminalSession:
+    return await manager.create(TerminalSpec(command=[sys.executable, "-c", code], cols=80, rows=24))
+
+
+async def test_states_idle_running_password_input_tui(manager: TerminalManager) -> None:
+    s = await manager.create(TerminalSpec(command=BASH, cols=80, rows=24))
+    await _until(s, state_in=["idle"])
+    s.send(text="sleep 5\r")
+    await _until(s, state_in=["running"])
+    s.send(keys=["C-c"])
+    await _until(s, state_in=["idle"])
+    s.send(text=f"{sys.executable} -c 'import getpass; getpass.getpass(\"Secret: \")'\r")
+    await _until(s, state_in=["password"])
+    s.send(text="hunter2\r")
+    await _until(s, state_in=["idle"])
+    s.send(text=f"{sys.executable} -c 'input(\"name? \")'\r")
+    await _until(s, state_in=["awaiting_input"])
+    s.send(text="bob\r")
+    await _until(s, state_in=["idle"])
+    s.send(text="printf '\\033[?1049h\\033[Hfull screen'; sleep 5\r")
+    await _until(s, state_in=["tui"])
+    assert (await s.screen())["text"][0] == "full screen"
+    s.send(keys=["C-c"])
+    await _until(s, stable_ms=200)
+    s.send(text="printf '\\033[?1049l'\r")
+    await _until(s, state_in=["idle"])
+    assert not (await s.screen())["alt_screen"]
+    # The password typed at the no-echo prompt is not in the journal's input records.
+    inputs = [e.value for e in read_index(s.directory) if e.kind == "i"]
+    assert None in inputs
+    assert not any(v and "aHVudGVyMg" in v for v in inputs)  # base64 of "hunter2"
+
+
+async def test_cursor_position_and_device_attribute_queries_are_answered(manager: TerminalManager) -> None:
+    code = (
+        "import os, sys, termios, tty\n"
+        "tty.setraw(0)\n"
+        "def ask(q, end):\n"
+        "    os.write(1, q); buf = b''\n"
+        "    while not buf.endswith(end): buf += os.read(0, 1)\n"
+        "    return buf\n"
+        "os.write(1, b'\\x1b[5;9H')\n"
+        "cpr = ask(b'\\x1b[6n', b'R'); da = ask(b'\\x1b[c', b'c')\n"
+        "termios.tcsetattr(0, termios.TCSANOW, termios.tcgetattr(0))\n"
+        "print(repr(cpr), repr(da), end='\\r\\n')\n"
+    )
+    s = await _python(manager, code)
+    await _until(s, exit=True, since=0)
+    text = (await s.screen())["text"]
+    assert "'\\x1b[5;9R'" in text[4] and "\\x1b[?" in text[4]
+    assert s.exit_code == 0
+
+
+async def test_keys_follow_application_cursor_mode(manager: TerminalManager) -> None:
+    code = (
+        "import os, tty\n"
+        "tty.setraw(0)\n"
+        "os.write(1, b'ready>')\n"
+        "a = os.read(0, 3)\n"
+        "os.write(1, b'\\x1b[?1hreadyapp>')\n"
+        "b = os.read(0, 3)\n"
+        "os.write(1, (repr(a) + ' ' + repr(b) + '\\r\\n').encode())\n"
+    )
+    s = await _python(manager, code)
+    await _until(s, regex="ready>", since=0)
+    s.send(keys=["Up"])
+    await _until(s, regex="readyapp>", since=0)
+    s.send(keys=["Up"])
+    await _until(s, exit=True, since=0)
+    assert "b'\\x1b[A' b'\\x1bOA'" in s.screen_text()
+
+
+async def test_paste_is_bracketed_only_when_the_program_asks(manager: TerminalManager) -> None:
+    code = (
+        "import os, sys, tty\n"
+        "tty.setraw(0)\n"
+        "os.write(1, b'plain>')\n"
+        "a = os.read(0, 100)\n"
+        "os.write(1, b'\\x1b[?2004hbracketed>')\n"
+        "b = b''\n"
+        "while not b.endswith(b'\\x1b[201~'): b += os.read(0, 100)\n"
+        "os.write(1, (repr(a) + ' ' + repr(b) + '\\r\\n').encode())\n"
+    )
+    s = await _python(manager, code)
+    await _until(s, regex="plain>", since=0)
+    s.send(paste="x")
+    await _until(s, regex="bracketed>", since=0)
+    s.send(paste="l1\nl2")
+    await _until(s, exit=True, since=0)
+    assert "b'x' b'\\x1b[200~l1\\rl2\\x1b[201~'" in s.screen_text()
+
+
+async def test_large_input_is_delivered_in_full(manager: TerminalManager) -> None:
+    code = "import sys\nn = 0\nwhile n < 300000:\n    n += len(sys.stdin.buffer.readline())\nprint('got', n)\n"
+    s = await _python(manager, code)
+    line = "y" * 999 + "\r"
+    result = s.send(text=line * 300)
+    assert result["bytes_written"] == 300_000
+    await _until(s, regex=r"got \d+", since=0, timeout=30)
+    assert "got 300000" in s.screen_text()
+
+
+async def test_split_utf8_and_exit_code(manager: TerminalManager) -> None:
+    code = "import os, time\nos.write(1, 'caf\\u00e9 \\u2713'.encode()[:-1]); time.sleep(0.2); os.write(1, b'\\x93!')\nraise SystemExit(4)"
+    s = await _python(manager, code)
+    await _until(s, exit=True, since=0)
+    assert s.exit_code == 4
+    assert (await s.screen())["text"][0] == "café ✓!"
+
+
+async def test_title_cwd_and_input_after_exit(manager: TerminalManager) -> None:
+    s = await manager.create(TerminalSpec(command="printf '\\033]0;my title\\007\\033]7;file://host/tmp/some%%20dir\\033\\\\done'"))
+    await _until(s, exit=True, since=0)
+    info = s.describe()
+    assert info["title"] == "my title" and info["cwd"] == "/tmp/some dir"
+    with pytest.raises(Conflict):
+        s.send(text="x")
+    with pytest.raises(Conflict):
+        s.resize(100, 30)
+
+
+async def test_unknown_key_and_missing_program(manager: TerminalManager) -> None:
+    s = await manager.create(TerminalSpec(command=BASH))
+    with pytest.raises(BadInput, match="Enter"):
+        s.send(keys=["NoSuchKey"])
+    with pytest.raises(BadInput, match="command not found"):
+        await manager.create(TerminalSpec(command=["definitely-not-a-program-xyz"]))
+    assert len(manager.list()) == 1
+
+
+async def test_snapshot_checkpoint_and_rebuild_match_the_live_screen(manager: TerminalManager) -> None:
+    s = await manager.create(TerminalSpec(command=BASH, cols=60, rows=12))
+    await _until(s, state_in=["idle"])
+    s.send(text="for i in $(seq 1 40); do echo row-$i; done\r")
+    await _until(s, regex="^row-40", since=0)
+    s.resize(50, 10)
+    s.send(text="echo after-resize\r")
+    await _until(s, regex="^after-resize", since=0)
+    await _until(s, state_in=["idle"])
+    live = (await s.screen())["text"]
+    rebuilt = await asyncio.to_thread(rebuild_engine, s.directory, s.meta, LIMITS.scrollback)
+    assert (rebuilt.cols, rebuilt.rows) == (50, 10)
+    assert rebuilt.text_rows() == live
+    await manager.delete(s.id)
+    snap = load_snapshot(s.directory)
+    assert snap is not None and snap["text"] == (await s.screen())["text"]
+    assert (s.directory / "checkpoints").is_dir()
+    assert s.describe()["status"] == "exited"
+
+
+async def test_stop_kills_a_child_that_ignores_hangup_and_term(manager: TerminalManager) -> None:
+    code = "import signal, time\nsignal.signal(signal.SIGHUP, signal.SIG_IGN)\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\nprint('stubborn')\ntime.sleep(600)"
+    s = await _python(manager, code)
+    await _until(s, regex="stubborn", since=0)
+    pid = s.meta.pid
+    await manager.delete(s.id)
+    assert s.describe()["status"] == "exited"
+    assert not Path(f"/proc/{pid}").exists()
+
+
+async def test_session_limit(tmp_path: Path) -> None:
+    m = TerminalManager(tmp_path / "t", "avt", LIMITS, max_sessions=1)
+    await m.start()
+    try:
+        await m.create(TerminalSpec(command=BASH))
+        with pytest.raises(Conflict, match="limit"):
+            await m.create(TerminalSpec(command=BASH))
+    finally:
+        await m.shutdown()
