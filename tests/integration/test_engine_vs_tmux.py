@@ -39,6 +39,9 @@ def run_tmux(data: bytes, tmp_path: Path) -> tuple[list[str], tuple[int, int], b
     command = f"stty -opost; cat {shlex.quote(str(stream))}; {shlex.join(tmux)} wait-for -S done; sleep 600"
     env = {**os.environ, "LC_ALL": "C.UTF-8"}
     subprocess.run([*tmux, "new-session", "-d", "-x", str(COLS), "-y", str(ROWS), command], env=env, check=True)
+    socket = subprocess.run(
+        [*tmux, "display", "-p", "#{socket_path}"], capture_output=True, text=True, check=False
+    ).stdout.strip()
     try:
         subprocess.run([*tmux, "wait-for", "done"], timeout=20, check=True)
 
@@ -55,6 +58,8 @@ def run_tmux(data: bytes, tmp_path: Path) -> tuple[list[str], tuple[int, int], b
             previous, current = current, snapshot()
     finally:
         subprocess.run([*tmux, "kill-server"], capture_output=True, check=False)
+        if socket:
+            Path(socket).unlink(missing_ok=True)  # tmux 3.3 leaves it behind
     state, *rows = current.split("\n")
     size, x, y, alt = state.split()
     assert size == f"{COLS}x{ROWS}"
@@ -71,14 +76,15 @@ def ls_color(rng: random.Random) -> bytes:
         mode = rng.choice(["drwxr-xr-x", "-rw-r--r--", "-rwxr-xr-x"])
         out.append(f"{mode} 1 user user {rng.randint(0, 99999):>6} Jan {i % 28 + 1:>2} 12:00 "
                    f"\x1b[0m\x1b[{rng.choice(colours)}m{name}\x1b[0m\r\n")
-    out.append("\x1b[01;34mdir\x1b[0m  \x1b[01;32mcafe\u0301\x1b[0m  \u2764\ufe0f.txt  plain.txt\x1b[60Gcolumn 60\r\n$ ")
+    out.append("\x1b[01;34mdir\x1b[0m  \x1b[01;32mcafe\u0301\x1b[0m  \u2764\ufe0f.txt  plain.txt")
+    out.append("\x1b[60Gcolumn 60\r\n$ ")  # shows any column the names above took or gave back
     return "".join(out).encode()
 
 
 def less_like(rng: random.Random) -> bytes:
     """A pager: alt screen, cursor-addressed page, reverse-video prompt, scrolling both ways."""
-    text = [f"{i:4d}  " + " ".join(rng.choice(["lorem", "ipsum", "dolor", "sit", "amet"]) for _ in range(rng.randint(1, 14)))
-            for i in range(60)]
+    words = ["lorem", "ipsum", "dolor", "sit", "amet"]
+    text = [f"{i:4d}  " + " ".join(rng.choice(words) for _ in range(rng.randint(1, 14))) for i in range(60)]
     out = ["$ less notes.txt\r\n", "\x1b[?1049h\x1b[22;0;0t\x1b[?1h\x1b=\x1b[H\x1b[2J"]
     for row in range(ROWS - 1):
         out.append(f"\x1b[{row + 1};1H{text[row]}\x1b[K")
@@ -96,7 +102,8 @@ def progress_bars(rng: random.Random) -> bytes:
     out = ["$ fetch\r\n"]
     for percent in range(0, 101, 7):
         filled = percent * 30 // 100
-        out.append(f"\r\x1b[32m[{'#' * filled}{' ' * (30 - filled)}]\x1b[0m {percent:3d}% {rng.randint(1, 999)} kB/s\x1b[K")
+        bar = f"[{'#' * filled}{' ' * (30 - filled)}]"
+        out.append(f"\r\x1b[32m{bar}\x1b[0m {percent:3d}% {rng.randint(1, 999)} kB/s\x1b[K")
     out.append("\r\nworking  " + "".join(f"\b{frame}" for frame in "|/-\\" * 5) + "\b done\r\n")
     layers = ["a1b2", "c3d4", "e5f6"]
     out += [f"{layer}: Waiting\r\n" for layer in layers]

@@ -229,6 +229,16 @@ def test_resize_rows_with_the_cursor_at_the_top_keeps_the_top(name: str) -> None
     assert engine.scrollback(10) == []
 
 
+def test_resize_on_the_alternate_screen_also_fits_the_primary(name: str) -> None:
+    engine = make(name, output="l1\r\nl2\r\nl3\r\nl4\r\nl5\x1b[?1049h\x1b[HALT")
+    engine.resize(20, 3)
+    assert screen(engine) == ["ALT"]
+    engine.feed(b"\x1b[?1049l")
+    assert engine.text_rows() == ["l3", "l4", "l5"]
+    assert engine.cursor() == Cursor(2, 2)
+    assert engine.scrollback(10) == ["l1", "l2"]
+
+
 def test_resize_columns(name: str) -> None:
     engine = make(name, cols=10, output="abc\r\nxyz")
     engine.resize(30, 5)
@@ -250,6 +260,14 @@ def test_utf8_character_split_across_feeds(name: str) -> None:
         engine.feed(encoded[i:i + 1])
     engine.feed(b"\xff!")
     assert engine.row_text(0) == "中é\ufffd!"
+
+
+def test_escape_sequences_split_across_feeds(name: str) -> None:
+    engine = make(name)
+    for part in ("\x1b[38:5:", "100mX\x1b", "P+q54", "63\x1b", "\\Y\x1b[", ">4;", "1mZ\x1b[0", ";1mB"):
+        engine.feed(part.encode())
+    assert screen(engine) == ["XYZB"]
+    assert [cell.style for cell in engine.row_cells(0)[:4]] == [Style(fg=100)] * 3 + [Style(bold=True)]
 
 
 def test_scrollback_is_bounded(name: str) -> None:

@@ -9,6 +9,7 @@ import functools
 import itertools
 import re
 import unicodedata
+from typing import NamedTuple
 
 from wcwidth import wcwidth
 
@@ -34,10 +35,15 @@ def _char_class(codepoints: list[int]) -> str:
     return "".join(parts)
 
 
+class _Patterns(NamedTuple):
+    candidate: re.Pattern[str]  # a BMP zero-width character or any astral character: one fast pass
+    bmp: re.Pattern[str]  # a BMP zero-width character, with the wide character after it if it is a ZWJ
+    astral: re.Pattern[str]  # an astral zero-width character
+
+
 @functools.cache
-def _patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
-    """Two patterns, built once (about 0.1 s) from `wcwidth`: a BMP zero-width character (with the wide
-    character after it if it is a ZWJ), and an astral zero-width character.
+def _patterns() -> _Patterns:
+    """Built once (about 0.1 s) from `wcwidth`.
 
     Python's `re` checks a class holding astral ranges range by range, 50x slower than a BMP-only class, so
     the astral ranges are only tried (by a lookbehind) on characters already known to be astral.
@@ -51,9 +57,11 @@ def _patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
             (zero_bmp if cp < 0x10000 else zero_astral).append(cp)
         elif width == 2:
             wide.append(cp)
-    return (
-        re.compile(f"[{_char_class(zero_bmp)}](?:(?<={ZWJ})[{_char_class(wide)}])?"),
-        re.compile(f"[\U00010000-\U0010ffff](?<=[{_char_class(zero_astral)}])"),
+    bmp = _char_class(zero_bmp)
+    return _Patterns(
+        candidate=re.compile(f"[{bmp}\U00010000-\U0010ffff]"),
+        bmp=re.compile(f"[{bmp}](?:(?<={ZWJ})[{_char_class(wide)}])?"),
+        astral=re.compile(f"[\U00010000-\U0010ffff](?<=[{_char_class(zero_astral)}])"),
     )
 
 
@@ -66,9 +74,13 @@ def fold_zero_width(text: str) -> str:
     """
     if text.isascii():
         return text
-    bmp, astral = _patterns()
-    if bmp.search(text) is None and astral.search(text) is None:
+    patterns = _patterns()
+    candidate = patterns.candidate.search(text)
+    if candidate is None:
+        return text
+    start = candidate.start()
+    if patterns.bmp.search(text, start) is None and patterns.astral.search(text, start) is None:
         return text
     if not unicodedata.is_normalized("NFC", text):
         text = unicodedata.normalize("NFC", text)
-    return astral.sub("", bmp.sub("", text))
+    return patterns.astral.sub("", patterns.bmp.sub("", text))
