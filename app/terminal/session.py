@@ -24,14 +24,20 @@ from app.terminal.keys import UnknownKeyError, bracketed_paste, encode_keys
 from app.terminal.pty_process import PtyProcessHandle
 from app.terminal.scanner import CwdChanged, ModeChanged, Query, SideScanner, TitleChanged, query_reply
 from app.terminal.screen_view import screen_view, snapshot_from_view
+from app.terminal.skip_ahead import plan_feed
 from app.terminal.state import State, derive_state
 from app.terminal.waiting import Until, wait_until
 
 log = logging.getLogger(__name__)
 
-BATCH_BYTES = {"avt": 256 << 10, "pyte": 16 << 10}
-"""Most bytes handled per wake-up of the reader: large for fast engines, small for slow ones so that one
-flooding session never holds the event loop for long."""
+BATCH_BYTES = 256 << 10
+"""Most bytes read per wake-up of the reader."""
+SYNC_BYTES = {"avt": (256 << 10, 2 << 20), "pyte": (16 << 10, 16 << 10)}
+"""Output is fed to the screen engine lazily: before anything reads the screen, SYNC_DELAY_S after it
+arrived, or once this much is pending (the first figure normally, the second in a flood of plain text).
+Slow engines get small batches so that one flooding session never holds the event loop for long; in a
+plain flood, large batches let skip_ahead spare the engine what nobody can see."""
+SYNC_DELAY_S = 0.05
 SNAPSHOT_INTERVAL_S = 0.25
 CHECKPOINT_BYTES = 8 << 20
 EXIT_DRAIN_S = 1.0
@@ -91,7 +97,11 @@ class TerminalSession:
         self._snapshot_due: asyncio.TimerHandle | None = None
         self._last_snapshot = 0.0
         self._since_checkpoint = 0
-        self._batch = BATCH_BYTES.get(meta.engine, 16 << 10)
+        self._backlog: list[bytes] = []
+        self._backlog_size = 0
+        self._sync_due: asyncio.TimerHandle | None = None
+        self._sync_sizes = SYNC_BYTES.get(meta.engine, (16 << 10, 16 << 10))
+        self._sync_bytes = self._sync_sizes[0]
         self._dormant_size = 0
 
     # ----------------------------------------------------------------- creation
@@ -139,7 +149,7 @@ class TerminalSession:
         chunks: list[bytes] = []
         total = 0
         hangup = False
-        while total < self._batch:
+        while total < BATCH_BYTES:
             try:
                 data = os.read(self._handle.fd, 65536)
             except BlockingIOError:
@@ -158,14 +168,14 @@ class TerminalSession:
             self._on_hangup()
 
     def _ingest(self, data: bytes) -> None:
-        assert self._journal is not None and self._engine is not None
+        assert self._journal is not None
         self._journal.write_output(data)
         pos = 0
         for event in self._scanner.feed(data):
             if isinstance(event, Query):
-                self._engine.feed(data[pos : event.end])
+                self._defer(data[pos : event.end])
                 pos = event.end
-                cur = self._engine.cursor()
+                cur = self._sync().cursor()
                 self._answer(query_reply(event.kind, cur.row, cur.col))
             elif isinstance(event, TitleChanged):
                 self.title = event.title
@@ -173,13 +183,40 @@ class TerminalSession:
                 self.reported_cwd = event.path
             elif isinstance(event, ModeChanged) and event.mode == "bracketed_paste":
                 self.bracketed_paste = event.on
-        self._engine.feed(data[pos:] if pos else data)
+        self._defer(data[pos:] if pos else data)
         self.last_output_at = time.monotonic()
         self._since_checkpoint += len(data)
         if self._since_checkpoint >= CHECKPOINT_BYTES:
             self._checkpoint()
         self._schedule_snapshot()
         self._pulse.fire()
+
+    def _defer(self, data: bytes) -> None:
+        """Queue output for the screen engine (see SYNC_BYTES)."""
+        if not data:
+            return
+        self._backlog.append(data)
+        self._backlog_size += len(data)
+        if self._backlog_size >= self._sync_bytes:
+            self._sync()
+        elif self._sync_due is None:
+            self._sync_due = asyncio.get_running_loop().call_later(SYNC_DELAY_S, self._sync)
+
+    def _sync(self) -> ScreenEngine:
+        """The live engine, brought up to date with every byte read."""
+        assert self._engine is not None
+        if self._sync_due is not None:
+            self._sync_due.cancel()
+            self._sync_due = None
+        if self._backlog:
+            data = self._backlog[0] if len(self._backlog) == 1 else b"".join(self._backlog)
+            self._backlog.clear()
+            self._backlog_size = 0
+            pieces = plan_feed(data, self._engine.rows + self.limits.scrollback + 1)
+            for piece in pieces:
+                self._engine.feed(piece)
+            self._sync_bytes = self._sync_sizes[len(pieces) > 1]
+        return self._engine
 
     def _answer(self, reply: bytes) -> None:
         """Answer a terminal query (DA, DSR, CPR) as a terminal would, ahead of queued input."""
@@ -235,8 +272,7 @@ class TerminalSession:
     # ----------------------------------------------------------------- persistence
 
     def _snapshot(self) -> dict[str, Any]:
-        assert self._engine is not None
-        view = screen_view(self._engine, title=self.title, scrollback=0)
+        view = screen_view(self._sync(), title=self.title, scrollback=0)
         return snapshot_from_view(view, self.raw_offset, time.time())
 
     def _schedule_snapshot(self) -> None:
@@ -253,9 +289,9 @@ class TerminalSession:
 
     def _checkpoint(self, in_thread: bool = True) -> None:
         """Store the engine's dump (taken now, on the loop) with the journal offset it reflects."""
-        assert self._engine is not None
+        engine = self._sync()
         self._since_checkpoint = 0
-        args = (self.directory, self.raw_offset, self._engine.cols, self._engine.rows, self._engine.dump())
+        args = (self.directory, self.raw_offset, engine.cols, engine.rows, engine.dump())
         if in_thread:
             _background(files.save_checkpoint, *args)
         else:
@@ -295,10 +331,10 @@ class TerminalSession:
             self._engine = await asyncio.to_thread(
                 files.rebuild_engine, self.directory, self.meta, self.limits.scrollback
             )
-        return self._engine
+        return self._sync()
 
     def screen_text(self) -> str:
-        return "\n".join(self._engine.text_rows()) if self._engine is not None else ""
+        return "\n".join(self._sync().text_rows()) if self._engine is not None else ""
 
     def state(self) -> State:
         if self.exited or self._handle is None:
@@ -306,7 +342,7 @@ class TerminalSession:
         handle = self._handle
         return derive_state(
             exited=False,
-            alt_screen=self._engine.alt_screen if self._engine is not None else False,
+            alt_screen=self._sync().alt_screen,
             flags=handle.tty_flags(),
             foreground=handle.foreground_pgid(),
             leader=handle.pid,
@@ -316,7 +352,7 @@ class TerminalSession:
 
     def describe(self) -> dict[str, Any]:
         m = self.meta
-        engine = self._engine
+        engine = self._sync() if self._engine is not None else None
         return {
             "id": m.id,
             "name": m.name,
@@ -354,7 +390,7 @@ class TerminalSession:
             data += text.encode("utf-8", "surrogateescape")
         if keys:
             try:
-                data += encode_keys(keys, app_cursor=self._engine.app_cursor_keys)
+                data += encode_keys(keys, app_cursor=self._sync().app_cursor_keys)
             except UnknownKeyError as exc:
                 raise BadInput(str(exc), field="keys") from exc
         if len(data) > self.limits.max_input_bytes:
@@ -391,7 +427,7 @@ class TerminalSession:
         if not self.running or self._handle is None or self._engine is None or self._journal is None:
             raise Conflict(f"terminal {self.id} has {self.meta.status}; it cannot be resized")
         self._handle.set_size(cols, rows)
-        self._engine.resize(cols, rows)
+        self._sync().resize(cols, rows)
         self.meta.cols, self.meta.rows = cols, rows
         self._journal.record("r", f"{cols}x{rows}")
         files.save_meta(self.directory, self.meta)

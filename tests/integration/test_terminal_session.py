@@ -9,6 +9,9 @@ from pathlib import Path
 import pytest
 
 from app.core.errors import BadInput, Conflict
+from app.terminal import session as session_module
+from app.terminal import skip_ahead
+from app.terminal.engines import create_engine
 from app.terminal.journal import read_index
 from app.terminal.manager import TerminalManager, TerminalSpec
 from app.terminal.persistence import load_snapshot, rebuild_engine
@@ -181,6 +184,35 @@ async def test_snapshot_checkpoint_and_rebuild_match_the_live_screen(manager: Te
     assert snap is not None and snap["text"] == (await s.screen())["text"]
     assert (s.directory / "checkpoints").is_dir()
     assert s.describe()["status"] == "exited"
+
+
+async def test_a_flood_ends_on_the_same_screen_as_a_full_replay(
+    manager: TerminalManager, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    plans: list[int] = []
+
+    def spy(data: bytes, keep_lines: int) -> list[bytes]:
+        pieces = skip_ahead.plan_feed(data, keep_lines)
+        plans.append(len(pieces))
+        return pieces
+
+    monkeypatch.setattr(session_module, "plan_feed", spy)
+    code = (
+        "import sys\n"
+        "out = sys.stdout.buffer\n"
+        "for i in range(1, 150001):\n"
+        "    out.write(b'\\x1b[3%dmline %d of the flood\\n' % (i % 8, i))\n"
+    )
+    s = await _python(manager, code)
+    await _until(s, exit=True, since=0, timeout=120)
+    live = await s.screen(scrollback=LIMITS.scrollback)
+    full = create_engine(s.meta.engine, s.meta.cols, s.meta.rows, LIMITS.scrollback)
+    full.feed(s.read_raw(0, s.raw_offset))
+    assert live["text"] == full.text_rows() and "line 150000 of the flood" in live["text"][-2]
+    assert live["scrollback"] == full.scrollback(LIMITS.scrollback)
+    assert len(live["scrollback"]) == LIMITS.scrollback
+    if s.meta.engine == "avt":
+        assert 3 in plans  # the flood was skipped through, not fed line by line
 
 
 async def test_stop_kills_a_child_that_ignores_hangup_and_term(manager: TerminalManager) -> None:
