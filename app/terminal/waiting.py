@@ -16,6 +16,8 @@ OVERLAP = 4096
 """Bytes of already scanned output scanned again, so a match split across two arrivals is found."""
 MAX_SCAN = 8 << 20
 """At most this much output is scanned per check; older output after `since` is skipped."""
+IN_THREAD = 1 << 20
+"""Larger scans run in a worker thread, so the event loop never waits on them."""
 POLL_S = 0.05
 """How often conditions without an event (stable_ms, state_in) are checked."""
 MIN_RECHECK_S = 0.01
@@ -84,7 +86,15 @@ async def wait_until(term: Waitable, until: Until, since: int, timeout_s: float)
     while True:
         hit = None
         if until.regex is not None and until.on == "stream":
-            hit, scanned = _scan_stream(term, until.regex, since, scanned)
+            end = term.raw_offset
+            start = max(since, scanned - OVERLAP, end - MAX_SCAN)
+            if end - start > IN_THREAD:
+                found = await asyncio.to_thread(_scan_stream, term, until.regex, start, end)
+            else:
+                found = _scan_stream(term, until.regex, start, end)
+            scanned = max(scanned, end)
+            if found is not None:
+                hit = _result(term, "regex", *found)
         elif until.regex is not None:
             m = until.regex.search(term.screen_text())
             if m:
@@ -113,18 +123,16 @@ async def wait_until(term: Waitable, until: Until, since: int, timeout_s: float)
 
 
 def _scan_stream(
-    term: Waitable, pattern: re.Pattern[str], since: int, scanned: int
-) -> tuple[dict[str, Any] | None, int]:
-    end = term.raw_offset
-    start = max(since, scanned - OVERLAP, end - MAX_SCAN)
+    term: Waitable, pattern: re.Pattern[str], start: int, end: int
+) -> tuple[int, dict[str, Any]] | None:
+    """The first match in the output between `start` and `end`: (journal offset of its end, the match)."""
     if start >= end:
-        return None, scanned
+        return None
     text = clean_stream(term.read_raw(start, end - start), start)
     m = pattern.search(text.text)
     if m is None:
-        return None, end
-    match_end = text.raw_offset(m.end())
-    return _result(term, "regex", match_end, _match_json(m)), end
+        return None
+    return text.raw_offset(m.end()), _match_json(m)
 
 
 def _printable(s: str | None) -> str | None:

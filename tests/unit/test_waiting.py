@@ -114,3 +114,10 @@ async def test_exit_ends_a_wait_that_can_no_longer_match() -> None:
     term.exited = True
     r = await wait_until(term, compile_until(regex="never"), 0, 30)
     assert r["matched"] is False and r["reason"] == "exited"
+
+
+async def test_a_large_backlog_is_scanned_off_the_loop_and_still_found() -> None:
+    term = FakeTerminal()
+    term.write(b"noise line\r\n" * 200_000 + b"needle here\r\n")
+    result = await wait_until(term, compile_until(regex=r"^needle"), 0, 5)
+    assert result["matched"] and term.raw[: result["cursor"]].endswith(b"needle")
