@@ -36,6 +36,3 @@ class Settings(BaseSettings):
     max_journal_bytes: int = Field(
         8 << 30, ge=1 << 20, description="per session; output beyond it is counted, not stored"
     )
-    allowed_origins: list[str] = Field(
-        default_factory=list, description="extra Origins allowed to open WebSockets"
-    )

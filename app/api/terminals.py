@@ -34,7 +34,6 @@ class CreateTerminal(_Strict):
     cols: int = Field(120, ge=2, le=1000)
     rows: int = Field(40, ge=2, le=500)
     name: str | None = Field(None, max_length=200)
-    shell_integration: bool = True
 
 
 class TerminalInput(_Strict):

@@ -21,16 +21,6 @@ class BadInput(LookoutError):
     code = "bad_input"
 
 
-class Unauthorized(LookoutError):
-    status = 401
-    code = "unauthorized"
-
-
-class Forbidden(LookoutError):
-    status = 403
-    code = "forbidden"
-
-
 class NotFound(LookoutError):
     status = 404
     code = "not_found"
@@ -44,8 +34,3 @@ class Conflict(LookoutError):
 class TooLarge(LookoutError):
     status = 413
     code = "too_large"
-
-
-class Unavailable(LookoutError):
-    status = 503
-    code = "unavailable"
