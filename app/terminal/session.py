@@ -116,9 +116,13 @@ class TerminalSession:
         self._engine = create_engine(meta.engine, meta.cols, meta.rows, limits.scrollback)
         self._journal = JournalWriter(directory, limits.max_journal_bytes)
         self._journal.record("r", f"{meta.cols}x{meta.rows}")
-        self._handle = await asyncio.to_thread(
-            PtyProcessHandle.spawn, meta.argv, meta.cwd, env, meta.cols, meta.rows
-        )
+        try:
+            self._handle = await asyncio.to_thread(
+                PtyProcessHandle.spawn, meta.argv, meta.cwd, env, meta.cols, meta.rows
+            )
+        except BaseException:
+            self._journal.close()
+            raise
         meta.pid = self._handle.pid
         files.save_meta(directory, meta)
         files.append_event(directory, {"type": "created", "pid": meta.pid})
