@@ -1,6 +1,7 @@
 """create_app(settings): the FastAPI application, whose lifespan starts and stops the managers."""
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -12,6 +13,7 @@ from app.api.errors import install_error_handlers
 from app.api.guard import Guard
 from app.api.responses import JSONResponse
 from app.config import Settings
+from app.core import tokens
 from app.core.auth_token import load_or_create_token
 from app.terminal.manager import TerminalManager
 from app.terminal.session import SessionLimits
@@ -32,11 +34,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        warming = asyncio.create_task(asyncio.to_thread(tokens.warm_up))
         await manager.start()
         try:
             yield
         finally:
             await manager.shutdown()
+            await warming
 
     app = FastAPI(
         title="lookout",
