@@ -8,13 +8,14 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from app import __version__
-from app.api import health, terminals
+from app.api import health, streams, terminals
 from app.api.errors import install_error_handlers
 from app.api.guard import Guard
 from app.api.responses import JSONResponse
 from app.config import Settings
 from app.core import tokens
 from app.core.auth_token import load_or_create_token
+from app.core.events import EventBus
 from app.terminal.manager import TerminalManager
 from app.terminal.session import SessionLimits
 
@@ -28,8 +29,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         max_journal_bytes=settings.max_journal_bytes,
         max_input_bytes=settings.max_input_bytes,
     )
+    bus = EventBus()
     manager = TerminalManager(
-        settings.data_dir / "terminals", settings.screen_engine, limits, settings.max_sessions
+        settings.data_dir / "terminals", settings.screen_engine, limits, settings.max_sessions, bus
     )
 
     @asynccontextmanager
@@ -51,8 +53,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.state.settings = settings
     app.state.terminals = manager
+    app.state.events = bus
     install_error_handlers(app)
     app.include_router(health.router)
     app.include_router(terminals.router)
+    app.include_router(streams.router)
     app.add_middleware(Guard, token=token, max_body=settings.max_request_bytes)
     return app

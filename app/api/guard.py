@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, urlsplit
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -13,7 +13,8 @@ OPEN_PATHS = frozenset({"/healthz"})
 
 
 class Guard:
-    """Refuses requests without the token (401) and bodies over `max_body` bytes (413).
+    """Refuses requests without the token (401), bodies over `max_body` bytes (413) and WebSocket upgrades
+    from another origin (403).
 
     HTTP requests carry the token as `Authorization: Bearer <token>`; WebSocket upgrades may also pass it
     as `?token=` (browsers cannot set headers on them)."""
@@ -36,6 +37,9 @@ class Guard:
                 )
             return
         if scope["type"] == "websocket":
+            if not _same_origin(scope):
+                await send({"type": "websocket.close", "code": 4403, "reason": "cross-origin WebSocket refused"})
+                return
             await self.app(scope, receive, send)
             return
         length = dict(scope["headers"]).get(b"content-length")
@@ -73,6 +77,16 @@ class Guard:
 
     async def _too_large(self, scope: Scope, receive: Receive, send: Send) -> None:
         await error_response(413, "too_large", f"request body exceeds {self.max_body} bytes")(scope, receive, send)
+
+
+def _same_origin(scope: Scope) -> bool:
+    """A WebSocket upgrade from a web page must come from a page this daemon served (a page elsewhere must
+    not drive a local shell); clients that are not browsers send no Origin."""
+    headers: dict[bytes, bytes] = dict(scope["headers"])
+    origin = headers.get(b"origin")
+    if origin is None:
+        return True
+    return urlsplit(origin.decode("latin-1")).netloc == headers.get(b"host", b"").decode("latin-1")
 
 
 def _given_token(scope: Scope) -> str | None:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app.core.errors import BadInput, Conflict, NotFound
+from app.core.events import EventBus
 from app.core.ids import check_id, new_id
 from app.terminal.persistence import TerminalMeta
 from app.terminal.session import SessionLimits, TerminalSession
@@ -46,8 +47,11 @@ def user_shell() -> str:
 
 
 class TerminalManager:
-    def __init__(self, root: Path, engine: str, limits: SessionLimits, max_sessions: int) -> None:
+    def __init__(
+        self, root: Path, engine: str, limits: SessionLimits, max_sessions: int, bus: EventBus | None = None
+    ) -> None:
         self.root = root
+        self.bus = bus or EventBus()
         self.engine = engine
         self.limits = limits
         self.max_sessions = max_sessions
@@ -107,7 +111,9 @@ class TerminalManager:
         except (FileNotFoundError, PermissionError) as exc:
             shutil.rmtree(directory, ignore_errors=True)
             raise BadInput(f"cannot run {argv[0]!r}: {exc}", field="command") from exc
+        session.on_event = self.bus.publish
         self._sessions[terminal_id] = session
+        self.bus.publish("terminal.created", id=terminal_id, name=meta.name, command=meta.command)
         return session
 
     async def delete(self, terminal_id: str, purge: bool = False) -> TerminalSession:
@@ -116,6 +122,7 @@ class TerminalManager:
         if purge:
             del self._sessions[terminal_id]
             await asyncio.to_thread(shutil.rmtree, session.directory, True)
+        self.bus.publish("terminal.deleted", id=terminal_id, purged=purge)
         return session
 
 

@@ -11,12 +11,14 @@ import logging
 import os
 import signal
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from app.core.errors import BadInput, Conflict, TooLarge
 from app.terminal import persistence as files
+from app.terminal.deltas import MIN_INTERVAL_S, DeltaLog, DeltaPage, Throttle
 from app.terminal.engines import create_engine
 from app.terminal.engines.base import ScreenEngine
 from app.terminal.journal import JournalWriter, raw_size, read_raw
@@ -103,6 +105,14 @@ class TerminalSession:
         self._sync_sizes = SYNC_BYTES.get(meta.engine, (16 << 10, 16 << 10))
         self._sync_bytes = self._sync_sizes[0]
         self._dormant_size = 0
+        self._deltas = DeltaLog(directory)
+        self._dirty: set[int] = set()
+        self._resized = False
+        self._delta_throttle = Throttle(MIN_INTERVAL_S, time.monotonic)
+        self._delta_due: asyncio.Handle | None = None
+        self._output_listeners: set[Callable[[bytes], None]] = set()
+        self._delta_listeners: set[Callable[[dict[str, Any]], None]] = set()
+        self.on_event: Callable[..., None] = lambda type_, **fields: None
 
     # ----------------------------------------------------------------- creation
 
@@ -188,6 +198,9 @@ class TerminalSession:
             elif isinstance(event, ModeChanged) and event.mode == "bracketed_paste":
                 self.bracketed_paste = event.on
         self._defer(data[pos:] if pos else data)
+        for listener in tuple(self._output_listeners):
+            listener(data)
+        self._schedule_delta()
         self.last_output_at = time.monotonic()
         self._since_checkpoint += len(data)
         if self._since_checkpoint >= CHECKPOINT_BYTES:
@@ -218,9 +231,45 @@ class TerminalSession:
             self._backlog_size = 0
             pieces = plan_feed(data, self._engine.rows + self.limits.scrollback + 1)
             for piece in pieces:
-                self._engine.feed(piece)
+                self._dirty |= self._engine.feed(piece)
             self._sync_bytes = self._sync_sizes[len(pieces) > 1]
         return self._engine
+
+    def _schedule_delta(self) -> None:
+        """Emit a delta now if the rate limit allows, else once it does (leading and trailing edge)."""
+        if self._delta_due is not None:
+            return
+        loop = asyncio.get_running_loop()
+        delay = self._delta_throttle.delay()
+        if delay == 0:
+            self._delta_due = loop.call_soon(self._emit_delta)
+        else:
+            self._delta_due = loop.call_later(delay, self._emit_delta)
+
+    def _emit_delta(self) -> None:
+        self._delta_due = None
+        engine = self._sync()
+        if not self._dirty and not self._resized:
+            return
+        cur = engine.cursor()
+        delta: dict[str, Any] = {
+            "t": time.time(),
+            "cols": engine.cols,
+            "rows": engine.rows,
+            "changed": [[row, engine.row_text(row)] for row in sorted(self._dirty) if row < engine.rows],
+            "cursor": {"left": cur.col, "top": cur.row, "visible": cur.visible},
+            "title": self.title,
+            "alt_screen": engine.alt_screen,
+            "raw_offset": self.raw_offset,
+        }
+        if self._resized:
+            delta["resized"] = True
+        self._dirty.clear()
+        self._resized = False
+        self._deltas.append(delta)
+        self._delta_throttle.emitted()
+        for listener in tuple(self._delta_listeners):
+            listener(delta)
 
     def _answer(self, reply: bytes) -> None:
         """Answer a terminal query (DA, DSR, CPR) as a terminal would, ahead of queued input."""
@@ -264,12 +313,16 @@ class TerminalSession:
         self.meta.ended_at = time.time()
         self._journal.record("x", self._leader_exit)
         self._journal.close()
+        if self._delta_due is not None:
+            self._delta_due.cancel()
+        self._emit_delta()
         if self._snapshot_due is not None:
             self._snapshot_due.cancel()
         files.save_snapshot(self.directory, self._snapshot())
         self._checkpoint(in_thread=False)
         files.save_meta(self.directory, self.meta)
         files.append_event(self.directory, {"type": "exited", "exit_code": self._leader_exit})
+        self.on_event("terminal.exited", id=self.id, exit_code=self._leader_exit)
         self._finalized.set()
         self._pulse.fire()
 
@@ -432,12 +485,75 @@ class TerminalSession:
             raise Conflict(f"terminal {self.id} has {self.meta.status}; it cannot be resized")
         self._handle.set_size(cols, rows)
         self._sync().resize(cols, rows)
+        self._dirty = set(range(rows))
+        self._resized = True
+        self._schedule_delta()
+        self.on_event("terminal.resized", id=self.id, cols=cols, rows=rows)
         self.meta.cols, self.meta.rows = cols, rows
         self._journal.record("r", f"{cols}x{rows}")
         files.save_meta(self.directory, self.meta)
         files.append_event(self.directory, {"type": "resized", "cols": cols, "rows": rows})
         self._schedule_snapshot()
         self._pulse.fire()
+
+    # ----------------------------------------------------------------- streams
+
+    def hydration(self) -> tuple[int, str]:
+        """An escape string that repaints the current screen (reset, content, cursor, title, modes) on a
+        fresh terminal, and the journal offset it reflects: live output continues from there. The screen
+        must be loaded (`await engine()`)."""
+        engine = self._sync()
+        parts = ["\x1bc", engine.dump()]
+        if self.title:
+            parts.append(f"\x1b]2;{self.title}\x07")
+        if self.bracketed_paste:
+            parts.append("\x1b[?2004h")
+        if engine.app_cursor_keys:
+            parts.append("\x1b[?1h")
+        return self.raw_offset, "".join(parts)
+
+    def full_delta(self) -> dict[str, Any]:
+        """Every row, as a delta (what a deltas stream starts with). The screen must be loaded."""
+        engine = self._sync()
+        cur = engine.cursor()
+        return {
+            "t": time.time(),
+            "cols": engine.cols,
+            "rows": engine.rows,
+            "changed": [[row, text] for row, text in enumerate(engine.text_rows())],
+            "cursor": {"left": cur.col, "top": cur.row, "visible": cur.visible},
+            "title": self.title,
+            "alt_screen": engine.alt_screen,
+            "raw_offset": self.raw_offset,
+            "full": True,
+        }
+
+    async def finished(self) -> None:
+        """Returns once the process has exited and its output is all read."""
+        await self._finalized.wait()
+
+    def subscribe_output(self, listener: Callable[[bytes], None]) -> Callable[[], None]:
+        """Call `listener` with every chunk of output from now on; returns the unsubscribe function."""
+        self._output_listeners.add(listener)
+        return lambda: self._output_listeners.discard(listener)
+
+    def subscribe_deltas(self, listener: Callable[[dict[str, Any]], None]) -> Callable[[], None]:
+        self._delta_listeners.add(listener)
+        return lambda: self._delta_listeners.discard(listener)
+
+    def read_deltas(self, cursor: int, limit: int) -> DeltaPage:
+        return self._deltas.read(cursor, limit)
+
+    def rows_changed_since(self, cursor: int) -> set[int] | None:
+        """Rows changed after delta cursor `cursor` (None: all of them, the size changed), including
+        changes not yet written as a delta."""
+        rows = self._deltas.rows_changed_since(cursor)
+        if rows is None or self._resized:
+            return None
+        if self._engine is not None:
+            self._sync()
+            rows |= self._dirty
+        return rows
 
     async def wait(self, until: Until, since: int | None, timeout_ms: int) -> dict[str, Any]:
         """See app.terminal.waiting. `since` defaults to the offset of the last input."""

@@ -1,0 +1,191 @@
+"""HTTP and WebSocket adapters for what streams out of a terminal: deltas, recordings, live streams, and
+the lifecycle events of every resource.
+
+A live stream starts with a hydration message, then follows the session. Each client has a bounded feed:
+a client that does not keep up is resynced (a fresh hydration) and one that stops reading is dropped; the
+session and the other clients never wait for it.
+"""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from dataclasses import asdict
+from typing import Annotated, Any, Literal
+
+import orjson
+from fastapi import APIRouter, Query, Request, WebSocket, WebSocketDisconnect
+from fastapi.responses import StreamingResponse
+
+from app.api.responses import JSONResponse
+from app.core.errors import BadInput, LookoutError
+from app.core.feed import BoundedFeed
+from app.terminal.manager import TerminalManager
+from app.terminal.recording import asciicast
+from app.terminal.session import TerminalSession
+
+router = APIRouter(tags=["streams"])
+
+FEED_BYTES = 4 << 20
+"""What one client may have pending before it is resynced."""
+MAX_MESSAGE = 256 << 10
+SEND_TIMEOUT_S = 10.0
+"""A client that takes longer than this to accept one message is dropped."""
+
+
+def _manager(app_state: Any) -> TerminalManager:
+    return app_state.terminals
+
+
+@router.get("/v1/terminals/{terminal_id}/deltas")
+async def read_deltas(
+    terminal_id: str,
+    request: Request,
+    cursor: Annotated[int, Query(ge=0)] = 0,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+) -> JSONResponse:
+    session = _manager(request.app.state).get(terminal_id)
+    page = await asyncio.to_thread(session.read_deltas, cursor, limit)
+    return JSONResponse(asdict(page))
+
+
+@router.get("/v1/terminals/{terminal_id}/recording")
+async def recording(
+    terminal_id: str, request: Request, version: Annotated[int, Query(ge=2, le=3)] = 3
+) -> StreamingResponse:
+    """The session as asciicast (v3 by default; v2 for players that only read v2)."""
+    session = _manager(request.app.state).get(terminal_id)
+    lines = (line.encode() for line in asciicast(session.directory, session.meta, version))
+    headers = {"Content-Disposition": f'inline; filename="{terminal_id}.cast"'}
+    return StreamingResponse(lines, media_type="application/x-asciicast", headers=headers)
+
+
+@router.websocket("/v1/terminals/{terminal_id}/stream")
+async def stream(websocket: WebSocket, terminal_id: str, mode: Literal["raw", "deltas"] = "raw") -> None:
+    """`mode=raw`: a `hydrate` message (JSON: offset, cols, rows, data: escape string that repaints the
+    screen), then the output as binary messages. `mode=deltas`: a full delta, then each delta (JSON).
+    Either way the client may send `{"type": "input", "text"|"keys"|"paste": ...}`,
+    `{"type": "resize", "cols", "rows"}` or binary input; an `exit` message ends the stream."""
+    try:
+        session = _manager(websocket.app.state).get(terminal_id)
+    except LookoutError as exc:
+        await websocket.close(code=4404, reason=exc.message)
+        return
+    await websocket.accept()
+    await session.engine()
+    feed: BoundedFeed[Any] = BoundedFeed(FEED_BYTES)
+    if mode == "raw":
+        unsubscribe = session.subscribe_output(lambda data: feed.push(data, len(data)))
+    else:
+        unsubscribe = session.subscribe_deltas(lambda delta: feed.push(delta, len(delta["changed"]) * 80 + 200))
+    tasks = [
+        asyncio.create_task(_send(websocket, session, feed, mode)),
+        asyncio.create_task(_receive(websocket, session)),
+    ]
+    try:
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        unsubscribe()
+        for task in tasks:
+            task.cancel()
+        with contextlib.suppress(Exception):
+            await websocket.close()
+
+
+async def _send(websocket: WebSocket, session: TerminalSession, feed: BoundedFeed[Any], mode: str) -> None:
+    items: list[Any] | None = None  # None: send the full state first
+    finished = asyncio.ensure_future(session.finished())
+    try:
+        while True:
+            if items is None:
+                await _send_timed(websocket, _hydration(session, mode))
+            elif mode == "raw":
+                data = b"".join(items)
+                for start in range(0, len(data), MAX_MESSAGE):  # clients limit message sizes (1 MiB is usual)
+                    await _send_timed(websocket, data[start : start + MAX_MESSAGE])
+            else:
+                for delta in items:
+                    await _send_timed(websocket, {"type": "delta", **delta})
+            if finished.done() and not feed.pending:
+                await _send_timed(websocket, {"type": "exit", "exit_code": session.exit_code})
+                return
+            take = asyncio.ensure_future(feed.take())
+            done, _ = await asyncio.wait([take, finished], return_when=asyncio.FIRST_COMPLETED)
+            if take in done:
+                items = take.result()
+            else:
+                take.cancel()
+                items = []
+    finally:
+        finished.cancel()
+
+
+def _hydration(session: TerminalSession, mode: str) -> dict[str, Any]:
+    if mode == "raw":
+        offset, data = session.hydration()
+        meta = session.meta
+        return {"type": "hydrate", "offset": offset, "cols": meta.cols, "rows": meta.rows, "data": data}
+    return {"type": "delta", **session.full_delta()}
+
+
+async def _send_timed(websocket: WebSocket, message: bytes | dict[str, Any]) -> None:
+    if isinstance(message, bytes):
+        sending = websocket.send_bytes(message)
+    else:
+        sending = websocket.send_text(orjson.dumps(message).decode())
+    await asyncio.wait_for(sending, SEND_TIMEOUT_S)
+
+
+async def _receive(websocket: WebSocket, session: TerminalSession) -> None:
+    with contextlib.suppress(WebSocketDisconnect):
+        while True:
+            message = await websocket.receive()
+            if message["type"] == "websocket.disconnect":
+                return
+            try:
+                _apply(session, message)
+            except LookoutError as exc:
+                error = {"type": "error", "error": {"code": exc.code, "message": exc.message}}
+                await websocket.send_text(orjson.dumps(error).decode())
+
+
+def _apply(session: TerminalSession, message: dict[str, Any]) -> None:
+    """One message from a client: input or resize."""
+    if message.get("bytes") is not None:
+        session.send(text=message["bytes"].decode("utf-8", "surrogateescape"))
+        return
+    try:
+        body = orjson.loads(message.get("text") or "")
+    except orjson.JSONDecodeError as exc:
+        raise BadInput(f"not JSON: {exc}") from exc
+    kind = body.get("type") if isinstance(body, dict) else None
+    if kind == "input":
+        session.send(text=body.get("text"), keys=body.get("keys"), paste=body.get("paste"))
+    elif kind == "resize" and all(isinstance(body.get(k), int) and 2 <= body[k] <= 1000 for k in ("cols", "rows")):
+        session.resize(body["cols"], body["rows"])
+    else:
+        raise BadInput('expected {"type": "input", ...} or {"type": "resize", "cols": int, "rows": int}')
+
+
+@router.websocket("/v1/events")
+async def events(websocket: WebSocket) -> None:
+    """Lifecycle events of every resource, as JSON messages, from the moment of connection."""
+    bus = websocket.app.state.events
+    await websocket.accept()
+    subscription = bus.subscribe()
+    receiving = asyncio.ensure_future(websocket.receive())
+    try:
+        while True:
+            event = asyncio.ensure_future(subscription.next())
+            done, _ = await asyncio.wait([event, receiving], return_when=asyncio.FIRST_COMPLETED)
+            if event in done:
+                await _send_timed(websocket, event.result())
+                continue
+            event.cancel()
+            if receiving.result()["type"] == "websocket.disconnect":
+                return
+            receiving = asyncio.ensure_future(websocket.receive())  # clients have nothing to say here
+    except (WebSocketDisconnect, asyncio.TimeoutError):
+        pass
+    finally:
+        bus.unsubscribe(subscription)
+        receiving.cancel()

@@ -1,0 +1,111 @@
+"""Screen deltas: the rows that changed, as JSON lines in `screen.jsonl`, read back by byte cursor.
+
+Each line is one delta: `{"t", "cols", "rows", "changed": [[row, text], ...], "cursor": {"left", "top",
+"visible"}, "title", "alt_screen", "raw_offset"}`, plus `"resized": true` after a resize (every row is
+then in `changed`). A read cursor is a byte offset in the file that must sit
+on a line boundary; every read returns `resume_cursor`, where the next read starts.
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from app.core.errors import BadInput
+from app.core.storage import dumps
+
+_READ_CHUNK = 1 << 16
+MIN_INTERVAL_S = 0.1
+"""At most 10 deltas a second per session."""
+
+
+class Throttle:
+    """Leading and trailing edge rate limit: the first change goes out at once, later ones wait until
+    `interval` has passed since the last emission, and the last change always goes out."""
+
+    def __init__(self, interval: float, clock: Callable[[], float]) -> None:
+        self.interval = interval
+        self.clock = clock
+        self._last = float("-inf")
+
+    def delay(self) -> float:
+        """Seconds to wait before the next emission may happen (0: now)."""
+        return max(0.0, self._last + self.interval - self.clock())
+
+    def emitted(self) -> None:
+        self._last = self.clock()
+
+
+@dataclass(frozen=True, slots=True)
+class DeltaPage:
+    cursor: int
+    resume_cursor: int
+    file_size: int
+    deltas: list[dict[str, Any]]
+
+
+class DeltaLog:
+    """Append and read `screen.jsonl`."""
+
+    def __init__(self, directory: Path) -> None:
+        self.path = directory / "screen.jsonl"
+
+    def append(self, delta: dict[str, Any]) -> None:
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        try:
+            os.write(fd, dumps(delta) + b"\n")
+        finally:
+            os.close(fd)
+
+    def size(self) -> int:
+        try:
+            return self.path.stat().st_size
+        except FileNotFoundError:
+            return 0
+
+    def read(self, cursor: int, limit: int) -> DeltaPage:
+        """Up to `limit` deltas from byte `cursor`; a cursor off a line boundary or past the end is a 400.
+        A torn last line (a crash mid-write) is not returned and not consumed."""
+        try:
+            fd = os.open(self.path, os.O_RDONLY)
+        except FileNotFoundError:
+            fd = None
+        try:
+            size = os.fstat(fd).st_size if fd is not None else 0
+            if cursor < 0 or cursor > size or (cursor > 0 and os.pread(fd, 1, cursor - 1) != b"\n"):
+                raise BadInput(
+                    f"cursor {cursor} is not the start of a delta (file is {size} bytes; use a resume_cursor)",
+                    field="cursor",
+                )
+            deltas: list[dict[str, Any]] = []
+            pos = cursor
+            buf = b""
+            while len(deltas) < limit and fd is not None:
+                end = buf.find(b"\n")
+                if end < 0:
+                    more = os.pread(fd, _READ_CHUNK, pos + len(buf))
+                    if not more:
+                        break
+                    buf += more
+                    continue
+                try:
+                    deltas.append(orjson.loads(buf[:end]))
+                except orjson.JSONDecodeError:
+                    pass
+                pos += end + 1
+                buf = buf[end + 1 :]
+            return DeltaPage(cursor, pos, size, deltas)
+        finally:
+            if fd is not None:
+                os.close(fd)
+
+    def rows_changed_since(self, cursor: int) -> set[int] | None:
+        """The rows changed by the deltas after `cursor`; None after a resize (every row changed)."""
+        page = self.read(cursor, limit=1 << 30)
+        if any(d.get("resized") for d in page.deltas):
+            return None
+        return {row for delta in page.deltas for row, _ in delta["changed"]}

@@ -1,0 +1,184 @@
+"""Live streams, deltas, events and recordings end to end, with the real `websockets` client."""
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import websockets
+from websockets.exceptions import InvalidStatus
+
+from app.terminal.engines import create_engine
+from tests.conftest import Daemon
+
+BASH = ["bash", "--norc", "--noprofile"]
+
+
+def _ws_url(daemon: Daemon, path: str) -> str:
+    sep = "&" if "?" in path else "?"
+    return f"ws://127.0.0.1:{daemon.port}{path}{sep}token={daemon.token}"
+
+
+def _shell(api: httpx.Client, cols: int = 80, rows: int = 24) -> str:
+    tid = api.post("/v1/terminals", json={"command": BASH, "cols": cols, "rows": rows}).json()["id"]
+    assert api.post(f"/v1/terminals/{tid}/wait", json={"until": {"state_in": ["idle"]}}).json()["matched"]
+    return tid
+
+
+async def _until_text(ws: Any, needle: bytes, timeout: float = 10) -> bytes:
+    seen = b""
+    deadline = time.monotonic() + timeout
+    while needle not in seen:
+        message = await asyncio.wait_for(ws.recv(), max(0.1, deadline - time.monotonic()))
+        if isinstance(message, bytes):
+            seen += message
+    return seen
+
+
+async def test_raw_stream_hydrates_then_follows_and_takes_input(daemon: Daemon, api: httpx.Client) -> None:
+    tid = _shell(api)
+    api.post(f"/v1/terminals/{tid}/act", json={"input": {"text": "echo before-connect\r"}, "until": {"regex": "^before-connect"}})
+    async with websockets.connect(_ws_url(daemon, f"/v1/terminals/{tid}/stream?mode=raw")) as ws:
+        hydrate = json.loads(await ws.recv())
+        assert hydrate["type"] == "hydrate" and (hydrate["cols"], hydrate["rows"]) == (80, 24)
+        replica = create_engine("pyte", 80, 24, 0)  # a different emulator repaints the same screen
+        replica.feed(hydrate["data"].encode())
+        screen = api.get(f"/v1/terminals/{tid}/screen").json()
+        assert replica.text_rows() == screen["text"]
+        assert (replica.cursor().col, replica.cursor().row) == (screen["cursor"]["left"], screen["cursor"]["top"])
+
+        await ws.send(json.dumps({"type": "input", "text": "echo streamed-$((6*7))\r"}))
+        await _until_text(ws, b"streamed-42")
+        await ws.send(json.dumps({"type": "resize", "cols": 90, "rows": 20}))
+        await ws.send(json.dumps({"type": "input", "keys": ["Nope"]}))
+        error = json.loads(await asyncio.wait_for(_first_text(ws), 10))
+        assert error["type"] == "error" and "Nope" in error["error"]["message"]
+    info = api.get(f"/v1/terminals/{tid}").json()
+    assert (info["cols"], info["rows"]) == (90, 20)
+
+
+async def _first_text(ws: Any) -> str:
+    while True:
+        message = await ws.recv()
+        if isinstance(message, str):
+            return message
+
+
+async def test_two_clients_see_the_same_output_and_the_exit(daemon: Daemon, api: httpx.Client) -> None:
+    tid = _shell(api)
+    url = _ws_url(daemon, f"/v1/terminals/{tid}/stream")
+    async with websockets.connect(url) as a, websockets.connect(url) as b:
+        for ws in (a, b):
+            assert json.loads(await ws.recv())["type"] == "hydrate"
+        api.post(f"/v1/terminals/{tid}/input", json={"text": "echo shared-line; exit 5\r"})
+        for ws in (a, b):
+            await _until_text(ws, b"shared-line")
+            exit_message = json.loads(await asyncio.wait_for(_first_text(ws), 10))
+            assert exit_message == {"type": "exit", "exit_code": 5}
+
+
+async def test_a_client_that_never_reads_slows_nobody(daemon: Daemon, api: httpx.Client) -> None:
+    tid = _shell(api, cols=120, rows=40)
+    url = _ws_url(daemon, f"/v1/terminals/{tid}/stream")
+    lines = 400_000
+    async with websockets.connect(url, max_queue=1) as stuck, websockets.connect(url) as reader:
+        assert json.loads(await reader.recv())["type"] == "hydrate"
+        api.post(f"/v1/terminals/{tid}/input", json={"text": f"seq 1 {lines}; echo flood-done\r"})
+        received = await _until_text(reader, b"\nflood-done", timeout=120)
+        assert b"\r\n%d\r\n" % lines in received or b"%d\r\n" % lines in received
+        info = api.get(f"/v1/terminals/{tid}").json()
+        assert info["state"] in ("idle", "running") and info["status"] == "running"
+        assert api.get(f"/v1/terminals/{tid}/screen").status_code == 200
+        del stuck
+
+
+async def test_deltas_stream_and_http_cursor(daemon: Daemon, api: httpx.Client) -> None:
+    tid = _shell(api)
+    async with websockets.connect(_ws_url(daemon, f"/v1/terminals/{tid}/stream?mode=deltas")) as ws:
+        full = json.loads(await ws.recv())
+        assert full["type"] == "delta" and full["full"] is True and len(full["changed"]) == 24
+        api.post(f"/v1/terminals/{tid}/input", json={"text": "echo delta-row\r"})
+        deadline = time.monotonic() + 10
+        rows: dict[int, str] = {}
+        while not any(text == "delta-row" for text in rows.values()):
+            delta = json.loads(await asyncio.wait_for(ws.recv(), max(0.1, deadline - time.monotonic())))
+            rows.update({row: text for row, text in delta["changed"]})
+    page = api.get(f"/v1/terminals/{tid}/deltas", params={"cursor": 0, "limit": 1000}).json()
+    assert page["resume_cursor"] == page["file_size"] > 0
+    assert any(text == "delta-row" for d in page["deltas"] for _, text in d["changed"])
+    bad = api.get(f"/v1/terminals/{tid}/deltas", params={"cursor": 1})
+    assert bad.status_code == 400 and "resume_cursor" in bad.json()["error"]["message"]
+
+
+def test_a_spinner_is_rate_limited_and_its_last_frame_lands(api: httpx.Client) -> None:
+    code = "import sys, time\nfor i in range(300):\n    sys.stdout.write('\\rspin %d' % i); sys.stdout.flush(); time.sleep(0.005)\n"
+    tid = api.post("/v1/terminals", json={"command": [sys.executable, "-c", code]}).json()["id"]
+    done = api.post(f"/v1/terminals/{tid}/wait", json={"until": {"exit": True}, "since": 0, "timeout_ms": 30000}).json()
+    assert done["matched"]
+    deltas = api.get(f"/v1/terminals/{tid}/deltas", params={"limit": 1000}).json()["deltas"]
+    spin_time = deltas[-1]["t"] - deltas[0]["t"]
+    assert len(deltas) <= spin_time * 10 + 3  # at most 10 a second, with both edges
+    last = [text for d in deltas for row, text in d["changed"] if row == 0][-1]
+    assert last == "spin 299"
+
+
+async def test_websocket_needs_token_and_same_origin(daemon: Daemon, api: httpx.Client) -> None:
+    tid = _shell(api)
+    path = f"/v1/terminals/{tid}/stream"
+    with pytest.raises(InvalidStatus) as no_token:
+        async with websockets.connect(f"ws://127.0.0.1:{daemon.port}{path}"):
+            pass
+    assert no_token.value.response.status_code == 403
+    with pytest.raises(InvalidStatus) as foreign:
+        async with websockets.connect(_ws_url(daemon, path), origin="http://evil.example"):
+            pass
+    assert foreign.value.response.status_code == 403
+    same = f"http://127.0.0.1:{daemon.port}"
+    async with websockets.connect(_ws_url(daemon, path), origin=same) as ws:
+        assert json.loads(await ws.recv())["type"] == "hydrate"
+
+
+async def test_events_report_lifecycle(daemon: Daemon, api: httpx.Client) -> None:
+    async with websockets.connect(_ws_url(daemon, "/v1/events")) as ws:
+        await asyncio.sleep(0.2)
+        tid = api.post("/v1/terminals", json={"command": ["sleep", "30"]}).json()["id"]
+        api.post(f"/v1/terminals/{tid}/resize", json={"cols": 50, "rows": 10})
+        api.delete(f"/v1/terminals/{tid}")
+        seen: list[dict[str, Any]] = []
+        while not any(e["type"] == "terminal.deleted" for e in seen):
+            seen.append(json.loads(await asyncio.wait_for(ws.recv(), 10)))
+    kinds = [e["type"] for e in seen if e.get("id") == tid]
+    assert kinds == ["terminal.created", "terminal.resized", "terminal.exited", "terminal.deleted"]
+
+
+def test_recording_v3_and_v2_play_back(api: httpx.Client, tmp_path: Path) -> None:
+    tid = _shell(api)
+    api.post(f"/v1/terminals/{tid}/act", json={"input": {"text": "echo recorded \u2713\r"}, "until": {"regex": "^recorded"}})
+    api.post(f"/v1/terminals/{tid}/resize", json={"cols": 70, "rows": 20})
+    api.post(f"/v1/terminals/{tid}/input", json={"text": "exit 2\r"})
+    api.post(f"/v1/terminals/{tid}/wait", json={"until": {"exit": True}, "since": 0})
+
+    v3 = api.get(f"/v1/terminals/{tid}/recording").text.splitlines()
+    header = json.loads(v3[0])
+    assert header["version"] == 3 and header["term"]["cols"] == 80 and header["term"]["rows"] == 24
+    events = [json.loads(line) for line in v3[1:]]
+    assert all(e[0] >= 0 for e in events)
+    codes = [e[1] for e in events]
+    assert "o" in codes and "i" in codes and ["r", "70x20"] == [e[1:] for e in events if e[1] == "r"][0]
+    assert events[-1][1:] == ["x", "2"]
+    output = "".join(e[2] for e in events if e[1] == "o")
+    raw = api.get(f"/v1/terminals/{tid}/raw", params={"limit": 1 << 20}).json()
+    assert output == base64.b64decode(raw["data_b64"]).decode()
+
+    cast = tmp_path / "session.cast"
+    cast.write_bytes(api.get(f"/v1/terminals/{tid}/recording", params={"version": 2}).content)
+    played = subprocess.run([sys.executable, "-m", "asciinema", "cat", str(cast)], capture_output=True, timeout=60)
+    assert played.returncode == 0, played.stderr
+    assert played.stdout.decode() == output

@@ -1,0 +1,77 @@
+"""The event bus and the delta log: bounded, never blocking, cursors that cannot go wrong silently."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from app.core.errors import BadInput
+from app.core.events import EventBus
+from app.terminal.deltas import DeltaLog, Throttle
+
+
+async def test_slow_subscriber_loses_oldest_and_is_told() -> None:
+    bus = EventBus(queue_size=3)
+    sub = bus.subscribe()
+    for i in range(5):
+        bus.publish("tick", i=i)
+    first = await sub.next()
+    assert first["type"] == "dropped" and first["count"] == 2
+    assert [(await sub.next())["i"] for _ in range(3)] == [2, 3, 4]
+    bus.unsubscribe(sub)
+    bus.publish("tick", i=9)  # no subscriber: nothing to do, nothing raised
+
+
+def test_throttle_has_leading_and_trailing_edges() -> None:
+    now = [100.0]
+    t = Throttle(0.1, lambda: now[0])
+    assert t.delay() == 0  # the first change goes out at once
+    t.emitted()
+    now[0] += 0.03
+    assert t.delay() == pytest.approx(0.07)
+    now[0] += 0.07
+    assert t.delay() == 0
+
+
+def test_a_minute_of_spinner_is_at_most_600_deltas() -> None:
+    now = [0.0]
+    t = Throttle(0.1, lambda: now[0])
+    emitted = 0
+    pending = False
+    while now[0] < 60.0:  # a change every 10 ms; emit when allowed
+        pending = True
+        if t.delay() == 0:
+            t.emitted()
+            emitted += 1
+            pending = False
+        now[0] += 0.01
+    assert 500 <= emitted <= 601
+    assert pending is False or t.delay() <= 0.1  # the trailing change is due within one interval
+
+
+def test_delta_cursor_rules(tmp_path: Path) -> None:
+    log = DeltaLog(tmp_path)
+    assert log.read(0, 10).deltas == [] and log.read(0, 10).resume_cursor == 0
+    for i in range(5):
+        log.append({"cols": 80, "rows": 24, "changed": [[i, f"row {i}"]]})
+    first = log.read(0, 2)
+    assert [d["changed"][0][0] for d in first.deltas] == [0, 1]
+    rest = log.read(first.resume_cursor, 10)
+    assert [d["changed"][0][0] for d in rest.deltas] == [2, 3, 4]
+    assert rest.resume_cursor == rest.file_size == log.size()
+    with pytest.raises(BadInput, match="not the start"):
+        log.read(first.resume_cursor + 3, 10)
+    with pytest.raises(BadInput):
+        log.read(log.size() + 1, 10)
+    assert log.rows_changed_since(first.resume_cursor) == {2, 3, 4}
+    log.append({"cols": 100, "rows": 30, "changed": [], "resized": True})
+    assert log.rows_changed_since(first.resume_cursor) is None
+
+
+def test_torn_last_delta_is_not_consumed(tmp_path: Path) -> None:
+    log = DeltaLog(tmp_path)
+    log.append({"cols": 80, "rows": 24, "changed": [[0, "a"]]})
+    with log.path.open("ab") as f:
+        f.write(b'{"cols": 80, "ro')
+    page = log.read(0, 10)
+    assert len(page.deltas) == 1 and page.resume_cursor < page.file_size
