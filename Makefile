@@ -15,6 +15,7 @@ test: deps system-deps
 
 bench: deps system-deps
 	$(PY) bench/terminal_ingest.py
+	$(PY) bench/terminal_fanout.py
 
 deps: $(STAMP)
 
