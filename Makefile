@@ -14,8 +14,11 @@ test: deps system-deps
 	$(PY) -m pytest
 
 bench: deps system-deps
+	@missing=$$(for p in vim gcc git; do command -v $$p >/dev/null || echo $$p; done); \
+	if [ -n "$$missing" ]; then $(APT) update -qq && $(APT) install -y -qq $$missing; fi
 	$(PY) bench/terminal_ingest.py
 	$(PY) bench/terminal_fanout.py
+	$(PY) bench/terminal_tokens.py
 
 deps: $(STAMP)
 
@@ -25,9 +28,11 @@ $(STAMP): pyproject.toml
 	@rm -f $(VENV)/.installed-*
 	@touch $@
 
-# System parts the tests use: tmux (the oracle for screen tests and the benchmark's peer).
+# System parts the tests use: tmux (the oracle for screen tests and the benchmark's peer), zsh (shell
+# integration is tested in real bash and zsh), curl and jq (clients/scripts are run against a live daemon).
 system-deps:
-	@command -v tmux >/dev/null || { $(APT) update -qq && $(APT) install -y -qq tmux; }
+	@missing=$$(for p in tmux zsh curl jq; do command -v $$p >/dev/null || echo $$p; done); \
+	if [ -n "$$missing" ]; then $(APT) update -qq && $(APT) install -y -qq $$missing; fi
 
 clean:
 	rm -rf $(VENV) *.egg-info .pytest_cache

@@ -6,10 +6,13 @@ import base64
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query, Request
-from pydantic import BaseModel, ConfigDict, Field
+from fastapi.responses import PlainTextResponse, Response
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from app.api.responses import JSONResponse
-from app.core.errors import BadInput
+from app.core.errors import BadInput, NotFound
+from app.terminal.blocks import block_with_output
+from app.terminal.layers import DEFAULT_LAYERS, LAYERS, ViewOptions, parse_layers, parse_region
 from app.terminal.manager import TerminalManager, TerminalSpec
 from app.terminal.session import TerminalSession
 from app.terminal.waiting import Until, compile_until
@@ -19,6 +22,7 @@ router = APIRouter(prefix="/v1/terminals", tags=["terminals"])
 MAX_RAW_READ = 4 << 20
 MAX_TIMEOUT_MS = 300_000
 DEFAULT_ACT_STABLE_MS = 300
+DEFAULT_BLOCK_TOKENS = 2000
 
 
 class _Strict(BaseModel):
@@ -34,6 +38,9 @@ class CreateTerminal(_Strict):
     cols: int = Field(120, ge=2, le=1000)
     rows: int = Field(40, ge=2, le=500)
     name: str | None = Field(None, max_length=200)
+    shell_integration: bool = Field(
+        True, description="command blocks from lookout's hooks in the user's shell or a bare bash or zsh"
+    )
 
 
 class TerminalInput(_Strict):
@@ -53,9 +60,10 @@ class UntilSpec(_Strict):
     stable_ms: int | None = Field(None, ge=0, le=MAX_TIMEOUT_MS)
     state_in: list[str] | None = None
     exit: bool = False
+    block_end: bool = Field(False, description="a command block ends (needs shell integration)")
 
     def compile(self) -> Until:
-        return compile_until(self.regex, self.on, self.stable_ms, self.state_in, self.exit)
+        return compile_until(self.regex, self.on, self.stable_ms, self.state_in, self.exit, self.block_end)
 
 
 class WaitRequest(_Strict):
@@ -65,7 +73,35 @@ class WaitRequest(_Strict):
 
 
 class ScreenOptions(_Strict):
-    scrollback: int = Field(0, ge=0, le=100_000)
+    """The options of GET /screen (as query parameters) and of act's `screen`; see app.terminal.layers."""
+
+    layers: str = Field(",".join(DEFAULT_LAYERS), description=f"comma-separated, from {','.join(LAYERS)}")
+    region: str | None = Field(None, description="left,top,width,height; clipped to the screen")
+    around_cursor: int | None = Field(None, ge=0, le=10_000, description="N rows above and below the cursor row")
+    compact: bool = Field(False, description="leave out rows empty in every layer (`rows` keeps the indices)")
+    encoding: Literal["auto", "runs", "cells"] = Field("auto", description="of the colour and style layers")
+    max_tokens: int | None = Field(None, ge=1, le=1_000_000, description="keep the head and tail rows within it")
+    format: Literal["json", "text"] = "json"
+    scrollback: int = Field(0, ge=0, le=100_000, description="the newest N lines that scrolled off the top")
+    changed_since: int | None = Field(None, ge=0, description="a delta cursor: only the rows changed after it")
+
+    @field_validator("layers", "region", mode="before")
+    @classmethod
+    def _join_list(cls, value: Any) -> Any:
+        """JSON bodies may give layers and region as lists."""
+        return ",".join(str(item) for item in value) if isinstance(value, list) else value
+
+    def view_options(self) -> ViewOptions:
+        """The parsed options; a malformed layer list or region is a 400."""
+        return ViewOptions(
+            layers=parse_layers(self.layers),
+            region=parse_region(self.region) if self.region is not None else None,
+            around_cursor=self.around_cursor,
+            compact=self.compact,
+            encoding=self.encoding,
+            max_tokens=self.max_tokens,
+            format=self.format,
+        )
 
 
 class ActRequest(_Strict):
@@ -79,6 +115,13 @@ def _manager(request: Request) -> TerminalManager:
     return request.app.state.terminals
 
 
+def _check_until(session: TerminalSession, until: Until) -> None:
+    if until.block_end and not session.meta.shell_integration:
+        raise BadInput(
+            f"terminal {session.id} has no shell integration, so no blocks end", field="until.block_end"
+        )
+
+
 def _send(session: TerminalSession, body: TerminalInput) -> dict[str, Any]:
     if body.text is None and not body.keys and body.paste is None:
         raise BadInput("input needs text, keys or paste")
@@ -87,7 +130,7 @@ def _send(session: TerminalSession, body: TerminalInput) -> dict[str, Any]:
 
 @router.post("", status_code=201)
 async def create_terminal(body: CreateTerminal, request: Request) -> JSONResponse:
-    spec = TerminalSpec(body.command, body.cwd, body.env, body.cols, body.rows, body.name)
+    spec = TerminalSpec(body.command, body.cwd, body.env, body.cols, body.rows, body.name, body.shell_integration)
     session = await _manager(request).create(spec)
     return JSONResponse(session.describe(), status_code=201)
 
@@ -120,11 +163,15 @@ async def resize_terminal(terminal_id: str, body: Resize, request: Request) -> J
     return JSONResponse(session.describe())
 
 
+async def _screen(session: TerminalSession, options: ScreenOptions, view: ViewOptions) -> dict[str, Any] | str:
+    return await session.screen(view, scrollback=options.scrollback, changed_since=options.changed_since)
+
+
 @router.get("/{terminal_id}/screen")
-async def get_screen(
-    terminal_id: str, request: Request, scrollback: Annotated[int, Query(ge=0, le=100_000)] = 0
-) -> JSONResponse:
-    return JSONResponse(await _manager(request).get(terminal_id).screen(scrollback=scrollback))
+async def get_screen(terminal_id: str, request: Request, options: Annotated[ScreenOptions, Query()]) -> Response:
+    """The layered screenshot: JSON, or text/plain for format=text."""
+    screen = await _screen(_manager(request).get(terminal_id), options, options.view_options())
+    return PlainTextResponse(screen) if isinstance(screen, str) else JSONResponse(screen)
 
 
 @router.post("/{terminal_id}/wait")
@@ -132,7 +179,8 @@ async def wait_terminal(terminal_id: str, body: WaitRequest, request: Request) -
     session = _manager(request).get(terminal_id)
     until = body.until.compile()
     if until.empty:
-        raise BadInput("until needs regex, stable_ms, state_in or exit", field="until")
+        raise BadInput("until needs regex, stable_ms, state_in, exit or block_end", field="until")
+    _check_until(session, until)
     return JSONResponse(await session.wait(until, body.since, body.timeout_ms))
 
 
@@ -140,13 +188,15 @@ async def wait_terminal(terminal_id: str, body: WaitRequest, request: Request) -
 async def act(terminal_id: str, body: ActRequest, request: Request) -> JSONResponse:
     """Input, then wait, then the screen: one round trip for the usual agent step."""
     session = _manager(request).get(terminal_id)
+    view = body.screen.view_options()
     until = body.until.compile() if body.until else compile_until(stable_ms=DEFAULT_ACT_STABLE_MS)
     if until.empty:
         until = compile_until(stable_ms=DEFAULT_ACT_STABLE_MS)
+    _check_until(session, until)
     since = session.raw_offset
     sent = _send(session, body.input) if body.input else None
     waited = await session.wait(until, since, body.timeout_ms)
-    screen = await session.screen(scrollback=body.screen.scrollback)
+    screen = await _screen(session, body.screen, view)
     return JSONResponse({"input": sent, "wait": waited, "screen": screen})
 
 
@@ -170,3 +220,29 @@ async def read_raw(
             "data_b64": base64.b64encode(data).decode("ascii"),
         }
     )
+
+
+@router.get("/{terminal_id}/blocks")
+async def list_blocks(
+    terminal_id: str,
+    request: Request,
+    since: Annotated[int | None, Query(ge=0, description="only blocks numbered above this")] = None,
+    last: Annotated[int | None, Query(ge=1, description="only the last N of them")] = None,
+) -> JSONResponse:
+    """Finished command blocks (without their output) and the running one."""
+    tracker = _manager(request).get(terminal_id).blocks
+    return JSONResponse({"blocks": tracker.finished(since, last), "current": tracker.current})
+
+
+@router.get("/{terminal_id}/blocks/{n}")
+async def get_block(
+    terminal_id: str,
+    n: int,
+    request: Request,
+    max_tokens: Annotated[int, Query(ge=50, le=100_000)] = DEFAULT_BLOCK_TOKENS,
+) -> JSONResponse:
+    """One block with its output rendered as text: redraws collapsed, repeats folded, head and tail kept."""
+    block = await block_with_output(_manager(request).get(terminal_id), n, max_tokens)
+    if block is None:
+        raise NotFound(f"terminal {terminal_id} has no block {n}")
+    return JSONResponse(block)

@@ -16,6 +16,7 @@ from app.core.events import EventBus
 from app.core.ids import check_id, new_id
 from app.terminal.persistence import TerminalMeta
 from app.terminal.session import SessionLimits, TerminalSession
+from app.terminal.shell_integration import supported as integration_supported
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +34,8 @@ class TerminalSpec:
     cols: int = 120
     rows: int = 40
     name: str | None = None
+    shell_integration: bool = True
+    """Lookout's hooks, for the user's shell or a bare bash or zsh (see app.terminal.shell_integration)."""
 
 
 def user_shell() -> str:
@@ -104,6 +107,7 @@ class TerminalManager:
             engine=self.engine,
             shell=is_shell,
             created_at=time.time(),
+            shell_integration=spec.shell_integration and integration_supported(argv),
         )
         directory = self.root / terminal_id
         try:

@@ -32,6 +32,7 @@ class TerminalMeta:
     status: str = "running"
     exit_code: int | None = None
     ended_at: float | None = None
+    shell_integration: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

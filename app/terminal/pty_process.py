@@ -88,21 +88,14 @@ class PtyProcessHandle:
             return target == self.pts_name
         return False
 
-    def signal_group(self, sig: int) -> None:
-        """Send `sig` to the child's process group and to the foreground group of its terminal."""
-        groups = {self.pid}
-        fg = self.foreground_pgid()
-        if fg:
-            groups.add(fg)
-        for pgid in groups:
+    def signal_session(self, sig: int, leader: bool = True) -> None:
+        """Send `sig` to every process of the terminal's session: the foreground job, background jobs in
+        process groups of their own, and (unless it is already reaped: `leader=False`) the leader."""
+        for pid in {*session_members(self.pid), *([self.pid] if leader else [])}:
             try:
-                os.killpg(pgid, sig)
+                os.kill(pid, sig)
             except (ProcessLookupError, PermissionError):
                 pass
-        try:
-            os.kill(self.pid, sig)
-        except ProcessLookupError:
-            pass
 
     def reap(self) -> int | None:
         """The exit code if the child has exited (negative signal number if killed), else None."""
@@ -120,6 +113,22 @@ class PtyProcessHandle:
             return
         self._proc.closed = True  # keeps ptyprocess's __del__ from its blocking close()
         self._proc.fileobj.close()
+
+
+def session_members(sid: int) -> list[int]:
+    """The processes whose session is `sid` (from /proc; a process that just exited is skipped)."""
+    members = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[3]) == sid:
+            members.append(int(entry.name))
+    return members
 
 
 def _default_signals() -> None:

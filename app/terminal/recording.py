@@ -1,7 +1,8 @@
 """Recordings in asciicast format, derived from the journal (which stays the lossless store).
 
 asciicast v3 (the default): a header line, then `[interval, code, data]` events with the interval relative
-to the previous event: `o` output, `i` input, `r` resize ("COLSxROWS"), `x` exit status. asciicast v2
+to the previous event: `o` output, `i` input, `r` resize ("COLSxROWS"), `m` marker (a command block
+started or ended), `x` exit status. asciicast v2
 (`version=2`, what the asciinema 2.x player reads): absolute times, and no exit event.
 Input that was typed at a password prompt was never stored, so it is not in the recording either.
 """
@@ -55,8 +56,8 @@ def _events(directory: Path, entries: list[IndexEntry]) -> Iterator[tuple[float,
             stored = max(stored, entry.offset + entry.value)
         elif entry.kind == "i" and entry.value is not None:
             yield t, "i", base64.b64decode(entry.value).decode("utf-8", "replace")
-        elif entry.kind == "r":
-            yield t, "r", entry.value
+        elif entry.kind in ("r", "m"):
+            yield t, entry.kind, entry.value
         elif entry.kind == "x":
             yield t, "x", str(entry.value)
     yield from _output(directory, decoder, t, stored, raw_size(directory))  # output the index missed

@@ -1,28 +1,47 @@
-"""The plain view of a screen (text rows, cursor, title, scrollback), built from an engine."""
+"""A screen engine seen as plain data: for the layered view (app.terminal.layers) and for snapshots."""
 from __future__ import annotations
 
+from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 from app.terminal.engines.base import ScreenEngine
+from app.terminal.layers import ScreenData
 
 
-def screen_view(engine: ScreenEngine, *, title: str, scrollback: int = 0) -> dict[str, Any]:
-    """What GET /screen returns: `terminal` size, full `viewport`, `cursor`, `text` rows, and on request
-    the newest `scrollback` lines that scrolled off the top (oldest first)."""
+def screen_data(
+    engine: ScreenEngine,
+    *,
+    title: str,
+    scrollback: int = 0,
+    changed_rows: AbstractSet[int] | None = None,
+    extra: Mapping[str, Any] | None = None,
+) -> ScreenData:
+    """The engine's current screen with the newest `scrollback` lines; cells are read only on demand."""
+    return ScreenData(
+        cols=engine.cols,
+        rows=engine.rows,
+        cursor=engine.cursor(),
+        text=engine.text_rows(),
+        row_cells=engine.row_cells,
+        title=title,
+        alt_screen=engine.alt_screen,
+        scrollback=engine.scrollback(scrollback),
+        changed_rows=changed_rows,
+        extra=extra or {},
+    )
+
+
+def snapshot(engine: ScreenEngine, *, title: str, raw_offset: int, ts: float) -> dict[str, Any]:
+    """The contents of screen.snapshot.json: size, cursor, title, alt-screen flag, text rows, and the
+    journal offset and time they reflect."""
     cur = engine.cursor()
-    view: dict[str, Any] = {
+    return {
         "terminal": {"width": engine.cols, "height": engine.rows},
-        "viewport": {"mode": "full", "left": 0, "top": 0, "width": engine.cols, "height": engine.rows},
-        "cursor": {"left": cur.col, "top": cur.row, "relLeft": cur.col, "relTop": cur.row, "visible": cur.visible},
+        "cursor": {"left": cur.col, "top": cur.row, "visible": cur.visible},
         "title": title,
         "alt_screen": engine.alt_screen,
         "text": engine.text_rows(),
+        "raw_offset": raw_offset,
+        "ts": ts,
     }
-    if scrollback > 0:
-        view["scrollback"] = engine.scrollback(scrollback)
-    return view
-
-
-def snapshot_from_view(view: dict[str, Any], raw_offset: int, ts: float) -> dict[str, Any]:
-    """The contents of screen.snapshot.json: the view plus the journal offset it reflects."""
-    return {**view, "raw_offset": raw_offset, "ts": ts}

@@ -18,14 +18,19 @@ from typing import Any
 
 from app.core.errors import BadInput, Conflict, TooLarge
 from app.terminal import persistence as files
+from app.terminal import shell_integration
+from app.terminal.blocks import BlockTracker
 from app.terminal.deltas import MIN_INTERVAL_S, DeltaLog, DeltaPage, Throttle
 from app.terminal.engines import create_engine
 from app.terminal.engines.base import ScreenEngine
 from app.terminal.journal import JournalWriter, raw_size, read_raw
 from app.terminal.keys import UnknownKeyError, bracketed_paste, encode_keys
+from app.terminal.layers import ViewOptions, render
 from app.terminal.pty_process import PtyProcessHandle
-from app.terminal.scanner import CwdChanged, ModeChanged, Query, SideScanner, TitleChanged, query_reply
-from app.terminal.screen_view import screen_view, snapshot_from_view
+from app.terminal.scanner import (
+    CwdChanged, ModeChanged, Query, ShellMark, SideScanner, TitleChanged, query_reply,
+)
+from app.terminal.screen_view import screen_data, snapshot
 from app.terminal.skip_ahead import plan_feed
 from app.terminal.state import State, derive_state
 from app.terminal.waiting import Until, wait_until
@@ -77,7 +82,9 @@ class Pulse:
 class TerminalSession:
     """A live terminal, or (after a restart) a dormant one whose files are still served."""
 
-    def __init__(self, meta: files.TerminalMeta, directory: Path, limits: SessionLimits) -> None:
+    def __init__(
+        self, meta: files.TerminalMeta, directory: Path, limits: SessionLimits, nonce: str | None = None
+    ) -> None:
         self.meta = meta
         self.directory = directory
         self.limits = limits
@@ -113,6 +120,7 @@ class TerminalSession:
         self._output_listeners: set[Callable[[bytes], None]] = set()
         self._delta_listeners: set[Callable[[dict[str, Any]], None]] = set()
         self.on_event: Callable[..., None] = lambda type_, **fields: None
+        self.blocks = BlockTracker(directory, nonce)
 
     # ----------------------------------------------------------------- creation
 
@@ -122,13 +130,14 @@ class TerminalSession:
     ) -> TerminalSession:
         """Spawn the process and start reading it. Exec failures raise FileNotFoundError/PermissionError."""
         directory.mkdir(parents=True, exist_ok=False)
-        self = cls(meta, directory, limits)
+        argv, env, nonce = shell_integration.launch(meta, directory, env)
+        self = cls(meta, directory, limits, nonce)
         self._engine = create_engine(meta.engine, meta.cols, meta.rows, limits.scrollback)
         self._journal = JournalWriter(directory, limits.max_journal_bytes)
         self._journal.record("r", f"{meta.cols}x{meta.rows}")
         try:
             self._handle = await asyncio.to_thread(
-                PtyProcessHandle.spawn, meta.argv, meta.cwd, env, meta.cols, meta.rows
+                PtyProcessHandle.spawn, argv, meta.cwd, env, meta.cols, meta.rows
             )
         except BaseException:
             self._journal.close()
@@ -183,6 +192,7 @@ class TerminalSession:
 
     def _ingest(self, data: bytes) -> None:
         assert self._journal is not None
+        base = self._journal.size
         self._journal.write_output(data)
         pos = 0
         for event in self._scanner.feed(data):
@@ -195,6 +205,10 @@ class TerminalSession:
                 self.title = event.title
             elif isinstance(event, CwdChanged):
                 self.reported_cwd = event.path
+            elif isinstance(event, ShellMark):
+                cwd = self.reported_cwd or self.meta.cwd
+                for what, block in self.blocks.feed(event, base + event.end, time.time(), cwd):
+                    self._block_event(what, block)
             elif isinstance(event, ModeChanged) and event.mode == "bracketed_paste":
                 self.bracketed_paste = event.on
         self._defer(data[pos:] if pos else data)
@@ -234,6 +248,14 @@ class TerminalSession:
                 self._dirty |= self._engine.feed(piece)
             self._sync_bytes = self._sync_sizes[len(pieces) > 1]
         return self._engine
+
+    def _block_event(self, what: str, block: dict[str, Any]) -> None:
+        """A block started or ended: a marker in the journal (and so in recordings), and an event."""
+        assert self._journal is not None
+        summary = {"n": block["n"], "command": block["command"], "exit_code": block["exit_code"]}
+        label = f"block {block['n']} {what}" + (f" (exit {block['exit_code']})" if what == "ended" else "")
+        self._journal.record("m", f"{label}: {block['command']}")
+        self.on_event(f"terminal.block_{what}", id=self.id, block=summary)
 
     def _schedule_delta(self) -> None:
         """Emit a delta now if the rate limit allows, else once it does (leading and trailing edge)."""
@@ -311,6 +333,9 @@ class TerminalSession:
         self.meta.status = "exited"
         self.meta.exit_code = self._leader_exit
         self.meta.ended_at = time.time()
+        last = self.blocks.close(self.raw_offset, self.meta.ended_at, self._leader_exit)
+        if last is not None:
+            self._block_event("ended", last)
         self._journal.record("x", self._leader_exit)
         self._journal.close()
         if self._delta_due is not None:
@@ -329,8 +354,7 @@ class TerminalSession:
     # ----------------------------------------------------------------- persistence
 
     def _snapshot(self) -> dict[str, Any]:
-        view = screen_view(self._sync(), title=self.title, scrollback=0)
-        return snapshot_from_view(view, self.raw_offset, time.time())
+        return snapshot(self._sync(), title=self.title, raw_offset=self.raw_offset, ts=time.time())
 
     def _schedule_snapshot(self) -> None:
         """Rewrite screen.snapshot.json at most every SNAPSHOT_INTERVAL_S, always after the last change."""
@@ -422,6 +446,8 @@ class TerminalSession:
             "rows": m.rows,
             "state": self.state(),
             "cwd": self.reported_cwd or m.cwd,
+            "shell_integration": m.shell_integration,
+            **self.blocks.describe(),
             "title": self.title,
             "alt_screen": engine.alt_screen if engine is not None else False,
             "raw_size": self.raw_offset,
@@ -430,11 +456,18 @@ class TerminalSession:
             "ended_at": m.ended_at,
         }
 
-    async def screen(self, scrollback: int = 0) -> dict[str, Any]:
-        view = screen_view(await self.engine(), title=self.title, scrollback=scrollback)
-        view["raw_offset"] = self.raw_offset
-        view["state"] = self.state()
-        return view
+    async def screen(
+        self, options: ViewOptions = ViewOptions(), scrollback: int = 0, changed_since: int | None = None
+    ) -> dict[str, Any] | str:
+        """The layered view of the screen (see app.terminal.layers; a string for format=text) with the
+        newest `scrollback` lines, the state, the journal offset it reflects, and `delta_cursor`: with
+        `changed_since=<delta cursor>` only the rows changed after that cursor are returned."""
+        engine = await self.engine()
+        changed = self.rows_changed_since(changed_since) if changed_since is not None else None
+        extra = {"state": self.state(), "raw_offset": self.raw_offset, "delta_cursor": self._deltas.size()}
+        return render(
+            screen_data(engine, title=self.title, scrollback=scrollback, changed_rows=changed, extra=extra), options
+        )
 
     def send(self, text: str | None = None, keys: list[str] | None = None, paste: str | None = None) -> dict[str, Any]:
         """Write input: `paste` (bracketed when the program asked for it), then `text`, then `keys`."""
@@ -564,17 +597,20 @@ class TerminalSession:
         return await wait_until(self, until, start, timeout_ms / 1000)
 
     async def stop(self) -> None:
-        """Hang up, then terminate, then kill the process group until the leader is gone."""
+        """Hang up, then terminate, then kill the terminal's processes until the leader is gone; then kill
+        whatever is left in its session (background jobs that ignored the hangup)."""
         if self._handle is None or self._finalized.is_set():
             return
         for sig, grace in STOP_LADDER:
-            self._handle.signal_group(sig)
+            self._handle.signal_session(sig)
             try:
                 await asyncio.wait_for(self._finalized.wait(), grace + EXIT_DRAIN_S)
-                return
+                break
             except asyncio.TimeoutError:
                 continue
-        log.error("terminal %s: pid %s survived SIGKILL", self.id, self._handle.pid)
+        else:
+            log.error("terminal %s: pid %s survived SIGKILL", self.id, self._handle.pid)
+        self._handle.signal_session(signal.SIGKILL, leader=False)
 
 
 def _background(fn: Any, *args: Any) -> None:

@@ -1,5 +1,6 @@
 """Waiting on the server: block until the output or the screen matches, the screen is stable, the state
-is one of a set, or the process exits; or until the timeout, which returns a cursor to resume from."""
+is one of a set, a command block ends, or the process exits; or until the timeout, which returns a cursor
+to resume from."""
 from __future__ import annotations
 
 import asyncio
@@ -30,6 +31,7 @@ class Until:
     stable_ms: int | None = None
     state_in: frozenset[str] = frozenset()
     exit: bool = False
+    block_end: bool = False
 
     @property
     def polls(self) -> bool:
@@ -37,7 +39,7 @@ class Until:
 
     @property
     def empty(self) -> bool:
-        return self.regex is None and not self.polls and not self.exit
+        return self.regex is None and not self.polls and not self.exit and not self.block_end
 
 
 def compile_until(
@@ -46,6 +48,7 @@ def compile_until(
     stable_ms: int | None = None,
     state_in: list[str] | None = None,
     exit: bool = False,
+    block_end: bool = False,
 ) -> Until:
     """Validate a wait condition; an invalid regex or an unknown state is a BadInput."""
     pattern = None
@@ -57,7 +60,12 @@ def compile_until(
     unknown = sorted(set(state_in or ()) - set(STATES))
     if unknown:
         raise BadInput(f"unknown state(s) {unknown}; valid: {list(STATES)}", field="until.state_in")
-    return Until(pattern, on, stable_ms, frozenset(state_in or ()), exit)
+    return Until(pattern, on, stable_ms, frozenset(state_in or ()), exit, block_end)
+
+
+class EndedBlocks(Protocol):
+    def ended_after(self, offset: int) -> dict[str, Any] | None:
+        """The first command block that ended after journal offset `offset` (see app.terminal.blocks)."""
 
 
 class Waitable(Protocol):
@@ -71,6 +79,8 @@ class Waitable(Protocol):
     def last_output_at(self) -> float: ...
     @property
     def exit_code(self) -> int | None: ...
+    @property
+    def blocks(self) -> EndedBlocks: ...
 
     def read_raw(self, offset: int, limit: int) -> bytes: ...
     def screen_text(self) -> str: ...
@@ -99,6 +109,11 @@ async def wait_until(term: Waitable, until: Until, since: int, timeout_s: float)
             m = until.regex.search(term.screen_text())
             if m:
                 hit = _result(term, "screen", term.raw_offset, _match_json(m))
+        if hit is None and until.block_end:
+            block = term.blocks.ended_after(since)
+            if block is not None:
+                hit = _result(term, "block_end", block["raw"]["end"])
+                hit["block"] = {key: block[key] for key in ("n", "exit_code", "command")}
         if hit is None and until.exit and term.exited:
             hit = _result(term, "exit", term.raw_offset)
         if hit is None and until.state_in and term.state() in until.state_in:

@@ -182,3 +182,24 @@ def test_recording_v3_and_v2_play_back(api: httpx.Client, tmp_path: Path) -> Non
     played = subprocess.run([sys.executable, "-m", "asciinema", "cat", str(cast)], capture_output=True, timeout=60)
     assert played.returncode == 0, played.stderr
     assert played.stdout.decode() == output
+
+
+async def test_blocks_become_events_and_recording_markers(daemon: Daemon, api: httpx.Client) -> None:
+    async with websockets.connect(_ws_url(daemon, "/v1/events")) as ws:
+        await asyncio.sleep(0.2)
+        tid = api.post("/v1/terminals", json={"cols": 80, "rows": 24}).json()["id"]  # the default shell
+        for command in ("true", "false"):
+            act = api.post(
+                f"/v1/terminals/{tid}/act",
+                json={"input": {"text": command + "\r"}, "until": {"block_end": True}, "timeout_ms": 20000},
+            ).json()
+            assert act["wait"]["reason"] == "block_end", act["wait"]
+        seen: list[dict[str, Any]] = []
+        while sum(e["type"] == "terminal.block_ended" for e in seen) < 2:
+            seen.append(json.loads(await asyncio.wait_for(ws.recv(), 10)))
+    ended = [e["block"] for e in seen if e["type"] == "terminal.block_ended"]
+    assert [(b["command"], b["exit_code"]) for b in ended] == [("true", 0), ("false", 1)]
+    assert any(e["type"] == "terminal.block_started" and e["block"]["command"] == "false" for e in seen)
+    events = [json.loads(line) for line in api.get(f"/v1/terminals/{tid}/recording").text.splitlines()[1:]]
+    markers = [e[2] for e in events if e[1] == "m"]
+    assert "block 2 ended (exit 1): false" in markers and "block 1 started: true" in markers

@@ -134,7 +134,7 @@ async def test_large_input_is_delivered_in_full(manager: TerminalManager) -> Non
     line = "y" * 999 + "\r"
     result = s.send(text=line * 300)
     assert result["bytes_written"] == 300_000
-    await _until(s, regex=r"got \d+", since=0, timeout=30)
+    await _until(s, regex=r"got \d+", since=0, timeout=90)
     assert "got 300000" in s.screen_text()
 
 
@@ -223,6 +223,20 @@ async def test_stop_kills_a_child_that_ignores_hangup_and_term(manager: Terminal
     await manager.delete(s.id)
     assert s.describe()["status"] == "exited"
     assert not Path(f"/proc/{pid}").exists()
+
+
+async def test_stop_ends_background_jobs_too(manager: TerminalManager) -> None:
+    s = await manager.create(TerminalSpec(command=["bash", "--norc", "--noprofile", "-i"]))
+    await _until(s, state_in=["idle"])
+    s.send(text="bash -c \"trap '' HUP; exec sleep 300\" & echo job=$!\r")  # a job that ignores hangups
+    job = int((await _until(s, regex=r"^job=(\d+)", since=0))["match"]["groups"][0])
+    assert Path(f"/proc/{job}").exists()
+    await manager.delete(s.id)
+    for _ in range(50):
+        if not Path(f"/proc/{job}").exists():
+            break
+        await asyncio.sleep(0.1)
+    assert not Path(f"/proc/{job}").exists()
 
 
 async def test_session_limit(tmp_path: Path) -> None:

@@ -1,0 +1,56 @@
+# lookout in a container: the daemon on 0.0.0.0:8765 inside it, its data in the /data volume.
+#   docker build -t lookout .
+#   docker run -p 127.0.0.1:8765:8765 -e LOOKOUT_TOKEN=<a long random string> -v lookout-data:/data lookout
+# (or `docker compose up -d`, see compose.yaml). Listening on 0.0.0.0 needs LOOKOUT_TOKEN: without it
+# `lookout serve` refuses to start.
+#
+# There is no UI build stage yet: app/web has no package.json. The issue that adds the UI adds a node
+# stage here that runs npm and copies the built assets into app/web (tests/e2e/test_docker_files.py fails
+# until it does).
+
+FROM python:3.11-slim-bookworm
+
+# bash and zsh: the shells terminals run, with lookout's shell integration; chromium and fonts: browser
+# pages; adb: Android devices; tini: PID 1, which reaps the processes that terminals leave behind
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends \
+        bash zsh chromium fonts-dejavu-core fonts-liberation fonts-noto-color-emoji adb tini \
+    && rm -rf /var/lib/apt/lists/*
+
+ENV PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    PYTHONUNBUFFERED=1 \
+    LANG=C.UTF-8
+
+WORKDIR /opt/lookout
+
+# the dependencies first, in their own layer, so a change to the code does not reinstall them
+COPY pyproject.toml README.md ./
+RUN python -c "import subprocess, sys, tomllib; \
+deps = tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies']; \
+subprocess.check_call([sys.executable, '-m', 'pip', 'install', *deps])"
+
+COPY app ./app
+COPY clients ./clients
+RUN pip install --no-deps .
+
+RUN useradd --create-home --uid 1000 --shell /bin/bash lookout \
+    && mkdir /data \
+    && chown lookout:lookout /data
+
+USER lookout
+WORKDIR /home/lookout
+ENV SHELL=/bin/bash \
+    LOOKOUT_HOST=0.0.0.0 \
+    LOOKOUT_PORT=8765 \
+    LOOKOUT_DATA_DIR=/data \
+    LOOKOUT_BROWSER_EXECUTABLE=/usr/bin/chromium
+
+VOLUME /data
+EXPOSE 8765
+
+HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
+    CMD ["python", "-c", "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8765/healthz', timeout=4)"]
+
+ENTRYPOINT ["/usr/bin/tini", "--"]
+CMD ["lookout", "serve"]

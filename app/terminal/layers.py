@@ -1,0 +1,416 @@
+"""The layered screenshot: a terminal screen as separate layers an agent picks from, within a token budget.
+
+Pure functions over plain data (`ScreenData`, `ViewOptions`); no I/O. The JSON view (compact, never
+pretty-printed) is, in this order:
+
+- `terminal` {width, height}; `viewport`: the part of the screen shown, {mode: region|aroundCursor,
+  left, top, width, height}, or just {mode: full} for the whole screen (a region is clipped to the
+  screen; `around_cursor=N` is N rows above and below the cursor row, as many as there are); `cursor`
+  {left, top, relLeft, relTop, visible} with the `cursor` layer (relLeft/relTop, relative to the
+  viewport, only when it is not full); `title`, `alt_screen`, then the caller's extra fields;
+- `tokens`: o200k_base tokens of this very object serialized as compact JSON (or of the text view);
+- `omitted` {rows?, scrollback?}: how many rows (from the middle) and scrollback lines (the oldest) were
+  left out to stay within `max_tokens`;
+- `rows`: the screen row of each returned row, whenever not every row of the viewport is returned
+  (`compact` drops rows that are empty in every requested layer, `changed_since` keeps changed rows only,
+  `max_tokens` keeps the head and the tail);
+- `colorPalette`, `palette_overflow`, `styleLegend`: see app.terminal.cell_layers;
+- `scrollback`: lines that scrolled off the top, oldest first, when asked for;
+- `text`: the rows' text clipped to the viewport, trailing blanks cut;
+- `fgColors`, `bgColors`, `styles`, `bold`, `italic`, `underline`: one value per row, each a string of
+  per-cell symbols or a list of `[start_col, end_col, symbol]` runs (see app.terminal.cell_layers); a
+  list stops at its last row with something to show (rows past its end are all default).
+
+The text view (`format=text`) is the same view for people: a one-line header, then the rows, then each
+cell layer in the cells encoding under a line that names it.
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+import orjson
+
+from app.core.errors import BadInput
+from app.core.tokens import count_tokens
+from app.terminal.cell_layers import CELL_LAYERS, CellLayers, Encoding
+from app.terminal.engines.base import Cell, Cursor
+
+LAYERS = ("text", "cursor", *CELL_LAYERS)
+DEFAULT_LAYERS = ("text", "cursor")
+Format = Literal["json", "text"]
+
+
+@dataclass(frozen=True, slots=True)
+class Region:
+    """A requested part of the screen, in cells (it may reach outside the screen)."""
+
+    left: int
+    top: int
+    width: int
+    height: int
+
+
+def parse_layers(spec: str) -> tuple[str, ...]:
+    """"text,cursor,bold" -> ("text", "cursor", "bold"); an unknown name is a BadInput listing the valid
+    ones."""
+    names = tuple(dict.fromkeys(name.strip() for name in spec.split(",") if name.strip()))
+    _check_layers(names)
+    return names
+
+
+def _check_layers(names: Sequence[str]) -> None:
+    unknown = [name for name in names if name not in LAYERS]
+    if unknown or not names:
+        what = f"unknown layer {unknown[0]!r}" if unknown else "no layer given"
+        raise BadInput(f"{what}; valid layers: {','.join(LAYERS)}", field="layers")
+
+
+def parse_region(spec: str) -> Region:
+    """"left,top,width,height" -> Region; anything else (or a negative origin, an empty size) is a
+    BadInput. A region that reaches outside the screen is valid: it is clipped when the view is built."""
+    try:
+        values = [int(part) for part in spec.split(",")]
+    except ValueError:
+        values = []
+    if len(values) != 4 or min(values[:2]) < 0 or min(values[2:]) < 1:
+        raise BadInput(
+            f"region {spec!r} is not left,top,width,height (left, top >= 0; width, height >= 1)", field="region"
+        )
+    return Region(*values)
+
+
+@dataclass(frozen=True, slots=True)
+class ViewOptions:
+    """What to show: which layers, which part of the screen, how, and within how many tokens."""
+
+    layers: tuple[str, ...] = DEFAULT_LAYERS
+    region: Region | None = None
+    around_cursor: int | None = None
+    compact: bool = False
+    encoding: Encoding = "auto"
+    """Cell layers as "runs", "cells", or per layer whichever is fewer tokens ("auto", runs on a tie)."""
+    max_tokens: int | None = None
+    format: Format = "json"
+
+    def __post_init__(self) -> None:
+        _check_layers(self.layers)
+        if self.region is not None and self.around_cursor is not None:
+            raise BadInput("region and around_cursor exclude each other", field="around_cursor")
+
+
+@dataclass(frozen=True, slots=True)
+class ScreenData:
+    """One screen as plain data. `row_cells` is called only for rows that need cells (cell layers, or
+    text cut by a narrow viewport)."""
+
+    cols: int
+    rows: int
+    cursor: Cursor
+    text: Sequence[str]
+    """Each row's text, trailing blanks cut."""
+    row_cells: Callable[[int], Sequence[Cell]]
+    title: str = ""
+    alt_screen: bool = False
+    scrollback: Sequence[str] = ()
+    changed_rows: AbstractSet[int] | None = None
+    """Only these rows are returned (changed_since); None: every row."""
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    """Further header fields, placed after `alt_screen` (the session's state, raw_offset, ...)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Viewport:
+    """The part of the screen a view shows, within the screen."""
+
+    mode: Literal["full", "region", "aroundCursor"]
+    left: int
+    top: int
+    width: int
+    height: int
+
+
+def viewport(screen: ScreenData, options: ViewOptions) -> Viewport:
+    """The part of the screen the options select, clipped to the screen."""
+    if options.region is not None:
+        r = options.region
+        left, top = min(r.left, screen.cols), min(r.top, screen.rows)
+        right, bottom = min(r.left + r.width, screen.cols), min(r.top + r.height, screen.rows)
+        return Viewport("region", left, top, right - left, bottom - top)
+    if options.around_cursor is not None:
+        row, n = screen.cursor.row, options.around_cursor
+        top, bottom = max(0, row - n), min(screen.rows, row + n + 1)
+        return Viewport("aroundCursor", 0, top, screen.cols, bottom - top)
+    return Viewport("full", 0, 0, screen.cols, screen.rows)
+
+
+def render(screen: ScreenData, options: ViewOptions) -> dict[str, Any] | str:
+    """The layered view of `screen`: a JSON-ready dict, or a string for format=text. Its `tokens` is the
+    token count of its own serialization; with `max_tokens`, rows are left out to stay within it."""
+    view = _build(screen, options)
+    serialize = _serializer(options.format)
+    if options.max_tokens is not None:
+        view = _fit(view, serialize, options.max_tokens)
+    tokens = _self_count(view, serialize)
+    return _as_dict(view, tokens) if options.format == "json" else _as_text(view, tokens)
+
+
+# ----------------------------------------------------------------------------- building
+
+
+@dataclass(frozen=True, slots=True)
+class _View:
+    """A built view before serialization; `subset` is what the token budget works with."""
+
+    head: dict[str, Any]
+    legends: dict[str, Any]
+    rows: list[int]
+    """The screen row of each selected row."""
+    layers: dict[str, list[Any]]
+    """Requested row layers, in LAYERS order -> one value per selected row."""
+    scrollback: list[str]
+    complete: bool
+    """Every row of the viewport is selected."""
+    omitted: dict[str, int] = field(default_factory=dict)
+    gap: int | None = None
+    """Where the rows left out by the budget were: the index in `rows` of the first row after them."""
+
+    def subset(self, head: int, tail: int, scrollback: int) -> _View:
+        """The first `head` and last `tail` rows and the newest `scrollback` lines; the rest is omitted."""
+        keep = list(range(head)) + list(range(len(self.rows) - tail, len(self.rows)))
+        omitted = {"rows": len(self.rows) - len(keep), "scrollback": len(self.scrollback) - scrollback}
+        return replace(
+            self,
+            rows=[self.rows[i] for i in keep],
+            layers={name: [values[i] for i in keep] for name, values in self.layers.items()},
+            scrollback=self.scrollback[len(self.scrollback) - scrollback :],
+            omitted={key: n for key, n in omitted.items() if n},
+            gap=head if omitted["rows"] else None,
+        )
+
+
+def _build(screen: ScreenData, options: ViewOptions) -> _View:
+    vp = viewport(screen, options)
+    wanted = set(options.layers)
+    cell_layers = CellLayers(options.layers) if wanted & set(CELL_LAYERS) else None
+    rows: list[int] = []
+    texts: list[str] = []
+    for row in range(vp.top, vp.top + vp.height):
+        if screen.changed_rows is not None and row not in screen.changed_rows:
+            continue
+        rows.append(row)
+        cells: Sequence[Cell] | None = None
+        if cell_layers is not None:
+            cells = screen.row_cells(row)
+            cell_layers.add_row(cells, vp.left, vp.width)
+        if "text" in wanted:
+            texts.append(_row_text(screen, row, vp, cells))
+    layers: dict[str, list[Any]] = {"text": texts} if "text" in wanted else {}
+    legends: dict[str, Any] = {}
+    if cell_layers is not None:
+        encoded = cell_layers.encode("cells" if options.format == "text" else options.encoding, _fewer_tokens)
+        layers.update(encoded.layers)
+        if encoded.palette is not None:
+            legends["colorPalette"] = encoded.palette
+        if encoded.overflow:
+            legends["palette_overflow"] = encoded.overflow
+        if encoded.style_legend is not None:
+            legends["styleLegend"] = encoded.style_legend
+    if options.compact and layers:
+        keep = [i for i in range(len(rows)) if any(values[i] for values in layers.values())]
+        rows = [rows[i] for i in keep]
+        layers = {name: [values[i] for i in keep] for name, values in layers.items()}
+    return _View(
+        head=_head(screen, vp, "cursor" in wanted),
+        legends=legends,
+        rows=rows,
+        layers=layers,
+        scrollback=list(screen.scrollback),
+        complete=len(rows) == vp.height,
+    )
+
+
+def _head(screen: ScreenData, vp: Viewport, with_cursor: bool) -> dict[str, Any]:
+    """terminal, viewport, cursor, title, alt_screen, extra. A full viewport is just {"mode": "full"}, and
+    the cursor's relLeft/relTop are given only when the viewport is not full (they equal left/top)."""
+    full = vp.mode == "full"
+    head: dict[str, Any] = {
+        "terminal": {"width": screen.cols, "height": screen.rows},
+        "viewport": {"mode": "full"} if full else
+        {"mode": vp.mode, "left": vp.left, "top": vp.top, "width": vp.width, "height": vp.height},
+    }  # fmt: skip
+    if with_cursor:
+        cur = screen.cursor
+        head["cursor"] = {"left": cur.col, "top": cur.row}
+        if not full:
+            head["cursor"].update(relLeft=cur.col - vp.left, relTop=cur.row - vp.top)
+        head["cursor"]["visible"] = cur.visible
+    head["title"] = screen.title
+    head["alt_screen"] = screen.alt_screen
+    head.update(screen.extra)
+    return head
+
+
+def _row_text(screen: ScreenData, row: int, vp: Viewport, cells: Sequence[Cell] | None) -> str:
+    """The text of `row` within the viewport's columns; a wide character cut by an edge becomes a blank."""
+    text = screen.text[row]
+    if vp.width == screen.cols:
+        return text
+    if text.isascii():
+        return text[vp.left : vp.left + vp.width].rstrip()
+    cells = cells if cells is not None else screen.row_cells(row)
+    chars = [cell.char for cell in cells[vp.left : vp.left + vp.width]]
+    if chars and not chars[0]:  # the right half of a wide character whose left half is outside
+        chars[0] = " "
+    if chars and cells[vp.left + len(chars) - 1].width == 2:  # a wide character whose right half is outside
+        chars[-1] = " "
+    return "".join(chars).rstrip()
+
+
+def _fewer_tokens(runs: list[Any], cells: list[Any]) -> list[Any]:
+    """Row by row, the runs (a list) or the cells (a string), whichever costs fewer tokens."""
+    return [r if count_tokens(_dumps(r)) <= count_tokens(_dumps(c)) else c for r, c in zip(runs, cells)]
+
+
+def _dumps(value: Any) -> str:
+    return orjson.dumps(value).decode()
+
+
+# ----------------------------------------------------------------------------- tokens
+
+
+Serializer = Callable[[_View, int], str]
+
+
+def _serializer(fmt: Format) -> Serializer:
+    if fmt == "json":
+        return lambda view, tokens: _dumps(_as_dict(view, tokens))
+    return _as_text
+
+
+def _self_count(view: _View, serialize: Serializer) -> int:
+    """The `tokens` value that equals the token count of the view serialized with it."""
+    tokens = 0
+    for _ in range(4):  # the count only moves when the number of digits does: this settles at once
+        counted = count_tokens(serialize(view, tokens))
+        if counted == tokens:
+            break
+        tokens = counted
+    return tokens
+
+
+def _fit(view: _View, serialize: Serializer, max_tokens: int) -> _View:
+    """The view within `max_tokens`: the oldest scrollback lines go first, then rows from the middle of
+    the screen (the head and the tail stay). Costs are estimated per row, then checked on the whole."""
+    if count_tokens(serialize(view, max_tokens)) <= max_tokens:
+        return view
+    n = len(view.rows)
+    row_cost = [1 + sum(count_tokens(_dumps(values[i])) + 1 for values in view.layers.values()) for i in range(n)]
+    available = max_tokens - count_tokens(serialize(view.subset(0, 0, 0), max_tokens))
+    head = tail = 0
+    while head + tail < n:
+        i = n - 1 - tail if tail <= head else head
+        if row_cost[i] > available:
+            break
+        available -= row_cost[i]
+        tail, head = (tail + 1, head) if tail <= head else (tail, head + 1)
+    scrollback = 0
+    if head + tail == n:
+        for line in reversed(view.scrollback):
+            cost = count_tokens(_dumps(line)) + 1
+            if cost > available:
+                break
+            available -= cost
+            scrollback += 1
+    fitted = view.subset(head, tail, scrollback)
+    while count_tokens(serialize(fitted, max_tokens)) > max_tokens and head + tail + scrollback:
+        if scrollback:
+            scrollback -= 1
+        elif head > tail:
+            head -= 1
+        else:
+            tail -= 1
+        fitted = view.subset(head, tail, scrollback)
+    return fitted
+
+
+# ----------------------------------------------------------------------------- serialization
+
+
+def _as_dict(view: _View, tokens: int) -> dict[str, Any]:
+    out = {**view.head, "tokens": tokens}
+    if view.omitted:
+        out["omitted"] = view.omitted
+    if view.layers and (not view.complete or view.omitted.get("rows")):
+        out["rows"] = view.rows
+    out.update(view.legends)
+    if view.scrollback or "scrollback" in view.omitted:
+        out["scrollback"] = view.scrollback
+    for name, values in view.layers.items():
+        out[name] = values if name == "text" else _without_trailing_empty(values)
+    return out
+
+
+def _without_trailing_empty(values: list[Any]) -> list[Any]:
+    """A cell layer's list stops at its last row with something to show."""
+    end = len(values)
+    while end and not values[end - 1]:
+        end -= 1
+    return values[:end]
+
+
+def _as_text(view: _View, tokens: int) -> str:
+    """The text view: a one-line header, then the rows (each with its screen row when not every row of
+    the viewport is shown), then each cell layer in the cells encoding under a line that names it and
+    its symbols."""
+    lines = [_text_header(view, tokens)]
+    if view.scrollback or view.omitted.get("scrollback"):
+        lines.append(f"# scrollback ({len(view.scrollback)} lines{_omitted_note(view, 'scrollback')})")
+        lines += view.scrollback
+    numbered = not view.complete or bool(view.omitted.get("rows"))
+    width = len(str(view.rows[-1])) if view.rows else 1
+    gap_line = f"# ... {view.omitted.get('rows')} rows omitted ..."
+    for name, values in view.layers.items():
+        if name != "text" or len(lines) > 1:
+            lines.append(f"# {name}{_legend_note(view, name)}")
+        if name != "text":
+            values = _without_trailing_empty(values)
+        for i, (row, value) in enumerate(zip(view.rows, values)):
+            if i == view.gap:
+                lines.append(gap_line)
+            lines.append(f"{row:>{width}}: {value}" if numbered else value)
+        if view.gap == len(values):
+            lines.append(gap_line)
+    return "\n".join(lines)
+
+
+def _text_header(view: _View, tokens: int) -> str:
+    head = dict(view.head)
+    term, vp = head.pop("terminal"), head.pop("viewport")
+    parts = [f"# screen {term['width']}x{term['height']}", f"viewport={vp['mode']}"]
+    if vp["mode"] != "full":
+        parts[-1] += f":{vp['left']},{vp['top']},{vp['width']}x{vp['height']}"
+    cursor = head.pop("cursor", None)
+    if cursor is not None:
+        parts.append(f"cursor={cursor['left']},{cursor['top']}{'' if cursor['visible'] else ',hidden'}")
+    parts += [f"{key}={json.dumps(value, ensure_ascii=False)}" for key, value in head.items()]
+    parts.append(f"tokens={tokens}")
+    return " ".join(parts)
+
+
+def _omitted_note(view: _View, key: str) -> str:
+    n = view.omitted.get(key)
+    return f", {n} older omitted" if n else ""
+
+
+def _legend_note(view: _View, layer: str) -> str:
+    if layer in ("fgColors", "bgColors"):
+        palette = view.legends["colorPalette"]
+        return ": " + " ".join(f"{symbol}={colour or 'default'}" for symbol, colour in palette.items())
+    if layer == "text":
+        return ""
+    legend = view.legends["styleLegend"]
+    return ": " + " ".join(f"{char}={meaning or 'plain'}" for char, meaning in legend.items())

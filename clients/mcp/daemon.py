@@ -1,0 +1,121 @@
+"""The shim's one way to the daemon: an HTTP request to lookout's REST API whose failures become tool errors.
+
+Where the daemon is and how to reach it come from the environment at every call (nothing is cached, so a
+daemon started or a token rotated after the MCP client started the shim is picked up):
+
+- `LOOKOUT_URL`: the daemon's base URL (default http://127.0.0.1:8765);
+- `LOOKOUT_TOKEN`: the API token; when unset, the token file of the local data dir (`LOOKOUT_DATA_DIR`,
+  else the daemon's default data dir), as `lookout serve` writes it;
+- `LOOKOUT_AGENT`: sent as `X-Lookout-Agent` (default: the name the MCP client gave when it connected).
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import httpx
+from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.exceptions import ToolError
+
+from app.config import default_data_dir
+from app.core.auth_token import token_path
+
+DEFAULT_URL = "http://127.0.0.1:8765"
+REQUEST_TIMEOUT_S = 30.0
+"""For the answer to a request, on top of the time the request itself asks the daemon to wait."""
+CONNECT_TIMEOUT_S = 5.0
+AGENT_HEADER = "X-Lookout-Agent"
+
+
+def daemon_url() -> str:
+    return os.environ.get("LOOKOUT_URL", DEFAULT_URL).rstrip("/")
+
+
+def token_file() -> Path:
+    data_dir = os.environ.get("LOOKOUT_DATA_DIR")
+    return token_path(Path(data_dir) if data_dir else default_data_dir())
+
+
+def daemon_token() -> str | None:
+    """`LOOKOUT_TOKEN`, else the local daemon's token file; None when neither is there."""
+    configured = os.environ.get("LOOKOUT_TOKEN")
+    if configured:
+        return configured
+    try:
+        return token_file().read_text().strip() or None
+    except OSError:
+        return None
+
+
+def agent_name(ctx: Context) -> str:
+    """`LOOKOUT_AGENT`, else the MCP client's name, else "mcp"."""
+    configured = os.environ.get("LOOKOUT_AGENT")
+    if configured:
+        return configured
+    params = ctx.session.client_params
+    return params.client_info.name if params is not None and params.client_info.name else "mcp"
+
+
+async def call(
+    ctx: Context,
+    method: str,
+    path: str,
+    *,
+    body: Mapping[str, Any] | None = None,
+    params: Mapping[str, Any] | None = None,
+    wait_s: float = 0.0,
+) -> str:
+    """One request to the daemon; returns the body of a 2xx answer as the daemon sent it (compact JSON, or
+    text for a text view). Fields of `body` and `params` that are None are left out, so the daemon's
+    defaults apply. `wait_s` is how long the request asks the daemon to wait before it answers.
+
+    Raises ToolError with the daemon's own message for an error answer, and with how to start lookout when
+    nothing listens at `LOOKOUT_URL`."""
+    url = daemon_url()
+    headers = {AGENT_HEADER: agent_name(ctx)}
+    token = daemon_token()
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    timeout = httpx.Timeout(REQUEST_TIMEOUT_S + wait_s, connect=CONNECT_TIMEOUT_S)
+    try:
+        async with httpx.AsyncClient(base_url=url, headers=headers, timeout=timeout) as client:
+            json = without_none(body) if body is not None else None
+            response = await client.request(method, path, json=json, params=without_none(params or {}))
+    except httpx.ConnectError as exc:
+        raise ToolError(not_running_message(url)) from exc
+    except httpx.TimeoutException as exc:
+        raise ToolError(f"lookout at {url} did not answer {method} {path} in time ({type(exc).__name__})") from exc
+    except httpx.HTTPError as exc:
+        raise ToolError(f"request to lookout at {url} failed: {type(exc).__name__}: {exc}") from exc
+    if response.is_error:
+        raise ToolError(error_message(response, token is not None))
+    return response.text
+
+
+def without_none(fields: Mapping[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in fields.items() if value is not None}
+
+
+def not_running_message(url: str) -> str:
+    return (
+        f"lookout is not running at {url} (nothing accepted the connection). Start the daemon with "
+        "`lookout serve` (in a lookout checkout: `make run`; with Docker: `docker compose up -d`), "
+        "or set LOOKOUT_URL to where it listens."
+    )
+
+
+def error_message(response: httpx.Response, sent_token: bool) -> str:
+    """The daemon's `{"error": {"code", "message"}}` as one line; a hint on where the token comes from for
+    a 401."""
+    try:
+        error = response.json()["error"]
+        text = f"{error['message']} (HTTP {response.status_code} {error['code']})"
+    except (ValueError, KeyError, TypeError):
+        text = f"HTTP {response.status_code}: {response.text[:500]}"
+    if response.status_code == 401:
+        source = "LOOKOUT_TOKEN" if os.environ.get("LOOKOUT_TOKEN") else f"the token file {token_file()}"
+        given = f"the token sent came from {source}" if sent_token else f"no token was found in {source}"
+        text += f"; {given}. Set LOOKOUT_TOKEN to the daemon's token (`lookout token` prints it)."
+    return text

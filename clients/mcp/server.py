@@ -1,0 +1,30 @@
+"""`lookout-mcp`: the stdio MCP server with lookout's tools (see clients.mcp.daemon for its environment)."""
+from __future__ import annotations
+
+import inspect
+
+from mcp.server import MCPServer
+
+from app import __version__
+from clients.mcp import terminal_tools
+
+INSTRUCTIONS = """\
+lookout runs terminals for you and shows them compactly. Open one with terminal_open, then use \
+terminal_act for each step: it types, waits on the daemon until the output settles (or a regex, a state, \
+a command's end), and returns the screen in one call. Read a finished command's whole output with \
+terminal_blocks(n=...), not by scrolling. Waits last at most 50 s: on a timeout you get matched=false and a \
+cursor to wait on from with terminal_wait(since=cursor)."""
+
+
+def create_server() -> MCPServer:
+    """The MCP server with every tool registered; each tool's docstring is its description."""
+    server = MCPServer(name="lookout", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
+    for tool, annotations in terminal_tools.TOOLS:
+        description = inspect.cleandoc(tool.__doc__ or "")
+        server.add_tool(tool, description=description, annotations=annotations, structured_output=False)
+    return server
+
+
+def main() -> None:
+    """Serve over stdin and stdout until the client closes them."""
+    create_server().run()

@@ -1,0 +1,192 @@
+"""The MCP shim end to end: the SDK's own client talks to `lookout-mcp` over stdio, which talks to a real
+daemon subprocess (or to a stub HTTP server where the test looks at the requests the shim sends)."""
+from __future__ import annotations
+
+import json
+import re
+import sys
+import threading
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.types import CallToolResult, Implementation
+
+from tests.conftest import Daemon, free_port
+
+SHIM = Path(sys.executable).parent / "lookout-mcp"
+CLIENT_NAME = "pytest-agent"
+TERMINAL_TOOLS = {
+    "terminal_open", "terminal_list", "terminal_act", "terminal_send", "terminal_wait", "terminal_screen",
+    "terminal_raw", "terminal_deltas", "terminal_blocks", "terminal_close",
+}
+
+
+@asynccontextmanager
+async def shim(**env: str) -> AsyncIterator[ClientSession]:
+    """`lookout-mcp` (the installed console script) as a stdio subprocess, with an initialized session."""
+    params = StdioServerParameters(command=str(SHIM), env=env)
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write, client_info=Implementation(name=CLIENT_NAME, version="1")) as session:
+            await session.initialize()
+            yield session
+
+
+async def call(session: ClientSession, tool: str, **arguments: Any) -> Any:
+    """A tool's answer, parsed; fails the test when the tool reports an error."""
+    result = await session.call_tool(tool, arguments)
+    assert not result.is_error, f"{tool}: {_text(result)}"
+    return json.loads(_text(result))
+
+
+def _text(result: CallToolResult) -> str:
+    assert len(result.content) == 1 and result.content[0].type == "text"
+    return result.content[0].text
+
+
+async def test_lists_the_terminal_tools_with_their_schemas(daemon: Daemon) -> None:
+    async with shim(LOOKOUT_URL=daemon.url, LOOKOUT_TOKEN=daemon.token) as session:
+        tools = {tool.name: tool for tool in (await session.list_tools()).tools}
+    assert set(tools) == TERMINAL_TOOLS
+    for tool in tools.values():
+        assert tool.description and len(tool.description) > 80, tool.name
+        assert not tool.description.startswith(" ") and "\n    " not in tool.description, "dedented"
+    act = tools["terminal_act"].input_schema
+    assert act["required"] == ["terminal_id"]
+    assert act["properties"]["timeout_ms"]["maximum"] == 50_000
+    assert {"text", "keys", "paste", "until", "layers", "region", "around_cursor", "compact", "max_tokens"} <= set(
+        act["properties"]
+    )
+    assert "block_end" in act["$defs"]["Until"]["properties"]
+    assert tools["terminal_screen"].annotations.read_only_hint is True
+    assert tools["terminal_close"].annotations.destructive_hint is True
+
+
+async def test_open_act_read_and_close_a_terminal(daemon: Daemon) -> None:
+    async with shim(LOOKOUT_URL=daemon.url, LOOKOUT_TOKEN=daemon.token) as session:
+        opened = await call(session, "terminal_open", command=["bash"], cols=80, rows=12, name="mcp")
+        tid = opened["id"]
+        assert opened["status"] == "running" and opened["cols"] == 80
+
+        step = await call(
+            session, "terminal_act", terminal_id=tid, text="echo hi-$((40+2))", keys=["Enter"],
+            until={"block_end": True},
+        )
+        assert step["wait"]["matched"] is True and step["wait"]["reason"] == "block_end"
+        assert step["wait"]["block"]["exit_code"] == 0
+        assert "hi-42" in step["screen"]["text"]
+        assert "" not in step["screen"]["text"], "compact by default: no empty rows"
+
+        screen = await call(session, "terminal_screen", terminal_id=tid, around_cursor=0)
+        assert screen["viewport"]["mode"] == "aroundCursor" and len(screen["text"]) == 1
+        text_view = await session.call_tool("terminal_screen", {"terminal_id": tid, "format": "text"})
+        assert not text_view.is_error and _text(text_view).startswith("# screen 80x12 ")
+        assert re.search(r"^\d+: hi-42$", _text(text_view), re.MULTILINE), "compact rows keep their numbers"
+        n = step["wait"]["block"]["n"]
+        block = await call(session, "terminal_blocks", terminal_id=tid, n=n)
+        assert block["output"]["text"] == "hi-42"
+        listed = await call(session, "terminal_blocks", terminal_id=tid)
+        assert [b["command"] for b in listed["blocks"]] == ["echo hi-$((40+2))"]
+        raw = await call(session, "terminal_raw", terminal_id=tid)
+        assert "hi-42\r\n" in raw["text"] and raw["next_offset"] == raw["size"]
+        deltas = await call(session, "terminal_deltas", terminal_id=tid)
+        assert any(text == "hi-42" for d in deltas["deltas"] for _, text in d["changed"])
+
+        sent = await call(session, "terminal_send", terminal_id=tid, text="exit 7", keys=["Enter"])
+        assert sent["bytes_written"] == len("exit 7\r")
+        waited = await call(session, "terminal_wait", terminal_id=tid, until={"exit": True})
+        assert waited["matched"] is True and waited["exit_code"] == 7
+        assert tid in [t["id"] for t in (await call(session, "terminal_list"))["terminals"]]
+        closed = await call(session, "terminal_close", terminal_id=tid, purge=True)
+        assert closed["purged"] is True and closed["status"] == "exited"
+
+
+async def test_daemon_errors_are_tool_errors_and_a_timeout_is_not(daemon: Daemon) -> None:
+    async with shim(LOOKOUT_URL=daemon.url, LOOKOUT_TOKEN=daemon.token) as session:
+        missing = await session.call_tool("terminal_screen", {"terminal_id": "t_nope"})
+        assert missing.is_error and "no terminal 't_nope'" in _text(missing) and "404" in _text(missing)
+
+        tid = (await call(session, "terminal_open", command=["bash"]))["id"]
+        bad_key = await session.call_tool("terminal_send", {"terminal_id": tid, "keys": ["Bogus"]})
+        assert bad_key.is_error and "unknown key 'Bogus'" in _text(bad_key)
+        too_long = await session.call_tool(
+            "terminal_wait", {"terminal_id": tid, "until": {"exit": True}, "timeout_ms": 60_000}
+        )
+        assert too_long.is_error and "timeout_ms" in _text(too_long)
+
+        timed_out = await call(
+            session, "terminal_wait", terminal_id=tid, until={"regex": "never-printed"}, timeout_ms=300
+        )
+        assert timed_out["matched"] is False and timed_out["reason"] == "timeout"
+        assert isinstance(timed_out["cursor"], int)
+
+
+async def test_a_daemon_that_is_not_running_gets_one_clear_message(tmp_path: Path) -> None:
+    url = f"http://127.0.0.1:{free_port()}"
+    async with shim(LOOKOUT_URL=url, LOOKOUT_DATA_DIR=str(tmp_path)) as session:
+        result = await session.call_tool("terminal_list", {})
+    assert result.is_error
+    message = _text(result)
+    assert f"lookout is not running at {url}" in message and "lookout serve" in message
+    assert "Traceback" not in message
+
+
+class _Recorder(BaseHTTPRequestHandler):
+    """Answers every request with `status` and the body below, and keeps the headers it got."""
+
+    seen: list[dict[str, str]] = []
+    status = 200
+
+    def do_GET(self) -> None:
+        type(self).seen.append(dict(self.headers))
+        body = b'{"terminals": []}' if self.status == 200 else b'{"error": {"code": "unauthorized", "message": "no"}}'
+        self.send_response(self.status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def recorder() -> Iterator[tuple[str, type[_Recorder]]]:
+    handler = type("Recorder", (_Recorder,), {"seen": [], "status": 200})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}", handler
+    server.shutdown()
+    server.server_close()
+
+
+async def test_sends_the_agent_name_and_the_token_from_the_data_dir(
+    recorder: tuple[str, type[_Recorder]], tmp_path: Path
+) -> None:
+    url, handler = recorder
+    (tmp_path / "token").write_text("token-from-file\n")
+    async with shim(LOOKOUT_URL=url, LOOKOUT_DATA_DIR=str(tmp_path)) as session:
+        assert await call(session, "terminal_list") == {"terminals": []}
+    async with shim(LOOKOUT_URL=url, LOOKOUT_TOKEN="from-env", LOOKOUT_AGENT="planner") as session:
+        await call(session, "terminal_list")
+    first, second = handler.seen
+    assert first["Authorization"] == "Bearer token-from-file" and first["X-Lookout-Agent"] == CLIENT_NAME
+    assert second["Authorization"] == "Bearer from-env" and second["X-Lookout-Agent"] == "planner"
+
+
+async def test_a_refused_token_says_where_the_token_came_from(
+    recorder: tuple[str, type[_Recorder]], tmp_path: Path
+) -> None:
+    url, handler = recorder
+    handler.status = 401
+    async with shim(LOOKOUT_URL=url, LOOKOUT_DATA_DIR=str(tmp_path)) as session:
+        result = await session.call_tool("terminal_list", {})
+    assert result.is_error
+    assert f"no token was found in the token file {tmp_path / 'token'}" in _text(result)
+    assert "LOOKOUT_TOKEN" in _text(result) and "Authorization" not in handler.seen[0]

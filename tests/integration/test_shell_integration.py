@@ -1,0 +1,220 @@
+"""Shell integration in real bash and zsh on real PTYs, through the manager: blocks, exit codes, cwd,
+forged marks, Ctrl-C, the user's rc files, and blocks after a restart."""
+from __future__ import annotations
+
+import re
+import shutil
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+
+import pytest
+
+from app.terminal.blocks import block_with_output
+from app.terminal.manager import TerminalManager, TerminalSpec
+from app.terminal.session import SessionLimits, TerminalSession
+from app.terminal.waiting import compile_until
+
+LIMITS = SessionLimits(scrollback=200, max_journal_bytes=1 << 30, max_input_bytes=1 << 20)
+RC_FILES = {
+    "bash": (".bashrc", "HISTCONTROL=ignoreboth\nalias greet='echo hello from the rc file'\n"),
+    "zsh": (".zshrc", "setopt histignorespace\nalias greet='echo hello from the rc file'\n"),
+}
+
+
+@pytest.fixture(params=["bash", "zsh"])
+def shell(request: pytest.FixtureRequest) -> str:
+    if shutil.which(request.param) is None:
+        pytest.fail(f"{request.param} is not installed (`make test` installs it)")
+    return request.param
+
+
+@pytest.fixture
+def home(tmp_path: Path, shell: str) -> Path:
+    """A HOME with the user's own rc file for `shell`, so the machine's rc files play no part."""
+    path = tmp_path / "home"
+    path.mkdir()
+    name, text = RC_FILES[shell]
+    (path / name).write_text(text)
+    return path
+
+
+@pytest.fixture
+async def manager(tmp_path: Path) -> AsyncIterator[TerminalManager]:
+    m = TerminalManager(tmp_path / "terminals", "avt", LIMITS, max_sessions=8)
+    await m.start()
+    yield m
+    await m.shutdown()
+
+
+async def _shell(manager: TerminalManager, shell: str, home: Path, **spec: object) -> TerminalSession:
+    spec = {"env": {"HOME": str(home)}, **spec}
+    s = await manager.create(TerminalSpec(command=[shell], cwd=str(home), cols=80, rows=24, **spec))  # type: ignore[arg-type]
+    ready = await s.wait(compile_until(state_in=["idle"]), 0, 10_000)
+    assert ready["matched"], ready
+    return s
+
+
+async def _run(s: TerminalSession, line: str) -> dict:
+    """Type a command line and wait for its block to end; returns the wait's `block`."""
+    since = s.raw_offset
+    s.send(text=line + "\r")
+    result = await s.wait(compile_until(block_end=True), since, 10_000)
+    assert result["matched"] and result["reason"] == "block_end", result
+    return result["block"]
+
+
+async def _eventually(s: TerminalSession, predicate: Callable[[], bool], what: str) -> None:
+    for _ in range(100):
+        if predicate():
+            return
+        await s.changed(0.1)
+    raise AssertionError(f"no {what} within 10 s")
+
+
+async def _start(s: TerminalSession, line: str) -> dict:
+    """Type a command line and wait until its block has started; returns the running block."""
+    s.send(text=line + "\r")
+    await _eventually(s, lambda: s.blocks.current is not None, f"block for {line!r}")
+    assert s.blocks.current is not None
+    return s.blocks.current
+
+
+async def _output(s: TerminalSession, n: int) -> str:
+    block = await block_with_output(s, n, 2000)
+    assert block is not None
+    return block["output"]["text"]
+
+
+async def test_exit_codes_commands_and_cwd(manager: TerminalManager, shell: str, home: Path) -> None:
+    s = await _shell(manager, shell, home)
+    assert s.describe()["shell_integration"] is True
+    assert await _run(s, "true") == {"n": 1, "exit_code": 0, "command": "true"}
+    assert await _run(s, "false") == {"n": 2, "exit_code": 1, "command": "false"}
+    assert await _run(s, "(exit 3)") == {"n": 3, "exit_code": 3, "command": "(exit 3)"}
+    assert await _run(s, "cd /tmp") == {"n": 4, "exit_code": 0, "command": "cd /tmp"}
+    assert await _run(s, "pwd; echo 'a;b' | cat") == {"n": 5, "exit_code": 0, "command": "pwd; echo 'a;b' | cat"}
+    assert (await _run(s, "greet"))["exit_code"] == 0  # the alias from the user's own rc file
+    blocks = s.blocks.finished()
+    assert [b["cwd"] for b in blocks] == [str(home)] * 4 + ["/tmp"] * 2
+    assert all(b["ended_at"] >= b["started_at"] and b["duration_ms"] >= 0 for b in blocks)
+    assert await _output(s, 5) == "/tmp\na;b"
+    assert await _output(s, 6) == "hello from the rc file"
+    assert await _output(s, 1) == ""
+    terminal = s.describe()
+    assert terminal["cwd"] == "/tmp" and terminal["block"] is None and terminal["block_count"] == 6
+
+
+async def test_a_forged_mark_is_ignored_and_counted(manager: TerminalManager, shell: str, home: Path) -> None:
+    s = await _shell(manager, shell, home)
+    forge = r"printf '\033]133;D;5\007'; printf '\033]133;D;6;nonce=00ff\007'; echo after; (exit 2)"
+    assert (await _run(s, forge))["exit_code"] == 2
+    assert s.describe()["forged_marks"] == 2
+    assert await _output(s, 1) == "after"
+    # The nonce is nowhere in the environment of the programs the shell runs.
+    nonce = _nonce(s)
+    await _run(s, f"env | grep -c -e {nonce} -e ZDOTDIR -e LOOKOUT -e __lookout")
+    assert await _output(s, 2) == "0"
+
+
+async def test_ctrl_c_at_an_empty_prompt_makes_no_block(manager: TerminalManager, shell: str, home: Path) -> None:
+    s = await _shell(manager, shell, home)
+    await _run(s, "true")
+    for _ in range(2):
+        since = s.raw_offset
+        s.send(keys=["C-c"])
+        assert (await s.wait(compile_until(regex=r"\S"), since, 5000))["matched"]
+        assert (await s.wait(compile_until(state_in=["idle"]), since, 5000))["matched"]
+    s.send(text="\r")  # and an empty line
+    assert (await s.wait(compile_until(stable_ms=200), None, 5000))["matched"]
+    assert s.blocks.current is None and len(s.blocks.finished()) == 1
+    since = s.raw_offset
+    assert (await _start(s, "cat"))["n"] == 2
+    assert s.describe()["block"]["command"] == "cat"
+    assert (await s.wait(compile_until(state_in=["awaiting_input"]), since, 5000))["matched"]
+    s.send(keys=["C-c"])  # now cat has the terminal: the Ctrl-C interrupts it, not the shell
+    result = await s.wait(compile_until(block_end=True), since, 5000)
+    assert result["block"] == {"n": 2, "exit_code": 130, "command": "cat"}
+    assert [b["n"] for b in s.blocks.finished()] == [1, 2]
+
+
+async def test_a_multi_line_paste(manager: TerminalManager, shell: str, home: Path) -> None:
+    s = await _shell(manager, shell, home)
+    await _eventually(s, lambda: s.bracketed_paste, "bracketed paste")  # asked for once the prompt is drawn
+    since = s.raw_offset
+    s.send(paste="echo one\nfalse\necho three", keys=["Enter"])
+    assert (await s.wait(compile_until(block_end=True), since, 5000))["matched"]
+    assert (await s.wait(compile_until(state_in=["idle"], stable_ms=300), since, 5000))["matched"]
+    blocks = [(b["command"], b["exit_code"]) for b in s.blocks.finished()]
+    if shell == "bash":  # bash runs the lines one by one, each a block
+        assert blocks == [("echo one", 0), ("false", 1), ("echo three", 0)]
+        assert [await _output(s, n) for n in (1, 2, 3)] == ["one", "", "three"]
+    else:  # zsh runs the whole buffer as one command line
+        assert blocks == [("echo one\nfalse\necho three", 0)]
+        assert await _output(s, 1) == "one\nthree"
+
+
+@pytest.mark.parametrize("shell", ["bash"], indirect=True)
+async def test_space_prefixed_lines_are_captured_yet_kept_out_of_history(
+    manager: TerminalManager, home: Path
+) -> None:
+    s = await _shell(manager, "bash", home)
+    assert (await _run(s, " echo hidden"))["command"] == " echo hidden"
+    await _run(s, "echo shown")
+    await _run(s, "history | grep -c 'echo [hs][a-z]*n$'")
+    assert await _output(s, 3) == "1"
+
+
+@pytest.mark.parametrize("shell", ["bash"], indirect=True)
+async def test_no_integration_when_asked_or_not_a_bare_shell(manager: TerminalManager, home: Path) -> None:
+    off = await _shell(manager, "bash", home, shell_integration=False)
+    on = await _shell(manager, "bash", home)
+    argv = await manager.create(TerminalSpec(command=["bash", "--norc"], env={"HOME": str(home)}))
+    for s in (off, argv):
+        assert s.describe()["shell_integration"] is False and not (s.directory / "shell").exists()
+    since = off.raw_offset
+    off.send(text="true\r")
+    assert (await off.wait(compile_until(stable_ms=300), since, 5000))["matched"]
+    assert off.blocks.finished() == [] and b"133;" not in off.read_raw(0, off.raw_offset)
+    assert on.describe()["shell_integration"] is True
+    assert (on.directory / "shell" / "bashrc").stat().st_mode & 0o777 == 0o600
+
+
+async def test_blocks_survive_a_restart(tmp_path: Path, shell: str, home: Path) -> None:
+    root = tmp_path / "terminals"
+    first = TerminalManager(root, "avt", LIMITS, max_sessions=8)
+    await first.start()
+    s = await _shell(first, shell, home)
+    await _run(s, "echo one")
+    await _run(s, "ls /nonexistent-dir")
+    since = s.raw_offset
+    await _start(s, "cat")
+    assert (await s.wait(compile_until(state_in=["awaiting_input"]), since, 5000))["matched"]
+    blocks = s.blocks.finished()
+    await first.shutdown()  # the shell dies with `cat` running: that block ends with it
+    second = TerminalManager(root, "avt", LIMITS, max_sessions=8)
+    await second.start()
+    again = second.get(s.id)
+    assert again.blocks.finished()[:2] == blocks
+    assert [b["command"] for b in again.blocks.finished()] == ["echo one", "ls /nonexistent-dir", "cat"]
+    assert blocks[1]["exit_code"] == 2 and again.blocks.finished()[2]["exit_code"] == again.exit_code
+    assert await _output(again, 1) == "one"
+    assert "No such file or directory" in await _output(again, 2)
+    assert again.describe()["shell_integration"] is True and again.describe()["block_count"] == 3
+
+
+@pytest.mark.parametrize("shell", ["zsh"], indirect=True)
+async def test_zsh_reads_the_users_zdotdir_and_keeps_it(manager: TerminalManager, home: Path) -> None:
+    zdotdir = home / "zdot"
+    zdotdir.mkdir()
+    (zdotdir / ".zshenv").write_text("export FROM_ZSHENV=yes\n")
+    (zdotdir / ".zshrc").write_text("alias greet='echo hello from zdotdir'\n")
+    s = await _shell(manager, "zsh", home, env={"HOME": str(home), "ZDOTDIR": str(zdotdir)})
+    await _run(s, 'greet; echo "$FROM_ZSHENV $ZDOTDIR"')
+    assert await _output(s, 1) == f"hello from zdotdir\nyes {zdotdir}"
+
+
+def _nonce(s: TerminalSession) -> str:
+    rc = next(path for path in (s.directory / "shell").iterdir() if path.name in ("bashrc", ".zshrc"))
+    match = re.search(r"__lookout_nonce=([0-9a-f]+)", rc.read_text())
+    assert match is not None
+    return match[1]

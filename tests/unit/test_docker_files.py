@@ -1,0 +1,138 @@
+"""The Dockerfile and compose.yaml, checked by reading them: no Docker engine runs where the tests run, so
+the image is never built here (see README, "Docker", for what this does and does not cover)."""
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import tomllib
+from dataclasses import dataclass
+
+import pytest
+import yaml
+
+from app.cli import is_loopback
+from app.config import Settings
+from tests.conftest import REPO
+
+
+@dataclass(frozen=True)
+class Instruction:
+    keyword: str
+    args: str
+
+
+def _instructions() -> list[Instruction]:
+    """The Dockerfile's instructions, continuation lines joined and comments dropped."""
+    text = (REPO / "Dockerfile").read_text()
+    logical = re.sub(r"\\\n", "", "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#")))
+    found = []
+    for line in logical.splitlines():
+        if line.strip():
+            keyword, _, args = line.strip().partition(" ")
+            found.append(Instruction(keyword.upper(), args.strip()))
+    return found
+
+
+def _all(keyword: str) -> list[str]:
+    return [i.args for i in _instructions() if i.keyword == keyword]
+
+
+def _env() -> dict[str, str]:
+    """ENV key=value pairs, in order."""
+    pairs: dict[str, str] = {}
+    for args in _all("ENV"):
+        pairs.update(item.split("=", 1) for item in shlex.split(args))
+    return pairs
+
+
+def _compose_service() -> dict:
+    compose = yaml.safe_load((REPO / "compose.yaml").read_text())
+    assert list(compose["services"]) == ["lookout"]
+    return compose["services"]["lookout"]
+
+
+def _dockerignore() -> set[str]:
+    lines = (REPO / ".dockerignore").read_text().splitlines()
+    return {line.strip() for line in lines if line.strip() and not line.startswith("#")}
+
+
+def test_base_is_slim_python_311() -> None:
+    assert re.fullmatch(r"python:3\.11-slim(-\w+)?", _all("FROM")[-1])
+
+
+def test_every_copy_source_exists_and_is_in_the_build_context() -> None:
+    copies = [shlex.split(args) for args in _all("COPY")]
+    assert copies
+    ignored = _dockerignore()
+    for words in copies:
+        if any(w.startswith("--from=") for w in words):
+            continue  # from a build stage, not from the context
+        for source in [w for w in words[:-1] if not w.startswith("--")]:
+            assert (REPO / source).exists(), source
+            assert source not in ignored, f"{source} is in .dockerignore"
+
+
+def test_the_project_is_installed_and_its_inline_python_compiles() -> None:
+    runs = _all("RUN")
+    snippets = [words[2] for words in map(shlex.split, runs) if words[:2] == ["python", "-c"]]
+    assert snippets, "the dependencies are read from pyproject.toml"
+    for code in snippets:
+        compile(code, "Dockerfile", "exec")
+    assert any("pip install --no-deps ." in run for run in runs)
+
+
+def test_system_parts_are_installed() -> None:
+    apt = next(run for run in _all("RUN") if "apt-get install" in run)
+    packages = set(apt.split())
+    assert {"bash", "zsh", "chromium", "adb", "tini"} <= packages
+    assert any(p.startswith("fonts-") for p in packages)
+
+
+def test_runs_lookout_serve_as_a_non_root_user_on_all_interfaces() -> None:
+    instructions = _instructions()
+    keywords = [i.keyword for i in instructions]
+    assert json.loads(_all("CMD")[-1]) == ["lookout", "serve"]
+    scripts = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts["lookout"] == "app.cli:main"
+    user = _all("USER")[-1]
+    assert user not in ("root", "0") and keywords.index("USER") < keywords.index("CMD")
+    env = _env()
+    settings = Settings(host=env["LOOKOUT_HOST"], port=env["LOOKOUT_PORT"], data_dir=env["LOOKOUT_DATA_DIR"])
+    assert not is_loopback(settings.host), "reachable from outside the container, so a token is required"
+    assert "LOOKOUT_TOKEN" not in env, "the token is never baked into the image"
+
+
+def test_port_volume_and_healthcheck_match_the_settings() -> None:
+    env = _env()
+    port = Settings(port=env["LOOKOUT_PORT"]).port
+    assert port == Settings.model_fields["port"].default
+    assert _all("EXPOSE") == [str(port)]
+    assert _all("VOLUME") == [env["LOOKOUT_DATA_DIR"]]
+    health = _all("HEALTHCHECK")[-1]
+    assert f"http://127.0.0.1:{port}/healthz" in health and "CMD" in health
+
+
+def test_compose_builds_the_dockerfile_with_port_volume_and_token() -> None:
+    service = _compose_service()
+    env = _env()
+    assert service["build"]["dockerfile"] == "Dockerfile" and (REPO / service["build"]["context"]).resolve() == REPO
+    assert [p.rsplit(":", 1)[1] for p in service["ports"]] == [env["LOOKOUT_PORT"]]
+    volumes = yaml.safe_load((REPO / "compose.yaml").read_text())["volumes"]
+    assert [v.split(":") for v in service["volumes"]] == [[next(iter(volumes)), env["LOOKOUT_DATA_DIR"]]]
+    assert service["env_file"] == ["lookout.env"] and "lookout.env" in _dockerignore()
+    assert "LOOKOUT_TOKEN" not in service.get("environment", {})
+
+
+def test_compose_reaches_the_hosts_adb_server() -> None:
+    service = _compose_service()
+    assert "host.docker.internal:host-gateway" in service["extra_hosts"]
+    assert service["environment"]["LOOKOUT_ADB_HOST"] == "host.docker.internal"
+    assert service["environment"]["LOOKOUT_ADB_PORT"] == "5037"
+
+
+@pytest.mark.skipif(not (REPO / "app/web/package.json").exists(), reason="no UI package yet")
+def test_the_ui_is_built_in_a_node_stage() -> None:
+    froms = _all("FROM")
+    assert any(f.startswith("node:") for f in froms[:-1]), "a node build stage before the final one"
+    assert any("--from=" in args and "app/web" in args for args in _all("COPY")), "its assets copied in"
