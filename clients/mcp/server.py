@@ -19,9 +19,9 @@ cursor to wait on from with terminal_wait(since=cursor)."""
 def create_server() -> MCPServer:
     """The MCP server with every tool registered; each tool's docstring is its description."""
     server = MCPServer(name="lookout", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
-    for tool, annotations in terminal_tools.TOOLS:
+    for tool, hints in terminal_tools.TOOLS:
         description = inspect.cleandoc(tool.__doc__ or "")
-        server.add_tool(tool, description=description, annotations=annotations, structured_output=False)
+        server.add_tool(tool, description=description, annotations=hints, structured_output=False)
     return server
 
 
