@@ -92,7 +92,7 @@ class ViewOptions:
     around_cursor: int | None = None
     compact: bool = False
     encoding: Encoding = "auto"
-    """Cell layers as "runs", "cells", or per layer whichever is fewer tokens ("auto", runs on a tie)."""
+    """Cell layers as "runs", "cells", or row by row whichever is fewer tokens ("auto", runs on a tie)."""
     max_tokens: int | None = None
     format: Format = "json"
 
