@@ -24,6 +24,7 @@ _NOT_SGR = re.compile(rb"\x1b(?!\[[0-9;:]*m)")
 _RESETS = (b"\x1b[0m", b"\x1b[m")
 _PLAIN = bytes(range(0x20, 0x7F)) + bytes(range(0x80, 0x100)) + b"\t\x08\r\n"
 _C1_IN_UTF8 = re.compile(rb"\xc2[\x80-\x9f]")
+_NEAR_END = 4096
 MIN_SKIP = 64 << 10
 """Smaller stretches are not worth checking."""
 
@@ -58,5 +59,13 @@ def _pen_after(stretch: bytes) -> bytes | None:
         return None  # a control other than ESC, or an ESC that does not start an SGR sequence
     if b"\xc2" in stretch and _C1_IN_UTF8.search(stretch):
         return None
-    last_reset = max(stretch.rfind(reset) for reset in _RESETS)
-    return b"".join(_SGR.findall(stretch, max(last_reset, 0)))
+    return b"".join(_SGR.findall(stretch, _last_reset(stretch)))
+
+
+def _last_reset(stretch: bytes) -> int:
+    """Where the last full SGR reset starts (0 if none): looked for near the end first, where it usually is."""
+    for start in (max(0, len(stretch) - _NEAR_END), 0):
+        found = max(stretch.rfind(reset, start) for reset in _RESETS)
+        if found >= 0:
+            return found
+    return 0
