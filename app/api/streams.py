@@ -60,9 +60,12 @@ async def recording(
 
 
 @router.websocket("/v1/terminals/{terminal_id}/stream")
-async def stream(websocket: WebSocket, terminal_id: str, mode: Literal["raw", "deltas"] = "raw") -> None:
+async def stream(
+    websocket: WebSocket, terminal_id: str, mode: Literal["raw", "deltas"] = "raw", styles: bool = False
+) -> None:
     """`mode=raw`: a `hydrate` message (JSON: offset, cols, rows, data: escape string that repaints the
-    screen), then the output as binary messages. `mode=deltas`: a full delta, then each delta (JSON).
+    screen), then the output as binary messages. `mode=deltas`: a full delta, then each delta (JSON; with
+    `styles=true` each also carries the colour and style runs of its rows).
     Either way the client may send `{"type": "input", "text"|"keys"|"paste": ...}`,
     `{"type": "resize", "cols", "rows"}` or binary input; an `exit` message ends the stream."""
     try:
@@ -76,9 +79,11 @@ async def stream(websocket: WebSocket, terminal_id: str, mode: Literal["raw", "d
     if mode == "raw":
         unsubscribe = session.subscribe_output(lambda data: feed.push(data, len(data)))
     else:
-        unsubscribe = session.subscribe_deltas(lambda delta: feed.push(delta, len(delta["changed"]) * 80 + 200))
+        unsubscribe = session.subscribe_deltas(
+            lambda delta: feed.push(delta, len(delta["changed"]) * 80 + 200), styles=styles
+        )
     tasks = [
-        asyncio.create_task(_send(websocket, session, feed, mode)),
+        asyncio.create_task(_send(websocket, session, feed, mode, styles)),
         asyncio.create_task(_receive(websocket, session)),
     ]
     try:
@@ -91,13 +96,15 @@ async def stream(websocket: WebSocket, terminal_id: str, mode: Literal["raw", "d
             await websocket.close()
 
 
-async def _send(websocket: WebSocket, session: TerminalSession, feed: BoundedFeed[Any], mode: str) -> None:
+async def _send(
+    websocket: WebSocket, session: TerminalSession, feed: BoundedFeed[Any], mode: str, styles: bool
+) -> None:
     items: list[Any] | None = None  # None: send the full state first
     finished = asyncio.ensure_future(session.finished())
     try:
         while True:
             if items is None:
-                await _send_timed(websocket, _hydration(session, mode))
+                await _send_timed(websocket, _hydration(session, mode, styles))
             elif mode == "raw":
                 data = b"".join(items)
                 for start in range(0, len(data), MAX_MESSAGE):  # clients limit message sizes (1 MiB is usual)
@@ -119,12 +126,13 @@ async def _send(websocket: WebSocket, session: TerminalSession, feed: BoundedFee
         finished.cancel()
 
 
-def _hydration(session: TerminalSession, mode: str) -> dict[str, Any]:
+def _hydration(session: TerminalSession, mode: str, styles: bool) -> dict[str, Any]:
     if mode == "raw":
         offset, data = session.hydration()
         meta = session.meta
         return {"type": "hydrate", "offset": offset, "cols": meta.cols, "rows": meta.rows, "data": data}
-    return {"type": "delta", **session.full_delta()}
+    full = session.full_delta()
+    return {"type": "delta", **(session.with_styles(full) if styles else full)}
 
 
 async def _send_timed(websocket: WebSocket, message: bytes | dict[str, Any]) -> None:

@@ -20,6 +20,7 @@ from app.core.errors import BadInput, Conflict, TooLarge
 from app.terminal import persistence as files
 from app.terminal import shell_integration
 from app.terminal.blocks import BlockTracker
+from app.terminal.cell_layers import CellLayers
 from app.terminal.deltas import MIN_INTERVAL_S, DeltaLog, DeltaPage, Throttle
 from app.terminal.engines import create_engine
 from app.terminal.engines.base import ScreenEngine
@@ -45,6 +46,7 @@ arrived, or once this much is pending (the first figure normally, the second in 
 Slow engines get small batches so that one flooding session never holds the event loop for long; in a
 plain flood, large batches let skip_ahead spare the engine what nobody can see."""
 SYNC_DELAY_S = 0.05
+DELTA_STYLE_LAYERS = ("fgColors", "bgColors", "styles")
 SNAPSHOT_INTERVAL_S = 0.25
 CHECKPOINT_BYTES = 8 << 20
 EXIT_DRAIN_S = 1.0
@@ -570,9 +572,25 @@ class TerminalSession:
         self._output_listeners.add(listener)
         return lambda: self._output_listeners.discard(listener)
 
-    def subscribe_deltas(self, listener: Callable[[dict[str, Any]], None]) -> Callable[[], None]:
-        self._delta_listeners.add(listener)
-        return lambda: self._delta_listeners.discard(listener)
+    def subscribe_deltas(
+        self, listener: Callable[[dict[str, Any]], None], styles: bool = False
+    ) -> Callable[[], None]:
+        """Call `listener` with every delta from now on (with `styles`, also the colour and style layers of
+        its changed rows); returns the unsubscribe function."""
+        deliver = (lambda delta: listener(self.with_styles(delta))) if styles else listener
+        self._delta_listeners.add(deliver)
+        return lambda: self._delta_listeners.discard(deliver)
+
+    def with_styles(self, delta: dict[str, Any]) -> dict[str, Any]:
+        """`delta` plus `fgColors`, `bgColors` and `styles` runs of its changed rows (in the same order) with
+        their `colorPalette` and `styleLegend`, read from the screen as it is now."""
+        engine = self._sync()
+        rows = [row for row, _ in delta["changed"] if row < engine.rows]
+        layers = CellLayers(DELTA_STYLE_LAYERS)
+        for row in rows:
+            layers.add_row(engine.row_cells(row), 0, engine.cols)
+        encoded = layers.encode("runs", lambda runs, cells: runs)
+        return {**delta, **encoded.layers, "colorPalette": encoded.palette, "styleLegend": encoded.style_legend}
 
     def read_deltas(self, cursor: int, limit: int) -> DeltaPage:
         return self._deltas.read(cursor, limit)

@@ -203,3 +203,22 @@ async def test_blocks_become_events_and_recording_markers(daemon: Daemon, api: h
     events = [json.loads(line) for line in api.get(f"/v1/terminals/{tid}/recording").text.splitlines()[1:]]
     markers = [e[2] for e in events if e[1] == "m"]
     assert "block 2 ended (exit 1): false" in markers and "block 1 started: true" in markers
+
+
+async def test_deltas_with_styles_carry_the_colours_of_their_rows(daemon: Daemon, api: httpx.Client) -> None:
+    tid = _shell(api)
+    url = _ws_url(daemon, f"/v1/terminals/{tid}/stream?mode=deltas&styles=true")
+    async with websockets.connect(url) as ws:
+        full = json.loads(await ws.recv())
+        assert len(full["fgColors"]) == len(full["changed"]) and "colorPalette" in full
+        api.post(f"/v1/terminals/{tid}/input", json={"text": "printf 'plain \\033[1;31mred-bold\\033[0m\\n'\r"})
+        deadline = time.monotonic() + 10
+        while True:
+            delta = json.loads(await asyncio.wait_for(ws.recv(), max(0.1, deadline - time.monotonic())))
+            rows = [i for i, (_, text) in enumerate(delta["changed"]) if text == "plain red-bold"]
+            if rows:
+                break
+    i = rows[0]
+    red = [sym for sym, colour in delta["colorPalette"].items() if colour == "#cd0000"]
+    assert delta["fgColors"][i] == [[6, 14, red[0]]]
+    assert delta["styles"][i] == [[6, 14, "b"]] and delta["styleLegend"]["b"] == "bold"
