@@ -30,7 +30,7 @@ async def manager(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterat
     await m.shutdown()
 
 
-async def _until(session: TerminalSession, timeout: float = 10, since: int | None = None, **kw: object) -> dict:
+async def _until(session: TerminalSession, timeout: float = 20, since: int | None = None, **kw: object) -> dict:
     result = await session.wait(compile_until(**kw), since, int(timeout * 1000))  # type: ignore[arg-type]
     assert result["matched"], result
     return result
@@ -45,6 +45,7 @@ async def test_states_idle_running_password_input_tui(manager: TerminalManager) 
     await _until(s, state_in=["idle"])
     s.send(text="sleep 5\r")
     await _until(s, state_in=["running"])
+    await _until(s, stable_ms=300)  # sleep itself in the foreground, not bash about to start it
     s.send(keys=["C-c"])
     await _until(s, state_in=["idle"])
     s.send(text=f"{sys.executable} -c 'import getpass; getpass.getpass(\"Secret: \")'\r")
