@@ -127,6 +127,8 @@ async def wait_until(term: Waitable, until: Until, since: int, timeout_s: float)
             hit.update(matched=True, elapsed_ms=round((now - started) * 1000))
             return hit
         if term.exited:
+            if until.regex is not None and until.on == "stream" and scanned < term.raw_offset:
+                continue  # output that arrived while the last scan ran: scan it before giving up
             return _miss(term, "exited", since, scanned, started)
         if now >= deadline:
             return _miss(term, "timeout", since, scanned, started)

@@ -121,3 +121,20 @@ async def test_a_large_backlog_is_scanned_off_the_loop_and_still_found() -> None
     term.write(b"noise line\r\n" * 200_000 + b"needle here\r\n")
     result = await wait_until(term, compile_until(regex=r"^needle"), 0, 5)
     assert result["matched"] and term.raw[: result["cursor"]].endswith(b"needle")
+
+
+async def test_output_that_lands_with_the_exit_is_still_scanned() -> None:
+    class ExitsDuringScan(FakeTerminal):
+        """The last output and the exit arrive while a scan is reading the journal."""
+
+        def read_raw(self, offset: int, limit: int) -> bytes:
+            data = super().read_raw(offset, limit)
+            if not self.exited:
+                self.raw += b"final answer\r\n"
+                self.exited, self.exit_code = True, 0
+            return data
+
+    term = ExitsDuringScan()
+    term.write(b"working\r\n")
+    result = await wait_until(term, compile_until(regex="^final answer"), 0, 5)
+    assert result["matched"] and result["reason"] == "regex"
