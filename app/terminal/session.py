@@ -105,6 +105,7 @@ class TerminalSession:
         self._leader_exit: int | None = None
         self._hung_up = False
         self._finalized = asyncio.Event()
+        self._finalizing = False
         self._snapshot_due: asyncio.TimerHandle | None = None
         self._last_snapshot = 0.0
         self._since_checkpoint = 0
@@ -323,8 +324,9 @@ class TerminalSession:
 
     def _finalize(self) -> None:
         """Drain what is left, close the PTY, record the exit, write the final snapshot and checkpoint."""
-        if self._finalized.is_set() or self._handle is None or self._journal is None:
+        if self._finalizing or self._handle is None or self._journal is None:
             return
+        self._finalizing = True  # the drain below may see the hang-up, which would finalize again
         loop = asyncio.get_running_loop()
         if not self._hung_up:
             self._on_readable()

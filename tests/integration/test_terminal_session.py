@@ -249,3 +249,13 @@ async def test_session_limit(tmp_path: Path) -> None:
             await m.create(TerminalSpec(command=BASH))
     finally:
         await m.shutdown()
+
+
+async def test_exit_while_a_child_holds_the_terminal_is_recorded_once(manager: TerminalManager) -> None:
+    # The leader exits while a background child keeps the terminal open, so no hang-up comes: the session is
+    # finalized by the drain timer, with the leader's exit status, exactly once.
+    s = await manager.create(TerminalSpec(command=["bash", "-c", "sleep 3 & echo leader-done"]))
+    await _until(s, exit=True, since=0, timeout=30)
+    exits = [e for e in read_index(s.directory) if e.kind == "x"]
+    assert len(exits) == 1 and exits[0].value == 0
+    assert "leader-done" in s.screen_text()
