@@ -130,8 +130,14 @@ async def test_paste_is_bracketed_only_when_the_program_asks(manager: TerminalMa
 
 
 async def test_large_input_is_delivered_in_full(manager: TerminalManager) -> None:
-    code = "import sys\nn = 0\nwhile n < 300000:\n    n += len(sys.stdin.buffer.readline())\nprint('got', n)\n"
+    code = (
+        "import sys, termios\n"
+        "attrs = termios.tcgetattr(0); attrs[3] &= ~termios.ECHO; termios.tcsetattr(0, termios.TCSANOW, attrs)\n"
+        "print('ready', flush=True)\n"  # no echo: the count is not interleaved with 300 KB of echoed input
+        "n = 0\nwhile n < 300000:\n    n += len(sys.stdin.buffer.readline())\nprint('got', n)\n"
+    )
     s = await _python(manager, code)
+    await _until(s, regex="^ready", since=0)
     line = "y" * 999 + "\r"
     result = s.send(text=line * 300)
     assert result["bytes_written"] == 300_000
