@@ -48,6 +48,9 @@ from typing import Any
 import httpx
 from ptyprocess import PtyProcess
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from tmux_server import TmuxServer  # noqa: E402
+
 REPO = Path(__file__).resolve().parent.parent
 MB = 1 << 20
 COLS, ROWS = 120, 40
@@ -148,36 +151,24 @@ def run_bare(path: Path, expected: int) -> float:
 # ----------------------------------------------------------------------------- tmux
 
 
-def _tmux(socket_name: str, *args: str) -> str:
-    cmd = ["tmux", "-L", socket_name, "-f", "/dev/null", *args]
-    return subprocess.run(cmd, check=True, capture_output=True, text=True).stdout.strip()
-
-
 def run_tmux(path: Path) -> float:
     """Seconds for tmux to take `cat path` off a 120x40 pane, on a private server with a quiet session."""
-    sock = f"lookout-bench-{os.getpid()}"
     channel = f"done-{os.getpid()}"
-    socket_path: Path | None = None
-    try:
-        _tmux(sock, "new-session", "-d", "-s", "quiet", "-x", str(COLS), "-y", str(ROWS), "cat")
-        socket_path = Path(_tmux(sock, "display", "-p", "#{socket_path}"))
-        _tmux(sock, "set", "-g", "default-size", f"{COLS}x{ROWS}")
-        _tmux(sock, "set", "-g", "remain-on-exit", "on")
-        _tmux(sock, "set-hook", "-g", "pane-died", f"wait-for -S {channel}")
+    with TmuxServer("lookout-bench") as tmux:
+        tmux("new-session", "-d", "-s", "quiet", "-x", str(COLS), "-y", str(ROWS), "cat")
+        tmux("set", "-g", "default-size", f"{COLS}x{ROWS}")
+        tmux("set", "-g", "remain-on-exit", "on")
+        tmux("set-hook", "-g", "pane-died", f"wait-for -S {channel}")
         start = time.perf_counter()
         size_flags = ("-x", str(COLS), "-y", str(ROWS))
-        _tmux(sock, "new-session", "-d", "-s", "flood", *size_flags, f"cat {shlex.quote(str(path))}")
-        _tmux(sock, "wait-for", channel)
+        tmux("new-session", "-d", "-s", "flood", *size_flags, f"cat {shlex.quote(str(path))}")
+        tmux("wait-for", channel)
         elapsed = time.perf_counter() - start
-        pane = _tmux(sock, "display", "-p", "-t", "flood", "#{pane_dead_status} #{pane_width}x#{pane_height}")
+        pane = tmux("display", "-p", "-t", "flood", "#{pane_dead_status} #{pane_width}x#{pane_height}")
         status, size = pane.split()
         if status != "0" or size != f"{COLS}x{ROWS}":
             raise RuntimeError(f"tmux: cat exited {status} in a {size} pane (wanted 0 and {COLS}x{ROWS})")
         return elapsed
-    finally:
-        subprocess.run(["tmux", "-L", sock, "kill-server"], check=False, capture_output=True)
-        if socket_path is not None:
-            socket_path.unlink(missing_ok=True)
 
 
 # ----------------------------------------------------------------------------- lookout

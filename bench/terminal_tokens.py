@@ -49,6 +49,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from terminal_ingest import COLS, REPO, ROWS, Daemon  # noqa: E402
+from tmux_server import TmuxServer  # noqa: E402
 
 sys.path.insert(0, str(REPO))
 from app.core.tokens import count_tokens  # noqa: E402
@@ -136,11 +137,6 @@ def _make_git_repo(path: Path) -> None:
 # ----------------------------------------------------------------------------- tmux
 
 
-def _tmux(socket_name: str, *args: str) -> str:
-    cmd = ["tmux", "-L", socket_name, "-f", "/dev/null", *args]
-    return subprocess.run(cmd, check=True, capture_output=True, text=True, env={**os.environ, **TERM_ENV}).stdout
-
-
 def settle(read: Callable[[], Any], still_s: float = STILL_S, timeout_s: float = TIMEOUT_S) -> Any:
     """Poll `read` until its value has not changed for `still_s`; returns that value."""
     deadline = time.monotonic() + timeout_s
@@ -157,18 +153,15 @@ def settle(read: Callable[[], Any], still_s: float = STILL_S, timeout_s: float =
 
 def tmux_capture(program: Program, workdir: Path) -> tuple[str, str]:
     """The plain (`-p`) and escaped (`-e -p`) captures of `program` in a 120x40 tmux pane."""
-    sock = f"lookout-tokens-{os.getpid()}"
-    try:
-        _tmux(sock, "new-session", "-d", "-s", "boot", "-x", str(COLS), "-y", str(ROWS))
-        _tmux(sock, "set", "-g", "default-terminal", TERM_ENV["TERM"])
+    with TmuxServer("lookout-tokens", TERM_ENV) as tmux:
+        tmux("new-session", "-d", "-s", "boot", "-x", str(COLS), "-y", str(ROWS))
+        tmux("set", "-g", "default-terminal", TERM_ENV["TERM"])
         env_flags = [flag for key, value in TERM_ENV.items() for flag in ("-e", f"{key}={value}")]
-        _tmux(sock, "new-session", "-d", "-s", "prog", "-x", str(COLS), "-y", str(ROWS), "-c", str(workdir),
-              *env_flags, f"{program.command}; exec sleep 3600")  # fmt: skip
-        escaped = settle(lambda: _tmux(sock, "capture-pane", "-e", "-p", "-t", "prog"))
-        plain = _tmux(sock, "capture-pane", "-p", "-t", "prog")
+        tmux("new-session", "-d", "-s", "prog", "-x", str(COLS), "-y", str(ROWS), "-c", str(workdir),
+             *env_flags, f"{program.command}; exec sleep 3600")  # fmt: skip
+        escaped = settle(lambda: tmux("capture-pane", "-e", "-p", "-t", "prog"))
+        plain = tmux("capture-pane", "-p", "-t", "prog")
         return plain, escaped
-    finally:
-        subprocess.run(["tmux", "-L", sock, "kill-server"], check=False, capture_output=True)
 
 
 # ----------------------------------------------------------------------------- lookout
