@@ -30,6 +30,8 @@ def _settings(args: argparse.Namespace) -> Settings:
             "data_dir": args.data_dir,
             "token": getattr(args, "token", None),
             "screen_engine": getattr(args, "screen_engine", None),
+            "adb_host": getattr(args, "adb_host", None),
+            "adb_port": getattr(args, "adb_port", None),
         }.items()
         if v is not None
     }
@@ -74,6 +76,8 @@ def main(argv: list[str] | None = None) -> None:
     p_serve.add_argument("--data-dir", type=Path, help="where sessions and the token are stored")
     p_serve.add_argument("--token", help="API token (default: LOOKOUT_TOKEN, else generated into the data dir)")
     p_serve.add_argument("--screen-engine", choices=["avt", "pyte"], help="terminal emulator (default avt)")
+    p_serve.add_argument("--adb-host", help="host of the adb server to use (default 127.0.0.1)")
+    p_serve.add_argument("--adb-port", type=int, help="port of the adb server to use (default 5037)")
     p_serve.set_defaults(func=serve)
     p_token = sub.add_parser("token", help="print the API token (creating it if needed)")
     p_token.add_argument("--data-dir", type=Path)

@@ -36,3 +36,9 @@ class Settings(BaseSettings):
     max_journal_bytes: int = Field(
         8 << 30, ge=1 << 20, description="per session; output beyond it is counted, not stored"
     )
+    adb_host: str = Field("127.0.0.1", description="the adb server lookout uses (it never starts one)")
+    adb_port: int = Field(5037, ge=1, le=65535)
+    device_max_dimension: int = Field(
+        1000, ge=100, le=8000, description="screenshots are scaled so their longest side fits this"
+    )
+    device_timeout_s: float = Field(20.0, gt=0, le=600, description="limit of one adb command (capture, dump)")

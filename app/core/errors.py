@@ -34,3 +34,24 @@ class Conflict(LookoutError):
 class TooLarge(LookoutError):
     status = 413
     code = "too_large"
+
+
+class Unavailable(LookoutError):
+    """A backend lookout needs (the adb server, the browser) cannot be reached."""
+
+    status = 503
+    code = "unavailable"
+
+
+class BackendTimeout(LookoutError):
+    """A backend did not answer in time (a device capture, a UI dump)."""
+
+    status = 504
+    code = "timeout"
+
+
+class BackendFailure(LookoutError):
+    """A backend answered with a failure lookout cannot turn into a result (a UI dump that keeps failing)."""
+
+    status = 502
+    code = "backend_failure"

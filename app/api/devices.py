@@ -1,0 +1,187 @@
+"""HTTP adapter for Android devices: request models and routes. The logic is in app.device."""
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Path, Query, Request
+from fastapi.responses import FileResponse
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from app.api.responses import JSONResponse
+from app.device.capture import MEDIA_TYPES
+from app.device.logcat import LEVELS
+from app.device.manager import LOGCAT_MAX_LINES, DeviceManager
+
+router = APIRouter(prefix="/v1/devices", tags=["devices"])
+
+Serial = Annotated[str, Path(min_length=1, max_length=128, pattern=r"^[\x21-\x7e]+$", description="adb serial")]
+ObsId = Annotated[str, Path(min_length=1, max_length=64)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ScreenshotRequest(_Strict):
+    max_dimension: int | None = Field(None, ge=100, le=8000, description="longest side of the image; default 1000")
+    raw: bool = Field(False, description="no scaling: the device's full resolution (costly; adds a warning)")
+    format: Literal["png", "jpeg", "webp"] = "png"
+    inline: bool = Field(False, description="include the image as base64 in `image_b64`")
+    marks: bool = Field(False, description="draw the indices of the UI elements on the image (set-of-marks)")
+
+
+class FindRequest(_Strict):
+    text: str | None = None
+    resource_id: str | None = None
+    desc: str | None = None
+    class_name: str | None = None
+    regex: bool = Field(False, description="criteria are regular expressions (case-insensitive)")
+    obs_id: str | None = Field(None, description="search this observation's UI dump; default: a fresh dump")
+
+
+class TapRequest(_Strict):
+    x: float | None = Field(None, description="image pixels of the observation")
+    y: float | None = None
+    element: int | None = Field(None, ge=0, description="an element index of the observation's UI dump")
+    obs_id: str | None = Field(None, description="default: the device's latest observation")
+
+    @model_validator(mode="after")
+    def _one_target(self) -> TapRequest:
+        has_point = self.x is not None and self.y is not None
+        if has_point == (self.element is not None) or (self.x is None) != (self.y is None):
+            raise ValueError("give either x and y, or element")
+        return self
+
+
+class SwipeRequest(_Strict):
+    x1: float | None = None
+    y1: float | None = None
+    x2: float | None = None
+    y2: float | None = None
+    direction: Literal["up", "down", "left", "right"] | None = Field(
+        None, description="the way the finger moves, through the screen's centre (up scrolls content down)"
+    )
+    distance: float = Field(0.5, gt=0, le=0.95, description="with direction: the fraction of the screen")
+    duration_ms: int = Field(300, ge=0, le=60_000)
+    obs_id: str | None = None
+
+    @model_validator(mode="after")
+    def _one_form(self) -> SwipeRequest:
+        coords = [self.x1, self.y1, self.x2, self.y2]
+        given = sum(c is not None for c in coords)
+        if (given == 4) == (self.direction is not None) or given not in (0, 4):
+            raise ValueError("give either x1, y1, x2 and y2, or direction")
+        return self
+
+    def points(self) -> tuple[float, float, float, float] | None:
+        if self.direction is not None:
+            return None
+        return (self.x1, self.y1, self.x2, self.y2)  # type: ignore[return-value]
+
+
+class TypeRequest(_Strict):
+    text: str = Field(min_length=1, description="printable ASCII; newline and tab are sent as ENTER and TAB")
+
+
+class KeyRequest(_Strict):
+    key: str | int = Field(description="HOME, BACK, ENTER, DEL, APP_SWITCH, VOLUME_UP, ... or a keycode")
+
+
+class AppRequest(_Strict):
+    package: str = Field(min_length=1, max_length=255)
+    action: Literal["launch", "stop"] = "launch"
+
+
+def _manager(request: Request) -> DeviceManager:
+    return request.app.state.devices
+
+
+def _agent(request: Request) -> str:
+    return request.headers.get("x-lookout-agent", "default")[:100]
+
+
+@router.get("")
+async def list_devices(request: Request) -> JSONResponse:
+    manager = _manager(request)
+    return JSONResponse({"devices": await manager.list(), "adb_server": manager.adb.address})
+
+
+@router.post("/{serial}/screenshot")
+async def screenshot(serial: Serial, request: Request, body: ScreenshotRequest | None = None) -> JSONResponse:
+    body = body or ScreenshotRequest()
+    result = await _manager(request).screenshot(
+        serial, max_dimension=body.max_dimension, raw=body.raw, fmt=body.format, inline=body.inline,
+        marks=body.marks, agent=_agent(request),
+    )  # fmt: skip
+    return JSONResponse(result)
+
+
+@router.get("/{serial}/observations/{obs_id}/image")
+async def observation_image(serial: Serial, obs_id: ObsId, request: Request) -> FileResponse:
+    path, fmt = _manager(request).image(serial, obs_id)
+    return FileResponse(path, media_type=MEDIA_TYPES[fmt])
+
+
+@router.get("/{serial}/ui")
+async def ui(
+    serial: Serial,
+    request: Request,
+    obs_id: str | None = None,
+    max_tokens: Annotated[int | None, Query(ge=50, le=1_000_000)] = None,
+    all: Annotated[bool, Query(description="every node, not only interactive and text-bearing ones")] = False,
+) -> JSONResponse:
+    result = await _manager(request).ui(
+        serial, obs_id=obs_id, all_nodes=all, max_tokens=max_tokens, agent=_agent(request)
+    )
+    return JSONResponse(result)
+
+
+@router.post("/{serial}/find")
+async def find(serial: Serial, body: FindRequest, request: Request) -> JSONResponse:
+    criteria: dict[str, Any] = body.model_dump(exclude={"obs_id"}, exclude_none=True)
+    return JSONResponse(await _manager(request).find(serial, criteria, body.obs_id, _agent(request)))
+
+
+@router.post("/{serial}/tap")
+async def tap(serial: Serial, body: TapRequest, request: Request) -> JSONResponse:
+    result = await _manager(request).tap(
+        serial, x=body.x, y=body.y, element=body.element, obs_id=body.obs_id, agent=_agent(request)
+    )
+    return JSONResponse(result)
+
+
+@router.post("/{serial}/swipe")
+async def swipe(serial: Serial, body: SwipeRequest, request: Request) -> JSONResponse:
+    result = await _manager(request).swipe(
+        serial, points=body.points(), direction=body.direction, distance=body.distance,
+        duration_ms=body.duration_ms, obs_id=body.obs_id, agent=_agent(request),
+    )  # fmt: skip
+    return JSONResponse(result)
+
+
+@router.post("/{serial}/type")
+async def type_text(serial: Serial, body: TypeRequest, request: Request) -> JSONResponse:
+    return JSONResponse(await _manager(request).type_text(serial, body.text, _agent(request)))
+
+
+@router.post("/{serial}/key")
+async def key(serial: Serial, body: KeyRequest, request: Request) -> JSONResponse:
+    return JSONResponse(await _manager(request).key(serial, body.key, _agent(request)))
+
+
+@router.post("/{serial}/app")
+async def app_action(serial: Serial, body: AppRequest, request: Request) -> JSONResponse:
+    return JSONResponse(await _manager(request).app(serial, body.package, body.action, _agent(request)))
+
+
+@router.get("/{serial}/logcat")
+async def logcat(
+    serial: Serial,
+    request: Request,
+    lines: Annotated[int, Query(ge=1, le=LOGCAT_MAX_LINES)] = 200,
+    package: str | None = None,
+    tag: str | None = Query(None, max_length=200),
+    level: Annotated[str | None, Query(pattern=f"^[{LEVELS}]$", description="minimum level: V D I W E F")] = None,
+) -> JSONResponse:
+    result = await _manager(request).logcat(serial, lines=lines, package=package, tag=tag, level=level)
+    return JSONResponse(result)

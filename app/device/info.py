@@ -1,0 +1,38 @@
+"""What a device says about itself: model, screen size and rotation from one shell command's output."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from app.core.errors import BackendFailure
+
+INFO_COMMAND = (
+    "echo model=$(getprop ro.product.model); wm size; "
+    "dumpsys display | grep -m 1 -o 'orientation=[0-9]'"
+)
+_SIZE = re.compile(r"(Physical|Override) size:\s*(\d+)x(\d+)")
+_ORIENTATION = re.compile(r"orientation=(\d)")
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceInfo:
+    model: str
+    width: int
+    """Screen width in the current rotation, in the pixels `input tap` takes."""
+    height: int
+    rotation: int
+    """0-3, quarter turns from the natural orientation."""
+
+
+def parse_info(output: str) -> DeviceInfo:
+    """The output of INFO_COMMAND -> DeviceInfo. An override size (`wm size WxH`) wins over the physical
+    one; width and height are swapped when the rotation is a quarter or three-quarter turn."""
+    model_line = next((line for line in output.splitlines() if line.startswith("model=")), "model=")
+    sizes = {kind: (int(w), int(h)) for kind, w, h in _SIZE.findall(output)}
+    size = sizes.get("Override") or sizes.get("Physical")
+    if size is None:
+        raise BackendFailure(f"the device did not report its screen size (`wm size` said {output.strip()[:200]!r})")
+    match = _ORIENTATION.search(output)
+    rotation = int(match.group(1)) % 4 if match else 0
+    width, height = size if rotation % 2 == 0 else (size[1], size[0])
+    return DeviceInfo(model_line.removeprefix("model=").strip(), width, height, rotation)

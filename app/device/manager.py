@@ -1,0 +1,335 @@
+"""Devices: the async face of everything lookout does with Android devices (adb work runs in threads).
+
+Every call checks the device's state first: an offline or unauthorized device is never used (409 with
+what to do), an unknown serial is a 404, and no adb server is a 503. Screenshots and UI dumps are
+observations; taps and swipes take image coordinates and are converted with the observation they name
+(or the device's latest one), after checking that the device has not rotated since. Every action and
+observation is recorded in the device's `actions.jsonl` and published on the event bus.
+"""
+from __future__ import annotations
+
+import asyncio
+import base64
+import re
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from app.core.errors import BackendFailure, BadInput, Conflict, NotFound
+from app.core.events import EventBus
+from app.device import text_input
+from app.device.adb import Adb
+from app.device.capture import BLACK_WARNING, ImageFormat, encode, is_black, resize
+from app.device.info import INFO_COMMAND, DeviceInfo, parse_info
+from app.device.keys import keycode
+from app.device.logcat import filter_lines
+from app.device.marks import draw_marks
+from app.device.observations import Observation, ObservationStore
+from app.device.observer import Observer
+from app.device.scaling import RAW_WARNING, Scale, fit, image_tokens
+from app.device.ui_tree import UiNode, UiParseError, find, is_relevant, parse_hierarchy, render_elements
+
+T = TypeVar("T")
+STATE_ADVICE = {
+    "unauthorized": "accept the 'Allow USB debugging?' prompt on the device, then try again",
+    "offline": "reconnect it (`adb reconnect offline`, or `adb connect` again for a network device)",
+}
+PACKAGE = re.compile(r"[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)+")
+LOGCAT_MAX_LINES = 5000
+SWIPE_DISTANCE = 0.5
+
+
+class DeviceManager:
+    def __init__(self, root: Path, adb: Adb, max_dimension: int, bus: EventBus) -> None:
+        self.adb = adb
+        self.max_dimension = max_dimension
+        self.bus = bus
+        self.store = ObservationStore(root)
+        self.observer = Observer(adb)
+
+    # ------------------------------------------------------------------ devices
+
+    async def list(self) -> list[dict[str, Any]]:
+        devices = await _thread(self.adb.devices)
+        infos = await asyncio.gather(
+            *(self._info_or_none(serial) for serial, state in devices if state == "device")
+        )
+        by_serial = dict(zip((s for s, state in devices if state == "device"), infos))
+        out = []
+        for serial, state in devices:
+            info = by_serial.get(serial)
+            entry: dict[str, Any] = {"serial": serial, "state": state, "model": None, "width": None,
+                                     "height": None, "rotation": None}  # fmt: skip
+            if info is not None:
+                entry.update(model=info.model, width=info.width, height=info.height, rotation=info.rotation)
+            elif state in STATE_ADVICE:
+                entry["advice"] = STATE_ADVICE[state]
+            out.append(entry)
+        return out
+
+    async def _info_or_none(self, serial: str) -> DeviceInfo | None:
+        try:
+            return await _thread(self._info, serial)
+        except Exception:  # a device that fails to describe itself is still listed
+            return None
+
+    def _info(self, serial: str) -> DeviceInfo:
+        return parse_info(self.adb.shell(serial, INFO_COMMAND).text)
+
+    async def _ready(self, serial: str) -> None:
+        """Raise unless the adb server lists `serial` in the `device` state."""
+        states = dict(await _thread(self.adb.devices))
+        state = states.get(serial)
+        if state is None:
+            known = ", ".join(states) or "none"
+            raise NotFound(f"no device {serial!r} on the adb server at {self.adb.address} (devices: {known})")
+        if state != "device":
+            advice = STATE_ADVICE.get(state, "wait until `adb devices` shows it as `device`")
+            raise Conflict(f"device {serial} is {state}: {advice}", state=state)
+
+    # ------------------------------------------------------------------ observations
+
+    async def screenshot(
+        self, serial: str, *, max_dimension: int | None, raw: bool, fmt: ImageFormat, inline: bool, marks: bool,
+        agent: str,
+    ) -> dict[str, Any]:  # fmt: skip
+        await self._ready(serial)
+        limit = None if raw else (max_dimension or self.max_dimension)
+        obs, warnings = await _thread(self._screenshot, serial, limit, fmt, marks)
+        if raw:
+            warnings.insert(0, RAW_WARNING)
+        result = self._observation_json(obs)
+        result.update(path=str(self.store.image_path(obs)), url=_image_url(obs), format=fmt, black=obs.black)
+        result["tokens"] = image_tokens(obs.scale.image_width, obs.scale.image_height)
+        if warnings:
+            result["warning"] = " ".join(warnings)
+        if inline:
+            result["image_b64"] = base64.b64encode(self.store.image_path(obs).read_bytes()).decode()
+        self._record(serial, agent, "observation", "screenshot", obs_id=obs.obs_id, image=result["image"],
+                     warning=result.get("warning"))  # fmt: skip
+        return result
+
+    def _screenshot(self, serial: str, limit: int | None, fmt: ImageFormat, marks: bool) -> tuple[Observation, list[str]]:
+        info = self._info(serial)
+        capture = self.observer.capture(serial)
+        image = capture.image
+        if (image.width > image.height) != (info.width > info.height):  # rotated while we looked
+            info = self._info(serial)
+        scale = fit(info.width, info.height, limit)
+        obs = self.store.new(serial, scale, info.rotation, image_format=fmt, black=is_black(image))
+        ui_xml = nodes = None
+        if marks:
+            ui_xml = self.observer.dump_ui(serial)
+            nodes = _parse(ui_xml)
+        image = resize(image, scale.image_width, scale.image_height)
+        if nodes is not None:
+            marked = [(n.index, n.bounds.to_image(scale.factor)) for n in nodes if is_relevant(n)]
+            image = draw_marks(image, marked)
+        obs = self.store.save(obs, encode(image, fmt), ui_xml)
+        return obs, capture.warnings + ([BLACK_WARNING] if obs.black else [])
+
+    async def ui(self, serial: str, *, obs_id: str | None, all_nodes: bool, max_tokens: int | None, agent: str) -> dict[str, Any]:
+        await self._ready(serial)
+        obs, nodes = await _thread(self._ui, serial, obs_id)
+        header = self._observation_json(obs)
+        result = render_elements(nodes, obs.scale.factor, all=all_nodes, max_tokens=max_tokens, header=header)
+        self._record(serial, agent, "observation", "ui", obs_id=obs.obs_id, elements=result.get("shown"))
+        return result
+
+    def _ui(self, serial: str, obs_id: str | None) -> tuple[Observation, list[UiNode]]:
+        """The UI of the named observation (dumped now if it has none yet), or of a new observation that
+        takes its scale from the device's latest one."""
+        if obs_id is not None:
+            obs = self.store.get(serial, obs_id)
+            nodes = self.store.ui_nodes(obs)
+            if nodes is None:
+                xml = self.observer.dump_ui(serial)
+                nodes = _parse(xml)
+                obs = self.store.attach_ui(obs, xml)
+            return obs, nodes
+        info = self._info(serial)
+        xml = self.observer.dump_ui(serial)
+        nodes = _parse(xml)
+        latest = self.store.latest(serial)
+        if latest is not None and (latest.scale.device_width, latest.scale.device_height) == (info.width, info.height):
+            scale = latest.scale
+        else:
+            scale = fit(info.width, info.height, self.max_dimension)
+        return self.store.save(self.store.new(serial, scale, info.rotation), ui_xml=xml), nodes
+
+    async def find(self, serial: str, criteria: dict[str, Any], obs_id: str | None, agent: str) -> dict[str, Any]:
+        await self._ready(serial)
+        obs, nodes = await _thread(self._ui, serial, obs_id)
+        try:
+            found = find(nodes, **criteria)
+        except ValueError as exc:
+            raise BadInput(str(exc)) from exc
+        result = render_elements(found, obs.scale.factor, all=True, header=self._observation_json(obs))
+        self._record(serial, agent, "observation", "find", obs_id=obs.obs_id, criteria=criteria, found=len(found))
+        return result
+
+    def image(self, serial: str, obs_id: str) -> tuple[Path, str]:
+        obs = self.store.get(serial, obs_id)
+        return self.store.image_path(obs), obs.image_format or "png"
+
+    def _observation_json(self, obs: Observation) -> dict[str, Any]:
+        return {"obs_id": obs.obs_id, "serial": obs.serial, "device": obs.device, "image": obs.image,
+                "scale_factor": round(obs.scale.factor, 6)}  # fmt: skip
+
+    # ------------------------------------------------------------------ actions
+
+    async def tap(self, serial: str, *, x: float | None, y: float | None, element: int | None, obs_id: str | None,
+                  agent: str) -> dict[str, Any]:  # fmt: skip
+        await self._ready(serial)
+        obs = await _thread(self._observation, serial, obs_id, element is not None)
+        detail: dict[str, Any] = {"obs_id": obs.obs_id}
+        if element is not None:
+            node = self._element(obs, element)
+            point = node.bounds.center
+            detail["element"] = {"index": node.index, "class": node.cls, "text": node.text or None}
+        else:
+            assert x is not None and y is not None
+            point = self._to_device(obs.scale, x, y)
+        await _thread(self._check_rotation, serial, obs)
+        await self._input(serial, f"input tap {point[0]} {point[1]}")
+        detail["device_point"] = list(point)
+        self._record(serial, agent, "action", "tap", **detail)
+        return {"ok": True, **detail}
+
+    async def swipe(self, serial: str, *, points: tuple[float, float, float, float] | None, direction: str | None,
+                    distance: float, duration_ms: int, obs_id: str | None, agent: str) -> dict[str, Any]:  # fmt: skip
+        await self._ready(serial)
+        obs = await _thread(self._observation, serial, obs_id, False)
+        scale = obs.scale
+        if points is not None:
+            start = self._to_device(scale, points[0], points[1])
+            end = self._to_device(scale, points[2], points[3])
+        else:
+            assert direction is not None
+            start, end = _direction_swipe(scale, direction, distance)
+        await _thread(self._check_rotation, serial, obs)
+        await self._input(serial, f"input swipe {start[0]} {start[1]} {end[0]} {end[1]} {duration_ms}")
+        detail = {"obs_id": obs.obs_id, "device_from": list(start), "device_to": list(end), "duration_ms": duration_ms}
+        self._record(serial, agent, "action", "swipe", **detail, direction=direction)
+        return {"ok": True, **detail}
+
+    async def type_text(self, serial: str, text: str, agent: str) -> dict[str, Any]:
+        commands = text_input.type_commands(text)
+        await self._ready(serial)
+        for command in commands:
+            await self._input(serial, command)
+        self._record(serial, agent, "action", "type", text=text)
+        return {"ok": True, "typed": len(text), "commands": len(commands)}
+
+    async def key(self, serial: str, key: str | int, agent: str) -> dict[str, Any]:
+        code = keycode(key)
+        await self._ready(serial)
+        await self._input(serial, f"input keyevent {code}")
+        self._record(serial, agent, "action", "key", key=key, keycode=code)
+        return {"ok": True, "keycode": code}
+
+    async def app(self, serial: str, package: str, action: str, agent: str) -> dict[str, Any]:
+        if not PACKAGE.fullmatch(package):
+            raise BadInput(f"{package!r} is not an Android package name (like com.example.app)", field="package")
+        await self._ready(serial)
+        if action == "launch":
+            command = f"monkey -p {package} -c android.intent.category.LAUNCHER 1"
+        else:
+            command = f"am force-stop {package}"
+        result = await _thread(self.adb.shell, serial, command)
+        said = (result.stdout + result.stderr).decode("utf-8", "replace")
+        if action == "launch" and (result.exit_code != 0 or "No activities found" in said or "aborted" in said):
+            raise NotFound(f"cannot launch {package}: not installed or no launcher activity ({said.strip()[:200]})")
+        self._record(serial, agent, "action", "app", package=package, app_action=action)
+        return {"ok": True, "package": package, "action": action}
+
+    async def logcat(self, serial: str, *, lines: int, package: str | None, tag: str | None,
+                     level: str | None) -> dict[str, Any]:  # fmt: skip
+        await self._ready(serial)
+        command = f"logcat -d -v threadtime -t {LOGCAT_MAX_LINES if (tag or level) else lines}"
+        if package is not None:
+            if not PACKAGE.fullmatch(package):
+                raise BadInput(f"{package!r} is not an Android package name", field="package")
+            pid = (await _thread(self.adb.shell, serial, f"pidof -s {package}")).text.strip()
+            if not pid.isdigit():
+                raise Conflict(f"{package} is not running, so it has no log lines; launch it first")
+            command += f" --pid={pid}"
+        result = await _thread(self.adb.shell, serial, command)
+        kept = filter_lines(result.text.splitlines(), tag=tag, level=level, limit=lines)
+        return {"serial": serial, "lines": kept, "count": len(kept),
+                "filters": {"package": package, "tag": tag, "level": level}}  # fmt: skip
+
+    # ------------------------------------------------------------------ helpers
+
+    def _observation(self, serial: str, obs_id: str | None, with_ui: bool) -> Observation:
+        if obs_id is not None:
+            return self.store.get(serial, obs_id)
+        obs = self.store.latest(serial, with_ui=with_ui)
+        if obs is None:
+            need = "GET /ui (or a screenshot with marks=true)" if with_ui else "POST /screenshot or GET /ui"
+            raise Conflict(f"no observation of {serial} yet: take one with {need}, then use its coordinates")
+        return obs
+
+    def _element(self, obs: Observation, index: int) -> UiNode:
+        nodes = self.store.ui_nodes(obs)
+        if nodes is None:
+            raise Conflict(f"observation {obs.obs_id} has no UI dump: GET /ui?obs_id={obs.obs_id} first")
+        if not 0 <= index < len(nodes):
+            raise NotFound(f"observation {obs.obs_id} has no element {index} (indices 0-{len(nodes) - 1})")
+        return nodes[index]
+
+    @staticmethod
+    def _to_device(scale: Scale, x: float, y: float) -> tuple[int, int]:
+        if not scale.contains_image_point(x, y):
+            raise BadInput(
+                f"({x:g}, {y:g}) is outside the image ({scale.image_width}x{scale.image_height}): "
+                "coordinates are in the screenshot's pixels"
+            )
+        return scale.to_device(x, y)
+
+    def _check_rotation(self, serial: str, obs: Observation) -> None:
+        info = self._info(serial)
+        if (info.width, info.height) != (obs.scale.device_width, obs.scale.device_height):
+            raise Conflict(
+                f"the device changed since observation {obs.obs_id} (screen was {obs.scale.device_width}x"
+                f"{obs.scale.device_height}, rotation {obs.rotation}; now {info.width}x{info.height}, rotation "
+                f"{info.rotation}): observe again and use the new coordinates",
+                rotation=info.rotation,
+            )
+
+    async def _input(self, serial: str, command: str) -> None:
+        result = await _thread(self.adb.shell, serial, command)
+        if result.exit_code != 0:
+            said = (result.stderr or result.stdout).decode("utf-8", "replace").strip()
+            raise Conflict(f"the device refused `{command.split(' ', 2)[1]}`: {said[:300]}")
+
+    def _record(self, serial: str, agent: str, kind: str, what: str, **fields: Any) -> None:
+        entry = {"ts": time.time(), "agent": agent, "kind": kind, "what": what, "serial": serial,
+                 **{k: v for k, v in fields.items() if v is not None}}  # fmt: skip
+        self.store.record(serial, entry)
+        self.bus.publish(f"device.{kind}", **{k: v for k, v in entry.items() if k != "ts"})
+
+
+def _parse(xml: bytes) -> list[UiNode]:
+    try:
+        return parse_hierarchy(xml)
+    except UiParseError as exc:
+        raise BackendFailure(f"the device's UI dump is not readable: {exc}") from exc
+
+
+def _direction_swipe(scale: Scale, direction: str, distance: float) -> tuple[tuple[int, int], tuple[int, int]]:
+    """A swipe through the screen's centre in which the finger moves `direction` over `distance` of it."""
+    w, h = scale.device_width, scale.device_height
+    cx, cy = w // 2, h // 2
+    dx, dy = {"up": (0, -1), "down": (0, 1), "left": (-1, 0), "right": (1, 0)}[direction]
+    half_x, half_y = round(w * distance / 2), round(h * distance / 2)
+    return (cx - dx * half_x, cy - dy * half_y), (cx + dx * half_x, cy + dy * half_y)
+
+
+def _image_url(obs: Observation) -> str:
+    return f"/v1/devices/{obs.serial}/observations/{obs.obs_id}/image"
+
+
+async def _thread(fn: Callable[..., T], *args: Any) -> T:
+    return await asyncio.to_thread(fn, *args)
