@@ -132,7 +132,8 @@ async def device_key(
     serial: Serial,
     key: Annotated[str, Field(description="HOME, BACK, ENTER, DEL, APP_SWITCH, VOLUME_UP, WAKEUP, ... or a keycode")],
 ) -> str:
-    """Press a key: {ok, keycode}."""
+    """Press a key on the device (BACK leaves a screen, HOME goes to the launcher, ENTER submits a field,
+    DEL deletes the character before the cursor): {ok, keycode}, about 15 tokens."""
     return await call(ctx, "POST", _path(serial, "key"), body={"key": key})
 
 

@@ -25,6 +25,10 @@ TERMINAL_TOOLS = {
     "terminal_open", "terminal_list", "terminal_act", "terminal_send", "terminal_wait", "terminal_screen",
     "terminal_raw", "terminal_deltas", "terminal_blocks", "terminal_close",
 }
+DEVICE_TOOLS = {
+    "device_list", "device_screenshot", "device_ui", "device_find", "device_tap", "device_swipe", "device_type",
+    "device_key",
+}
 
 
 @asynccontextmanager
@@ -49,10 +53,10 @@ def _text(result: CallToolResult) -> str:
     return result.content[0].text
 
 
-async def test_lists_the_terminal_tools_with_their_schemas(daemon: Daemon) -> None:
+async def test_lists_the_tools_with_their_schemas(daemon: Daemon) -> None:
     async with shim(LOOKOUT_URL=daemon.url, LOOKOUT_TOKEN=daemon.token) as session:
         tools = {tool.name: tool for tool in (await session.list_tools()).tools}
-    assert set(tools) == TERMINAL_TOOLS
+    assert set(tools) == TERMINAL_TOOLS | DEVICE_TOOLS
     for tool in tools.values():
         assert tool.description and len(tool.description) > 80, tool.name
         assert not tool.description.startswith(" ") and "\n    " not in tool.description, "dedented"
