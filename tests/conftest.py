@@ -14,6 +14,7 @@ import httpx
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
+pytest_plugins = ["tests.support.adb_fixtures"]
 
 
 def free_port() -> int:
