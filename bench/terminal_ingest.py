@@ -186,7 +186,8 @@ class Daemon:
     """`python -m app serve` on a free port with its own data dir; its output goes to `log`."""
 
     workdir: Path
-    engine: str
+    engine: str = "avt"
+    env: dict[str, str] = field(default_factory=dict)
     port: int = field(default_factory=_free_port)
     proc: subprocess.Popen[bytes] | None = None
 
@@ -201,7 +202,7 @@ class Daemon:
     def start(self) -> None:
         data_dir = self.workdir / "data"
         cmd = [sys.executable, "-m", "app", "serve", "--port", str(self.port), "--data-dir", str(data_dir)]
-        env = {**os.environ, "LOOKOUT_TOKEN": TOKEN, "LOOKOUT_SCREEN_ENGINE": self.engine}
+        env = {**os.environ, "LOOKOUT_TOKEN": TOKEN, "LOOKOUT_SCREEN_ENGINE": self.engine, **self.env}
         with self.log.open("ab") as log:
             self.proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 20

@@ -6,9 +6,12 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from PIL import Image
 
 from tests.conftest import REPO, Daemon
 
@@ -21,7 +24,8 @@ EXPECTED = {
     "terminal-watch-deltas.sh": TICKS,
     "terminal-watch-deltas-httpie.sh": TICKS,
 }
-"""What each script prints on stdout when run without arguments."""
+"""What each terminal script prints on stdout when run without arguments."""
+DEVICE_SCRIPTS = ("device-screenshot.sh", "device-screenshot-httpie.sh")
 
 
 def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
@@ -39,7 +43,7 @@ def _run(script: str, env: dict[str, str], *args: str) -> subprocess.CompletedPr
 
 def test_every_script_is_checked_and_executable() -> None:
     scripts = sorted(path.name for path in SCRIPTS.glob("*.sh"))
-    assert scripts == sorted(EXPECTED)
+    assert scripts == sorted([*EXPECTED, *DEVICE_SCRIPTS])
     assert all(os.access(SCRIPTS / name, os.X_OK) for name in scripts)
 
 
@@ -69,3 +73,46 @@ def test_errors_are_one_clear_line(script: str, daemon: Daemon, tmp_path: Path) 
     daemon.stop()
     no_daemon = _run(script, _env(tmp_path, LOOKOUT_URL=daemon.url, LOOKOUT_TOKEN=daemon.token))
     assert no_daemon.returncode == 1 and f"cannot reach lookout at {daemon.url}" in no_daemon.stderr
+
+
+@pytest.fixture
+def device_daemon(tmp_path: Path, make_device: Any, adb_server: Any) -> Iterator[tuple[Daemon, Any, str]]:
+    """A daemon that uses a real adb server with one fake 1080x2400 device showing a login button."""
+    fake, serial = make_device(size=(1080, 2400))
+    fake.set_ui(LOGIN_UI)
+    daemon = Daemon(tmp_path / "data", LOOKOUT_ADB_PORT=str(adb_server.port)).start()
+    yield daemon, fake, serial
+    daemon.stop()
+
+
+LOGIN_UI = """<?xml version='1.0' encoding='UTF-8' standalone='yes' ?><hierarchy rotation="0">
+<node index="0" text="" resource-id="" class="android.widget.FrameLayout" package="com.example" content-desc=""
+ clickable="false" enabled="true" bounds="[0,0][1080,2400]">
+<node index="0" text="Log in" resource-id="com.example:id/login" class="android.widget.Button" package="com.example"
+ content-desc="" clickable="true" enabled="true" bounds="[90,1500][990,1650]" /></node></hierarchy>"""
+
+
+def test_device_screenshot_saves_the_image_and_taps_by_text(
+    device_daemon: tuple[Daemon, Any, str], tmp_path: Path
+) -> None:
+    daemon, fake, serial = device_daemon
+    image = tmp_path / "shot.png"
+    env = _env(tmp_path, LOOKOUT_URL=daemon.url, LOOKOUT_TOKEN=daemon.token)
+    done = _run("device-screenshot.sh", env, serial, str(image), "log in")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"{image}: 450x1000 of a 1080x2400\nscreen (scale 2.4), ~600 tokens, o_")
+    assert done.stdout.endswith("tapped element 1 (Log in) at device pixel 540,1575\n")
+    assert Image.open(image).size == (450, 1000)
+    assert fake.inputs() == [["tap", "540", "1575"]]
+
+
+def test_device_screenshot_httpie_lists_the_elements(device_daemon: tuple[Daemon, Any, str], tmp_path: Path) -> None:
+    daemon, _, serial = device_daemon
+    image = tmp_path / "shot.png"
+    done = _run("device-screenshot-httpie.sh", _env(tmp_path, LOOKOUT_URL=daemon.url, LOOKOUT_TOKEN=daemon.token),
+                "", str(image))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert re.fullmatch(rf"{image}: 450x1000, ~600 tokens, o_[0-9a-f]+", lines[0]), lines
+    assert lines[1:] == ["[1] Button Log in at 225,656"]
+    assert Image.open(image).size == (450, 1000)

@@ -1,0 +1,178 @@
+"""Device screenshot and UI dump benchmark: what a screenshot costs end to end, and what scaling saves.
+
+A fake device (tests/support: the device side of the adb protocol, commands in a real /bin/sh) serves a
+1440x3120 screen to a real adb server; a `lookout serve` subprocess uses that server. Side by side in one
+run:
+
+- lookout `POST /screenshot` end to end (capture over adb, transfer, decode, scale, encode, store, answer)
+  for png, jpeg and raw mode (png at full resolution): median and p90 time, bytes and image tokens;
+- the peer: adbutils' own `screenshot()` (`screencap -p`, decoded with Pillow) saved as an unscaled PNG,
+  as a tool without scaling would send it: time, bytes and tokens;
+- a UI dump of 300 nodes: `GET /ui` end to end, and its tokens against the raw XML's.
+
+The fake device has no slow on-device PNG encoder (its `screencap -p` serves a ready PNG), which favours
+the peer: on a real device raw capture saves the 0.7 to 2 s that PNG encoding takes there (notes/android.md).
+Image tokens are width x height / 750. The last line of the output is one JSON object with the figures.
+
+    .venv/bin/python bench/device_capture.py [--runs 10]
+"""
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+from PIL import Image
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from terminal_ingest import REPO, Daemon, percentile  # noqa: E402
+
+sys.path.insert(0, str(REPO))
+import adbutils  # noqa: E402
+
+from app.core.tokens import count_tokens  # noqa: E402
+from app.device.scaling import image_tokens  # noqa: E402
+from tests.support.adb_fake import FakeDevice  # noqa: E402
+from tests.support.adb_server import AdbServer  # noqa: E402
+
+SIZE = (1440, 3120)
+UI_NODES = 300
+
+
+def screen() -> Image.Image:
+    """A busy 1440x3120 screen (gradients and blocks), so PNG sizes are realistic rather than trivial."""
+    width, height = SIZE
+    image = Image.linear_gradient("L").resize((width, height)).convert("RGB")
+    for i in range(40):
+        top = i * height // 40
+        colour = ((i * 53) % 256, (i * 97) % 256, (i * 151) % 256)
+        image.paste(colour, (40 + (i * 37) % 300, top + 10, width - 40 - (i * 23) % 200, top + height // 40 - 10))
+    return image
+
+
+def ui_xml(nodes: int) -> str:
+    """A hierarchy of `nodes` nodes: rows of a list, each a clickable layout with a title and a subtitle."""
+    rows, body = (nodes - 2) // 3, []
+    for i in range(rows):
+        top = 200 + i * 90
+        common = 'package="com.example" checkable="false" checked="false" enabled="true" focusable="false" ' \
+                 'focused="false" scrollable="false" long-clickable="false" password="false" selected="false"'
+        body.append(
+            f'<node index="{i}" text="" resource-id="com.example:id/row" class="android.widget.LinearLayout" '
+            f'content-desc="" clickable="true" {common} bounds="[0,{top}][1440,{top + 90}]">'
+            f'<node index="0" text="Item number {i}" resource-id="com.example:id/title" '
+            f'class="android.widget.TextView" content-desc="" clickable="false" {common} '
+            f'bounds="[40,{top + 5}][1000,{top + 45}]" />'
+            f'<node index="1" text="Details of item {i}, updated today" resource-id="com.example:id/subtitle" '
+            f'class="android.widget.TextView" content-desc="" clickable="false" {common} '
+            f'bounds="[40,{top + 45}][1000,{top + 85}]" /></node>'
+        )
+    return (
+        "<?xml version='1.0' encoding='UTF-8' standalone='yes' ?><hierarchy rotation=\"0\">"
+        '<node index="0" text="" resource-id="" class="android.widget.FrameLayout" package="com.example" '
+        'content-desc="" clickable="false" enabled="true" bounds="[0,0][1440,3120]">'
+        '<node index="0" text="" resource-id="com.example:id/list" class="android.widget.ListView" '
+        'package="com.example" content-desc="" scrollable="true" enabled="true" bounds="[0,200][1440,3120]">'
+        + "".join(body) + "</node></node></hierarchy>"
+    )
+
+
+def timed(fn: Callable[[], Any], runs: int) -> tuple[list[float], Any]:
+    times, result = [], None
+    for _ in range(runs):
+        start = time.perf_counter()
+        result = fn()
+        times.append((time.perf_counter() - start) * 1000)
+    return times, result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=10)
+    args = parser.parse_args()
+    count_tokens("warm up")
+    rows: dict[str, dict[str, Any]] = {}
+    with ExitStack() as stack:
+        work = Path(tempfile.mkdtemp(prefix="lookout-device-bench-"))
+        server = AdbServer(work / "adb")
+        stack.callback(server.stop)
+        server.start()
+        fake = FakeDevice(work / "device", model="Bench", size=SIZE)
+        stack.callback(fake.stop)
+        fake.start()
+        serial = server.connect(fake)
+        fake.set_screen(screen())
+        xml = ui_xml(UI_NODES)
+        fake.set_ui(xml)
+        daemon = Daemon(work, env={"LOOKOUT_ADB_PORT": str(server.port)})
+        stack.callback(daemon.stop)
+        stack.push(daemon.show_log_on_error)
+        daemon.start()
+        api = stack.enter_context(daemon.client(timeout=120))
+
+        def shot(body: dict[str, Any]) -> dict[str, Any]:
+            response = api.post(f"/v1/devices/{serial}/screenshot", json=body)
+            response.raise_for_status()
+            return response.json()
+
+        for name, body in [("lookout png", {}), ("lookout jpeg", {"format": "jpeg"}), ("lookout raw", {"raw": True})]:
+            print(f"{name} ...", file=sys.stderr, flush=True)
+            times, result = timed(lambda b=body: shot(b), args.runs)
+            rows[name] = {"times": times, "bytes": Path(result["path"]).stat().st_size,
+                          "image": f"{result['image']['width']}x{result['image']['height']}", "tokens": result["tokens"]}  # fmt: skip
+
+        print("adbutils screenshot ...", file=sys.stderr, flush=True)
+        device = adbutils.AdbClient(host="127.0.0.1", port=server.port).device(serial)
+
+        def peer() -> bytes:
+            out = io.BytesIO()
+            device.screenshot(error_ok=False).save(out, "PNG")
+            return out.getvalue()
+
+        times, png = timed(peer, args.runs)
+        rows["adbutils, unscaled"] = {"times": times, "bytes": len(png), "image": f"{SIZE[0]}x{SIZE[1]}",
+                                      "tokens": image_tokens(*SIZE)}  # fmt: skip
+
+        print("ui dump ...", file=sys.stderr, flush=True)
+        ui_times, ui = timed(lambda: api.get(f"/v1/devices/{serial}/ui", params={"all": "true"}).json(), args.runs)
+        default_ui = api.get(f"/v1/devices/{serial}/ui").json()
+    report(rows, ui_times, ui, default_ui, count_tokens(xml))
+
+
+def report(rows: dict[str, dict[str, Any]], ui_times: list[float], ui: dict[str, Any], default_ui: dict[str, Any],
+           xml_tokens: int) -> None:  # fmt: skip
+    print(f"\ndevice_capture: a {SIZE[0]}x{SIZE[1]} screen from a fake device through a real adb server, one run\n")
+    print(f"{'':<20} {'median ms':>9} {'p90 ms':>8} {'image':>10} {'bytes':>9} {'tokens':>7}")
+    for name, row in rows.items():
+        print(f"{name:<20} {statistics.median(row['times']):>9.1f} {percentile(row['times'], 90):>8.1f} "
+              f"{row['image']:>10} {row['bytes']:>9} {row['tokens']:>7}")  # fmt: skip
+    peer = rows["adbutils, unscaled"]
+    png = rows["lookout png"]
+    print(f"\nscaled png vs the unscaled image: {png['tokens'] / peer['tokens']:.2f}x the tokens, "
+          f"{png['bytes'] / peer['bytes']:.2f}x the bytes")
+    print(f"ui dump of {ui['total']} nodes: median {statistics.median(ui_times):.1f} ms, p90 "
+          f"{percentile(ui_times, 90):.1f} ms; all nodes {ui['tokens']} tokens, default (interactive and text) "
+          f"{default_ui['tokens']} tokens ({default_ui['shown']} elements), raw XML {xml_tokens} tokens")
+    figures = {
+        "bench": "device_capture",
+        "screen": list(SIZE),
+        "screenshots": {name: {"median_ms": round(statistics.median(r["times"]), 1),
+                               "p90_ms": round(percentile(r["times"], 90), 1), "bytes": r["bytes"],
+                               "image": r["image"], "tokens": r["tokens"]} for name, r in rows.items()},  # fmt: skip
+        "ui": {"nodes": ui["total"], "median_ms": round(statistics.median(ui_times), 1),
+               "p90_ms": round(percentile(ui_times, 90), 1), "tokens_all": ui["tokens"],
+               "tokens_default": default_ui["tokens"], "xml_tokens": xml_tokens},  # fmt: skip
+    }
+    print(json.dumps(figures))
+
+
+if __name__ == "__main__":
+    main()
