@@ -10,8 +10,9 @@ run:
   as a tool without scaling would send it: time, bytes and tokens;
 - a UI dump of 300 nodes: `GET /ui` end to end, and its tokens against the raw XML's.
 
-The fake device has no slow on-device PNG encoder (its `screencap -p` serves a ready PNG), which favours
-the peer: on a real device raw capture saves the 0.7 to 2 s that PNG encoding takes there (notes/android.md).
+The fake's `screencap -p` encodes the PNG when asked, as a device does, but on this machine's CPU: a
+phone's encoder is slower (0.7 to 2 s for such a screen, notes/android.md), which is what raw capture
+with host-side encoding saves; the raw transfer (18 MB here) costs more on a USB link than on loopback.
 Image tokens are width x height / 750. The last line of the output is one JSON object with the figures.
 
     .venv/bin/python bench/device_capture.py [--runs 10]
@@ -21,6 +22,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import random
 import statistics
 import sys
 import tempfile
@@ -30,7 +32,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-from PIL import Image
+from PIL import Image, ImageDraw
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from terminal_ingest import REPO, Daemon, percentile  # noqa: E402
@@ -48,13 +50,23 @@ UI_NODES = 300
 
 
 def screen() -> Image.Image:
-    """A busy 1440x3120 screen (gradients and blocks), so PNG sizes are realistic rather than trivial."""
+    """A busy 1440x3120 screen: coloured cards on a gradient, each with lines of glyph-like marks, so that the
+    image compresses like a real app screen rather than like flat colour."""
     width, height = SIZE
+    rng = random.Random(7)
     image = Image.linear_gradient("L").resize((width, height)).convert("RGB")
-    for i in range(40):
-        top = i * height // 40
-        colour = ((i * 53) % 256, (i * 97) % 256, (i * 151) % 256)
-        image.paste(colour, (40 + (i * 37) % 300, top + 10, width - 40 - (i * 23) % 200, top + height // 40 - 10))
+    draw = ImageDraw.Draw(image)
+    for i in range(24):
+        top = 120 + i * 125
+        colour = (200 + (i * 53) % 56, 200 + (i * 97) % 56, 200 + (i * 151) % 56)
+        draw.rounded_rectangle((40, top, width - 40, top + 110), 18, fill=colour)
+        draw.ellipse((60, top + 15, 140, top + 95), fill=((i * 40) % 256, 90, 160))
+        for line, size in ((0, 34), (1, 26)):
+            x, y = 170, top + 18 + line * 46
+            while x < width - 120:
+                glyph = rng.randint(size // 3, size)
+                draw.rectangle((x, y + size - glyph, x + rng.randint(8, 18), y + size), fill=(30, 30, 30 + line * 60))
+                x += rng.randint(14, 24) + (rng.random() < 0.15) * 16
     return image
 
 

@@ -213,6 +213,7 @@ class FakeDevice:
                 sock, _ = server.accept()
             except OSError:
                 return
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             connection = _Connection(self, sock)
             self._connections.append(connection)
             threading.Thread(target=connection.run, daemon=True).start()
@@ -272,14 +273,20 @@ class FakeDevice:
             pumps.append(threading.Thread(target=pump, args=(process.stderr, 2 if v2 else 1), daemon=True))
         for thread in pumps:
             thread.start()
-        while process.poll() is None:
-            if stream.closed.wait(0.05):
-                process.kill()
+        threading.Thread(target=self._kill_on_close, args=(stream, process), daemon=True).start()
+        process.wait()
         for thread in pumps:
             thread.join()
         self._processes.discard(process)
         if v2:
             stream.write(struct.pack("<BIB", 3, 1, process.returncode & 0xFF))
+
+    @staticmethod
+    def _kill_on_close(stream: _Stream, process: subprocess.Popen[bytes]) -> None:
+        """A command still running when the host closes its stream is killed."""
+        stream.closed.wait()
+        if process.poll() is None:
+            process.kill()
 
     def _sync(self, stream: _Stream) -> None:
         while not stream.closed.is_set():
@@ -358,12 +365,9 @@ class FakeDevice:
             return None
 
     def set_screen(self, image: Image.Image) -> None:
-        """What screencap returns from now on (its size is the capture's size)."""
+        """What screencap returns from now on (its size is the capture's size); `screencap -p` encodes it."""
         rgba = image.convert("RGBA")
         self._write("screen.raw", struct.pack("<IIII", rgba.width, rgba.height, 1, 0) + rgba.tobytes())
-        path = self.state / "screen.png.tmp"
-        image.convert("RGB").save(path, "PNG", compress_level=1)
-        path.replace(self.state / "screen.png")
 
     def set_rotation(self, rotation: int) -> None:
         self._write("rotation", str(rotation))
@@ -436,12 +440,21 @@ echo "DISPLAY MANAGER (dumpsys display)"
 echo "  mViewports=[DisplayViewport{type=INTERNAL, valid=true, isActive=true, displayId=0, uniqueId='local:0', \
 physicalPort=0, orientation=$(cat "$FAKE_STATE/rotation"), logicalFrame=Rect(0, 0 - ${size%x*}, ${size#*x})}]"
 """,
-    "screencap": f"""#!/bin/sh
-[ -f "$FAKE_STATE/screencap_delay" ] && sleep "$(cat "$FAKE_STATE/screencap_delay")"
-[ -f "$FAKE_STATE/multi_display_warning" ] && echo "{MULTI_DISPLAY_WARNING}" >&2
-if [ "$1" = -p ]; then cat "$FAKE_STATE/screen.png"; exit 0; fi
-if [ -f "$FAKE_STATE/screencap_raw_unsupported" ]; then echo "screencap: failed to capture raw frame" >&2; exit 1; fi
-cat "$FAKE_STATE/screen.raw"
+    "screencap": _PY + f"""delay = state("screencap_delay")
+if delay:
+    time.sleep(float(delay))
+if state("multi_display_warning"):
+    print("{MULTI_DISPLAY_WARNING}", file=sys.stderr, flush=True)
+raw = open(os.path.join(S, "screen.raw"), "rb").read()
+if sys.argv[1:] == ["-p"]:  # encoded on the "device", as screencap -p does (zlib level 6, like Skia's default)
+    from PIL import Image
+    width, height = int.from_bytes(raw[:4], "little"), int.from_bytes(raw[4:8], "little")
+    Image.frombytes("RGBA", (width, height), raw[16:]).save(sys.stdout.buffer, "PNG", compress_level=6)
+elif state("screencap_raw_unsupported"):
+    print("screencap: failed to capture raw frame", file=sys.stderr)
+    sys.exit(1)
+else:
+    sys.stdout.buffer.write(raw)
 """,
     "input": _PY + """argv = sys.argv[1:]
 if argv[:1] == ["text"] and not all(c.isascii() for c in " ".join(argv[1:])):
