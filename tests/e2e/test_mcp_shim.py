@@ -2,6 +2,8 @@
 daemon subprocess (or to a stub HTTP server where the test looks at the requests the shim sends)."""
 from __future__ import annotations
 
+import base64
+import io
 import json
 import re
 import sys
@@ -13,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from PIL import Image
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.types import CallToolResult, Implementation
@@ -194,3 +197,46 @@ async def test_a_refused_token_says_where_the_token_came_from(
     assert result.is_error
     assert f"no token was found in the token file {tmp_path / 'token'}" in _text(result)
     assert "LOOKOUT_TOKEN" in _text(result) and "Authorization" not in handler.seen[0]
+
+
+LOGIN_UI = """<?xml version='1.0' encoding='UTF-8' standalone='yes' ?><hierarchy rotation="0">
+<node index="0" text="" resource-id="" class="android.widget.FrameLayout" package="com.example" content-desc=""
+ clickable="false" enabled="true" bounds="[0,0][1080,2400]">
+<node index="0" text="Log in" resource-id="com.example:id/login" class="android.widget.Button" package="com.example"
+ content-desc="" clickable="true" enabled="true" bounds="[90,1500][990,1650]" /></node></hierarchy>"""
+
+
+async def test_device_tools_return_the_screenshot_as_an_image(
+    tmp_path: Path, adb_server: Any, make_device: Any
+) -> None:
+    fake, serial = make_device(size=(1080, 2400))
+    fake.set_ui(LOGIN_UI)
+    daemon = Daemon(tmp_path / "data", LOOKOUT_ADB_PORT=str(adb_server.port)).start()
+    try:
+        async with shim(LOOKOUT_URL=daemon.url, LOOKOUT_TOKEN=daemon.token) as session:
+            listed = await call(session, "device_list")
+            assert [(d["serial"], d["width"], d["height"]) for d in listed["devices"]] == [(serial, 1080, 2400)]
+
+            shot = await session.call_tool("device_screenshot", {"serial": serial, "marks": True})
+            assert not shot.is_error
+            image, text = shot.content
+            assert image.type == "image" and image.mime_type == "image/png"
+            assert Image.open(io.BytesIO(base64.b64decode(image.data))).size == (450, 1000)
+            described = json.loads(text.text)
+            assert described["image"] == {"width": 450, "height": 1000} and described["tokens"] == 600
+            assert "image_b64" not in described
+
+            ui = await call(session, "device_ui", serial=serial, obs_id=described["obs_id"])
+            (button,) = ui["elements"]
+            assert button["text"] == "Log in" and button["center"] == [225, 656]
+            tapped = await call(session, "device_tap", serial=serial, element=button["index"],
+                                obs_id=described["obs_id"])  # fmt: skip
+            assert tapped["device_point"] == [540, 1575]
+            await call(session, "device_type", serial=serial, text="hello world")
+            await call(session, "device_key", serial=serial, key="BACK")
+            assert fake.inputs() == [["tap", "540", "1575"], ["text", "hello%sworld"], ["keyevent", "4"]]
+
+            refused = await session.call_tool("device_type", {"serial": serial, "text": "naïve"})
+            assert refused.is_error and "printable ASCII only" in _text(refused)
+    finally:
+        daemon.stop()
