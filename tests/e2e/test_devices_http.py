@@ -182,6 +182,7 @@ def test_unknown_serial_and_observation(dev_api: httpx.Client, make_device: Call
 
 def test_no_adb_server_is_a_quick_503(tmp_path: Path) -> None:
     port = free_port()
+    adb_before = _adb_processes()
     daemon = Daemon(tmp_path / "data", LOOKOUT_ADB_PORT=str(port)).start()
     try:
         with daemon.client() as api:
@@ -194,6 +195,20 @@ def test_no_adb_server_is_a_quick_503(tmp_path: Path) -> None:
     finally:
         daemon.stop()
     assert not _listening(port), "lookout must never start an adb server itself"
+    assert _adb_processes() <= adb_before, "not on 5037 either"
+
+
+def _adb_processes() -> set[int]:
+    """The pids of the adb servers running on this machine."""
+    found = set()
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            argv = cmdline.read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if argv[0].endswith(b"adb") and b"server" in argv:
+            found.add(int(cmdline.parent.name))
+    return found
 
 
 def _listening(port: int) -> bool:
