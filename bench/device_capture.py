@@ -138,8 +138,9 @@ def main() -> None:
         for name, body in [("lookout png", {}), ("lookout jpeg", {"format": "jpeg"}), ("lookout raw", {"raw": True})]:
             print(f"{name} ...", file=sys.stderr, flush=True)
             times, result = timed(lambda b=body: shot(b), args.runs)
-            rows[name] = {"times": times, "bytes": Path(result["path"]).stat().st_size,
-                          "image": f"{result['image']['width']}x{result['image']['height']}", "tokens": result["tokens"]}  # fmt: skip
+            size = f"{result['image']['width']}x{result['image']['height']}"
+            rows[name] = {"times": times, "bytes": Path(result["path"]).stat().st_size, "image": size,
+                          "tokens": result["tokens"]}  # fmt: skip
 
         print("adbutils screenshot ...", file=sys.stderr, flush=True)
         device = adbutils.AdbClient(host="127.0.0.1", port=server.port).device(serial)

@@ -96,7 +96,7 @@ class DeviceManager:
     ) -> dict[str, Any]:  # fmt: skip
         await self._ready(serial)
         limit = None if raw else (max_dimension or self.max_dimension)
-        obs, warnings = await _thread(self._screenshot, serial, limit, fmt, marks)
+        obs, data, warnings = await _thread(self._screenshot, serial, limit, fmt, marks)
         if raw:
             warnings.insert(0, RAW_WARNING)
         result = self._observation_json(obs)
@@ -105,12 +105,14 @@ class DeviceManager:
         if warnings:
             result["warning"] = " ".join(warnings)
         if inline:
-            result["image_b64"] = base64.b64encode(self.store.image_path(obs).read_bytes()).decode()
+            result["image_b64"] = base64.b64encode(data).decode()
         self._record(serial, agent, "observation", "screenshot", obs_id=obs.obs_id, image=result["image"],
                      warning=result.get("warning"))  # fmt: skip
         return result
 
-    def _screenshot(self, serial: str, limit: int | None, fmt: ImageFormat, marks: bool) -> tuple[Observation, list[str]]:
+    def _screenshot(
+        self, serial: str, limit: int | None, fmt: ImageFormat, marks: bool
+    ) -> tuple[Observation, bytes, list[str]]:
         info = self._info(serial)
         capture = self.observer.capture(serial)
         image = capture.image
@@ -126,10 +128,13 @@ class DeviceManager:
         if nodes is not None:
             marked = [(n.index, n.bounds.to_image(scale.factor)) for n in nodes if is_relevant(n)]
             image = draw_marks(image, marked)
-        obs = self.store.save(obs, encode(image, fmt), ui_xml)
-        return obs, capture.warnings + ([BLACK_WARNING] if obs.black else [])
+        data = encode(image, fmt)
+        obs = self.store.save(obs, data, ui_xml)
+        return obs, data, capture.warnings + ([BLACK_WARNING] if obs.black else [])
 
-    async def ui(self, serial: str, *, obs_id: str | None, all_nodes: bool, max_tokens: int | None, agent: str) -> dict[str, Any]:
+    async def ui(
+        self, serial: str, *, obs_id: str | None, all_nodes: bool, max_tokens: int | None, agent: str
+    ) -> dict[str, Any]:
         await self._ready(serial)
         obs, nodes = await _thread(self._ui, serial, obs_id)
         header = self._observation_json(obs)

@@ -72,7 +72,8 @@ def test_lists_devices_with_model_size_and_rotation(dev_api: httpx.Client, make_
     listed = {d["serial"]: d for d in _ok(dev_api.get("/v1/devices"))["devices"]}
     assert listed[phone_serial] == {"serial": phone_serial, "state": "device", "model": "Pixel 7",
                                     "width": 1080, "height": 2400, "rotation": 0}  # fmt: skip
-    assert (listed[big_serial]["width"], listed[big_serial]["height"], listed[big_serial]["rotation"]) == (3120, 1440, 1)
+    big_entry = listed[big_serial]
+    assert (big_entry["width"], big_entry["height"], big_entry["rotation"]) == (3120, 1440, 1)
 
 
 def test_screenshot_is_scaled_stored_and_fetchable(dev_api: httpx.Client, make_device: Callable[..., Any]) -> None:

@@ -412,11 +412,23 @@ class FakeDevice:
 
 # ---------------------------------------------------------------------------- the stub commands
 
-_PY = f"#!{sys.executable}\nimport json, os, sys, time\nS = os.environ['FAKE_STATE']\n" \
-      "def state(name, default=None):\n" \
-      "    try:\n        return open(os.path.join(S, name)).read()\n    except FileNotFoundError:\n        return default\n" \
-      "def record(name, argv):\n" \
-      "    with open(os.path.join(S, name), 'a') as f:\n        f.write(json.dumps(argv) + '\\n')\n"  # fmt: skip
+_PY = f"""#!{sys.executable}
+import json, os, sys, time
+S = os.environ["FAKE_STATE"]
+
+
+def state(name, default=None):
+    try:
+        return open(os.path.join(S, name)).read()
+    except FileNotFoundError:
+        return default
+
+
+def record(name, argv):
+    with open(os.path.join(S, name), "a") as f:
+        f.write(json.dumps(argv) + "\\n")
+"""
+"""The head of the Python stubs: where the state is, and how to read it and record a call."""
 
 STUBS = {
     "getprop": """#!/bin/sh
