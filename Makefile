@@ -5,9 +5,9 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 APT    := DEBIAN_FRONTEND=noninteractive apt-get
 
-.PHONY: run test deps system-deps bench clean
+.PHONY: run test deps system-deps browser-deps bench clean
 
-run: deps
+run: deps browser-deps
 	$(VENV)/bin/lookout serve
 
 test: deps system-deps
@@ -29,10 +29,17 @@ $(STAMP): pyproject.toml
 	@touch $@
 
 # System parts the tests use: tmux (the oracle for screen tests and the benchmark's peer), zsh (shell
-# integration is tested in real bash and zsh), curl and jq (clients/scripts are run against a live daemon).
+# integration is tested in real bash and zsh), curl and jq (clients/scripts are run against a live daemon),
+# and Chromium (browser pages; Playwright's own download does not work everywhere, Debian's package does).
 system-deps:
-	@missing=$$(for p in tmux zsh curl jq; do command -v $$p >/dev/null || echo $$p; done); \
+	@missing=$$(for p in tmux zsh curl jq chromium; do command -v $$p >/dev/null || echo $$p; done); \
 	if [ -n "$$missing" ]; then $(APT) update -qq && $(APT) install -y -qq $$missing; fi
+
+# `make run` goes on without it (browser pages then answer 503 with how to install one).
+browser-deps:
+	@command -v chromium >/dev/null || command -v chromium-browser >/dev/null || \
+	  { $(APT) update -qq && $(APT) install -y -qq chromium; } || \
+	  echo "lookout: could not install chromium (browser pages will be unavailable)" >&2
 
 clean:
 	rm -rf $(VENV) *.egg-info .pytest_cache

@@ -41,4 +41,7 @@ class Settings(BaseSettings):
     device_max_dimension: int = Field(
         1000, ge=100, le=8000, description="screenshots are scaled so their longest side fits this"
     )
+    browser_executable: str | None = Field(
+        None, description="Chromium to drive; default: the system's chromium, else Playwright's own"
+    )
     device_timeout_s: float = Field(20.0, gt=0, le=600, description="limit of one adb command (capture, dump)")

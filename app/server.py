@@ -8,7 +8,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from app import __version__
-from app.api import devices, health, streams, terminals
+from app.api import devices, health, pages, streams, terminals
 from app.api.errors import install_error_handlers
 from app.api.guard import Guard
 from app.api.responses import JSONResponse
@@ -16,6 +16,8 @@ from app.config import Settings
 from app.core import tokens
 from app.core.auth_token import load_or_create_token
 from app.core.events import EventBus
+from app.browser.browser import BrowserHost
+from app.browser.pages import PageManager
 from app.device.adb import Adb
 from app.device.manager import DeviceManager
 from app.terminal.manager import TerminalManager
@@ -38,6 +40,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     adb = Adb(settings.adb_host, settings.adb_port, settings.device_timeout_s)
     device_manager = DeviceManager(settings.data_dir / "devices", adb, settings.device_max_dimension, bus)
+    page_manager = PageManager(settings.data_dir / "pages", BrowserHost(settings.browser_executable), bus)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -47,23 +50,26 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             yield
         finally:
             await manager.shutdown()
+            await page_manager.shutdown()
             await warming
 
     app = FastAPI(
         title="lookout",
         version=__version__,
-        summary="Terminals and Android devices for AI agents, seen in compact, token-budgeted form.",
+        summary="Terminals, Android devices and browser pages for AI agents, seen in compact, token-budgeted form.",
         default_response_class=JSONResponse,
         lifespan=lifespan,
     )
     app.state.settings = settings
     app.state.terminals = manager
     app.state.devices = device_manager
+    app.state.pages = page_manager
     app.state.events = bus
     install_error_handlers(app)
     app.include_router(health.router)
     app.include_router(terminals.router)
     app.include_router(streams.router)
     app.include_router(devices.router)
+    app.include_router(pages.router)
     app.add_middleware(Guard, token=token, max_body=settings.max_request_bytes)
     return app

@@ -1,0 +1,67 @@
+"""HTTP adapter for browser pages: request models and routes. The logic is in app.browser."""
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+from pydantic import BaseModel, ConfigDict, Field
+
+from app.api.responses import JSONResponse
+from app.browser.pages import PageManager
+from app.browser.snapshot_view import SnapshotOptions
+
+router = APIRouter(prefix="/v1/pages", tags=["pages"])
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Viewport(_Strict):
+    width: int = Field(1280, ge=100, le=8000)
+    height: int = Field(720, ge=100, le=8000)
+
+
+class CreatePage(_Strict):
+    url: str | None = Field(None, max_length=8000, description="opened at once (http, https, file, about, data)")
+    viewport: Viewport = Field(default_factory=Viewport)
+
+
+class SnapshotRequest(_Strict):
+    max_elements: int = Field(150, ge=1, le=100_000)
+    max_tokens: int = Field(4000, ge=100, le=1_000_000, description="the whole text, header included, fits")
+    viewport_only: bool = False
+    interactive_only: bool = Field(False, description="controls, and short text that carries meaning")
+    full: bool = Field(False, description="no limits at all")
+
+    def options(self) -> SnapshotOptions:
+        return SnapshotOptions(self.max_elements, self.max_tokens, self.viewport_only, self.interactive_only, self.full)
+
+
+def _manager(request: Request) -> PageManager:
+    return request.app.state.pages
+
+
+@router.post("", status_code=201)
+async def create_page(body: CreatePage, request: Request) -> JSONResponse:
+    page = await _manager(request).create(body.url, (body.viewport.width, body.viewport.height))
+    return JSONResponse(page, status_code=201)
+
+
+@router.get("")
+async def list_pages(request: Request) -> JSONResponse:
+    return JSONResponse({"pages": await _manager(request).list()})
+
+
+@router.get("/{page_id}")
+async def get_page(page_id: str, request: Request) -> JSONResponse:
+    manager = _manager(request)
+    return JSONResponse(await manager.describe(manager.get(page_id)))
+
+
+@router.delete("/{page_id}")
+async def close_page(page_id: str, request: Request) -> JSONResponse:
+    return JSONResponse(await _manager(request).close(page_id))
+
+
+@router.post("/{page_id}/snapshot")
+async def snapshot(page_id: str, request: Request, body: SnapshotRequest | None = None) -> JSONResponse:
+    return JSONResponse(await _manager(request).snapshot(page_id, (body or SnapshotRequest()).options()))

@@ -1,0 +1,1 @@
+"""Browser pages through Playwright: budgeted accessibility snapshots with refs, actions and their effects."""

@@ -1,0 +1,118 @@
+"""Playwright's AI snapshot (`page.aria_snapshot(mode="ai", boxes=True)`) parsed into a tree, once.
+
+One node a line: `- role "name" [flag] [key=value] [ref=e12] [box=x,y,w,h]`, then `:` when children
+follow, or `: text` for an inline text child; `- text: ...` is a text node and `- /url: ...`,
+`- /placeholder: ...` are properties of the node above. Pure functions; everything after this (scoring,
+budgets, rendering, diffs) works on the tree.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+
+_ROLE = re.compile(r"[A-Za-z][\w-]*")
+_ATTR = re.compile(r" \[([^\]]*)\]")
+
+
+class AriaParseError(ValueError):
+    """A line of the snapshot is not in the expected grammar."""
+
+
+@dataclass
+class AriaNode:
+    role: str
+    name: str = ""
+    ref: str | None = None
+    box: tuple[int, int, int, int] | None = None
+    """x, y, width, height in viewport pixels at the time of the snapshot."""
+    flags: dict[str, str] = field(default_factory=dict)
+    """`[checked]` -> {"checked": ""}, `[level=2]` -> {"level": "2"} (ref and box are fields of their own)."""
+    text: str = ""
+    """Inline text (`- paragraph: Hello`), or the text of a `text` node."""
+    props: dict[str, str] = field(default_factory=dict)
+    """`/url`, `/placeholder`, ... without the slash."""
+    children: list[AriaNode] = field(default_factory=list)
+
+    def walk(self) -> list[AriaNode]:
+        """This node and every node below it, in document order."""
+        out, stack = [], [self]
+        while stack:
+            node = stack.pop()
+            out.append(node)
+            stack.extend(reversed(node.children))
+        return out
+
+
+def parse(snapshot: str) -> AriaNode:
+    """The snapshot as a tree under a synthetic `document` root."""
+    root = AriaNode("document")
+    stack: list[tuple[int, AriaNode]] = [(-1, root)]
+    for number, line in enumerate(snapshot.splitlines(), 1):
+        if not line.strip():
+            continue
+        indent = len(line) - len(line.lstrip(" "))
+        body = line.strip()
+        if not body.startswith("- "):
+            raise AriaParseError(f"line {number}: expected '- ', got {body[:60]!r}")
+        while stack[-1][0] >= indent:
+            stack.pop()
+        parent = stack[-1][1]
+        body = body[2:]
+        if body.startswith("/"):
+            key, _, value = body[1:].partition(":")
+            parent.props[key.strip()] = _value(value.strip())
+            continue
+        node = _node(body, number)
+        parent.children.append(node)
+        stack.append((indent, node))
+    return root
+
+
+def _node(body: str, number: int) -> AriaNode:
+    if body.startswith("text:") or body == "text":
+        return AriaNode("text", text=_value(body[5:].strip()))
+    match = _ROLE.match(body)
+    if match is None:
+        raise AriaParseError(f"line {number}: no role in {body[:60]!r}")
+    node, rest = AriaNode(match.group()), body[match.end() :]
+    if rest.startswith(' "'):
+        end = _string_end(rest, 1)
+        node.name, rest = json.loads(rest[1:end]), rest[end:]
+    while (attr := _ATTR.match(rest)) is not None:
+        key, _, value = attr.group(1).partition("=")
+        if key == "ref":
+            node.ref = value
+        elif key == "box":
+            x, y, w, h = (int(float(v)) for v in value.split(","))
+            node.box = (x, y, w, h)
+        else:
+            node.flags[key] = value
+        rest = rest[attr.end() :]
+    if rest.startswith(":"):
+        node.text = _value(rest[1:].strip())
+    elif rest.strip():
+        raise AriaParseError(f"line {number}: unexpected {rest[:60]!r}")
+    return node
+
+
+def _string_end(text: str, start: int) -> int:
+    """The index after the JSON string that starts at `start` (a double quote)."""
+    i = start + 1
+    while i < len(text):
+        if text[i] == "\\":
+            i += 2
+            continue
+        if text[i] == '"':
+            return i + 1
+        i += 1
+    raise AriaParseError(f"unterminated string in {text[:60]!r}")
+
+
+def _value(text: str) -> str:
+    if text.startswith('"') and text.endswith('"') and len(text) >= 2:
+        try:
+            return str(json.loads(text))
+        except ValueError:
+            return text
+    return text

@@ -1,0 +1,72 @@
+"""The one Chromium of the daemon: started on first use, stopped with the daemon.
+
+The executable is LOOKOUT_BROWSER_EXECUTABLE, else a system Chromium on PATH, else Playwright's own
+download. Chromium runs headless with the flags that keep it off the network by itself (no background
+networking, updates or sync); a browser that cannot start is an `Unavailable` error saying how to get one.
+"""
+from __future__ import annotations
+
+import asyncio
+import shutil
+
+from playwright.async_api import Browser, Playwright, async_playwright
+from playwright.async_api import Error as PlaywrightError
+
+from app.core.errors import Unavailable
+
+FLAGS = ("--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+         "--no-first-run", "--disable-sync", "--disable-quic")  # fmt: skip
+SYSTEM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+INSTALL_HINT = (
+    "install Chromium (Debian: `apt-get install chromium`; `make run` does it) or point "
+    "LOOKOUT_BROWSER_EXECUTABLE at a Chromium or Chrome binary"
+)
+
+
+def find_executable(configured: str | None) -> str | None:
+    """The configured executable, else the first system Chromium on PATH; None: Playwright's own."""
+    if configured:
+        return configured
+    return next((path for name in SYSTEM_NAMES if (path := shutil.which(name))), None)
+
+
+class BrowserHost:
+    def __init__(self, executable: str | None) -> None:
+        self.configured = executable
+        self._playwright: Playwright | None = None
+        self._browser: Browser | None = None
+        self._lock = asyncio.Lock()
+        self.restarts = 0
+
+    async def browser(self) -> Browser:
+        """The running browser, started (or restarted after a crash) when needed."""
+        async with self._lock:
+            if self._browser is not None and self._browser.is_connected():
+                return self._browser
+            if self._browser is not None:
+                self.restarts += 1
+            self._browser = await self._launch()
+            return self._browser
+
+    async def _launch(self) -> Browser:
+        executable = find_executable(self.configured)
+        if self._playwright is None:
+            self._playwright = await async_playwright().start()
+        try:
+            return await self._playwright.chromium.launch(executable_path=executable, args=list(FLAGS), headless=True)
+        except PlaywrightError as exc:
+            first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise Unavailable(f"no browser could be started ({executable or 'Playwright Chromium'}: {first_line}); "
+                              f"{INSTALL_HINT}") from exc  # fmt: skip
+
+    async def stop(self) -> None:
+        async with self._lock:
+            if self._browser is not None:
+                try:
+                    await self._browser.close()
+                except PlaywrightError:
+                    pass
+                self._browser = None
+            if self._playwright is not None:
+                await self._playwright.stop()
+                self._playwright = None

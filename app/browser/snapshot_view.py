@@ -1,0 +1,288 @@
+"""The budgeted page snapshot: which nodes of the accessibility tree an agent sees, and how, within limits.
+
+Pure functions over the parsed tree (app.browser.aria). Unnamed wrappers (`generic` without a name or
+text) are hoisted away. Each node is scored by its role (the seed's table, with text that carries meaning
+kept in) and graded by its distance to the viewport; nodes are taken by score, each with the ancestors
+that place it, until `max_elements` or `max_tokens` would be passed. Nothing is cut silently: a node whose
+descendants were left out says how many and of what (`- navigation "Main" [ref=e7]: 48 links folded`),
+and the header says what was cut and why. `tokens` is the o200k count of the whole text, header included,
+and never exceeds `max_tokens`.
+
+Line grammar: `- role "name" [flag] [flag=value] [url=...] [ref=eN]: inline text`, two spaces of indent
+per level; `- text: ...` for text; a fold is `: N role(s), ... folded` on the node (when none of its
+children is shown) or a last child line `- … N more folded: ...`.
+"""
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+
+from app.browser.aria import AriaNode
+from app.core.tokens import count_tokens
+
+ROLE_PRIORITY = {
+    "button": 100, "textbox": 95, "searchbox": 95, "checkbox": 90, "radio": 90, "switch": 90, "combobox": 85,
+    "listbox": 85, "slider": 85, "spinbutton": 85, "link": 80, "tab": 75, "menuitem": 70,
+    "menuitemcheckbox": 70, "menuitemradio": 70, "option": 70, "navigation": 60, "menu": 60, "tablist": 55,
+    "form": 50, "dialog": 50, "alertdialog": 50,
+    # text that carries meaning (the seed's interactive-only mode lost it): kept, below the controls
+    "alert": 98, "heading": 88, "status": 80, "text": 45, "paragraph": 45, "cell": 42, "listitem": 42,
+}  # fmt: skip
+DEFAULT_PRIORITY = 40
+INTERACTIVE = frozenset(role for role, score in ROLE_PRIORITY.items() if score >= 70 and role not in (
+    "alert", "heading", "status"))  # fmt: skip
+SHORT_TEXT = 80
+"""Text nodes up to this many characters stay in interactive_only views (prices, errors, labels)."""
+HIDDEN_FLAGS = frozenset({"cursor", "active"})
+WRAPPERS = frozenset({"generic", "none", "presentation"})
+FOLD_LINE_TOKENS = 16
+
+
+@dataclass(frozen=True, slots=True)
+class SnapshotOptions:
+    max_elements: int = 150
+    max_tokens: int = 4000
+    viewport_only: bool = False
+    interactive_only: bool = False
+    full: bool = False
+    """No limits at all (the escape hatch)."""
+
+
+@dataclass(frozen=True, slots=True)
+class PageContext:
+    url: str
+    title: str
+    viewport: tuple[int, int] = (1280, 720)
+    history: tuple[str, ...] = ()
+    """Titles of the pages visited before this one, oldest first (the breadcrumb)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    text: str
+    total_elements: int
+    included_elements: int
+    truncated: bool
+    reason: str | None
+    tokens: int
+    refs: tuple[str, ...]
+    """The refs shown, in document order."""
+
+
+@dataclass
+class _Item:
+    node: AriaNode
+    parent: _Item | None
+    order: int
+    line: str = ""
+    cost: int = 0
+    score: float = 0.0
+    children: list[_Item] = field(default_factory=list)
+
+
+def render(root: AriaNode, options: SnapshotOptions, ctx: PageContext) -> Snapshot:
+    """The snapshot of the tree under `root` within the options' limits."""
+    items = _items(root, ctx)
+    if options.full:
+        return _finish(items, set(map(id, items)), ctx, options, None, len(items))
+    wanted = [item for item in items if _wanted(item, options)]
+    chosen, reason = _choose(wanted, options, ctx, len(items))
+    return _finish(items, chosen, ctx, options, reason, len(items))
+
+
+def _items(root: AriaNode, ctx: PageContext) -> list[_Item]:
+    """The nodes an agent can see, in document order, wrappers hoisted away, each with its line."""
+    out: list[_Item] = []
+
+    def visit(node: AriaNode, parent: _Item | None) -> None:
+        if node.role == "document" or (node.role in WRAPPERS and not node.name and not node.text):
+            for child in node.children:
+                visit(child, parent)
+            return
+        item = _Item(node, parent, len(out))
+        item.line = _line(node)
+        item.cost = count_tokens(item.line) + 1
+        item.score = ROLE_PRIORITY.get(node.role, DEFAULT_PRIORITY) + _viewport_grade(node, parent, ctx)
+        out.append(item)
+        if parent is not None:
+            parent.children.append(item)
+        for child in node.children:
+            visit(child, item)
+
+    visit(root, None)
+    return out
+
+
+def _viewport_grade(node: AriaNode, parent: _Item | None, ctx: PageContext) -> float:
+    """+50 in the viewport, then less the further away (in viewport heights); a node without a box (an
+    option of a closed select) takes its parent's grade."""
+    box = node.box
+    if box is None or (box[2] == 0 and box[3] == 0):
+        return parent.score - ROLE_PRIORITY.get(parent.node.role, DEFAULT_PRIORITY) if parent else 0.0
+    height = ctx.viewport[1]
+    top, bottom = box[1], box[1] + box[3]
+    if bottom >= 0 and top <= height:
+        return 50.0
+    distance = (top - height) / height if top > height else -bottom / height
+    return 30.0 if distance < 1 else 15.0 if distance < 2 else 0.0
+
+
+def _in_viewport(item: _Item) -> bool:
+    return item.score - ROLE_PRIORITY.get(item.node.role, DEFAULT_PRIORITY) >= 50
+
+
+def _wanted(item: _Item, options: SnapshotOptions) -> bool:
+    if options.viewport_only and not _in_viewport(item):
+        return False
+    if options.interactive_only:
+        node = item.node
+        short_text = (node.role in ("text", "heading", "alert", "status") or node.text) and len(
+            node.text or node.name) <= SHORT_TEXT  # fmt: skip
+        return node.role in INTERACTIVE or bool(short_text)
+    return True
+
+
+def _choose(
+    wanted: list[_Item], options: SnapshotOptions, ctx: PageContext, total: int
+) -> tuple[set[int], str | None]:
+    """Items by score, each with its ancestors, while the limits hold; the reason when something is left."""
+    budget = options.max_tokens - _header_cost(ctx, total) - FOLD_LINE_TOKENS * 4
+    chosen: set[int] = set()
+    used_tokens = used_elements = 0
+    reasons = {"filters"} if len(wanted) < total else set()
+    for item in sorted(wanted, key=lambda i: (-i.score, i.order)):
+        if id(item) in chosen:
+            continue
+        missing = [a for a in _with_ancestors(item) if id(a) not in chosen]
+        folds = FOLD_LINE_TOKENS if item.parent is not None and id(item.parent) not in chosen else 0
+        cost = sum(a.cost for a in missing) + folds
+        if used_elements + len(missing) > options.max_elements:
+            reasons.add("element limit")
+        elif used_tokens + cost > budget:
+            reasons.add("token budget")
+        else:
+            chosen.update(map(id, missing))
+            used_tokens += cost
+            used_elements += len(missing)
+    reason = next((r for r in ("token budget", "element limit", "filters") if r in reasons), None)
+    return chosen, reason
+
+
+def _with_ancestors(item: _Item) -> list[_Item]:
+    out = []
+    current: _Item | None = item
+    while current is not None:
+        out.append(current)
+        current = current.parent
+    return out
+
+
+def _finish(
+    items: list[_Item], chosen: set[int], ctx: PageContext, options: SnapshotOptions, reason: str | None, total: int
+) -> Snapshot:  # fmt: skip
+    """Render, then (rarely: the estimate per line is not exact) drop the lowest-scored leaves until the
+    whole text fits the budget."""
+    while True:
+        body, shown = _body(items, chosen)
+        truncated = len(shown) < total
+        header = _header(ctx, len(shown), total, reason if truncated else None)
+        text, tokens = _with_token_line(header, body)
+        if options.full or tokens <= options.max_tokens or not shown:
+            refs = tuple(i.node.ref for i in shown if i.node.ref and i.node.role != "text")
+            return Snapshot(text, total, len(shown), truncated, reason if truncated else None, tokens, refs)
+        leaves = [i for i in shown if not any(id(c) in chosen for c in i.children)]
+        drop = min(leaves, key=lambda i: (i.score, -i.order))
+        chosen.discard(id(drop))
+        reason = "token budget"
+
+
+def _body(items: list[_Item], chosen: set[int]) -> tuple[list[str], list[_Item]]:
+    lines: list[str] = []
+    shown: list[_Item] = []
+
+    def emit(item: _Item, depth: int) -> None:
+        shown.append(item)
+        kept = [c for c in item.children if id(c) in chosen]
+        left = [c for c in item.children if id(c) not in chosen]
+        line = "  " * depth + item.line
+        if left and not kept:
+            summary = _fold_summary(left)
+            lines.append(f"{line} [{summary}]" if item.node.text else f"{line}: {summary}")
+            return
+        lines.append(line)
+        for child in kept:
+            emit(child, depth + 1)
+        if left:
+            lines.append("  " * (depth + 1) + f"- … {_fold_summary(left, more=True)}")
+
+    tops = [i for i in items if i.parent is None]
+    for item in tops:
+        if id(item) in chosen:
+            emit(item, 0)
+    left = [i for i in tops if id(i) not in chosen]
+    if left:
+        lines.append(f"- … {_fold_summary(left, more=True)}")
+    return lines, shown
+
+
+def _fold_summary(items: list[_Item], more: bool = False) -> str:
+    """`48 links, 3 buttons folded` for the subtrees of `items` (their interactive nodes first)."""
+    nodes = [n for item in items for n in _subtree(item)]
+    roles = Counter(n.node.role for n in nodes if n.node.role in INTERACTIVE)
+    parts = [f"{count} {role}{'s' if count > 1 else ''}" for role, count in roles.most_common(4)]
+    others = len(nodes) - sum(roles.values())
+    if others:
+        parts.append(f"{others} other{'s' if others > 1 else ''}")
+    return f"{len(nodes)} more folded: " + ", ".join(parts) if more else ", ".join(parts) + " folded"
+
+
+def _subtree(item: _Item) -> list[_Item]:
+    out, stack = [], [item]
+    while stack:
+        current = stack.pop()
+        out.append(current)
+        stack.extend(current.children)
+    return out
+
+
+def _line(node: AriaNode) -> str:
+    if node.role == "text":
+        return f"- text: {_inline(node.text)}"
+    parts = [f"- {node.role}"]
+    if node.name:
+        parts.append(json.dumps(node.name, ensure_ascii=False))
+    parts += [f"[{k}={v}]" if v else f"[{k}]" for k, v in node.flags.items() if k not in HIDDEN_FLAGS]
+    parts += [f"[{k}={v}]" for k, v in node.props.items() if k in ("url", "placeholder")]
+    if node.ref:
+        parts.append(f"[ref={node.ref}]")
+    line = " ".join(parts)
+    return f"{line}: {_inline(node.text)}" if node.text else line
+
+
+def _inline(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False) if (":" in text or text != text.strip()) else text
+
+
+def _header(ctx: PageContext, shown: int, total: int, reason: str | None) -> list[str]:
+    lines = [f"# Page: {ctx.title or '(untitled)'} — {ctx.url}"]
+    lines.append(f"# Elements: {shown} of {total}" + (f" (truncated: {reason})" if reason else ""))
+    if ctx.history:
+        lines.append("# Navigation: " + " → ".join([*ctx.history, ctx.title or ctx.url]))
+    return lines
+
+
+def _header_cost(ctx: PageContext, total: int) -> int:
+    return count_tokens("\n".join(_header(ctx, total, total, "token budget"))) + 8
+
+
+def _with_token_line(header: list[str], body: list[str]) -> tuple[str, int]:
+    """The text with a `# Tokens: N` line where N is the count of the text itself."""
+    tokens = 0
+    for _ in range(4):
+        text = "\n".join([*header, f"# Tokens: {tokens}", *body])
+        counted = count_tokens(text)
+        if counted == tokens:
+            break
+        tokens = counted
+    return text, tokens

@@ -1,0 +1,118 @@
+"""Browser pages end to end: the daemon as a subprocess, real headless Chromium, pages from 127.0.0.1."""
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from functools import partial
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import httpx
+import pytest
+
+from app.core.tokens import count_tokens
+from tests.conftest import Daemon
+
+SHOP = """<!doctype html><html><head><title>Shop</title></head><body>
+<nav aria-label="Main"><a href="/">Home</a> <a href="/about">About</a></nav>
+<main><h1>Products</h1><p>Only today: <b>$19.99</b></p>
+<form><label>Email <input type="email" placeholder="you@example.com"></label>
+<label><input type="checkbox" checked> Remember me</label><button type="button">Buy now</button></form>
+<p class="error" role="alert">Card declined</p>
+<div style="margin-top:3000px"><a href="/far">Far link</a></div></main></body></html>"""
+
+
+def _big_page(rows: int) -> str:
+    cells = "".join(f"<tr><td>Item {i}</td><td>${i * 1.37:.2f}</td><td><button>Add {i}</button></td>"
+                    f"<td><a href='/i/{i}'>Details {i}</a></td></tr>" for i in range(rows))  # fmt: skip
+    links = " ".join(f"<a href='/n{i}'>Section {i}</a>" for i in range(60))
+    return (f"<!doctype html><html><head><title>Catalogue</title></head><body><nav aria-label='Sections'>{links}"
+            f"</nav><main><h1>Catalogue</h1><table>{cells}</table></main></body></html>")  # fmt: skip
+
+
+class _Quiet(SimpleHTTPRequestHandler):
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    root = tmp_path_factory.mktemp("site")
+    (root / "shop.html").write_text(SHOP)
+    (root / "big.html").write_text(_big_page(800))
+    server = ThreadingHTTPServer(("127.0.0.1", 0), partial(_Quiet, directory=str(root)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def _ok(response: httpx.Response, status: int = 200) -> dict:
+    assert response.status_code == status, response.text
+    return response.json()
+
+
+def test_open_snapshot_and_close_a_page(api: httpx.Client, site: str) -> None:
+    page = _ok(api.post("/v1/pages", json={"url": f"{site}/shop.html"}), 201)
+    assert page["title"] == "Shop" and page["url"] == f"{site}/shop.html"
+    assert page["viewport"] == {"width": 1280, "height": 720}
+    assert [p["id"] for p in _ok(api.get("/v1/pages"))["pages"]] == [page["id"]]
+    snap = _ok(api.post(f"/v1/pages/{page['id']}/snapshot"))
+    text = snap["text"]
+    assert text.startswith(f"# Page: Shop — {site}/shop.html\n# Elements: ")
+    assert f"# Tokens: {snap['metadata']['tokens']}\n" in text
+    assert snap["metadata"]["tokens"] == count_tokens(text)
+    assert snap["metadata"]["truncated"] is False
+    assert '- button "Buy now" [ref=e' in text and '- checkbox "Remember me" [checked] [ref=e' in text
+    assert '[placeholder=you@example.com]' in text and "$19.99" in text and "Card declined" in text
+    assert "[box=" not in text and "[cursor=" not in text
+    assert _ok(api.get(f"/v1/pages/{page['id']}"))["last_obs"] == snap["obs_id"]
+    closed = _ok(api.delete(f"/v1/pages/{page['id']}"))
+    assert closed["closed"] is True
+    assert api.post(f"/v1/pages/{page['id']}/snapshot").status_code == 404
+
+
+def test_interactive_only_keeps_text_that_carries_meaning(api: httpx.Client, site: str) -> None:
+    page = _ok(api.post("/v1/pages", json={"url": f"{site}/shop.html"}), 201)
+    text = _ok(api.post(f"/v1/pages/{page['id']}/snapshot", json={"interactive_only": True}))["text"]
+    assert "$19.99" in text and "Card declined" in text and '- button "Buy now"' in text
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"max_tokens": 500}, {"max_tokens": 1500, "max_elements": 1000}, {"viewport_only": True},
+     {"interactive_only": True, "max_tokens": 800}, {"max_elements": 20}],
+)  # fmt: skip
+def test_the_budget_holds_on_a_big_page(api: httpx.Client, site: str, options: dict) -> None:
+    page = _ok(api.post("/v1/pages", json={"url": f"{site}/big.html"}), 201)
+    snap = _ok(api.post(f"/v1/pages/{page['id']}/snapshot", json=options))
+    meta = snap["metadata"]
+    assert meta["tokens"] == count_tokens(snap["text"]) <= options.get("max_tokens", 4000)
+    assert meta["included_elements"] <= options.get("max_elements", 150)
+    assert meta["truncated"] is True and meta["total_elements"] > 4000
+    assert f"# Elements: {meta['included_elements']} of {meta['total_elements']} (truncated: {meta['reason']})" in snap["text"]
+    assert "folded" in snap["text"], "nothing is cut silently"
+
+
+def test_full_is_the_escape_hatch(api: httpx.Client, site: str) -> None:
+    page = _ok(api.post("/v1/pages", json={"url": f"{site}/big.html"}), 201)
+    snap = _ok(api.post(f"/v1/pages/{page['id']}/snapshot", json={"full": True}))
+    assert snap["metadata"]["truncated"] is False and snap["metadata"]["tokens"] > 20_000
+    assert '- button "Add 799"' in snap["text"]
+
+
+def test_bad_input(api: httpx.Client) -> None:
+    assert api.post("/v1/pages", json={"url": "javascript:alert(1)"}).status_code == 400
+    assert api.post("/v1/pages/p_nope/snapshot").status_code == 404
+    assert api.post("/v1/pages", json={"viewport": {"width": 5}}).status_code == 422
+
+
+def test_no_browser_is_a_503_that_says_how_to_get_one(tmp_path: Path) -> None:
+    daemon = Daemon(tmp_path / "data", LOOKOUT_BROWSER_EXECUTABLE=str(tmp_path / "no-chromium")).start()
+    try:
+        with daemon.client() as api:
+            response = api.post("/v1/pages", json={})
+            assert response.status_code == 503
+            assert "apt-get install chromium" in response.json()["error"]["message"]
+    finally:
+        daemon.stop()

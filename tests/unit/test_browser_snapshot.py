@@ -1,0 +1,102 @@
+"""The page snapshot: parsing Playwright's AI snapshot, and the budgeted view of it."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from app.browser.aria import AriaNode, AriaParseError, parse
+from app.browser.snapshot_view import PageContext, SnapshotOptions, render
+from app.core.tokens import count_tokens
+
+SAMPLE = """\
+- generic [active] [ref=e1] [box=8,8,1264,3295]:
+  - navigation "Main" [ref=e2] [box=8,8,1264,18]:
+    - link "Home" [ref=e3] [cursor=pointer] [box=8,8,39,17]:
+      - /url: /
+  - main [ref=e6] [box=8,47,1264,3255]:
+    - heading "Say \\"hi\\": [now]" [level=1] [ref=e7] [box=8,47,1264,37]
+    - paragraph [ref=e8] [box=8,106,1264,18]: "Only today: $19.99"
+    - text: Email
+    - textbox "Email" [ref=e11] [box=50,141,177,21]:
+      - /placeholder: you@x.com
+    - combobox [ref=e14] [box=329,142,49,19]:
+      - option "Red" [box=0,0,0,0]
+      - option "Blue" [selected] [box=0,0,0,0]
+    - link "Far link" [ref=e23] [cursor=pointer] [box=8,3285,50,17]:
+      - /url: /far
+"""
+CTX = PageContext("http://127.0.0.1/shop", "Shop", history=("Home",))
+
+
+def test_parse_reads_names_flags_props_boxes_and_inline_text() -> None:
+    root = parse(SAMPLE)
+    nodes = {n.ref: n for n in root.walk() if n.ref}
+    assert nodes["e1"].flags == {"active": ""} and nodes["e1"].box == (8, 8, 1264, 3295)
+    assert nodes["e3"].props == {"url": "/"} and nodes["e3"].name == "Home"
+    assert nodes["e7"].name == 'Say "hi": [now]' and nodes["e7"].flags == {"level": "1"}
+    assert nodes["e8"].text == "Only today: $19.99"
+    assert nodes["e11"].props == {"placeholder": "you@x.com"}
+    options = nodes["e14"].children
+    assert [(o.name, o.flags, o.box) for o in options] == [("Red", {}, (0, 0, 0, 0)),
+                                                            ("Blue", {"selected": ""}, (0, 0, 0, 0))]  # fmt: skip
+    assert [n.role for n in root.children[0].children[1].children][:3] == ["heading", "paragraph", "text"]
+
+
+@pytest.mark.parametrize("bad", ["generic [ref=e1]", "- \"no role\"", '- heading "unterminated'])
+def test_parse_refuses_other_grammar(bad: str) -> None:
+    with pytest.raises(AriaParseError):
+        parse(bad)
+
+
+def test_render_hoists_wrappers_and_drops_noise() -> None:
+    view = render(parse(SAMPLE), SnapshotOptions(), CTX)
+    lines = view.text.splitlines()
+    assert lines[:4] == ["# Page: Shop — http://127.0.0.1/shop", "# Elements: 11 of 11",
+                         "# Navigation: Home → Shop", f"# Tokens: {view.tokens}"]  # fmt: skip
+    assert lines[4:7] == ['- navigation "Main" [ref=e2]', '  - link "Home" [url=/] [ref=e3]', "- main [ref=e6]"]
+    assert '  - heading "Say \\"hi\\": [now]" [level=1] [ref=e7]' in lines
+    assert '  - paragraph [ref=e8]: "Only today: $19.99"' in lines
+    assert view.tokens == count_tokens(view.text) and not view.truncated
+    assert view.refs == ("e2", "e3", "e6", "e7", "e8", "e11", "e14", "e23")
+
+
+def test_limits_fold_with_a_summary() -> None:
+    view = render(parse(SAMPLE), SnapshotOptions(max_elements=5), CTX)
+    assert view.truncated and view.reason == "element limit" and view.included_elements <= 5
+    assert "folded" in view.text
+    viewport = render(parse(SAMPLE), SnapshotOptions(viewport_only=True), CTX)
+    assert "Far link" not in viewport.text and viewport.reason == "filters"
+
+
+def _random_tree(draw: st.DrawFn, depth: int) -> AriaNode:
+    role = draw(st.sampled_from(["button", "link", "generic", "text", "heading", "listitem", "row", "cell",
+                                 "navigation", "checkbox", "paragraph"]))  # fmt: skip
+    node = AriaNode(role, name=draw(st.text(max_size=30)), ref=f"e{draw(st.integers(1, 99999))}",
+                    box=(0, draw(st.integers(0, 5000)), 100, draw(st.integers(0, 40))))  # fmt: skip
+    if role == "text":
+        node.text, node.name = node.name, ""
+    if depth < 4:
+        node.children = [_random_tree(draw, depth + 1) for _ in range(draw(st.integers(0, 6 - depth)))]
+    return node
+
+
+@st.composite
+def pages(draw: st.DrawFn) -> AriaNode:
+    return AriaNode("document", children=[_random_tree(draw, 0) for _ in range(draw(st.integers(1, 8)))])
+
+
+@settings(max_examples=50, deadline=None)
+@given(pages(), st.integers(150, 3000), st.integers(1, 300), st.booleans(), st.booleans())
+def test_the_budget_always_holds(root: AriaNode, max_tokens: int, max_elements: int, viewport_only: bool,
+                                 interactive_only: bool) -> None:  # fmt: skip
+    options = SnapshotOptions(max_elements, max_tokens, viewport_only, interactive_only)
+    view = render(root, options, CTX)
+    assert view.tokens == count_tokens(view.text) <= max_tokens
+    assert view.included_elements <= max_elements
+    assert f"# Elements: {view.included_elements} of {view.total_elements}" in view.text
+    shown_refs = {line.split("[ref=")[1].split("]")[0] for line in view.text.splitlines() if "[ref=" in line}
+    assert set(view.refs) == shown_refs
+    assert json.dumps(view.text)  # always serialisable
