@@ -32,6 +32,7 @@ DEVICE_TOOLS = {
     "device_list", "device_screenshot", "device_ui", "device_find", "device_tap", "device_swipe", "device_type",
     "device_key",
 }
+BROWSER_TOOLS = {"browser_open", "browser_pages", "browser_snapshot"}
 
 
 @asynccontextmanager
@@ -59,7 +60,7 @@ def _text(result: CallToolResult) -> str:
 async def test_lists_the_tools_with_their_schemas(daemon: Daemon) -> None:
     async with shim(LOOKOUT_URL=daemon.url, LOOKOUT_TOKEN=daemon.token) as session:
         tools = {tool.name: tool for tool in (await session.list_tools()).tools}
-    assert set(tools) == TERMINAL_TOOLS | DEVICE_TOOLS
+    assert set(tools) == TERMINAL_TOOLS | DEVICE_TOOLS | BROWSER_TOOLS
     for tool in tools.values():
         assert tool.description and len(tool.description) > 80, tool.name
         assert not tool.description.startswith(" ") and "\n    " not in tool.description, "dedented"
@@ -240,3 +241,16 @@ async def test_device_tools_return_the_screenshot_as_an_image(
             assert refused.is_error and "printable ASCII only" in _text(refused)
     finally:
         daemon.stop()
+
+
+async def test_browser_tools_open_and_snapshot_a_page(daemon: Daemon) -> None:
+    html = "<title>Hello</title><h1>Welcome</h1><button>Press me</button>"
+    url = "data:text/html," + html.replace(" ", "%20")
+    async with shim(LOOKOUT_URL=daemon.url, LOOKOUT_TOKEN=daemon.token) as session:
+        page = await call(session, "browser_open", url=url)
+        assert page["title"] == "Hello"
+        result = await session.call_tool("browser_snapshot", {"page_id": page["id"], "max_tokens": 300})
+        text = _text(result)
+        assert text.startswith("# Page: Hello") and '- button "Press me" [ref=e' in text
+        assert re.search(r"^# obs_id: o_[0-9a-f]+$", text, re.MULTILINE)
+        assert [p["id"] for p in (await call(session, "browser_pages"))["pages"]] == [page["id"]]
