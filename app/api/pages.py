@@ -5,6 +5,7 @@ from fastapi import APIRouter, Request
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.api.responses import JSONResponse
+from app.browser.actions import Action, ActionName
 from app.browser.pages import PageManager
 from app.browser.snapshot_view import SnapshotOptions
 
@@ -36,6 +37,32 @@ class SnapshotRequest(_Strict):
         return SnapshotOptions(self.max_elements, self.max_tokens, self.viewport_only, self.interactive_only, self.full)
 
 
+class WaitSpec(_Strict):
+    text: str | None = Field(None, description="until this text is visible")
+    text_gone: str | None = Field(None, description="until this text is hidden or gone")
+    url: str | None = Field(None, description="until the URL contains this")
+
+
+class ActionRequest(_Strict):
+    action: ActionName
+    ref: str | None = Field(None, max_length=64, description="an element's ref from the page's last snapshot")
+    text: str | None = Field(None, max_length=100_000, description="type, fill")
+    submit: bool = Field(False, description="type, fill: press Enter afterwards")
+    url: str | None = Field(None, max_length=8000, description="navigate")
+    key: str | None = Field(None, max_length=100, description="press: Enter, Tab, Escape, Control+A, ...")
+    values: list[str] | None = Field(None, description="select: option labels or values")
+    wait: WaitSpec | None = Field(None, description="wait: for text, its disappearance, or a URL; none: network quiet")
+    timeout_ms: int = Field(10_000, ge=100, le=60_000)
+    snapshot: SnapshotRequest | None = Field(None, description="also return a snapshot taken after the action")
+
+    def to_action(self) -> Action:
+        wait = self.wait or WaitSpec()
+        return Action(
+            self.action, self.ref, self.text, self.url, self.key, tuple(self.values or ()), self.submit,
+            wait.text, wait.text_gone, wait.url, self.timeout_ms,
+        )  # fmt: skip
+
+
 def _manager(request: Request) -> PageManager:
     return request.app.state.pages
 
@@ -65,3 +92,10 @@ async def close_page(page_id: str, request: Request) -> JSONResponse:
 @router.post("/{page_id}/snapshot")
 async def snapshot(page_id: str, request: Request, body: SnapshotRequest | None = None) -> JSONResponse:
     return JSONResponse(await _manager(request).snapshot(page_id, (body or SnapshotRequest()).options()))
+
+
+@router.post("/{page_id}/action")
+async def action(page_id: str, body: ActionRequest, request: Request) -> JSONResponse:
+    """One action; then the page settles, and the answer says what it did (`effects`)."""
+    options = body.snapshot.options() if body.snapshot is not None else None
+    return JSONResponse(await _manager(request).act(page_id, body.to_action(), options))

@@ -8,6 +8,7 @@ recorded and dismissed for now, so a page never hangs on one. Snapshots are stor
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from collections import deque
 from dataclasses import dataclass, field
@@ -17,6 +18,7 @@ from typing import Any
 from playwright.async_api import Dialog, Download, Page
 from playwright.async_api import Error as PlaywrightError
 
+from app.browser.actions import Action, RefCheck, check_ref, effects, focus, perform, settle
 from app.browser.aria import parse
 from app.browser.browser import BrowserHost
 from app.browser.snapshot_view import PageContext, SnapshotOptions, render
@@ -28,6 +30,7 @@ from app.core.storage import append_jsonl, atomic_write_json
 EVENTS_KEPT = 500
 HISTORY_SHOWN = 5
 NAVIGATION_TIMEOUT_MS = 30_000
+_REF = re.compile(r"\[ref=([^\]]+)\]")
 
 
 @dataclass
@@ -41,6 +44,20 @@ class PageRecord:
     history: list[str] = field(default_factory=list)
     """Titles (or URLs) of the pages visited, oldest first."""
     last_obs: str | None = None
+    obs_refs: frozenset[str] = frozenset()
+    """Every ref of the last observation's raw snapshot (shown or folded)."""
+    obs_taken_at: float = 0.0
+    navigated_at: float = 0.0
+    pending: dict[Any, float] = field(default_factory=dict)
+    """Requests in flight, with the time each started."""
+    seq: int = 0
+    """The number of the last event captured."""
+
+    def event(self, kind: str, **fields: Any) -> float:
+        self.seq += 1
+        now = time.time()
+        self.events.append({"seq": self.seq, "ts": now, "kind": kind, **fields})
+        return now
 
 
 class PageManager:
@@ -67,11 +84,7 @@ class PageManager:
         return record
 
     def _capture(self, record: PageRecord) -> None:
-        page = record.page
-
-        def event(kind: str, **fields: Any) -> None:
-            record.events.append({"ts": time.time(), "kind": kind, **fields})
-
+        page, event = record.page, record.event
         page.on("console", lambda msg: event("console", level=msg.type, text=msg.text[:2000]))
         page.on("pageerror", lambda exc: event("console", level="error", text=str(exc)[:2000]))
         page.on("requestfailed", lambda req: event("request_failed", url=req.url, error=req.failure or ""))
@@ -79,26 +92,27 @@ class PageManager:
         page.on("download", lambda download: self._download(record, download))
         page.on("popup", lambda popup: self._popup(record, popup))
         page.on("framenavigated", lambda frame: self._navigated(record, frame.url) if frame == page.main_frame else None)
+        page.on("request", lambda request: record.pending.__setitem__(request, time.monotonic()))
+        page.on("requestfinished", lambda request: record.pending.pop(request, None))
+        page.on("requestfailed", lambda request: record.pending.pop(request, None))
 
     async def _dialog(self, record: PageRecord, dialog: Dialog) -> None:
-        record.events.append({"ts": time.time(), "kind": "dialog", "type": dialog.type, "message": dialog.message,
-                              "answer": "dismissed"})  # fmt: skip
+        record.event("dialog", type=dialog.type, message=dialog.message, answer="dismissed")
         try:
             await dialog.dismiss()
         except PlaywrightError:
             pass
 
     def _download(self, record: PageRecord, download: Download) -> None:
-        record.events.append({"ts": time.time(), "kind": "download", "url": download.url,
-                              "filename": download.suggested_filename})  # fmt: skip
+        record.event("download", url=download.url, filename=download.suggested_filename)
 
     def _popup(self, record: PageRecord, popup: Page) -> None:
         tab = self._register(popup, record.viewport)
-        record.events.append({"ts": time.time(), "kind": "new_tab", "page_id": tab.id, "url": popup.url})
+        record.event("new_tab", page_id=tab.id, url=popup.url)
         self.bus.publish("page.created", id=tab.id, url=popup.url, opener=record.id)
 
     def _navigated(self, record: PageRecord, url: str) -> None:
-        record.events.append({"ts": time.time(), "kind": "navigation", "url": url})
+        record.navigated_at = record.event("navigation", url=url)
         append_jsonl(record.folder / "history.jsonl", {"ts": time.time(), "url": url})
 
     async def _goto(self, record: PageRecord, url: str) -> None:
@@ -154,7 +168,26 @@ class PageManager:
         result = {"obs_id": obs_id, "url": ctx.url, "title": title, "text": view.text, "metadata": metadata}
         stored = {**result, "ts": time.time(), "refs": list(view.refs), "raw": raw}
         await asyncio.to_thread(atomic_write_json, record.folder / "observations" / f"{obs_id}.json", stored)
-        record.last_obs = obs_id
+        record.last_obs, record.obs_taken_at = obs_id, time.time()
+        record.obs_refs = frozenset(_REF.findall(raw))
+        return result
+
+    async def act(self, page_id: str, action: Action, snapshot: SnapshotOptions | None) -> dict[str, Any]:
+        """Run one action, let the page settle, and say what it did (and show the page, when asked)."""
+        record = self.get(page_id)
+        check_ref(action, RefCheck(record.last_obs, record.obs_refs, record.obs_taken_at, record.navigated_at))
+        page = record.page
+        started, seq = time.monotonic(), record.seq
+        url_before, focus_before = page.url, await focus(page)
+        await perform(page, action)
+        await settle(page, lambda: any(t >= started for t in record.pending.values()))
+        new_events = [e for e in record.events if e["seq"] > seq]
+        if any(e["kind"] == "navigation" for e in new_events):
+            record.history.append(await _title(page) or page.url)
+        result: dict[str, Any] = {"ok": True, "action": action.action, "url": page.url, "title": await _title(page),
+                                  "effects": effects(new_events, url_before, page.url, focus_before, await focus(page))}  # fmt: skip
+        if snapshot is not None:
+            result["snapshot"] = await self.snapshot(page_id, snapshot)
         return result
 
     async def shutdown(self) -> None:

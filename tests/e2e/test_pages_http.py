@@ -40,6 +40,8 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     root = tmp_path_factory.mktemp("site")
     (root / "shop.html").write_text(SHOP)
     (root / "big.html").write_text(_big_page(800))
+    (root / "app.html").write_text(APP)
+    (root / "next.html").write_text(NEXT)
     server = ThreadingHTTPServer(("127.0.0.1", 0), partial(_Quiet, directory=str(root)))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     yield f"http://127.0.0.1:{server.server_address[1]}"
@@ -116,3 +118,75 @@ def test_no_browser_is_a_503_that_says_how_to_get_one(tmp_path: Path) -> None:
             assert "apt-get install chromium" in response.json()["error"]["message"]
     finally:
         daemon.stop()
+
+
+APP = """<!doctype html><html><head><title>App</title></head><body>
+<h1>App</h1>
+<label>Name <input id="name"></label>
+<label><input type="checkbox" id="agree"> I agree</label>
+<select id="colour" aria-label="Colour"><option>Red</option><option>Blue</option></select>
+<button id="add" onclick="const li = document.createElement('li'); li.textContent = 'Row ' +
+  document.querySelectorAll('li').length; document.querySelector('ul').append(li)">Add row</button>
+<button onclick="console.error('boom happened'); fetch('/missing-resource')">Break</button>
+<button onclick="alert('Hello there')">Alert</button>
+<a href="/next.html">Next page</a>
+<ul></ul>
+</body></html>"""
+NEXT = "<!doctype html><title>Next</title><h1>Second page</h1><a href='/app.html'>Back to app</a>"
+
+
+@pytest.fixture
+def app_page(api: httpx.Client, site: str) -> str:
+    page = _ok(api.post("/v1/pages", json={"url": f"{site}/app.html"}), 201)
+    return page["id"]
+
+
+def _act(api: httpx.Client, page_id: str, **body: object) -> httpx.Response:
+    return api.post(f"/v1/pages/{page_id}/action", json=body)
+
+
+def _ref(text: str, line_start: str) -> str:
+    line = next(line for line in text.splitlines() if line.strip().startswith(line_start))
+    return line.split("[ref=")[1].split("]")[0]
+
+
+def test_actions_by_ref_and_their_effects(api: httpx.Client, site: str, app_page: str) -> None:
+    snap = _ok(api.post(f"/v1/pages/{app_page}/snapshot"))["text"]
+    filled = _ok(_act(api, app_page, action="fill", ref=_ref(snap, '- textbox "Name"'), text="Ada"))
+    assert filled["effects"].get("focus", "").startswith("name")
+    _ok(_act(api, app_page, action="check", ref=_ref(snap, '- checkbox "I agree"')))
+    _ok(_act(api, app_page, action="select", ref=_ref(snap, '- combobox "Colour"'), values=["Blue"]))
+    added = _ok(_act(api, app_page, action="click", ref=_ref(snap, '- button "Add row"'),
+                     snapshot={"max_tokens": 1000}))  # fmt: skip
+    after = added["snapshot"]["text"]
+    assert "Row 0" in after and '- checkbox "I agree" [checked]' in after and "navigation" not in added["effects"]
+    broke = _ok(_act(api, app_page, action="click", ref=_ref(snap, '- button "Break"')))
+    assert {"level": "error", "text": "boom happened"} in broke["effects"]["console"]
+    alerted = _ok(_act(api, app_page, action="click", ref=_ref(snap, '- button "Alert"')))
+    assert alerted["effects"]["dialogs"] == [{"type": "alert", "message": "Hello there", "answer": "dismissed"}]
+    moved = _ok(_act(api, app_page, action="click", ref=_ref(snap, '- link "Next page"')))
+    assert moved["effects"]["navigation"] == {"url": f"{site}/next.html"} and moved["title"] == "Next"
+
+
+def test_stale_and_unknown_refs_are_409(api: httpx.Client, site: str, app_page: str) -> None:
+    assert "no snapshot" in _act(api, app_page, action="click", ref="e1").json()["error"]["message"]
+    snap = _ok(api.post(f"/v1/pages/{app_page}/snapshot"))["text"]
+    unknown = _act(api, app_page, action="click", ref="e99999")
+    assert unknown.status_code == 409 and "snapshot again" in unknown.json()["error"]["message"]
+    _ok(_act(api, app_page, action="navigate", url=f"{site}/next.html"))
+    stale = _act(api, app_page, action="click", ref=_ref(snap, '- button "Add row"'))
+    assert stale.status_code == 409 and "navigated since snapshot" in stale.json()["error"]["message"]
+    back = _ok(_act(api, app_page, action="back"))
+    assert back["url"] == f"{site}/app.html"
+    snap = _ok(api.post(f"/v1/pages/{app_page}/snapshot"))
+    assert "# Navigation: " in snap["text"]
+    assert _act(api, app_page, action="click").status_code == 400
+    assert _act(api, app_page, action="fly").status_code == 422
+
+
+def test_wait_for_text(api: httpx.Client, app_page: str) -> None:
+    snap = _ok(api.post(f"/v1/pages/{app_page}/snapshot"))["text"]
+    _ok(_act(api, app_page, action="click", ref=_ref(snap, '- button "Add row"')))
+    assert _ok(_act(api, app_page, action="wait", wait={"text": "Row 0"}))["ok"] is True
+    timed_out = _act(api, app_page, action="wait", wait={"text": "never there"}, timeout_ms=300)
+    assert timed_out.status_code == 409 and "wait failed" in timed_out.json()["error"]["message"]

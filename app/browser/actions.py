@@ -1,0 +1,189 @@
+"""Actions on a page, the settling after them, and what they did (their effects).
+
+An action names its element by a ref of the page's last observation. A ref that observation did not
+have, or one whose element is gone (the page navigated, the element was removed), is refused with a
+Conflict that says to snapshot again: never a click on the wrong element, never a long wait for one.
+After the action the page settles: until the requests the action started have ended and the DOM has
+been quiet for a moment, bounded. The effects are read from the page's captured events since the
+action began: navigation and the new URL, new tabs, dialogs, downloads, console errors and warnings,
+failed requests, and whether the focus moved.
+"""
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import Locator, Page
+
+from app.core.errors import BadInput, Conflict
+
+ActionName = Literal["navigate", "click", "type", "fill", "select", "press", "hover", "check", "uncheck", "back",
+                     "forward", "reload", "wait"]  # fmt: skip
+NEEDS_REF = frozenset({"click", "type", "fill", "select", "hover", "check", "uncheck"})
+DOM_QUIET_MS = 300
+SETTLE_MAX_MS = 3000
+_QUIET_JS = """([quiet, max]) => new Promise(resolve => {
+  let timer; const done = () => { observer.disconnect(); resolve(true); };
+  const observer = new MutationObserver(() => { clearTimeout(timer); timer = setTimeout(done, quiet); });
+  observer.observe(document, {subtree: true, childList: true, attributes: true, characterData: true});
+  timer = setTimeout(done, quiet); setTimeout(done, max);
+})"""
+_FOCUS_JS = """() => { const e = document.activeElement; if (!e || e === document.body) return null;
+  return (e.getAttribute('aria-label') || e.name || e.id || e.tagName.toLowerCase()) + ' (' + e.tagName.toLowerCase() + ')'; }"""
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    action: ActionName
+    ref: str | None = None
+    text: str | None = None
+    url: str | None = None
+    key: str | None = None
+    values: tuple[str, ...] = ()
+    submit: bool = False
+    wait_text: str | None = None
+    wait_text_gone: str | None = None
+    wait_url: str | None = None
+    timeout_ms: int = 10_000
+
+
+@dataclass
+class RefCheck:
+    """What the page's last observation knew: its refs and when it was taken."""
+
+    obs_id: str | None
+    refs: frozenset[str]
+    taken_at: float
+    navigated_at: float
+
+
+def check_ref(action: Action, known: RefCheck) -> None:
+    if action.action not in NEEDS_REF:
+        return
+    if not action.ref:
+        raise BadInput(f"{action.action} needs a ref from a snapshot", field="ref")
+    if known.obs_id is None:
+        raise Conflict("no snapshot of this page yet: take one, then use its refs")
+    if action.ref not in known.refs:
+        raise Conflict(f"ref {action.ref} is not in the last snapshot ({known.obs_id}): snapshot again")
+    if known.navigated_at > known.taken_at:
+        raise Conflict(f"the page navigated since snapshot {known.obs_id}, so ref {action.ref} is stale: snapshot again")
+
+
+async def perform(page: Page, action: Action) -> None:
+    """Run the action; Playwright's failures become Conflicts with its first line."""
+    try:
+        await _perform(page, action)
+    except PlaywrightError as exc:
+        message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise Conflict(f"{action.action} failed: {message}") from exc
+
+
+async def _perform(page: Page, a: Action) -> None:
+    timeout = a.timeout_ms
+    if a.action == "navigate":
+        if not a.url:
+            raise BadInput("navigate needs a url", field="url")
+        await page.goto(a.url, timeout=timeout)
+    elif a.action == "back":
+        await page.go_back(timeout=timeout)
+    elif a.action == "forward":
+        await page.go_forward(timeout=timeout)
+    elif a.action == "reload":
+        await page.reload(timeout=timeout)
+    elif a.action == "press":
+        if not a.key:
+            raise BadInput("press needs a key (Enter, Tab, Control+A, ...)", field="key")
+        target = await _element(page, a.ref) if a.ref else page.keyboard
+        await target.press(a.key, **({"timeout": timeout} if a.ref else {}))
+    elif a.action == "wait":
+        await _wait(page, a)
+    else:
+        await _on_element(await _element(page, a.ref or ""), a)
+
+
+async def _on_element(element: Locator, a: Action) -> None:
+    timeout = a.timeout_ms
+    if a.action == "click":
+        await element.click(timeout=timeout)
+    elif a.action == "hover":
+        await element.hover(timeout=timeout)
+    elif a.action in ("check", "uncheck"):
+        await (element.check if a.action == "check" else element.uncheck)(timeout=timeout)
+    elif a.action in ("type", "fill"):
+        if a.text is None:
+            raise BadInput(f"{a.action} needs text", field="text")
+        if a.action == "fill":
+            await element.fill(a.text, timeout=timeout)
+        else:
+            await element.press_sequentially(a.text, timeout=timeout)
+        if a.submit:
+            await element.press("Enter", timeout=timeout)
+    elif a.action == "select":
+        if not a.values:
+            raise BadInput("select needs values (option labels or values)", field="values")
+        await element.select_option(list(a.values), timeout=timeout)
+
+
+async def _element(page: Page, ref: str) -> Locator:
+    locator = page.locator(f"aria-ref={ref}")
+    if await locator.count() != 1:
+        raise Conflict(f"ref {ref} is no longer on the page (it changed since the snapshot): snapshot again")
+    return locator
+
+
+async def _wait(page: Page, a: Action) -> None:
+    if a.wait_text is not None:
+        await page.get_by_text(a.wait_text).first.wait_for(state="visible", timeout=a.timeout_ms)
+    elif a.wait_text_gone is not None:
+        await page.get_by_text(a.wait_text_gone).first.wait_for(state="hidden", timeout=a.timeout_ms)
+    elif a.wait_url is not None:
+        await page.wait_for_url(f"**{a.wait_url}**", timeout=a.timeout_ms)
+    else:
+        await page.wait_for_load_state("networkidle", timeout=a.timeout_ms)
+
+
+async def focus(page: Page) -> str | None:
+    try:
+        return await page.evaluate(_FOCUS_JS)
+    except PlaywrightError:
+        return None
+
+
+async def settle(page: Page, in_flight: Any, deadline_ms: int = SETTLE_MAX_MS) -> None:
+    """Wait (bounded) for the requests counted by `in_flight()` to end and the DOM to be quiet."""
+    deadline = time.monotonic() + deadline_ms / 1000
+    while in_flight() and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    left = max(0, int((deadline - time.monotonic()) * 1000))
+    for _ in range(2):  # a navigation destroys the context the first wait runs in
+        try:
+            await page.wait_for_load_state("domcontentloaded", timeout=max(left, 1))
+            await page.evaluate(_QUIET_JS, [DOM_QUIET_MS, max(left, DOM_QUIET_MS)])
+            return
+        except PlaywrightError:
+            left = max(0, int((deadline - time.monotonic()) * 1000))
+
+
+def effects(events: list[dict[str, Any]], url_before: str, url_after: str, focus_before: str | None,
+            focus_after: str | None) -> dict[str, Any]:  # fmt: skip
+    """What happened on the page since the action began, from its captured events."""
+    out: dict[str, Any] = {}
+    if url_after != url_before or any(e["kind"] == "navigation" for e in events):
+        out["navigation"] = {"url": url_after}
+    tabs = [{"page_id": e["page_id"], "url": e["url"]} for e in events if e["kind"] == "new_tab"]
+    dialogs = [{"type": e["type"], "message": e["message"], "answer": e["answer"]} for e in events if e["kind"] == "dialog"]
+    downloads = [{"url": e["url"], "filename": e["filename"]} for e in events if e["kind"] == "download"]
+    console = [{"level": e["level"], "text": e["text"]} for e in events
+               if e["kind"] == "console" and e["level"] in ("error", "warning")]  # fmt: skip
+    failed = [{"url": e["url"], "error": e["error"]} for e in events if e["kind"] == "request_failed"]
+    for key, values in (("new_tabs", tabs), ("dialogs", dialogs), ("downloads", downloads), ("console", console),
+                        ("failed_requests", failed)):  # fmt: skip
+        if values:
+            out[key] = values
+    if focus_after != focus_before:
+        out["focus"] = focus_after
+    return out
