@@ -41,7 +41,7 @@ sys.path.insert(0, str(REPO))
 import adbutils  # noqa: E402
 
 from app.core.tokens import count_tokens  # noqa: E402
-from app.device.scaling import image_tokens  # noqa: E402
+from app.core.scaling import image_tokens  # noqa: E402
 from tests.support.adb_fake import FakeDevice  # noqa: E402
 from tests.support.adb_server import AdbServer  # noqa: E402
 

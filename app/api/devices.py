@@ -8,7 +8,7 @@ from fastapi.responses import FileResponse
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from app.api.responses import JSONResponse
-from app.device.capture import MEDIA_TYPES
+from app.core.images import MEDIA_TYPES
 from app.device.logcat import LEVELS
 from app.device.manager import LOGCAT_MAX_LINES, DeviceManager
 

@@ -1,4 +1,4 @@
-"""Screen captures from `screencap`: parsing the raw and PNG forms, checks, scaling and encoding (Pillow).
+"""Screen captures from `screencap`: parsing the raw and PNG forms, and the black-screen check (Pillow).
 
 Pure functions over bytes and images. The raw form is a little-endian header (width, height, pixel
 format, and a colour space on Android 9+) followed by the pixels; it avoids the device's slow PNG
@@ -9,15 +9,12 @@ from __future__ import annotations
 
 import io
 import struct
-from typing import Literal
 
 from PIL import Image
 
 from app.core.errors import BackendFailure
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
-ImageFormat = Literal["png", "jpeg", "webp"]
-MEDIA_TYPES: dict[str, str] = {"png": "image/png", "jpeg": "image/jpeg", "webp": "image/webp"}
 _RAW_MODES = {1: ("RGBX", 4), 2: ("RGBX", 4), 3: ("RGB", 3), 4: ("BGR;16", 2)}
 """Android PixelFormat -> (Pillow raw mode, bytes per pixel): RGBA_8888 and RGBX_8888 (alpha is ignored:
 a screen is opaque), RGB_888, RGB_565."""
@@ -85,21 +82,3 @@ def is_black(image: Image.Image) -> bool:
     thumb.thumbnail((64, 64))
     _, brightest = thumb.convert("L").getextrema()
     return brightest <= BLACK_LEVEL
-
-
-def resize(image: Image.Image, width: int, height: int) -> Image.Image:
-    """`image` at width x height (itself when it already is)."""
-    if image.size == (width, height):
-        return image
-    return image.resize((width, height), Image.Resampling.LANCZOS, reducing_gap=2.0)
-
-
-def encode(image: Image.Image, fmt: ImageFormat) -> bytes:
-    out = io.BytesIO()
-    if fmt == "png":
-        image.save(out, "PNG", compress_level=6)
-    elif fmt == "jpeg":
-        image.convert("RGB").save(out, "JPEG", quality=80)
-    else:
-        image.save(out, "WEBP", quality=80, method=2)
-    return out.getvalue()

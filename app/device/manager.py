@@ -20,14 +20,15 @@ from app.core.errors import BackendFailure, BadInput, Conflict, NotFound
 from app.core.events import EventBus
 from app.device import text_input
 from app.device.adb import Adb
-from app.device.capture import BLACK_WARNING, ImageFormat, encode, is_black, resize
+from app.core.images import ImageFormat, encode, resize
+from app.device.capture import BLACK_WARNING, is_black
 from app.device.info import INFO_COMMAND, DeviceInfo, parse_info
 from app.device.keys import keycode
 from app.device.logcat import filter_lines
 from app.device.marks import draw_marks
 from app.device.observations import Observation, ObservationStore
 from app.device.observer import Observer
-from app.device.scaling import RAW_WARNING, Scale, fit, image_tokens
+from app.core.scaling import RAW_WARNING, Scale, fit, image_tokens
 from app.device.ui_tree import UiNode, UiParseError, find, is_relevant, parse_hierarchy, render_elements
 
 T = TypeVar("T")

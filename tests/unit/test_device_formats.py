@@ -11,11 +11,12 @@ from hypothesis import strategies as st
 from PIL import Image
 
 from app.core.errors import BackendFailure, BadInput
-from app.device.capture import CaptureError, encode, is_black, parse_png, parse_raw, resize
+from app.core.images import encode, resize
+from app.device.capture import CaptureError, is_black, parse_png, parse_raw
 from app.device.info import parse_info
 from app.device.keys import keycode
 from app.device.logcat import filter_lines
-from app.device.scaling import fit, image_tokens
+from app.core.scaling import fit, image_tokens
 from app.device.text_input import type_commands
 
 WARNING = b"[Warning] Multiple displays were found, but no display id was specified!\n"
