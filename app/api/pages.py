@@ -1,10 +1,14 @@
 """HTTP adapter for browser pages: request models and routes. The logic is in app.browser."""
 from __future__ import annotations
 
+from typing import Literal
+
 from fastapi import APIRouter, Request
+from fastapi.responses import FileResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.api.responses import JSONResponse
+from app.core.images import MEDIA_TYPES
 from app.browser.actions import Action, ActionName
 from app.browser.pages import PageManager
 from app.browser.snapshot_view import SnapshotOptions
@@ -52,6 +56,9 @@ class ActionRequest(_Strict):
     key: str | None = Field(None, max_length=100, description="press: Enter, Tab, Escape, Control+A, ...")
     values: list[str] | None = Field(None, description="select: option labels or values")
     wait: WaitSpec | None = Field(None, description="wait: for text, its disappearance, or a URL; none: network quiet")
+    x: float | None = Field(None, description="click: image x of the screenshot obs_id, instead of a ref")
+    y: float | None = None
+    obs_id: str | None = Field(None, description="click at x, y: the screenshot they belong to")
     timeout_ms: int = Field(10_000, ge=100, le=60_000)
     snapshot: SnapshotRequest | None = Field(None, description="also return a snapshot taken after the action")
 
@@ -59,8 +66,16 @@ class ActionRequest(_Strict):
         wait = self.wait or WaitSpec()
         return Action(
             self.action, self.ref, self.text, self.url, self.key, tuple(self.values or ()), self.submit,
-            wait.text, wait.text_gone, wait.url, self.timeout_ms,
+            wait.text, wait.text_gone, wait.url, self.timeout_ms, self.x, self.y, self.obs_id,
         )  # fmt: skip
+
+
+class PageScreenshot(_Strict):
+    max_dimension: int | None = Field(None, ge=100, le=8000, description="longest side; default 1000")
+    raw: bool = Field(False, description="no scaling (adds a warning)")
+    format: Literal["png", "jpeg", "webp"] = "png"
+    inline: bool = False
+    full_page: bool = Field(False, description="the whole page (clicks by coordinates need a viewport one)")
 
 
 def _manager(request: Request) -> PageManager:
@@ -99,3 +114,20 @@ async def action(page_id: str, body: ActionRequest, request: Request) -> JSONRes
     """One action; then the page settles, and the answer says what it did (`effects`)."""
     options = body.snapshot.options() if body.snapshot is not None else None
     return JSONResponse(await _manager(request).act(page_id, body.to_action(), options))
+
+
+@router.post("/{page_id}/screenshot")
+async def screenshot(page_id: str, request: Request, body: PageScreenshot | None = None) -> JSONResponse:
+    """The page as an image, scaled like a device screenshot (the same contract: scale_factor, obs_id)."""
+    body = body or PageScreenshot()
+    limit = None if body.raw else (body.max_dimension or request.app.state.settings.device_max_dimension)
+    result = await _manager(request).screenshot(
+        page_id, max_dimension=limit, fmt=body.format, inline=body.inline, full_page=body.full_page
+    )
+    return JSONResponse(result)
+
+
+@router.get("/{page_id}/observations/{obs_id}/image")
+async def observation_image(page_id: str, obs_id: str, request: Request) -> FileResponse:
+    path, fmt = _manager(request).image(page_id, obs_id)
+    return FileResponse(path, media_type=MEDIA_TYPES[fmt])

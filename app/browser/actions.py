@@ -48,6 +48,10 @@ class Action:
     wait_text_gone: str | None = None
     wait_url: str | None = None
     timeout_ms: int = 10_000
+    x: float | None = None
+    """click: image coordinates of the screenshot `obs_id` (instead of a ref)."""
+    y: float | None = None
+    obs_id: str | None = None
 
 
 @dataclass
@@ -73,9 +77,13 @@ def check_ref(action: Action, known: RefCheck) -> None:
         raise Conflict(f"the page navigated since snapshot {known.obs_id}, so ref {action.ref} is stale: snapshot again")
 
 
-async def perform(page: Page, action: Action) -> None:
-    """Run the action; Playwright's failures become Conflicts with its first line."""
+async def perform(page: Page, action: Action, point: tuple[float, float] | None = None) -> None:
+    """Run the action (a click at `point`, page coordinates, when given); Playwright's failures become
+    Conflicts with its first line."""
     try:
+        if point is not None:
+            await page.mouse.click(*point)
+            return
         await _perform(page, action)
     except PlaywrightError as exc:
         message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__

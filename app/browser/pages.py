@@ -8,24 +8,29 @@ recorded and dismissed for now, so a page never hangs on one. Snapshots are stor
 from __future__ import annotations
 
 import asyncio
+import base64
+import io
 import re
 import time
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from PIL import Image
 from playwright.async_api import Dialog, Download, Page
 from playwright.async_api import Error as PlaywrightError
 
 from app.browser.actions import Action, RefCheck, check_ref, effects, focus, perform, settle
 from app.browser.aria import parse
 from app.browser.browser import BrowserHost
-from app.browser.snapshot_view import PageContext, SnapshotOptions, render
+from app.browser.snapshot_view import PageContext, Snapshot, SnapshotOptions, render
 from app.core.errors import BadInput, Conflict, NotFound, Unavailable
 from app.core.events import EventBus
 from app.core.ids import check_id, new_id
-from app.core.storage import append_jsonl, atomic_write_json
+from app.core.images import ImageFormat, encode, resize
+from app.core.scaling import RAW_WARNING, Scale, fit, image_tokens
+from app.core.storage import append_jsonl, atomic_write_json, read_json
 
 EVENTS_KEPT = 500
 HISTORY_SHOWN = 5
@@ -172,14 +177,76 @@ class PageManager:
         record.obs_refs = frozenset(_REF.findall(raw))
         return result
 
+    async def screenshot(
+        self, page_id: str, *, max_dimension: int | None, fmt: ImageFormat, inline: bool, full_page: bool
+    ) -> dict[str, Any]:
+        """The page as an image scaled like a device screenshot (max_dimension None: raw), stored as an
+        observation whose scale converts a later click at image coordinates back to the page."""
+        record = self.get(page_id)
+        try:
+            png = await record.page.screenshot(full_page=full_page, type="png")
+            scroll = await record.page.evaluate("[window.scrollX, window.scrollY]")
+        except PlaywrightError as exc:
+            raise Unavailable(f"the page did not answer a screenshot: {str(exc).splitlines()[0]}") from exc
+        obs_id = new_id("o")
+        scale, data = await asyncio.to_thread(_scaled, png, max_dimension, fmt)
+        folder = record.folder / "observations"
+        stored = {"obs_id": obs_id, "kind": "screenshot", "ts": time.time(), "url": record.page.url,
+                  "full_page": full_page, "scroll": scroll, "format": fmt, "scale": asdict(scale)}  # fmt: skip
+        await asyncio.to_thread((folder / f"{obs_id}.{fmt}").write_bytes, data)
+        await asyncio.to_thread(atomic_write_json, folder / f"{obs_id}.json", stored)
+        result = {"obs_id": obs_id, "page": {"width": scale.device_width, "height": scale.device_height},
+                  "image": {"width": scale.image_width, "height": scale.image_height},
+                  "scale_factor": round(scale.factor, 6), "path": str(folder / f"{obs_id}.{fmt}"),
+                  "url": f"/v1/pages/{record.id}/observations/{obs_id}/image", "format": fmt,
+                  "tokens": image_tokens(scale.image_width, scale.image_height)}  # fmt: skip
+        if max_dimension is None:
+            result["warning"] = RAW_WARNING
+        if inline:
+            result["image_b64"] = base64.b64encode(data).decode()
+        return result
+
+    def observation(self, page_id: str, obs_id: str) -> dict[str, Any]:
+        check_id(page_id, "page")
+        check_id(obs_id, "observation")
+        try:
+            return read_json(self.root / page_id / "observations" / f"{obs_id}.json")
+        except FileNotFoundError:
+            raise NotFound(f"no observation {obs_id!r} of page {page_id!r}") from None
+
+    def image(self, page_id: str, obs_id: str) -> tuple[Path, str]:
+        stored = self.observation(page_id, obs_id)
+        if stored.get("kind") != "screenshot":
+            raise NotFound(f"observation {obs_id} is a snapshot, not a screenshot")
+        return self.root / page_id / "observations" / f"{obs_id}.{stored['format']}", stored["format"]
+
+    async def _point(self, record: PageRecord, action: Action) -> tuple[float, float]:
+        """Image coordinates of a screenshot observation as page (viewport) coordinates."""
+        stored = self.observation(record.id, action.obs_id or "")
+        if stored.get("kind") != "screenshot" or stored["full_page"]:
+            raise Conflict(f"{action.obs_id} is not a viewport screenshot: click by ref, or take one")
+        scroll = await record.page.evaluate("[window.scrollX, window.scrollY]")
+        if scroll != stored["scroll"] or record.navigated_at > stored["ts"]:
+            raise Conflict(f"the page moved since screenshot {action.obs_id} (scrolled or navigated): take a new one")
+        scale = Scale(**stored["scale"])
+        assert action.x is not None and action.y is not None
+        if not scale.contains_image_point(action.x, action.y):
+            raise BadInput(f"({action.x:g}, {action.y:g}) is outside the screenshot "
+                           f"({scale.image_width}x{scale.image_height})")  # fmt: skip
+        return action.x * scale.factor, action.y * scale.factor
+
     async def act(self, page_id: str, action: Action, snapshot: SnapshotOptions | None) -> dict[str, Any]:
         """Run one action, let the page settle, and say what it did (and show the page, when asked)."""
         record = self.get(page_id)
-        check_ref(action, RefCheck(record.last_obs, record.obs_refs, record.obs_taken_at, record.navigated_at))
+        point = None
+        if action.action == "click" and action.ref is None and action.x is not None:
+            point = await self._point(record, action)
+        else:
+            check_ref(action, RefCheck(record.last_obs, record.obs_refs, record.obs_taken_at, record.navigated_at))
         page = record.page
         started, seq = time.monotonic(), record.seq
         url_before, focus_before = page.url, await focus(page)
-        await perform(page, action)
+        await perform(page, action, point)
         await settle(page, lambda: any(t >= started for t in record.pending.values()))
         new_events = [e for e in record.events if e["seq"] > seq]
         if any(e["kind"] == "navigation" for e in new_events):
@@ -195,8 +262,14 @@ class PageManager:
         await self.host.stop()
 
 
-def _render(raw: str, options: SnapshotOptions, ctx: PageContext):  # type: ignore[no-untyped-def]
+def _render(raw: str, options: SnapshotOptions, ctx: PageContext) -> Snapshot:
     return render(parse(raw), options, ctx)
+
+
+def _scaled(png: bytes, max_dimension: int | None, fmt: ImageFormat) -> tuple[Scale, bytes]:
+    image = Image.open(io.BytesIO(png)).convert("RGB")
+    scale = fit(image.width, image.height, max_dimension)
+    return scale, encode(resize(image, scale.image_width, scale.image_height), fmt)
 
 
 async def _title(page: Page) -> str:

@@ -1,6 +1,8 @@
 """Browser pages end to end: the daemon as a subprocess, real headless Chromium, pages from 127.0.0.1."""
 from __future__ import annotations
 
+import base64
+import io
 import threading
 from collections.abc import Iterator
 from functools import partial
@@ -9,6 +11,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from PIL import Image
 
 from app.core.tokens import count_tokens
 from tests.conftest import Daemon
@@ -42,6 +45,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     (root / "big.html").write_text(_big_page(800))
     (root / "app.html").write_text(APP)
     (root / "next.html").write_text(NEXT)
+    (root / "canvas.html").write_text(CANVAS)
     server = ThreadingHTTPServer(("127.0.0.1", 0), partial(_Quiet, directory=str(root)))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     yield f"http://127.0.0.1:{server.server_address[1]}"
@@ -190,3 +194,30 @@ def test_wait_for_text(api: httpx.Client, app_page: str) -> None:
     assert _ok(_act(api, app_page, action="wait", wait={"text": "Row 0"}))["ok"] is True
     timed_out = _act(api, app_page, action="wait", wait={"text": "never there"}, timeout_ms=300)
     assert timed_out.status_code == 409 and "wait failed" in timed_out.json()["error"]["message"]
+
+
+CANVAS = """<!doctype html><title>Canvas</title><body style="margin:0;height:3000px">
+<button style="position:absolute;left:640px;top:360px;width:200px;height:100px"
+ onclick="document.title = 'clicked'">Big</button></body>"""
+
+
+def test_screenshot_is_scaled_and_a_click_at_its_pixels_lands(api: httpx.Client, site: str) -> None:
+    page = _ok(api.post("/v1/pages", json={"url": f"{site}/canvas.html"}), 201)
+    shot = _ok(api.post(f"/v1/pages/{page['id']}/screenshot", json={"inline": True}))
+    assert shot["page"] == {"width": 1280, "height": 720} and shot["image"] == {"width": 1000, "height": 562}
+    assert shot["scale_factor"] == 1.28 and shot["tokens"] == 750
+    image = api.get(shot["url"])
+    assert image.headers["content-type"] == "image/png"
+    assert Image.open(io.BytesIO(image.content)).size == (1000, 562)
+    assert base64.b64decode(shot["image_b64"]) == image.content
+    missed = _ok(_act(api, page["id"], action="click", x=100, y=100, obs_id=shot["obs_id"]))
+    assert missed["title"] == "Canvas"
+    hit = _ok(_act(api, page["id"], action="click", x=578, y=320, obs_id=shot["obs_id"]))  # (740, 410) on the page
+    assert hit["title"] == "clicked"
+    outside = _act(api, page["id"], action="click", x=1001, y=10, obs_id=shot["obs_id"])
+    assert outside.status_code == 400
+    api.post(f"/v1/pages/{page['id']}/action", json={"action": "press", "key": "PageDown"})
+    moved = _act(api, page["id"], action="click", x=578, y=320, obs_id=shot["obs_id"])
+    assert moved.status_code == 409 and "take a new one" in moved.json()["error"]["message"]
+    raw = _ok(api.post(f"/v1/pages/{page['id']}/screenshot", json={"raw": True, "full_page": True, "format": "jpeg"}))
+    assert raw["image"] == {"width": 1280, "height": 3000} and "Raw mode" in raw["warning"]
