@@ -1,12 +1,13 @@
 """The browser page tools: each one request to /v1/pages. Snapshots come back as budgeted text with refs."""
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Awaitable, Callable
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 from urllib.parse import quote
 
-from mcp.server.mcpserver import Context
+from mcp.server.mcpserver import Context, Image
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
@@ -56,6 +57,51 @@ async def browser_snapshot(
     return f"{answer['text']}\n# obs_id: {answer['obs_id']}"
 
 
+async def browser_action(
+    ctx: Context,
+    page_id: PageId,
+    action: Annotated[
+        Literal["navigate", "click", "type", "fill", "select", "press", "hover", "check", "uncheck", "back",
+                "forward", "reload", "wait"],  # fmt: skip
+        Field(description="what to do; element actions take a ref from the last browser_snapshot"),
+    ],
+    ref: Annotated[str | None, Field(description="the element, e.g. e12, from the last snapshot")] = None,
+    text: Annotated[str | None, Field(description="type/fill: the text")] = None,
+    submit: Annotated[bool, Field(description="type/fill: press Enter afterwards")] = False,
+    url: Annotated[str | None, Field(description="navigate: the URL")] = None,
+    key: Annotated[str | None, Field(description="press: Enter, Tab, Escape, Control+A, ...")] = None,
+    values: Annotated[list[str] | None, Field(description="select: option labels or values")] = None,
+    wait_text: Annotated[str | None, Field(description="wait: until this text is visible")] = None,
+    x: Annotated[float | None, Field(description="click at x, y of the screenshot obs_id instead of a ref")] = None,
+    y: float | None = None,
+    obs_id: Annotated[str | None, Field(description="click at x, y: the browser_screenshot they come from")] = None,
+    snapshot: Annotated[bool, Field(description="also return a snapshot after the action (costs tokens)")] = False,
+) -> str:
+    """Act on the page, let it settle (requests started by the action end, the DOM goes quiet), and report
+    what happened: {ok, url, title, effects: {navigation?, new_tabs?, dialogs?, downloads?, console?,
+    failed_requests?, focus?}}, about 60 tokens without a snapshot. A ref that is not in the last snapshot,
+    or stale because the page changed, is refused: take a new snapshot."""
+    body = {"action": action, "ref": ref, "text": text, "submit": submit or None, "url": url, "key": key,
+            "values": values, "wait": {"text": wait_text} if wait_text else None, "x": x, "y": y,
+            "obs_id": obs_id, "snapshot": {"max_tokens": 2000} if snapshot else None}  # fmt: skip
+    return await call(ctx, "POST", _path(page_id, "action"), body=body, wait_s=15)
+
+
+async def browser_screenshot(
+    ctx: Context,
+    page_id: PageId,
+    full_page: Annotated[bool, Field(description="the whole page instead of the viewport")] = False,
+    max_dimension: Annotated[int, Field(ge=200, le=2000)] = 1000,
+) -> list[Any]:
+    """The page as an image (scaled so its longest side is max_dimension: 1280x720 becomes 1000x562, about
+    750 tokens) and its description {obs_id, image, scale_factor, tokens}. Click at its pixels with
+    browser_action(action="click", x, y, obs_id)."""
+    body = {"max_dimension": max_dimension, "full_page": full_page, "inline": True}
+    result = json.loads(await call(ctx, "POST", _path(page_id, "screenshot"), body=body))
+    data = base64.b64decode(result.pop("image_b64"))
+    return [Image(data=data, format="png"), json.dumps(result, separators=(",", ":"))]
+
+
 _READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 _WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=True)
 
@@ -63,4 +109,6 @@ TOOLS: list[tuple[Callable[..., Awaitable[Any]], ToolAnnotations]] = [
     (browser_open, _WRITE),
     (browser_pages, _READ),
     (browser_snapshot, _READ),
+    (browser_action, _WRITE),
+    (browser_screenshot, _READ),
 ]

@@ -32,7 +32,7 @@ DEVICE_TOOLS = {
     "device_list", "device_screenshot", "device_ui", "device_find", "device_tap", "device_swipe", "device_type",
     "device_key",
 }
-BROWSER_TOOLS = {"browser_open", "browser_pages", "browser_snapshot"}
+BROWSER_TOOLS = {"browser_open", "browser_pages", "browser_snapshot", "browser_action", "browser_screenshot"}
 
 
 @asynccontextmanager
@@ -254,3 +254,12 @@ async def test_browser_tools_open_and_snapshot_a_page(daemon: Daemon) -> None:
         assert text.startswith("# Page: Hello") and '- button "Press me" [ref=e' in text
         assert re.search(r"^# obs_id: o_[0-9a-f]+$", text, re.MULTILINE)
         assert [p["id"] for p in (await call(session, "browser_pages"))["pages"]] == [page["id"]]
+        ref = text.split('- button "Press me" [ref=')[1].split("]")[0]
+        acted = await call(session, "browser_action", page_id=page["id"], action="click", ref=ref)
+        assert acted["ok"] is True and acted["title"] == "Hello"
+        stale = await session.call_tool("browser_action", {"page_id": page["id"], "action": "click", "ref": "e999"})
+        assert stale.is_error and "snapshot again" in _text(stale)
+        shot = await session.call_tool("browser_screenshot", {"page_id": page["id"]})
+        image, described = shot.content
+        assert image.type == "image" and Image.open(io.BytesIO(base64.b64decode(image.data))).size == (1000, 562)
+        assert json.loads(described.text)["scale_factor"] == 1.28
