@@ -36,6 +36,7 @@ class SnapshotRequest(_Strict):
     viewport_only: bool = False
     interactive_only: bool = Field(False, description="controls, and short text that carries meaning")
     full: bool = Field(False, description="no limits at all")
+    since: str | None = Field(None, max_length=64, description="a diff against this earlier snapshot's obs_id")
 
     def options(self) -> SnapshotOptions:
         return SnapshotOptions(self.max_elements, self.max_tokens, self.viewport_only, self.interactive_only, self.full)
@@ -106,7 +107,8 @@ async def close_page(page_id: str, request: Request) -> JSONResponse:
 
 @router.post("/{page_id}/snapshot")
 async def snapshot(page_id: str, request: Request, body: SnapshotRequest | None = None) -> JSONResponse:
-    return JSONResponse(await _manager(request).snapshot(page_id, (body or SnapshotRequest()).options()))
+    body = body or SnapshotRequest()
+    return JSONResponse(await _manager(request).snapshot(page_id, body.options(), since=body.since))
 
 
 @router.post("/{page_id}/action")

@@ -13,7 +13,7 @@ import io
 import re
 import time
 from collections import deque
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +24,8 @@ from playwright.async_api import Error as PlaywrightError
 from app.browser.actions import Action, RefCheck, check_ref, effects, focus, perform, settle
 from app.browser.aria import parse
 from app.browser.browser import BrowserHost
-from app.browser.snapshot_view import PageContext, Snapshot, SnapshotOptions, render
+from app.browser.diff import FULL_ABOVE, diff, render_diff
+from app.browser.snapshot_view import PageContext, Snapshot, SnapshotOptions, header_lines, render
 from app.core.errors import BadInput, Conflict, NotFound, Unavailable
 from app.core.events import EventBus
 from app.core.ids import check_id, new_id
@@ -158,20 +159,21 @@ class PageManager:
         self.bus.publish("page.closed", id=page_id)
         return {**described, "closed": True}
 
-    async def snapshot(self, page_id: str, options: SnapshotOptions) -> dict[str, Any]:
+    async def snapshot(self, page_id: str, options: SnapshotOptions, since: str | None = None) -> dict[str, Any]:
+        """A budgeted snapshot, or with `since` a diff against that earlier snapshot (a full snapshot that
+        says why when the URL changed or most of the page did)."""
         record = self.get(page_id)
+        before = self._snapshot_observation(page_id, since) if since is not None else None
         try:
             raw = await record.page.aria_snapshot(mode="ai", boxes=True)
             title = await _title(record.page)
         except PlaywrightError as exc:
             raise Unavailable(f"the page did not answer a snapshot: {str(exc).splitlines()[0]}") from exc
         ctx = PageContext(record.page.url, title, record.viewport, tuple(record.history[-HISTORY_SHOWN:-1]))
-        view = await asyncio.to_thread(_render, raw, options, ctx)
+        text, metadata = await asyncio.to_thread(_view, raw, options, ctx, before)
         obs_id = new_id("o")
-        metadata = {"total_elements": view.total_elements, "included_elements": view.included_elements,
-                    "truncated": view.truncated, "reason": view.reason, "tokens": view.tokens}  # fmt: skip
-        result = {"obs_id": obs_id, "url": ctx.url, "title": title, "text": view.text, "metadata": metadata}
-        stored = {**result, "ts": time.time(), "refs": list(view.refs), "raw": raw}
+        result = {"obs_id": obs_id, "url": ctx.url, "title": title, "text": text, "metadata": metadata}
+        stored = {**result, "kind": "snapshot", "ts": time.time(), "raw": raw}
         await asyncio.to_thread(atomic_write_json, record.folder / "observations" / f"{obs_id}.json", stored)
         record.last_obs, record.obs_taken_at = obs_id, time.time()
         record.obs_refs = frozenset(_REF.findall(raw))
@@ -214,6 +216,12 @@ class PageManager:
         except FileNotFoundError:
             raise NotFound(f"no observation {obs_id!r} of page {page_id!r}") from None
 
+    def _snapshot_observation(self, page_id: str, obs_id: str) -> dict[str, Any]:
+        stored = self.observation(page_id, obs_id)
+        if stored.get("kind") != "snapshot":
+            raise BadInput(f"{obs_id} is a screenshot; `since` takes a snapshot's obs_id", field="since")
+        return stored
+
     def image(self, page_id: str, obs_id: str) -> tuple[Path, str]:
         stored = self.observation(page_id, obs_id)
         if stored.get("kind") != "screenshot":
@@ -253,8 +261,8 @@ class PageManager:
             record.history.append(await _title(page) or page.url)
         result: dict[str, Any] = {"ok": True, "action": action.action, "url": page.url, "title": await _title(page),
                                   "effects": effects(new_events, url_before, page.url, focus_before, await focus(page))}  # fmt: skip
-        if snapshot is not None:
-            result["snapshot"] = await self.snapshot(page_id, snapshot)
+        if snapshot is not None:  # a diff against the observation the action was based on, when there is one
+            result["snapshot"] = await self.snapshot(page_id, snapshot, since=record.last_obs)
         return result
 
     async def shutdown(self) -> None:
@@ -262,8 +270,30 @@ class PageManager:
         await self.host.stop()
 
 
-def _render(raw: str, options: SnapshotOptions, ctx: PageContext) -> Snapshot:
-    return render(parse(raw), options, ctx)
+def _view(
+    raw: str, options: SnapshotOptions, ctx: PageContext, before: dict[str, Any] | None
+) -> tuple[str, dict[str, Any]]:
+    """The text and metadata of a snapshot: a diff against `before` when it is worth it, else full."""
+    root = parse(raw)
+    if before is not None:
+        since = before["obs_id"]
+        if before["url"] != ctx.url:
+            ctx = replace(ctx, note=f"Full snapshot: the URL changed since {since}")
+        else:
+            changes = diff(parse(before["raw"]), root)
+            if changes.changed_share > FULL_ABOVE:
+                ctx = replace(ctx, note=f"Full snapshot: {changes.changed_share:.0%} of the page changed since {since}")
+            else:
+                counts = {kind: sum(c.kind == kind for c in changes.changes) for kind in "+-~"}
+                header = header_lines(ctx, changes.total, changes.total, None)[:1] + [
+                    f"# Diff against {since}: {counts['+']} added, {counts['-']} removed, {counts['~']} changed"]
+                text, tokens, shown = render_diff(changes, header, options.max_tokens)
+                return text, {"diff_against": since, "added": counts["+"], "removed": counts["-"],
+                              "changed": counts["~"], "unchanged": changes.unchanged,
+                              "truncated": shown < len(changes.changes), "tokens": tokens}  # fmt: skip
+    view: Snapshot = render(root, options, ctx)
+    return view.text, {"total_elements": view.total_elements, "included_elements": view.included_elements,
+                       "truncated": view.truncated, "reason": view.reason, "tokens": view.tokens}  # fmt: skip
 
 
 def _scaled(png: bytes, max_dimension: int | None, fmt: ImageFormat) -> tuple[Scale, bytes]:

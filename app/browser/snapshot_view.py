@@ -56,6 +56,8 @@ class PageContext:
     viewport: tuple[int, int] = (1280, 720)
     history: tuple[str, ...] = ()
     """Titles of the pages visited before this one, oldest first (the breadcrumb)."""
+    note: str | None = None
+    """A header line of the caller's (why a full snapshot was sent instead of a diff)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +103,7 @@ def _items(root: AriaNode, ctx: PageContext) -> list[_Item]:
                 visit(child, parent)
             return
         item = _Item(node, parent, len(out))
-        item.line = _line(node)
+        item.line = render_line(node)
         item.cost = count_tokens(item.line) + 1
         item.score = ROLE_PRIORITY.get(node.role, DEFAULT_PRIORITY) + _viewport_grade(node, parent, ctx)
         out.append(item)
@@ -186,8 +188,8 @@ def _finish(
     while True:
         body, shown = _body(items, chosen)
         truncated = len(shown) < total
-        header = _header(ctx, len(shown), total, reason if truncated else None)
-        text, tokens = _with_token_line(header, body)
+        header = header_lines(ctx, len(shown), total, reason if truncated else None)
+        text, tokens = with_token_line(header, body)
         if options.full or tokens <= options.max_tokens or not shown:
             refs = tuple(i.node.ref for i in shown if i.node.ref and i.node.role != "text")
             return Snapshot(text, total, len(shown), truncated, reason if truncated else None, tokens, refs)
@@ -246,7 +248,8 @@ def _subtree(item: _Item) -> list[_Item]:
     return out
 
 
-def _line(node: AriaNode) -> str:
+def render_line(node: AriaNode) -> str:
+    """A node's own line, without its indent."""
     if node.role == "text":
         return f"- text: {_inline(node.text)}"
     parts = [f"- {node.role}"]
@@ -264,19 +267,21 @@ def _inline(text: str) -> str:
     return json.dumps(text, ensure_ascii=False) if (":" in text or text != text.strip()) else text
 
 
-def _header(ctx: PageContext, shown: int, total: int, reason: str | None) -> list[str]:
+def header_lines(ctx: PageContext, shown: int, total: int, reason: str | None) -> list[str]:
     lines = [f"# Page: {ctx.title or '(untitled)'} — {ctx.url}"]
     lines.append(f"# Elements: {shown} of {total}" + (f" (truncated: {reason})" if reason else ""))
     if ctx.history:
         lines.append("# Navigation: " + " → ".join([*ctx.history, ctx.title or ctx.url]))
+    if ctx.note:
+        lines.append(f"# {ctx.note}")
     return lines
 
 
 def _header_cost(ctx: PageContext, total: int) -> int:
-    return count_tokens("\n".join(_header(ctx, total, total, "token budget"))) + 8
+    return count_tokens("\n".join(header_lines(ctx, total, total, "token budget"))) + 8
 
 
-def _with_token_line(header: list[str], body: list[str]) -> tuple[str, int]:
+def with_token_line(header: list[str], body: list[str]) -> tuple[str, int]:
     """The text with a `# Tokens: N` line where N is the count of the text itself."""
     tokens = 0
     for _ in range(4):

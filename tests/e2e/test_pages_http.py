@@ -221,3 +221,29 @@ def test_screenshot_is_scaled_and_a_click_at_its_pixels_lands(api: httpx.Client,
     assert moved.status_code == 409 and "take a new one" in moved.json()["error"]["message"]
     raw = _ok(api.post(f"/v1/pages/{page['id']}/screenshot", json={"raw": True, "full_page": True, "format": "jpeg"}))
     assert raw["image"] == {"width": 1280, "height": 3000} and "Raw mode" in raw["warning"]
+
+
+def test_diffs_show_an_added_row_and_a_changed_checkbox(api: httpx.Client, site: str, app_page: str) -> None:
+    first = _ok(api.post(f"/v1/pages/{app_page}/snapshot"))
+    text = first["text"]
+    _ok(_act(api, app_page, action="click", ref=_ref(text, '- button "Add row"')))
+    checked = _ok(_act(api, app_page, action="check", ref=_ref(text, '- checkbox "I agree"'),
+                       snapshot={"max_tokens": 1000}))  # fmt: skip
+    assert checked["snapshot"]["metadata"]["diff_against"] == first["obs_id"]
+    diff = _ok(api.post(f"/v1/pages/{app_page}/snapshot", json={"since": first["obs_id"]}))
+    lines = diff["text"].splitlines()
+    meta = diff["metadata"]
+    assert lines[1] == f"# Diff against {first['obs_id']}: {meta['added']} added, 0 removed, {meta['changed']} changed"
+    assert meta["tokens"] == count_tokens(diff["text"]) and meta["tokens"] < first["metadata"]["tokens"]
+    list_line = next(line for line in lines if line.startswith("~ - list [ref="))  # the list got a ref
+    list_ref = list_line.split("[ref=")[1].split("]")[0]
+    assert any(line.startswith(f"+ [in {list_ref}] - listitem") and line.endswith(": Row 0") for line in lines)
+    assert any(line.startswith('~ - checkbox "I agree" [checked] [ref=') for line in lines)
+    assert lines[-1] == f"= {meta['unchanged']} unchanged" and meta["unchanged"] > 5
+    _ok(_act(api, app_page, action="navigate", url=f"{site}/next.html"))
+    full = _ok(api.post(f"/v1/pages/{app_page}/snapshot", json={"since": first["obs_id"]}))
+    assert f"# Full snapshot: the URL changed since {first['obs_id']}" in full["text"]
+    assert full["metadata"]["tokens"] == count_tokens(full["text"])
+    shot = _ok(api.post(f"/v1/pages/{app_page}/screenshot"))
+    assert api.post(f"/v1/pages/{app_page}/snapshot", json={"since": shot["obs_id"]}).status_code == 400
+    assert api.post(f"/v1/pages/{app_page}/snapshot", json={"since": "o_0000000000"}).status_code == 404

@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app.browser.aria import AriaNode, AriaParseError, parse
+from app.browser.diff import diff, render_diff
 from app.browser.snapshot_view import PageContext, SnapshotOptions, render
 from app.core.tokens import count_tokens
 
@@ -100,3 +101,33 @@ def test_the_budget_always_holds(root: AriaNode, max_tokens: int, max_elements: 
     shown_refs = {line.split("[ref=")[1].split("]")[0] for line in view.text.splitlines() if "[ref=" in line}
     assert set(view.refs) == shown_refs
     assert json.dumps(view.text)  # always serialisable
+
+
+BEFORE = """\
+- main [ref=e1]:
+  - list:
+  - checkbox "Agree" [ref=e3]
+  - button "Old" [ref=e4]
+  - text: Hello
+"""
+AFTER = """\
+- main [ref=e1]:
+  - list [ref=e9]:
+    - listitem [ref=e10]: Row 0
+  - checkbox "Agree" [checked] [ref=e3]
+  - text: Hello
+"""
+
+
+def test_diff_by_ref_and_place() -> None:
+    changes = diff(parse(BEFORE), parse(AFTER))
+    assert [(c.kind, c.line, c.parent_ref) for c in changes.changes] == [
+        ("~", "- list [ref=e9]", "e1"), ("+", "- listitem [ref=e10]: Row 0", "e9"),
+        ("~", '- checkbox "Agree" [checked] [ref=e3]', "e1"), ("-", '- button "Old" [ref=e4]', "e1")]  # fmt: skip
+    assert changes.unchanged == 2  # main, and the text line (a sibling before it went away)
+    text, tokens, shown = render_diff(changes, ["# Page: X", "# Diff against o_1: 1 added, 1 removed, 2 changed"], 500)
+    assert shown == 4 and tokens == count_tokens(text)
+    assert "+ [in e9] - listitem [ref=e10]: Row 0" in text.splitlines()
+    tight, tight_tokens, tight_shown = render_diff(changes, ["# Page: X"], 25)
+    assert tight_tokens <= 25 or tight_shown == 0
+    assert tight_shown < 4 and "more changes not shown" in tight
