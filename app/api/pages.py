@@ -37,6 +37,7 @@ class SnapshotRequest(_Strict):
     interactive_only: bool = Field(False, description="controls, and short text that carries meaning")
     full: bool = Field(False, description="no limits at all")
     since: str | None = Field(None, max_length=64, description="a diff against this earlier snapshot's obs_id")
+    expand: str | None = Field(None, max_length=64, description="only the subtree of this ref (a folded one)")
 
     def options(self) -> SnapshotOptions:
         return SnapshotOptions(self.max_elements, self.max_tokens, self.viewport_only, self.interactive_only, self.full)
@@ -108,7 +109,20 @@ async def close_page(page_id: str, request: Request) -> JSONResponse:
 @router.post("/{page_id}/snapshot")
 async def snapshot(page_id: str, request: Request, body: SnapshotRequest | None = None) -> JSONResponse:
     body = body or SnapshotRequest()
-    return JSONResponse(await _manager(request).snapshot(page_id, body.options(), since=body.since))
+    result = await _manager(request).snapshot(page_id, body.options(), since=body.since, expand=body.expand)
+    return JSONResponse(result)
+
+
+class FindRequest(_Strict):
+    text: str = Field(min_length=1, max_length=1000, description="searched in every line of the last snapshot")
+    regex: bool = False
+
+
+@router.post("/{page_id}/find")
+async def find(page_id: str, body: FindRequest, request: Request) -> JSONResponse:
+    """Text or regex search over the page's last snapshot, folded parts included: each match's line (with
+    its ref) and the lines of its ancestors."""
+    return JSONResponse(_manager(request).find(page_id, body.text, body.regex))
 
 
 @router.post("/{page_id}/action")

@@ -25,6 +25,7 @@ from app.browser.actions import Action, RefCheck, check_ref, effects, focus, per
 from app.browser.aria import parse
 from app.browser.browser import BrowserHost
 from app.browser.diff import FULL_ABOVE, diff, render_diff
+from app.browser.search import find, subtree
 from app.browser.snapshot_view import PageContext, Snapshot, SnapshotOptions, header_lines, render
 from app.core.errors import BadInput, Conflict, NotFound, Unavailable
 from app.core.events import EventBus
@@ -159,9 +160,11 @@ class PageManager:
         self.bus.publish("page.closed", id=page_id)
         return {**described, "closed": True}
 
-    async def snapshot(self, page_id: str, options: SnapshotOptions, since: str | None = None) -> dict[str, Any]:
-        """A budgeted snapshot, or with `since` a diff against that earlier snapshot (a full snapshot that
-        says why when the URL changed or most of the page did)."""
+    async def snapshot(
+        self, page_id: str, options: SnapshotOptions, since: str | None = None, expand: str | None = None
+    ) -> dict[str, Any]:
+        """A budgeted snapshot; with `since` a diff against that earlier snapshot (a full snapshot that says
+        why when the URL changed or most of the page did); with `expand` only the subtree of that ref."""
         record = self.get(page_id)
         before = self._snapshot_observation(page_id, since) if since is not None else None
         try:
@@ -170,7 +173,9 @@ class PageManager:
         except PlaywrightError as exc:
             raise Unavailable(f"the page did not answer a snapshot: {str(exc).splitlines()[0]}") from exc
         ctx = PageContext(record.page.url, title, record.viewport, tuple(record.history[-HISTORY_SHOWN:-1]))
-        text, metadata = await asyncio.to_thread(_view, raw, options, ctx, before)
+        if expand is not None:
+            ctx = replace(ctx, note=f"Expanded: {expand}")
+        text, metadata = await asyncio.to_thread(_view, raw, options, ctx, before, expand)
         obs_id = new_id("o")
         result = {"obs_id": obs_id, "url": ctx.url, "title": title, "text": text, "metadata": metadata}
         stored = {**result, "kind": "snapshot", "ts": time.time(), "raw": raw}
@@ -215,6 +220,19 @@ class PageManager:
             return read_json(self.root / page_id / "observations" / f"{obs_id}.json")
         except FileNotFoundError:
             raise NotFound(f"no observation {obs_id!r} of page {page_id!r}") from None
+
+    def find(self, page_id: str, pattern: str, regex: bool) -> dict[str, Any]:
+        """Search the page's last observation (its whole snapshot, folded parts included)."""
+        record = self.get(page_id)
+        if record.last_obs is None:
+            raise Conflict("no snapshot of this page yet: take one, then search it")
+        stored = self._snapshot_observation(page_id, record.last_obs)
+        try:
+            matches, count = find(parse(stored["raw"]), pattern, regex)
+        except ValueError as exc:
+            raise BadInput(str(exc), field="text") from exc
+        return {"obs_id": record.last_obs, "count": count,
+                "matches": [{"line": m.line, "path": list(m.path)} for m in matches]}  # fmt: skip
 
     def _snapshot_observation(self, page_id: str, obs_id: str) -> dict[str, Any]:
         stored = self.observation(page_id, obs_id)
@@ -271,10 +289,16 @@ class PageManager:
 
 
 def _view(
-    raw: str, options: SnapshotOptions, ctx: PageContext, before: dict[str, Any] | None
+    raw: str, options: SnapshotOptions, ctx: PageContext, before: dict[str, Any] | None, expand: str | None = None
 ) -> tuple[str, dict[str, Any]]:
-    """The text and metadata of a snapshot: a diff against `before` when it is worth it, else full."""
+    """The text and metadata of a snapshot: a diff against `before` when it is worth it, else full (only
+    the subtree of `expand`, when given)."""
     root = parse(raw)
+    if expand is not None:
+        found = subtree(root, expand)
+        if found is None:
+            raise Conflict(f"ref {expand} is not on the page any more: snapshot again")
+        root = found
     if before is not None:
         since = before["obs_id"]
         if before["url"] != ctx.url:

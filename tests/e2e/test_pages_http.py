@@ -247,3 +247,24 @@ def test_diffs_show_an_added_row_and_a_changed_checkbox(api: httpx.Client, site:
     shot = _ok(api.post(f"/v1/pages/{app_page}/screenshot"))
     assert api.post(f"/v1/pages/{app_page}/snapshot", json={"since": shot["obs_id"]}).status_code == 400
     assert api.post(f"/v1/pages/{app_page}/snapshot", json={"since": "o_0000000000"}).status_code == 404
+
+
+def test_find_and_expand_reach_what_was_folded(api: httpx.Client, site: str) -> None:
+    page = _ok(api.post("/v1/pages", json={"url": f"{site}/big.html"}), 201)
+    assert api.post(f"/v1/pages/{page['id']}/find", json={"text": "x"}).status_code == 409
+    snap = _ok(api.post(f"/v1/pages/{page['id']}/snapshot", json={"max_tokens": 1000}))
+    assert "Add 799" not in snap["text"]
+    found = _ok(api.post(f"/v1/pages/{page['id']}/find", json={"text": "add 799"}))
+    assert found["count"] == 1 and found["obs_id"] == snap["obs_id"]
+    (match,) = found["matches"]
+    assert match["line"].startswith('- button "Add 799" [ref=') and any("- table" in p for p in match["path"])
+    row_ref = next(p for p in reversed(match["path"]) if p.startswith("- row")).split("[ref=")[1].split("]")[0]
+    expanded = _ok(api.post(f"/v1/pages/{page['id']}/snapshot", json={"expand": row_ref, "max_tokens": 300}))
+    text = expanded["text"]
+    assert f"# Expanded: {row_ref}" in text and "Item 799" in text and '- button "Add 799"' in text
+    assert expanded["metadata"]["tokens"] <= 300 and expanded["metadata"]["truncated"] is False
+    regex = _ok(api.post(f"/v1/pages/{page['id']}/find", json={"text": r"^- button \"Add 7\d\d\"", "regex": True}))
+    assert regex["count"] == 100 and len(regex["matches"]) == 50
+    assert api.post(f"/v1/pages/{page['id']}/find", json={"text": "(", "regex": True}).status_code == 400
+    gone = api.post(f"/v1/pages/{page['id']}/snapshot", json={"expand": "e999999"})
+    assert gone.status_code == 409

@@ -1,0 +1,49 @@
+"""Looking inside a parsed snapshot: a subtree by ref (`expand`), and text or regex search (`find`)."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from app.browser.aria import AriaNode
+from app.browser.snapshot_view import render_line
+
+MAX_MATCHES = 50
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    line: str
+    path: tuple[str, ...]
+    """The lines of its ancestors, outermost first."""
+
+
+def subtree(root: AriaNode, ref: str) -> AriaNode | None:
+    """A document root holding only the node with this ref, or None when no node has it."""
+    node = next((n for n in root.walk() if n.ref == ref), None)
+    return None if node is None else AriaNode("document", children=[node])
+
+
+def find(root: AriaNode, pattern: str, regex: bool = False, limit: int = MAX_MATCHES) -> tuple[list[Match], int]:
+    """The nodes whose line (role, name, text, url...) contains `pattern` (case-insensitive) or matches it
+    as a regex; at most `limit`, with the number of all matches."""
+    if regex:
+        try:
+            compiled = re.compile(pattern, re.IGNORECASE)
+        except re.error as exc:
+            raise ValueError(f"invalid regular expression {pattern!r}: {exc}") from exc
+        test = compiled.search
+    else:
+        needle = pattern.casefold()
+        test = lambda line: needle in line.casefold()  # noqa: E731
+    matches: list[Match] = []
+    count = 0
+    stack: list[tuple[AriaNode, tuple[str, ...]]] = [(child, ()) for child in reversed(root.children)]
+    while stack:
+        node, path = stack.pop()
+        line = render_line(node)
+        if test(line):
+            count += 1
+            if len(matches) < limit:
+                matches.append(Match(line, path))
+        stack.extend((child, (*path, line)) for child in reversed(node.children))
+    return matches, count
