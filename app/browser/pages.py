@@ -38,6 +38,15 @@ EVENTS_KEPT = 500
 HISTORY_SHOWN = 5
 NAVIGATION_TIMEOUT_MS = 30_000
 _REF = re.compile(r"\[ref=([^\]]+)\]")
+_MODAL_JS = """() => {
+  const open = [...document.querySelectorAll('[aria-modal="true"], dialog')].filter(el =>
+    (el.tagName === 'DIALOG' ? el.matches(':modal') : true) && el.getClientRects().length > 0);
+  if (!open.length) return null;
+  const el = open[open.length - 1];
+  const by = el.getAttribute('aria-labelledby');
+  const label = el.getAttribute('aria-label') || (by && document.getElementById(by)?.textContent) || '';
+  return label.trim();
+}"""
 
 
 @dataclass
@@ -168,11 +177,13 @@ class PageManager:
         record = self.get(page_id)
         before = self._snapshot_observation(page_id, since) if since is not None else None
         try:
+            modal = await record.page.evaluate(_MODAL_JS)
             raw = await record.page.aria_snapshot(mode="ai", boxes=True)
             title = await _title(record.page)
         except PlaywrightError as exc:
             raise Unavailable(f"the page did not answer a snapshot: {str(exc).splitlines()[0]}") from exc
-        ctx = PageContext(record.page.url, title, record.viewport, tuple(record.history[-HISTORY_SHOWN:-1]))
+        ctx = PageContext(record.page.url, title, record.viewport, tuple(record.history[-HISTORY_SHOWN:-1]),
+                          modal=modal)  # fmt: skip
         if expand is not None:
             ctx = replace(ctx, note=f"Expanded: {expand}")
         text, metadata = await asyncio.to_thread(_view, raw, options, ctx, before, expand)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from app.browser.aria import AriaNode
 from app.core.tokens import count_tokens
@@ -58,6 +58,8 @@ class PageContext:
     """Titles of the pages visited before this one, oldest first (the breadcrumb)."""
     note: str | None = None
     """A header line of the caller's (why a full snapshot was sent instead of a diff)."""
+    modal: str | None = None
+    """The accessible name of an open modal dialog ("" for one without a name), None when none is open."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,13 +86,29 @@ class _Item:
 
 
 def render(root: AriaNode, options: SnapshotOptions, ctx: PageContext) -> Snapshot:
-    """The snapshot of the tree under `root` within the options' limits."""
+    """The snapshot of the tree under `root` within the options' limits. While a modal dialog is open,
+    only the dialog is shown and the rest of the page is one header line."""
+    dialog = _modal(root, ctx.modal)
+    if dialog is not None:
+        behind = len(_items(root, ctx)) - len(_items(AriaNode("document", children=[dialog]), ctx))
+        name = json.dumps(dialog.name, ensure_ascii=False) if dialog.name else "(unnamed)"
+        note = f"Modal {dialog.role} {name} is open: the rest of the page ({behind} elements) is behind it"
+        root, ctx = AriaNode("document", children=[dialog]), replace(ctx, note=note, modal=None)
     items = _items(root, ctx)
     if options.full:
         return _finish(items, set(map(id, items)), ctx, options, None, len(items))
     wanted = [item for item in items if _wanted(item, options)]
     chosen, reason = _choose(wanted, options, ctx, len(items))
     return _finish(items, chosen, ctx, options, reason, len(items))
+
+
+def _modal(root: AriaNode, name: str | None) -> AriaNode | None:
+    """The open modal dialog's node: a dialog with that name, or the only dialog when it has none."""
+    if name is None:
+        return None
+    dialogs = [n for n in root.walk() if n.role in ("dialog", "alertdialog")]
+    named = [n for n in dialogs if n.name == name]
+    return named[0] if named else dialogs[0] if len(dialogs) == 1 else None
 
 
 def _items(root: AriaNode, ctx: PageContext) -> list[_Item]:

@@ -46,6 +46,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     (root / "app.html").write_text(APP)
     (root / "next.html").write_text(NEXT)
     (root / "canvas.html").write_text(CANVAS)
+    (root / "modal.html").write_text(MODAL)
     server = ThreadingHTTPServer(("127.0.0.1", 0), partial(_Quiet, directory=str(root)))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     yield f"http://127.0.0.1:{server.server_address[1]}"
@@ -268,3 +269,24 @@ def test_find_and_expand_reach_what_was_folded(api: httpx.Client, site: str) -> 
     assert api.post(f"/v1/pages/{page['id']}/find", json={"text": "(", "regex": True}).status_code == 400
     gone = api.post(f"/v1/pages/{page['id']}/snapshot", json={"expand": "e999999"})
     assert gone.status_code == 409
+
+
+MODAL = """<!doctype html><title>Modal</title><body>
+<nav>""" + " ".join(f"<a href='/l{i}'>Link {i}</a>" for i in range(40)) + """</nav>
+<button onclick="document.getElementById('m').style.display='block'">Open settings</button>
+<div id="m" role="dialog" aria-modal="true" aria-labelledby="mt" style="display:none">
+<h2 id="mt">Settings</h2><label><input type="checkbox"> Dark mode</label>
+<button onclick="document.getElementById('m').style.display='none'">Close</button></div></body>"""
+
+
+def test_an_open_modal_dialog_comes_first_and_alone(api: httpx.Client, site: str) -> None:
+    page = _ok(api.post("/v1/pages", json={"url": f"{site}/modal.html"}), 201)
+    before = _ok(api.post(f"/v1/pages/{page['id']}/snapshot"))["text"]
+    assert "Link 39" in before and "Modal dialog" not in before
+    _ok(_act(api, page["id"], action="click", ref=_ref(before, '- button "Open settings"')))
+    during = _ok(api.post(f"/v1/pages/{page['id']}/snapshot"))["text"]
+    assert '# Modal dialog "Settings" is open: the rest of the page (' in during
+    assert '- checkbox "Dark mode"' in during and "Link 3" not in during
+    _ok(_act(api, page["id"], action="click", ref=_ref(during, '- button "Close"')))
+    after = _ok(api.post(f"/v1/pages/{page['id']}/snapshot"))["text"]
+    assert "Link 39" in after and "# Modal" not in after
