@@ -1,13 +1,14 @@
 """HTTP adapter for browser pages: request models and routes. The logic is in app.browser."""
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from fastapi import APIRouter, Request
 from fastapi.responses import FileResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from app.api.responses import JSONResponse
+from app.core.errors import BadInput
 from app.core.images import MEDIA_TYPES
 from app.browser.actions import Action, ActionName
 from app.browser.pages import PageManager
@@ -147,3 +148,34 @@ async def screenshot(page_id: str, request: Request, body: PageScreenshot | None
 async def observation_image(page_id: str, obs_id: str, request: Request) -> FileResponse:
     path, fmt = _manager(request).image(page_id, obs_id)
     return FileResponse(path, media_type=MEDIA_TYPES[fmt])
+
+
+class ScriptRequest(_Strict):
+    steps: list[dict[str, Any]] = Field(
+        min_length=1, max_length=100,
+        description='each an action object (as for /action, without snapshot), or {"action": "snapshot"} or '
+        '{"action": "screenshot"}',
+    )  # fmt: skip
+    snapshot: SnapshotRequest = Field(default_factory=SnapshotRequest, description="the snapshot at the end")
+
+    def parsed_steps(self) -> list[Action | str]:
+        out: list[Action | str] = []
+        for index, step in enumerate(self.steps):
+            if step.get("action") in ("snapshot", "screenshot") and len(step) == 1:
+                out.append(step["action"])
+                continue
+            try:
+                out.append(ActionRequest(**step).to_action())
+            except ValidationError as exc:
+                problem = exc.errors()[0]
+                where = ".".join(str(p) for p in problem.get("loc", ()))
+                raise BadInput(f"step {index}: {where or 'step'}: {problem.get('msg', 'invalid')}", field="steps") from exc
+        return out
+
+
+@router.post("/{page_id}/script")
+async def script(page_id: str, body: ScriptRequest, request: Request) -> JSONResponse:
+    """Several steps in one call; stops at the first failing step (or an unexpected navigation) and says
+    which, then returns each step's result and one budgeted snapshot."""
+    result = await _manager(request).script(page_id, body.parsed_steps(), body.snapshot.options())
+    return JSONResponse(result)

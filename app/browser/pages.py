@@ -27,7 +27,7 @@ from app.browser.browser import BrowserHost
 from app.browser.diff import FULL_ABOVE, diff, render_diff
 from app.browser.search import find, subtree
 from app.browser.snapshot_view import PageContext, Snapshot, SnapshotOptions, header_lines, render
-from app.core.errors import BadInput, Conflict, NotFound, Unavailable
+from app.core.errors import BadInput, Conflict, LookoutError, NotFound, Unavailable
 from app.core.events import EventBus
 from app.core.ids import check_id, new_id
 from app.core.images import ImageFormat, encode, resize
@@ -293,6 +293,40 @@ class PageManager:
         if snapshot is not None:  # a diff against the observation the action was based on, when there is one
             result["snapshot"] = await self.snapshot(page_id, snapshot, since=record.last_obs)
         return result
+
+    async def script(self, page_id: str, steps: list[Action | str], snapshot: SnapshotOptions) -> dict[str, Any]:
+        """Run steps in order (actions, "snapshot", "screenshot"); stop at the first error, or at a
+        navigation that a later step's refs would not survive (a step that is not navigate, back, forward
+        or reload and is not the last). Then one budgeted snapshot of where the page ended."""
+        results: list[dict[str, Any]] = []
+        stopped: dict[str, Any] | None = None
+        for index, step in enumerate(steps):
+            try:
+                if step == "snapshot":
+                    done = await self.snapshot(page_id, snapshot)
+                    results.append({"step": index, "action": "snapshot", "ok": True, "obs_id": done["obs_id"]})
+                    continue
+                if step == "screenshot":
+                    done = await self.screenshot(page_id, max_dimension=1000, fmt="png", inline=False, full_page=False)
+                    results.append({"step": index, "action": "screenshot", "ok": True, "obs_id": done["obs_id"],
+                                    "url": done["url"]})  # fmt: skip
+                    continue
+                assert isinstance(step, Action)
+                done = await self.act(page_id, step, None)
+            except LookoutError as exc:
+                name = step if isinstance(step, str) else step.action
+                results.append({"step": index, "action": name, "ok": False, "error": exc.message})
+                stopped = {"step": index, "reason": exc.message}
+                break
+            results.append({"step": index, "action": step.action, "ok": True, "effects": done["effects"]})
+            moved = "navigation" in done["effects"] and step.action not in ("navigate", "back", "forward", "reload")
+            if moved and index < len(steps) - 1:
+                stopped = {"step": index, "reason": f"the page navigated to {done['url']}: the next steps' refs are stale"}
+                break
+        out: dict[str, Any] = {"results": results, "snapshot": await self.snapshot(page_id, snapshot)}
+        if stopped is not None:
+            out["stopped_at"] = stopped
+        return out
 
     async def shutdown(self) -> None:
         self._pages.clear()

@@ -87,6 +87,23 @@ async def browser_action(
     return await call(ctx, "POST", _path(page_id, "action"), body=body, wait_s=15)
 
 
+async def browser_script(
+    ctx: Context,
+    page_id: PageId,
+    steps: Annotated[
+        list[dict[str, Any]],
+        Field(description='browser_action arguments per step, e.g. [{"action": "fill", "ref": "e4", "text": "ada"}, '
+              '{"action": "click", "ref": "e9"}]; also {"action": "snapshot"} and {"action": "screenshot"}'),
+    ],
+    max_tokens: Annotated[int, Field(ge=100, le=100_000, description="the final snapshot fits this")] = 2000,
+) -> str:
+    """Run several actions in one call. It stops at the first failing step, or when a step navigates and
+    later steps' refs would be stale, and says which (`stopped_at`); then returns each step's result and
+    effects and one snapshot of where the page ended, within max_tokens."""
+    body = {"steps": steps, "snapshot": {"max_tokens": max_tokens}}
+    return await call(ctx, "POST", _path(page_id, "script"), body=body, wait_s=60)
+
+
 async def browser_screenshot(
     ctx: Context,
     page_id: PageId,
@@ -110,5 +127,6 @@ TOOLS: list[tuple[Callable[..., Awaitable[Any]], ToolAnnotations]] = [
     (browser_pages, _READ),
     (browser_snapshot, _READ),
     (browser_action, _WRITE),
+    (browser_script, _WRITE),
     (browser_screenshot, _READ),
 ]

@@ -32,7 +32,9 @@ DEVICE_TOOLS = {
     "device_list", "device_screenshot", "device_ui", "device_find", "device_tap", "device_swipe", "device_type",
     "device_key",
 }
-BROWSER_TOOLS = {"browser_open", "browser_pages", "browser_snapshot", "browser_action", "browser_screenshot"}
+BROWSER_TOOLS = {
+    "browser_open", "browser_pages", "browser_snapshot", "browser_action", "browser_script", "browser_screenshot",
+}
 
 
 @asynccontextmanager
@@ -257,6 +259,9 @@ async def test_browser_tools_open_and_snapshot_a_page(daemon: Daemon) -> None:
         ref = text.split('- button "Press me" [ref=')[1].split("]")[0]
         acted = await call(session, "browser_action", page_id=page["id"], action="click", ref=ref)
         assert acted["ok"] is True and acted["title"] == "Hello"
+        scripted = await call(session, "browser_script", page_id=page["id"],
+                              steps=[{"action": "click", "ref": ref}, {"action": "snapshot"}])  # fmt: skip
+        assert [r["ok"] for r in scripted["results"]] == [True, True] and "Press me" in scripted["snapshot"]["text"]
         stale = await session.call_tool("browser_action", {"page_id": page["id"], "action": "click", "ref": "e999"})
         assert stale.is_error and "snapshot again" in _text(stale)
         shot = await session.call_tool("browser_screenshot", {"page_id": page["id"]})

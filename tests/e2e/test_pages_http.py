@@ -290,3 +290,22 @@ def test_an_open_modal_dialog_comes_first_and_alone(api: httpx.Client, site: str
     _ok(_act(api, page["id"], action="click", ref=_ref(during, '- button "Close"')))
     after = _ok(api.post(f"/v1/pages/{page['id']}/snapshot"))["text"]
     assert "Link 39" in after and "# Modal" not in after
+
+
+def test_a_script_runs_steps_and_stops_at_the_failing_one(api: httpx.Client, site: str, app_page: str) -> None:
+    snap = _ok(api.post(f"/v1/pages/{app_page}/snapshot"))["text"]
+    add, name = _ref(snap, '- button "Add row"'), _ref(snap, '- textbox "Name"')
+    steps = [{"action": "fill", "ref": name, "text": "Grace"}, {"action": "click", "ref": add},
+             {"action": "click", "ref": add}, {"action": "screenshot"}, {"action": "click", "ref": "e99999"},
+             {"action": "click", "ref": add}]  # fmt: skip
+    done = _ok(api.post(f"/v1/pages/{app_page}/script", json={"steps": steps, "snapshot": {"max_tokens": 800}}))
+    assert [r["ok"] for r in done["results"]] == [True, True, True, True, False]
+    assert done["stopped_at"]["step"] == 4 and "snapshot again" in done["stopped_at"]["reason"]
+    assert done["results"][3]["url"].endswith("/image")
+    final = done["snapshot"]
+    assert "Row 1" in final["text"] and "Row 2" not in final["text"] and final["metadata"]["tokens"] <= 800
+    moved = _ok(api.post(f"/v1/pages/{app_page}/script", json={"steps": [
+        {"action": "click", "ref": _ref(final["text"], '- link "Next page"')}, {"action": "click", "ref": add}]}))
+    assert moved["stopped_at"] == {"step": 0, "reason": f"the page navigated to {site}/next.html: the next steps' refs are stale"}
+    bad = api.post(f"/v1/pages/{app_page}/script", json={"steps": [{"action": "jump"}]})
+    assert bad.status_code == 400 and "step 0" in bad.json()["error"]["message"]
