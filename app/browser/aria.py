@@ -1,7 +1,8 @@
 """Playwright's AI snapshot (`page.aria_snapshot(mode="ai", boxes=True)`) parsed into a tree, once.
 
 One node a line: `- role "name" [flag] [key=value] [ref=e12] [box=x,y,w,h]`, then `:` when children
-follow, or `: text` for an inline text child; `- text: ...` is a text node and `- /url: ...`,
+follow, or `: text` for an inline text child (YAML quotes the whole key when it holds `#` and the like:
+`- 'tab "Section #10" [ref=e5]':`); `- text: ...` is a text node and `- /url: ...`,
 `- /placeholder: ...` are properties of the node above. Pure functions; everything after this (scoring,
 budgets, rendering, diffs) works on the tree.
 """
@@ -58,7 +59,7 @@ def parse(snapshot: str) -> AriaNode:
         while stack[-1][0] >= indent:
             stack.pop()
         parent = stack[-1][1]
-        body = body[2:]
+        body = _unquote_key(body[2:], number)
         if body.startswith("/"):
             key, _, value = body[1:].partition(":")
             parent.props[key.strip()] = _value(value.strip())
@@ -67,6 +68,24 @@ def parse(snapshot: str) -> AriaNode:
         parent.children.append(node)
         stack.append((indent, node))
     return root
+
+
+def _unquote_key(body: str, number: int) -> str:
+    """A line whose key YAML had to quote (`- 'tab "Section #10" [ref=e5]':`), unquoted; others as they are."""
+    if body.startswith("'"):
+        i = 1
+        while i < len(body):
+            if body[i] == "'":
+                if body[i + 1 : i + 2] == "'":
+                    i += 2
+                    continue
+                return body[1:i].replace("''", "'") + body[i + 1 :]
+            i += 1
+        raise AriaParseError(f"line {number}: unterminated quote in {body[:60]!r}")
+    if body.startswith('"'):
+        end = _string_end(body, 0)
+        return str(json.loads(body[:end])) + body[end:]
+    return body
 
 
 def _node(body: str, number: int) -> AriaNode:

@@ -22,12 +22,12 @@ from playwright.async_api import Dialog, Download, Page
 from playwright.async_api import Error as PlaywrightError
 
 from app.browser.actions import Action, RefCheck, check_ref, effects, focus, perform, settle
-from app.browser.aria import parse
+from app.browser.aria import AriaNode, AriaParseError, parse
 from app.browser.browser import BrowserHost
 from app.browser.diff import FULL_ABOVE, diff, render_diff
 from app.browser.search import find, subtree
 from app.browser.snapshot_view import PageContext, Snapshot, SnapshotOptions, header_lines, render
-from app.core.errors import BadInput, Conflict, LookoutError, NotFound, Unavailable
+from app.core.errors import BackendFailure, BadInput, Conflict, LookoutError, NotFound, Unavailable
 from app.core.events import EventBus
 from app.core.ids import check_id, new_id
 from app.core.images import ImageFormat, encode, resize
@@ -38,15 +38,16 @@ EVENTS_KEPT = 500
 HISTORY_SHOWN = 5
 NAVIGATION_TIMEOUT_MS = 30_000
 _REF = re.compile(r"\[ref=([^\]]+)\]")
-_MODAL_JS = """() => {
+_PAGE_STATE_JS = """() => {
   const open = [...document.querySelectorAll('[aria-modal="true"], dialog')].filter(el =>
     (el.tagName === 'DIALOG' ? el.matches(':modal') : true) && el.getClientRects().length > 0);
-  if (!open.length) return null;
+  if (!open.length) return [document.title, null];
   const el = open[open.length - 1];
   const by = el.getAttribute('aria-labelledby');
   const label = el.getAttribute('aria-label') || (by && document.getElementById(by)?.textContent) || '';
-  return label.trim();
+  return [document.title, label.trim()];
 }"""
+"""The page's title, and the accessible name of its open modal dialog (null when none is open)."""
 
 
 @dataclass
@@ -177,9 +178,8 @@ class PageManager:
         record = self.get(page_id)
         before = self._snapshot_observation(page_id, since) if since is not None else None
         try:
-            modal = await record.page.evaluate(_MODAL_JS)
+            title, modal = await record.page.evaluate(_PAGE_STATE_JS)
             raw = await record.page.aria_snapshot(mode="ai", boxes=True)
-            title = await _title(record.page)
         except PlaywrightError as exc:
             raise Unavailable(f"the page did not answer a snapshot: {str(exc).splitlines()[0]}") from exc
         ctx = PageContext(record.page.url, title, record.viewport, tuple(record.history[-HISTORY_SHOWN:-1]),
@@ -338,7 +338,15 @@ def _view(
 ) -> tuple[str, dict[str, Any]]:
     """The text and metadata of a snapshot: a diff against `before` when it is worth it, else full (only
     the subtree of `expand`, when given)."""
-    root = parse(raw)
+    try:
+        return _view_of(parse(raw), options, ctx, before, expand)
+    except AriaParseError as exc:
+        raise BackendFailure(f"the page's accessibility snapshot could not be read: {exc}") from exc
+
+
+def _view_of(
+    root: AriaNode, options: SnapshotOptions, ctx: PageContext, before: dict[str, Any] | None, expand: str | None
+) -> tuple[str, dict[str, Any]]:
     if expand is not None:
         found = subtree(root, expand)
         if found is None:

@@ -80,9 +80,16 @@ class _Item:
     parent: _Item | None
     order: int
     line: str = ""
-    cost: int = 0
     score: float = 0.0
+    _cost: int | None = None
     children: list[_Item] = field(default_factory=list)
+
+    @property
+    def cost(self) -> int:
+        """The tokens of its line (counted on first use: most lines of a big page never need it)."""
+        if self._cost is None:
+            self._cost = count_tokens(self.line) + 1
+        return self._cost
 
 
 def render(root: AriaNode, options: SnapshotOptions, ctx: PageContext) -> Snapshot:
@@ -122,7 +129,6 @@ def _items(root: AriaNode, ctx: PageContext) -> list[_Item]:
             return
         item = _Item(node, parent, len(out))
         item.line = render_line(node)
-        item.cost = count_tokens(item.line) + 1
         item.score = ROLE_PRIORITY.get(node.role, DEFAULT_PRIORITY) + _viewport_grade(node, parent, ctx)
         out.append(item)
         if parent is not None:
@@ -175,11 +181,12 @@ def _choose(
         if id(item) in chosen:
             continue
         missing = [a for a in _with_ancestors(item) if id(a) not in chosen]
-        folds = FOLD_LINE_TOKENS if item.parent is not None and id(item.parent) not in chosen else 0
-        cost = sum(a.cost for a in missing) + folds
         if used_elements + len(missing) > options.max_elements:
             reasons.add("element limit")
-        elif used_tokens + cost > budget:
+            continue
+        folds = FOLD_LINE_TOKENS if item.parent is not None and id(item.parent) not in chosen else 0
+        cost = sum(a.cost for a in missing) + folds
+        if used_tokens + cost > budget:
             reasons.add("token budget")
         else:
             chosen.update(map(id, missing))

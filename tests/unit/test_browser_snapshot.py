@@ -28,6 +28,9 @@ SAMPLE = """\
       - option "Blue" [selected] [box=0,0,0,0]
     - link "Far link" [ref=e23] [cursor=pointer] [box=8,3285,50,17]:
       - /url: /far
+    - 'tab "Section #10" [ref=e24] [box=4,54,152,17]'
+    - 'button "It''s #1" [ref=e25] [box=4,80,152,17]':
+      - text: inside
 """
 CTX = PageContext("http://127.0.0.1/shop", "Shop", history=("Home",))
 
@@ -44,6 +47,8 @@ def test_parse_reads_names_flags_props_boxes_and_inline_text() -> None:
     assert [(o.name, o.flags, o.box) for o in options] == [("Red", {}, (0, 0, 0, 0)),
                                                             ("Blue", {"selected": ""}, (0, 0, 0, 0))]  # fmt: skip
     assert [n.role for n in root.children[0].children[1].children][:3] == ["heading", "paragraph", "text"]
+    assert (nodes["e24"].role, nodes["e24"].name) == ("tab", "Section #10")
+    assert (nodes["e25"].name, nodes["e25"].children[0].text) == ("It's #1", "inside")
 
 
 @pytest.mark.parametrize("bad", ["generic [ref=e1]", "- \"no role\"", '- heading "unterminated'])
@@ -55,13 +60,13 @@ def test_parse_refuses_other_grammar(bad: str) -> None:
 def test_render_hoists_wrappers_and_drops_noise() -> None:
     view = render(parse(SAMPLE), SnapshotOptions(), CTX)
     lines = view.text.splitlines()
-    assert lines[:4] == ["# Page: Shop — http://127.0.0.1/shop", "# Elements: 11 of 11",
+    assert lines[:4] == ["# Page: Shop — http://127.0.0.1/shop", "# Elements: 14 of 14",
                          "# Navigation: Home → Shop", f"# Tokens: {view.tokens}"]  # fmt: skip
     assert lines[4:7] == ['- navigation "Main" [ref=e2]', '  - link "Home" [url=/] [ref=e3]', "- main [ref=e6]"]
     assert '  - heading "Say \\"hi\\": [now]" [level=1] [ref=e7]' in lines
     assert '  - paragraph [ref=e8]: "Only today: $19.99"' in lines
     assert view.tokens == count_tokens(view.text) and not view.truncated
-    assert view.refs == ("e2", "e3", "e6", "e7", "e8", "e11", "e14", "e23")
+    assert view.refs == ("e2", "e3", "e6", "e7", "e8", "e11", "e14", "e23", "e24", "e25")
 
 
 def test_limits_fold_with_a_summary() -> None:

@@ -1,0 +1,222 @@
+"""Page snapshot benchmark: lookout's budgeted snapshot against Playwright's AI snapshot, side by side.
+
+Pages are served from 127.0.0.1 and read in one headless Chromium (1280x720) in this process:
+
+- generated pages: a catalogue table (800 rows), a long article with links, a form-heavy settings page,
+  a dashboard with a navigation of 120 links, and a small shop page;
+- miniwob's HTML tasks (the `miniwob` package on PyPI: its wheel is fetched with `pip download --no-deps`
+  into a cache directory and only its HTML is used; each task is started with `core.startEpisodeReal()`).
+
+For every page: o200k tokens of `page.aria_snapshot(mode="ai")` (the baseline) and of lookout's default
+snapshot (max_elements 150, max_tokens 4000; `aria_snapshot(mode="ai", boxes=True)`, the modal check,
+parsing and rendering: everything but HTTP); the recall of the in-viewport interactive elements (the
+baseline's refs of interactive roles whose box meets the viewport, found in lookout's text); and the time
+of both (median of `--repeat`). Then a scripted 8-action run on the generated form page: tokens of a
+snapshot after every action as diffs (lookout's default for action snapshots) against full snapshots.
+
+Goals: median tokens at most 25% of the baseline with 100% recall, time at most 1.5x the baseline's.
+The last line of the output is one JSON object with the figures.
+
+    .venv/bin/python bench/browser_snapshot.py [--repeat 5] [--tasks 40]
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import functools
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import zipfile
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+from playwright.async_api import Page, async_playwright  # noqa: E402
+
+from app.browser.aria import parse  # noqa: E402
+from app.browser.browser import FLAGS, find_executable  # noqa: E402
+from app.browser.diff import diff, render_diff  # noqa: E402
+from app.browser.pages import _PAGE_STATE_JS  # noqa: E402
+from app.browser.snapshot_view import INTERACTIVE, PageContext, SnapshotOptions, render  # noqa: E402
+from app.core.tokens import count_tokens  # noqa: E402
+
+MINIWOB = "miniwob==1.1.0"
+CACHE = Path.home() / ".cache" / "lookout-bench"
+VIEWPORT = (1280, 720)
+GOAL_TOKENS, GOAL_TIME = 0.25, 1.5
+
+
+def generated_pages() -> dict[str, str]:
+    rows = "".join(f"<tr><td>Item {i}</td><td>${i * 1.37:.2f}</td><td><button>Add {i}</button></td>"
+                   f"<td><a href='/i/{i}'>Details</a></td></tr>" for i in range(800))  # fmt: skip
+    article = "".join(f"<h2>Section {s}</h2>" + "".join(
+        f"<p>Paragraph {s}.{p} with <a href='/r/{s}/{p}'>a reference</a> and more words to read.</p>"
+        for p in range(12)) for s in range(30))  # fmt: skip
+    fields = "".join(f"<fieldset><legend>Group {g}</legend>" + "".join(
+        f"<label>Option {g}.{i} <input type='{t}' name='f{g}_{i}'></label>"
+        for i, t in enumerate(["text", "checkbox", "radio", "number", "email", "date", "range", "color"]))
+        + f"<select name='s{g}'><option>One</option><option>Two</option></select></fieldset>" for g in range(25))  # fmt: skip
+    nav = "".join(f"<li><a href='/n/{i}'>Menu entry {i}</a></li>" for i in range(120))
+    cards = "".join(f"<article><h3>Card {i}</h3><p>Metric {i}: {i * 7 % 100}%</p><button>Open {i}</button>"
+                    "</article>" for i in range(60))  # fmt: skip
+    return {
+        "catalogue": f"<title>Catalogue</title><h1>Catalogue</h1><table>{rows}</table>",
+        "article": f"<title>Article</title><nav><a href='/'>Home</a></nav><main><h1>Long read</h1>{article}</main>",
+        "settings": f"<title>Settings</title><h1>Settings</h1><form>{fields}<button>Save</button></form>",
+        "dashboard": f"<title>Dashboard</title><nav aria-label='Menu'><ul>{nav}</ul></nav><main>{cards}</main>",
+        "shop": "<title>Shop</title><nav><a href='/'>Home</a> <a href='/cart'>Cart</a></nav><h1>Products</h1>"
+                "<p>Only today: $19.99</p><label>Email <input type=email></label><button>Buy now</button>",
+    }  # fmt: skip
+
+
+def miniwob_root() -> Path:
+    """miniwob's html directory, fetched once into the cache."""
+    root = CACHE / "miniwob-1.1.0"
+    if not (root / "miniwob" / "html").is_dir():
+        CACHE.mkdir(parents=True, exist_ok=True)
+        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "-d", str(CACHE), MINIWOB],
+                       check=True)  # fmt: skip
+        wheel = next(CACHE.glob("miniwob-1.1.0-*.whl"))
+        with zipfile.ZipFile(wheel) as archive:
+            archive.extractall(root, [n for n in archive.namelist() if n.startswith("miniwob/html/")])
+    return root / "miniwob" / "html"
+
+
+def serve(directory: Path) -> tuple[ThreadingHTTPServer, str]:
+    class Quiet(SimpleHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(directory)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}"
+
+
+async def lookout_snapshot(page: Page) -> tuple[str, int]:
+    title, modal = await page.evaluate(_PAGE_STATE_JS)
+    raw = await page.aria_snapshot(mode="ai", boxes=True)
+    view = render(parse(raw), SnapshotOptions(), PageContext(page.url, title, VIEWPORT, modal=modal))
+    return view.text, view.tokens
+
+
+def in_viewport_interactive(raw_with_boxes: str) -> set[str]:
+    refs = set()
+    for node in parse(raw_with_boxes).walk():
+        if node.ref and node.role in INTERACTIVE and node.box and node.box[2] > 0 and node.box[3] > 0:
+            x, y, w, h = node.box
+            if x < VIEWPORT[0] and y < VIEWPORT[1] and x + w > 0 and y + h > 0:
+                refs.add(node.ref)
+    return refs
+
+
+async def measure(page: Page, repeat: int) -> dict[str, Any]:
+    base_times, ours_times = [], []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        baseline = await page.aria_snapshot(mode="ai")
+        base_times.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        text, tokens = await lookout_snapshot(page)
+        ours_times.append(time.perf_counter() - start)
+    wanted = in_viewport_interactive(await page.aria_snapshot(mode="ai", boxes=True))
+    found = {ref for ref in wanted if f"[ref={ref}]" in text}
+    return {"baseline_tokens": count_tokens(baseline), "tokens": tokens,
+            "recall": len(found) / len(wanted) if wanted else 1.0, "wanted": len(wanted),
+            "baseline_ms": statistics.median(base_times) * 1000, "ms": statistics.median(ours_times) * 1000}  # fmt: skip
+
+
+async def scripted_run(page: Page, url: str) -> dict[str, int]:
+    """8 actions on the settings page; tokens of a snapshot after each as a diff and as a full snapshot."""
+    await page.goto(url)
+    raw = await page.aria_snapshot(mode="ai", boxes=True)
+    ctx = PageContext(page.url, await page.title(), VIEWPORT)
+    diffs = fulls = 0
+    actions = [("fill", "Option 0.0", "ada"), ("check", "Option 0.1", None), ("fill", "Option 1.3", "42"),
+               ("check", "Option 2.1", None), ("fill", "Option 3.4", "a@b.c"), ("select", "s4", "Two"),
+               ("fill", "Option 5.0", "grace"), ("check", "Option 6.1", None)]  # fmt: skip
+    for kind, label, value in actions:
+        if kind == "select":
+            await page.select_option(f"select[name={label}]", value)
+        elif kind == "check":
+            await page.get_by_label(label, exact=True).check()
+        else:
+            await page.get_by_label(label, exact=True).fill(value or "")
+        after = await page.aria_snapshot(mode="ai", boxes=True)
+        changes = diff(parse(raw), parse(after))
+        _, diff_tokens, _ = render_diff(changes, [f"# Page: {ctx.title} — {ctx.url}", "# Diff against o_x"], 4000)
+        diffs += diff_tokens
+        fulls += render(parse(after), SnapshotOptions(), ctx).tokens
+        raw = after
+    return {"actions": len(actions), "diff_tokens": diffs, "full_tokens": fulls}
+
+
+async def run(args: argparse.Namespace) -> dict[str, Any]:
+    generated = Path(tempfile.mkdtemp(prefix="lookout-pages-"))
+    for name, html in generated_pages().items():
+        (generated / f"{name}.html").write_text(f"<!doctype html><html><body>{html}</body></html>")
+    mini = miniwob_root()
+    servers = [serve(generated), serve(mini)]
+    gen_url, mini_url = servers[0][1], servers[1][1]
+    tasks = sorted(p.stem for p in (mini / "miniwob").glob("*.html"))[: args.tasks]
+    results: dict[str, dict[str, Any]] = {}
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(executable_path=find_executable(None), args=list(FLAGS))
+        page = await browser.new_page(viewport={"width": VIEWPORT[0], "height": VIEWPORT[1]})
+        count_tokens("warm up")
+        for name in generated_pages():
+            await page.goto(f"{gen_url}/{name}.html")
+            results[f"generated/{name}"] = await measure(page, args.repeat)
+        for task in tasks:
+            await page.goto(f"{mini_url}/miniwob/{task}.html")
+            await page.evaluate("() => window.core && core.startEpisodeReal && core.startEpisodeReal()")
+            results[f"miniwob/{task}"] = await measure(page, args.repeat)
+        script = await scripted_run(page, f"{gen_url}/settings.html")
+        await browser.close()
+    for server, _ in servers:
+        server.shutdown()
+    return {"pages": results, "script": script}
+
+
+def report(figures: dict[str, Any]) -> None:
+    pages = figures["pages"]
+    print(f"\nbrowser_snapshot: lookout's default snapshot vs page.aria_snapshot(mode='ai'), {len(pages)} pages\n")
+    print(f"{'page':<34} {'baseline':>8} {'lookout':>8} {'ratio':>6} {'recall':>7} {'base ms':>8} {'ms':>7}")
+    for name, r in pages.items():
+        print(f"{name:<34} {r['baseline_tokens']:>8} {r['tokens']:>8} {r['tokens'] / r['baseline_tokens']:>6.2f} "
+              f"{r['recall']:>7.0%} {r['baseline_ms']:>8.1f} {r['ms']:>7.1f}")  # fmt: skip
+    summary: dict[str, Any] = {}
+    for group in ("generated", "miniwob", "all"):
+        rows = [r for n, r in pages.items() if group == "all" or n.startswith(group + "/")]
+        summary[group] = {
+            "pages": len(rows),
+            "median_token_ratio": round(statistics.median(r["tokens"] / r["baseline_tokens"] for r in rows), 3),
+            "min_recall": round(min(r["recall"] for r in rows), 3),
+            "median_time_ratio": round(statistics.median(r["ms"] / r["baseline_ms"] for r in rows), 2),
+        }
+        s = summary[group]
+        print(f"\n{group}: median tokens {s['median_token_ratio']:.0%} of the baseline (goal <= 25%), lowest recall "
+              f"{s['min_recall']:.0%} (goal 100%), median time {s['median_time_ratio']:.2f}x (goal <= 1.5x)")  # fmt: skip
+    script = figures["script"]
+    print(f"\n{script['actions']}-action scripted run: snapshots as diffs {script['diff_tokens']} tokens, as full "
+          f"snapshots {script['full_tokens']} tokens ({script['diff_tokens'] / script['full_tokens']:.0%})")
+    figures["summary"] = summary
+    print(json.dumps({"bench": "browser_snapshot", **figures}, default=lambda v: round(v, 3)))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--tasks", type=int, default=40, help="how many miniwob tasks (alphabetical)")
+    args = parser.parse_args()
+    report(asyncio.run(run(args)))
+
+
+if __name__ == "__main__":
+    main()
