@@ -44,4 +44,5 @@ class Settings(BaseSettings):
     browser_executable: str | None = Field(
         None, description="Chromium to drive; default: the system's chromium, else Playwright's own"
     )
+    upload_dir: Path | None = Field(None, description="page uploads take files from here only (default <data>/uploads)")
     device_timeout_s: float = Field(20.0, gt=0, le=600, description="limit of one adb command (capture, dump)")

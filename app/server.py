@@ -40,7 +40,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     adb = Adb(settings.adb_host, settings.adb_port, settings.device_timeout_s)
     device_manager = DeviceManager(settings.data_dir / "devices", adb, settings.device_max_dimension, bus)
-    page_manager = PageManager(settings.data_dir / "pages", BrowserHost(settings.browser_executable), bus)
+    host = BrowserHost(settings.browser_executable)
+    uploads = settings.upload_dir or settings.data_dir / "uploads"
+    page_manager = PageManager(settings.data_dir / "pages", host, bus, uploads)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

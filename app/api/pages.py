@@ -1,6 +1,7 @@
 """HTTP adapter for browser pages: request models and routes. The logic is in app.browser."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Literal
 
 from fastapi import APIRouter, Request
@@ -58,6 +59,8 @@ class ActionRequest(_Strict):
     url: str | None = Field(None, max_length=8000, description="navigate")
     key: str | None = Field(None, max_length=100, description="press: Enter, Tab, Escape, Control+A, ...")
     values: list[str] | None = Field(None, description="select: option labels or values")
+    files: list[str] | None = Field(None, description="upload: files in the upload directory (names or paths)")
+    accept: bool = Field(False, description="dialog: accept the next dialog (with text for a prompt), else dismiss")
     wait: WaitSpec | None = Field(None, description="wait: for text, its disappearance, or a URL; none: network quiet")
     x: float | None = Field(None, description="click: image x of the screenshot obs_id, instead of a ref")
     y: float | None = None
@@ -65,11 +68,11 @@ class ActionRequest(_Strict):
     timeout_ms: int = Field(10_000, ge=100, le=60_000)
     snapshot: SnapshotRequest | None = Field(None, description="also return a snapshot taken after the action")
 
-    def to_action(self) -> Action:
+    def to_action(self, files: tuple[str, ...] = ()) -> Action:
         wait = self.wait or WaitSpec()
         return Action(
             self.action, self.ref, self.text, self.url, self.key, tuple(self.values or ()), self.submit,
-            wait.text, wait.text_gone, wait.url, self.timeout_ms, self.x, self.y, self.obs_id,
+            wait.text, wait.text_gone, wait.url, self.timeout_ms, files, self.accept, self.x, self.y, self.obs_id,
         )  # fmt: skip
 
 
@@ -130,7 +133,9 @@ async def find(page_id: str, body: FindRequest, request: Request) -> JSONRespons
 async def action(page_id: str, body: ActionRequest, request: Request) -> JSONResponse:
     """One action; then the page settles, and the answer says what it did (`effects`)."""
     options = body.snapshot.options() if body.snapshot is not None else None
-    return JSONResponse(await _manager(request).act(page_id, body.to_action(), options))
+    manager = _manager(request)
+    files = manager.upload_paths(body.files) if body.files else ()
+    return JSONResponse(await manager.act(page_id, body.to_action(files), options))
 
 
 @router.post("/{page_id}/screenshot")
@@ -158,18 +163,19 @@ class ScriptRequest(_Strict):
     )  # fmt: skip
     snapshot: SnapshotRequest = Field(default_factory=SnapshotRequest, description="the snapshot at the end")
 
-    def parsed_steps(self) -> list[Action | str]:
+    def parsed_steps(self, files: Callable[[list[str]], tuple[str, ...]]) -> list[Action | str]:
         out: list[Action | str] = []
         for index, step in enumerate(self.steps):
             if step.get("action") in ("snapshot", "screenshot") and len(step) == 1:
                 out.append(step["action"])
                 continue
             try:
-                out.append(ActionRequest(**step).to_action())
+                parsed = ActionRequest(**step)
             except ValidationError as exc:
                 problem = exc.errors()[0]
                 where = ".".join(str(p) for p in problem.get("loc", ()))
                 raise BadInput(f"step {index}: {where or 'step'}: {problem.get('msg', 'invalid')}", field="steps") from exc
+            out.append(parsed.to_action(files(parsed.files) if parsed.files else ()))
         return out
 
 
@@ -177,5 +183,6 @@ class ScriptRequest(_Strict):
 async def script(page_id: str, body: ScriptRequest, request: Request) -> JSONResponse:
     """Several steps in one call; stops at the first failing step (or an unexpected navigation) and says
     which, then returns each step's result and one budgeted snapshot."""
-    result = await _manager(request).script(page_id, body.parsed_steps(), body.snapshot.options())
+    manager = _manager(request)
+    result = await manager.script(page_id, body.parsed_steps(manager.upload_paths), body.snapshot.options())
     return JSONResponse(result)

@@ -21,8 +21,8 @@ from playwright.async_api import Locator, Page
 from app.core.errors import BadInput, Conflict
 
 ActionName = Literal["navigate", "click", "type", "fill", "select", "press", "hover", "check", "uncheck", "back",
-                     "forward", "reload", "wait"]  # fmt: skip
-NEEDS_REF = frozenset({"click", "type", "fill", "select", "hover", "check", "uncheck"})
+                     "forward", "reload", "wait", "upload", "dialog"]  # fmt: skip
+NEEDS_REF = frozenset({"click", "type", "fill", "select", "hover", "check", "uncheck", "upload"})
 DOM_QUIET_MS = 300
 SETTLE_MAX_MS = 3000
 _QUIET_JS = """([quiet, max]) => new Promise(resolve => {
@@ -48,6 +48,10 @@ class Action:
     wait_text_gone: str | None = None
     wait_url: str | None = None
     timeout_ms: int = 10_000
+    files: tuple[str, ...] = ()
+    """upload: paths, already checked to be inside the upload directory."""
+    accept: bool = False
+    """dialog: accept (with `text` for a prompt) rather than dismiss the next dialog."""
     x: float | None = None
     """click: image coordinates of the screenshot `obs_id` (instead of a ref)."""
     y: float | None = None
@@ -134,6 +138,10 @@ async def _on_element(element: Locator, a: Action) -> None:
         if not a.values:
             raise BadInput("select needs values (option labels or values)", field="values")
         await element.select_option(list(a.values), timeout=timeout)
+    elif a.action == "upload":
+        if not a.files:
+            raise BadInput("upload needs files", field="files")
+        await element.set_input_files(list(a.files), timeout=timeout)
 
 
 async def _element(page: Page, ref: str) -> Locator:

@@ -69,6 +69,8 @@ class PageRecord:
     """Requests in flight, with the time each started."""
     seq: int = 0
     """The number of the last event captured."""
+    dialog_answer: tuple[bool, str | None] | None = None
+    """How to answer the next dialog (accept?, prompt text), set by the `dialog` action; else dismiss."""
 
     def event(self, kind: str, **fields: Any) -> float:
         self.seq += 1
@@ -78,8 +80,8 @@ class PageRecord:
 
 
 class PageManager:
-    def __init__(self, root: Path, host: BrowserHost, bus: EventBus) -> None:
-        self.root, self.host, self.bus = root, host, bus
+    def __init__(self, root: Path, host: BrowserHost, bus: EventBus, upload_dir: Path) -> None:
+        self.root, self.host, self.bus, self.upload_dir = root, host, bus, upload_dir
         self._pages: dict[str, PageRecord] = {}
 
     async def create(self, url: str | None, viewport: tuple[int, int]) -> dict[str, Any]:
@@ -114,9 +116,12 @@ class PageManager:
         page.on("requestfailed", lambda request: record.pending.pop(request, None))
 
     async def _dialog(self, record: PageRecord, dialog: Dialog) -> None:
-        record.event("dialog", type=dialog.type, message=dialog.message, answer="dismissed")
+        """Answer as the `dialog` action said (once), else dismiss: a page never hangs on a dialog."""
+        accept, text = record.dialog_answer or (False, None)
+        record.dialog_answer = None
+        record.event("dialog", type=dialog.type, message=dialog.message, answer="accepted" if accept else "dismissed")
         try:
-            await dialog.dismiss()
+            await (dialog.accept(text) if accept and text is not None else dialog.accept() if accept else dialog.dismiss())
         except PlaywrightError:
             pass
 
@@ -272,9 +277,25 @@ class PageManager:
                            f"({scale.image_width}x{scale.image_height})")  # fmt: skip
         return action.x * scale.factor, action.y * scale.factor
 
+    def upload_paths(self, names: list[str]) -> tuple[str, ...]:
+        """Files for an upload, each inside the upload directory (a name or a path under it)."""
+        root = self.upload_dir.resolve()
+        out = []
+        for name in names:
+            path = (root / name).resolve()
+            if not path.is_relative_to(root) or not path.is_file():
+                raise BadInput(f"{name!r} is not a file in the upload directory {root}", field="files")
+            out.append(str(path))
+        return tuple(out)
+
     async def act(self, page_id: str, action: Action, snapshot: SnapshotOptions | None) -> dict[str, Any]:
         """Run one action, let the page settle, and say what it did (and show the page, when asked)."""
         record = self.get(page_id)
+        if action.action == "dialog":
+            record.dialog_answer = (action.accept, action.text)
+            answer = "accepted" + (f" with {action.text!r}" if action.text is not None else "") if action.accept else "dismissed"
+            return {"ok": True, "action": "dialog", "url": record.page.url, "effects": {},
+                    "note": f"the next dialog on this page will be {answer}"}  # fmt: skip
         point = None
         if action.action == "click" and action.ref is None and action.x is not None:
             point = await self._point(record, action)

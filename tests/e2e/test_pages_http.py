@@ -47,6 +47,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     (root / "next.html").write_text(NEXT)
     (root / "canvas.html").write_text(CANVAS)
     (root / "modal.html").write_text(MODAL)
+    (root / "forms.html").write_text(FORMS)
     server = ThreadingHTTPServer(("127.0.0.1", 0), partial(_Quiet, directory=str(root)))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     yield f"http://127.0.0.1:{server.server_address[1]}"
@@ -309,3 +310,34 @@ def test_a_script_runs_steps_and_stops_at_the_failing_one(api: httpx.Client, sit
     assert moved["stopped_at"] == {"step": 0, "reason": f"the page navigated to {site}/next.html: the next steps' refs are stale"}
     bad = api.post(f"/v1/pages/{app_page}/script", json={"steps": [{"action": "jump"}]})
     assert bad.status_code == 400 and "step 0" in bad.json()["error"]["message"]
+
+
+FORMS = """<!doctype html><title>Forms</title>
+<label>Name? <button onclick="document.getElementById('out').textContent = prompt('Your name?') || 'none'">Ask</button></label>
+<button onclick="document.getElementById('out').textContent = confirm('Sure?') ? 'yes' : 'no'">Confirm</button>
+<label>File <input type="file" id="file" onchange="document.getElementById('out').textContent = this.files[0].name"></label>
+<p id="out">-</p>"""
+
+
+def test_dialogs_are_answered_as_told_and_uploads_stay_in_their_directory(
+    daemon: Daemon, api: httpx.Client, site: str
+) -> None:
+    page = _ok(api.post("/v1/pages", json={"url": f"{site}/forms.html"}), 201)["id"]
+    snap = _ok(api.post(f"/v1/pages/{page}/snapshot"))["text"]
+    confirm = _ok(_act(api, page, action="click", ref=_ref(snap, '- button "Confirm"'), snapshot={}))
+    assert confirm["effects"]["dialogs"] == [{"type": "confirm", "message": "Sure?", "answer": "dismissed"}]
+    assert "no" in confirm["snapshot"]["text"]
+    told = _ok(_act(api, page, action="dialog", accept=True, text="Ada"))
+    assert "accepted with 'Ada'" in told["note"]
+    asked = _ok(_act(api, page, action="click", ref=_ref(snap, '- button "Name?"'), snapshot={}))
+    assert asked["effects"]["dialogs"][0]["answer"] == "accepted" and "Ada" in asked["snapshot"]["text"]
+    uploads = daemon.data_dir / "uploads"
+    uploads.mkdir(parents=True, exist_ok=True)
+    (uploads / "report.txt").write_text("hello")
+    snap = _ok(api.post(f"/v1/pages/{page}/snapshot"))["text"]
+    file_ref = _ref(snap, '- button "File"')
+    done = _ok(_act(api, page, action="upload", ref=file_ref, files=["report.txt"], snapshot={}))
+    assert "report.txt" in done["snapshot"]["text"]
+    for outside in ["../token", "/etc/passwd", "missing.txt"]:
+        refused = _act(api, page, action="upload", ref=file_ref, files=[outside])
+        assert refused.status_code == 400 and "upload directory" in refused.json()["error"]["message"]
