@@ -2,8 +2,9 @@
 
 From the moment a page is created, its console messages, failed requests, dialogs, downloads, new tabs
 and main-frame navigations are captured (bounded), so an action can later report its effects. Dialogs are
-recorded and dismissed for now, so a page never hangs on one. Snapshots are stored as observations under
-`<data>/pages/<id>/observations/<obs_id>.json`; visited URLs go to `<data>/pages/<id>/history.jsonl`.
+answered at once (as the `dialog` action said, else dismissed), so a page never hangs on one. Snapshots
+are stored as observations under `<data>/pages/<id>/observations/<obs_id>.json`; visited URLs go to
+`<data>/pages/<id>/history.jsonl`.
 """
 from __future__ import annotations
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import base64
 import io
 import threading
+import time
 from collections.abc import Iterator
 from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
@@ -34,6 +35,20 @@ def _big_page(rows: int) -> str:
 
 
 class _Quiet(SimpleHTTPRequestHandler):
+    """Serves the test pages; `/slow` answers after 0.8 s (a slow XHR)."""
+
+    def do_GET(self) -> None:
+        if self.path != "/slow":
+            super().do_GET()
+            return
+        time.sleep(0.8)
+        body = b"slow answer"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/plain")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
     def log_message(self, *args: object) -> None:
         pass
 
@@ -48,6 +63,8 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     (root / "canvas.html").write_text(CANVAS)
     (root / "modal.html").write_text(MODAL)
     (root / "forms.html").write_text(FORMS)
+    (root / "frames.html").write_text(FRAMES)
+    (root / "report.csv").write_text("a,b\n1,2\n")
     server = ThreadingHTTPServer(("127.0.0.1", 0), partial(_Quiet, directory=str(root)))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     yield f"http://127.0.0.1:{server.server_address[1]}"
@@ -341,3 +358,35 @@ def test_dialogs_are_answered_as_told_and_uploads_stay_in_their_directory(
     for outside in ["../token", "/etc/passwd", "missing.txt"]:
         refused = _act(api, page, action="upload", ref=file_ref, files=[outside])
         assert refused.status_code == 400 and "upload directory" in refused.json()["error"]["message"]
+
+
+FRAMES = """<!doctype html><title>Frames</title>
+<iframe srcdoc="<button onclick=&quot;this.textContent='Pressed in frame'&quot;>Frame button</button>"></iframe>
+<shadow-box></shadow-box>
+<script>
+customElements.define('shadow-box', class extends HTMLElement {
+  connectedCallback() {
+    const root = this.attachShadow({mode: 'open'});
+    root.innerHTML = '<button>Shadow button</button>';
+    root.querySelector('button').onclick = () => root.querySelector('button').textContent = 'Shadow pressed';
+  }
+});
+</script>
+<a href="/report.csv" download>Get report</a>
+<button onclick="fetch('/slow').then(r => r.text()).then(t => document.getElementById('x').textContent = t)">Load</button>
+<p id="x">waiting</p>"""
+
+
+def test_frames_shadow_dom_downloads_and_slow_requests(api: httpx.Client, site: str) -> None:
+    page = _ok(api.post("/v1/pages", json={"url": f"{site}/frames.html"}), 201)["id"]
+    snap = _ok(api.post(f"/v1/pages/{page}/snapshot"))["text"]
+    frame_ref = _ref(snap, '- button "Frame button"')
+    assert frame_ref.startswith("f")  # a ref inside the iframe
+    _ok(_act(api, page, action="click", ref=frame_ref))
+    _ok(_act(api, page, action="click", ref=_ref(snap, '- button "Shadow button"')))
+    after = _ok(api.post(f"/v1/pages/{page}/snapshot"))["text"]
+    assert '- button "Pressed in frame"' in after and '- button "Shadow pressed"' in after
+    downloaded = _ok(_act(api, page, action="click", ref=_ref(after, '- link "Get report"')))
+    assert downloaded["effects"]["downloads"] == [{"url": f"{site}/report.csv", "filename": "report.csv"}]
+    loaded = _ok(_act(api, page, action="click", ref=_ref(after, '- button "Load"'), snapshot={}))
+    assert "slow answer" in loaded["snapshot"]["text"], "the action settled until its request ended"
