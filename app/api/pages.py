@@ -38,11 +38,15 @@ class SnapshotRequest(_Strict):
     viewport_only: bool = False
     interactive_only: bool = Field(False, description="controls, and short text that carries meaning")
     full: bool = Field(False, description="no limits at all")
+    include_history: bool = Field(True, description="the `# Navigation` breadcrumb of the pages visited before")
     since: str | None = Field(None, max_length=64, description="a diff against this earlier snapshot's obs_id")
     expand: str | None = Field(None, max_length=64, description="only the subtree of this ref (a folded one)")
 
     def options(self) -> SnapshotOptions:
-        return SnapshotOptions(self.max_elements, self.max_tokens, self.viewport_only, self.interactive_only, self.full)
+        return SnapshotOptions(
+            self.max_elements, self.max_tokens, self.viewport_only, self.interactive_only, self.full,
+            self.include_history,
+        )  # fmt: skip
 
 
 class WaitSpec(_Strict):

@@ -47,6 +47,8 @@ class SnapshotOptions:
     interactive_only: bool = False
     full: bool = False
     """No limits at all (the escape hatch)."""
+    include_history: bool = True
+    """The `# Navigation` breadcrumb of the pages visited before."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,11 +104,14 @@ def render(root: AriaNode, options: SnapshotOptions, ctx: PageContext) -> Snapsh
         note = f"Modal {dialog.role} {name} is open: the rest of the page ({behind} elements) is behind it"
         root, ctx = AriaNode("document", children=[dialog]), replace(ctx, note=note, modal=None)
     items = _items(root, ctx)
+    if not options.include_history:
+        ctx = replace(ctx, history=())
     if options.full:
         return _finish(items, set(map(id, items)), ctx, options, None, len(items))
     wanted = [item for item in items if _wanted(item, options)]
     chosen, reason = _choose(wanted, options, ctx, len(items))
     return _finish(items, chosen, ctx, options, reason, len(items))
+
 
 
 def _modal(root: AriaNode, name: str | None) -> AriaNode | None:

@@ -67,6 +67,8 @@ def test_render_hoists_wrappers_and_drops_noise() -> None:
     assert '  - paragraph [ref=e8]: "Only today: $19.99"' in lines
     assert view.tokens == count_tokens(view.text) and not view.truncated
     assert view.refs == ("e2", "e3", "e6", "e7", "e8", "e11", "e14", "e23", "e24", "e25")
+    quiet = render(parse(SAMPLE), SnapshotOptions(include_history=False), CTX)
+    assert "# Navigation" not in quiet.text and quiet.tokens == count_tokens(quiet.text)
 
 
 def test_limits_fold_with_a_summary() -> None:
