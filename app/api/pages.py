@@ -53,6 +53,10 @@ class WaitSpec(_Strict):
     text: str | None = Field(None, description="until this text is visible")
     text_gone: str | None = Field(None, description="until this text is hidden or gone")
     url: str | None = Field(None, description="until the URL contains this")
+    state: Literal["attached", "detached", "visible", "hidden"] | None = Field(
+        None, description="with the action's ref: until that element is in this state (default visible)"
+    )
+    dom_quiet: bool = Field(False, description="until the DOM has not changed for 300 ms")
 
 
 class ActionRequest(_Strict):
@@ -76,7 +80,8 @@ class ActionRequest(_Strict):
         wait = self.wait or WaitSpec()
         return Action(
             self.action, self.ref, self.text, self.url, self.key, tuple(self.values or ()), self.submit,
-            wait.text, wait.text_gone, wait.url, self.timeout_ms, files, self.accept, self.x, self.y, self.obs_id,
+            wait.text, wait.text_gone, wait.url, wait.state, wait.dom_quiet, self.timeout_ms, files, self.accept,
+            self.x, self.y, self.obs_id,
         )  # fmt: skip
 
 

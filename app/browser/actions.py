@@ -47,6 +47,9 @@ class Action:
     wait_text: str | None = None
     wait_text_gone: str | None = None
     wait_url: str | None = None
+    wait_state: str | None = None
+    """wait with a ref: attached, detached, visible or hidden."""
+    wait_dom_quiet: bool = False
     timeout_ms: int = 10_000
     files: tuple[str, ...] = ()
     """upload: paths, already checked to be inside the upload directory."""
@@ -158,6 +161,11 @@ async def _wait(page: Page, a: Action) -> None:
         await page.get_by_text(a.wait_text_gone).first.wait_for(state="hidden", timeout=a.timeout_ms)
     elif a.wait_url is not None:
         await page.wait_for_url(f"**{a.wait_url}**", timeout=a.timeout_ms)
+    elif a.ref is not None:
+        state = a.wait_state or "visible"
+        await page.locator(f"aria-ref={a.ref}").wait_for(state=state, timeout=a.timeout_ms)  # type: ignore[arg-type]
+    elif a.wait_dom_quiet:
+        await page.evaluate(_QUIET_JS, [DOM_QUIET_MS, a.timeout_ms])
     else:
         await page.wait_for_load_state("networkidle", timeout=a.timeout_ms)
 

@@ -211,6 +211,8 @@ def test_wait_for_text(api: httpx.Client, app_page: str) -> None:
     snap = _ok(api.post(f"/v1/pages/{app_page}/snapshot"))["text"]
     _ok(_act(api, app_page, action="click", ref=_ref(snap, '- button "Add row"')))
     assert _ok(_act(api, app_page, action="wait", wait={"text": "Row 0"}))["ok"] is True
+    _ok(_act(api, app_page, action="wait", ref=_ref(snap, '- button "Add row"'), wait={"state": "visible"}))
+    _ok(_act(api, app_page, action="wait", wait={"dom_quiet": True}, timeout_ms=2000))
     timed_out = _act(api, app_page, action="wait", wait={"text": "never there"}, timeout_ms=300)
     assert timed_out.status_code == 409 and "wait failed" in timed_out.json()["error"]["message"]
 
