@@ -26,6 +26,8 @@ EXPECTED = {
 }
 """What each terminal script prints on stdout when run without arguments."""
 DEVICE_SCRIPTS = ("device-screenshot.sh", "device-screenshot-httpie.sh")
+PAGE_SCRIPTS = ("page-snapshot.sh", "page-snapshot-httpie.sh")
+PAGE = "data:text/html,<title>Hi</title><h1>Hello</h1><a href='%23more'>More</a><button>Go</button>"
 
 
 def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
@@ -43,7 +45,7 @@ def _run(script: str, env: dict[str, str], *args: str) -> subprocess.CompletedPr
 
 def test_every_script_is_checked_and_executable() -> None:
     scripts = sorted(path.name for path in SCRIPTS.glob("*.sh"))
-    assert scripts == sorted([*EXPECTED, *DEVICE_SCRIPTS])
+    assert scripts == sorted([*EXPECTED, *DEVICE_SCRIPTS, *PAGE_SCRIPTS])
     assert all(os.access(SCRIPTS / name, os.X_OK) for name in scripts)
 
 
@@ -116,3 +118,17 @@ def test_device_screenshot_httpie_lists_the_elements(device_daemon: tuple[Daemon
     assert re.fullmatch(rf"{image}: 450x1000, ~600 tokens, o_[0-9a-f]+", lines[0]), lines
     assert lines[1:] == ["[1] Button Log in at 225,656"]
     assert Image.open(image).size == (450, 1000)
+
+
+@pytest.mark.parametrize("script", PAGE_SCRIPTS)
+def test_page_snapshot_prints_the_snapshot(script: str, daemon: Daemon, tmp_path: Path) -> None:
+    done = _run(script, _env(tmp_path, LOOKOUT_URL=daemon.url, LOOKOUT_TOKEN=daemon.token), PAGE, "500")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("# Page: Hi — data:text/html,") and re.fullmatch(r"# Tokens: \d+", lines[2])
+    assert any(line.startswith('- button "Go" [ref=e') for line in lines)
+    if script == "page-snapshot.sh":
+        clicked = json.loads(lines[-1])
+        assert clicked["clicked"].startswith("e") and clicked["url"].startswith("data:text/html,") and "effects" in clicked
+    with daemon.client() as api:
+        assert api.get("/v1/pages").json()["pages"] == [], "the script closes its page"
