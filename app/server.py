@@ -53,6 +53,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         finally:
             await manager.shutdown()
             await page_manager.shutdown()
+            device_manager.shutdown()
             await warming
 
     app = FastAPI(

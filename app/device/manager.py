@@ -13,6 +13,7 @@ import base64
 import re
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -38,7 +39,7 @@ STATE_ADVICE = {
 }
 PACKAGE = re.compile(r"[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)+")
 LOGCAT_MAX_LINES = 5000
-SWIPE_DISTANCE = 0.5
+ADB_THREADS = 8
 
 
 class DeviceManager:
@@ -48,11 +49,20 @@ class DeviceManager:
         self.bus = bus
         self.store = ObservationStore(root)
         self.observer = Observer(adb)
+        self._pool = ThreadPoolExecutor(max_workers=ADB_THREADS, thread_name_prefix="adb")
+        """adb calls wait here, not in the default executor: a device that hangs until its timeout cannot
+        hold up the rest of the daemon's threaded work."""
+
+    async def _thread(self, fn: Callable[..., T], *args: Any) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self._pool, fn, *args)
+
+    def shutdown(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)
 
     # ------------------------------------------------------------------ devices
 
     async def list(self) -> list[dict[str, Any]]:
-        devices = await _thread(self.adb.devices)
+        devices = await self._thread(self.adb.devices)
         infos = await asyncio.gather(
             *(self._info_or_none(serial) for serial, state in devices if state == "device")
         )
@@ -71,7 +81,7 @@ class DeviceManager:
 
     async def _info_or_none(self, serial: str) -> DeviceInfo | None:
         try:
-            return await _thread(self._info, serial)
+            return await self._thread(self._info, serial)
         except Exception:  # a device that fails to describe itself is still listed
             return None
 
@@ -80,7 +90,7 @@ class DeviceManager:
 
     async def _ready(self, serial: str) -> None:
         """Raise unless the adb server lists `serial` in the `device` state."""
-        states = dict(await _thread(self.adb.devices))
+        states = dict(await self._thread(self.adb.devices))
         state = states.get(serial)
         if state is None:
             known = ", ".join(states) or "none"
@@ -97,7 +107,7 @@ class DeviceManager:
     ) -> dict[str, Any]:  # fmt: skip
         await self._ready(serial)
         limit = None if raw else (max_dimension or self.max_dimension)
-        obs, data, warnings = await _thread(self._screenshot, serial, limit, fmt, marks)
+        obs, data, warnings = await self._thread(self._screenshot, serial, limit, fmt, marks)
         if raw:
             warnings.insert(0, RAW_WARNING)
         result = self._observation_json(obs)
@@ -137,7 +147,7 @@ class DeviceManager:
         self, serial: str, *, obs_id: str | None, all_nodes: bool, max_tokens: int | None, agent: str
     ) -> dict[str, Any]:
         await self._ready(serial)
-        obs, nodes = await _thread(self._ui, serial, obs_id)
+        obs, nodes = await self._thread(self._ui, serial, obs_id)
         header = self._observation_json(obs)
         result = render_elements(nodes, obs.scale.factor, all=all_nodes, max_tokens=max_tokens, header=header)
         self._record(serial, agent, "observation", "ui", obs_id=obs.obs_id, elements=result.get("shown"))
@@ -166,7 +176,7 @@ class DeviceManager:
 
     async def find(self, serial: str, criteria: dict[str, Any], obs_id: str | None, agent: str) -> dict[str, Any]:
         await self._ready(serial)
-        obs, nodes = await _thread(self._ui, serial, obs_id)
+        obs, nodes = await self._thread(self._ui, serial, obs_id)
         try:
             found = find(nodes, **criteria)
         except ValueError as exc:
@@ -188,7 +198,7 @@ class DeviceManager:
     async def tap(self, serial: str, *, x: float | None, y: float | None, element: int | None, obs_id: str | None,
                   agent: str) -> dict[str, Any]:  # fmt: skip
         await self._ready(serial)
-        obs = await _thread(self._observation, serial, obs_id, element is not None)
+        obs = await self._thread(self._observation, serial, obs_id, element is not None)
         detail: dict[str, Any] = {"obs_id": obs.obs_id}
         if element is not None:
             node = self._element(obs, element)
@@ -197,7 +207,7 @@ class DeviceManager:
         else:
             assert x is not None and y is not None
             point = self._to_device(obs.scale, x, y)
-        await _thread(self._check_rotation, serial, obs)
+        await self._thread(self._check_rotation, serial, obs)
         await self._input(serial, f"input tap {point[0]} {point[1]}")
         detail["device_point"] = list(point)
         self._record(serial, agent, "action", "tap", **detail)
@@ -206,7 +216,7 @@ class DeviceManager:
     async def swipe(self, serial: str, *, points: tuple[float, float, float, float] | None, direction: str | None,
                     distance: float, duration_ms: int, obs_id: str | None, agent: str) -> dict[str, Any]:  # fmt: skip
         await self._ready(serial)
-        obs = await _thread(self._observation, serial, obs_id, False)
+        obs = await self._thread(self._observation, serial, obs_id, False)
         scale = obs.scale
         if points is not None:
             start = self._to_device(scale, points[0], points[1])
@@ -214,7 +224,7 @@ class DeviceManager:
         else:
             assert direction is not None
             start, end = _direction_swipe(scale, direction, distance)
-        await _thread(self._check_rotation, serial, obs)
+        await self._thread(self._check_rotation, serial, obs)
         await self._input(serial, f"input swipe {start[0]} {start[1]} {end[0]} {end[1]} {duration_ms}")
         detail = {"obs_id": obs.obs_id, "device_from": list(start), "device_to": list(end), "duration_ms": duration_ms}
         self._record(serial, agent, "action", "swipe", **detail, direction=direction)
@@ -243,7 +253,7 @@ class DeviceManager:
             command = f"monkey -p {package} -c android.intent.category.LAUNCHER 1"
         else:
             command = f"am force-stop {package}"
-        result = await _thread(self.adb.shell, serial, command)
+        result = await self._thread(self.adb.shell, serial, command)
         said = (result.stdout + result.stderr).decode("utf-8", "replace")
         if action == "launch" and (result.exit_code != 0 or "No activities found" in said or "aborted" in said):
             raise NotFound(f"cannot launch {package}: not installed or no launcher activity ({said.strip()[:200]})")
@@ -257,11 +267,11 @@ class DeviceManager:
         if package is not None:
             if not PACKAGE.fullmatch(package):
                 raise BadInput(f"{package!r} is not an Android package name", field="package")
-            pid = (await _thread(self.adb.shell, serial, f"pidof -s {package}")).text.strip()
+            pid = (await self._thread(self.adb.shell, serial, f"pidof -s {package}")).text.strip()
             if not pid.isdigit():
                 raise Conflict(f"{package} is not running, so it has no log lines; launch it first")
             command += f" --pid={pid}"
-        result = await _thread(self.adb.shell, serial, command)
+        result = await self._thread(self.adb.shell, serial, command)
         kept = filter_lines(result.text.splitlines(), tag=tag, level=level, limit=lines)
         return {"serial": serial, "lines": kept, "count": len(kept),
                 "filters": {"package": package, "tag": tag, "level": level}}  # fmt: skip
@@ -305,7 +315,7 @@ class DeviceManager:
             )
 
     async def _input(self, serial: str, command: str) -> None:
-        result = await _thread(self.adb.shell, serial, command)
+        result = await self._thread(self.adb.shell, serial, command)
         if result.exit_code != 0:
             said = (result.stderr or result.stdout).decode("utf-8", "replace").strip()
             raise Conflict(f"the device refused `{command.split(' ', 2)[1]}`: {said[:300]}")
@@ -337,5 +347,3 @@ def _image_url(obs: Observation) -> str:
     return f"/v1/devices/{obs.serial}/observations/{obs.obs_id}/image"
 
 
-async def _thread(fn: Callable[..., T], *args: Any) -> T:
-    return await asyncio.to_thread(fn, *args)
