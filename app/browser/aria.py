@@ -12,7 +12,9 @@ import json
 import re
 from dataclasses import dataclass, field
 
-_ROLE = re.compile(r"[A-Za-z][\w-]*")
+_NODE = re.compile(
+    r'(?P<role>[A-Za-z][\w-]*)(?: (?P<name>"(?:[^"\\]|\\.)*"))?(?P<attrs>(?: \[[^\]]*\])*)(?::(?: (?P<value>.*))?)?'
+)
 _ATTR = re.compile(r" \[([^\]]*)\]")
 
 
@@ -91,15 +93,13 @@ def _unquote_key(body: str, number: int) -> str:
 def _node(body: str, number: int) -> AriaNode:
     if body.startswith("text:") or body == "text":
         return AriaNode("text", text=_value(body[5:].strip()))
-    match = _ROLE.match(body)
+    match = _NODE.fullmatch(body)
     if match is None:
-        raise AriaParseError(f"line {number}: no role in {body[:60]!r}")
-    node, rest = AriaNode(match.group()), body[match.end() :]
-    if rest.startswith(' "'):
-        end = _string_end(rest, 1)
-        node.name, rest = json.loads(rest[1:end]), rest[end:]
-    while (attr := _ATTR.match(rest)) is not None:
-        key, _, value = attr.group(1).partition("=")
+        raise AriaParseError(f"line {number}: not `role \"name\" [attr]...` in {body[:60]!r}")
+    name = match.group("name")
+    node = AriaNode(match.group("role"), name=(json.loads(name) if "\\" in name else name[1:-1]) if name else "")
+    for attr in _ATTR.findall(match.group("attrs")):
+        key, _, value = attr.partition("=")
         if key == "ref":
             node.ref = value
         elif key == "box":
@@ -107,11 +107,8 @@ def _node(body: str, number: int) -> AriaNode:
             node.box = (x, y, w, h)
         else:
             node.flags[key] = value
-        rest = rest[attr.end() :]
-    if rest.startswith(":"):
-        node.text = _value(rest[1:].strip())
-    elif rest.strip():
-        raise AriaParseError(f"line {number}: unexpected {rest[:60]!r}")
+    if match.group("value"):
+        node.text = _value(match.group("value").strip())
     return node
 
 

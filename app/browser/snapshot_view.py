@@ -81,10 +81,17 @@ class _Item:
     node: AriaNode
     parent: _Item | None
     order: int
-    line: str = ""
     score: float = 0.0
+    _line: str | None = None
     _cost: int | None = None
     children: list[_Item] = field(default_factory=list)
+
+    @property
+    def line(self) -> str:
+        """Its line without indent (rendered on first use: most lines of a big page are never shown)."""
+        if self._line is None:
+            self._line = render_line(self.node)
+        return self._line
 
     @property
     def cost(self) -> int:
@@ -133,7 +140,6 @@ def _items(root: AriaNode, ctx: PageContext) -> list[_Item]:
                 visit(child, parent)
             return
         item = _Item(node, parent, len(out))
-        item.line = render_line(node)
         item.score = ROLE_PRIORITY.get(node.role, DEFAULT_PRIORITY) + _viewport_grade(node, parent, ctx)
         out.append(item)
         if parent is not None:
