@@ -100,8 +100,9 @@ def serve(directory: Path) -> tuple[ThreadingHTTPServer, str]:
 
 
 async def lookout_snapshot(page: Page) -> tuple[str, int]:
-    title, modal = await page.evaluate(_PAGE_STATE_JS)
-    raw = await page.aria_snapshot(mode="ai", boxes=True)
+    (title, modal), raw = await asyncio.gather(
+        page.evaluate(_PAGE_STATE_JS), page.aria_snapshot(mode="ai", boxes=True)
+    )
     view = render(parse(raw), SnapshotOptions(), PageContext(page.url, title, VIEWPORT, modal=modal))
     return view.text, view.tokens
 

@@ -184,8 +184,9 @@ class PageManager:
         record = self.get(page_id)
         before = self._snapshot_observation(page_id, since) if since is not None else None
         try:
-            title, modal = await record.page.evaluate(_PAGE_STATE_JS)
-            raw = await record.page.aria_snapshot(mode="ai", boxes=True)
+            (title, modal), raw = await asyncio.gather(  # one round trip's wait, not two
+                record.page.evaluate(_PAGE_STATE_JS), record.page.aria_snapshot(mode="ai", boxes=True)
+            )
         except PlaywrightError as exc:
             raise Unavailable(f"the page did not answer a snapshot: {str(exc).splitlines()[0]}") from exc
         ctx = PageContext(record.page.url, title, record.viewport, tuple(record.history[-HISTORY_SHOWN:-1]),
