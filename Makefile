@@ -19,6 +19,8 @@ bench: deps system-deps
 	$(PY) bench/terminal_ingest.py
 	$(PY) bench/terminal_fanout.py
 	$(PY) bench/terminal_tokens.py
+	$(PY) bench/device_capture.py
+	$(PY) bench/browser_snapshot.py
 
 deps: $(STAMP)
 
