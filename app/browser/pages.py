@@ -23,12 +23,12 @@ from playwright.async_api import Dialog, Download, Page
 from playwright.async_api import Error as PlaywrightError
 
 from app.browser.actions import Action, RefCheck, check_ref, effects, focus, perform, settle
-from app.browser.aria import AriaNode, AriaParseError, parse
 from app.browser.browser import BrowserHost
-from app.browser.diff import FULL_ABOVE, diff, render_diff
-from app.browser.search import find, subtree
-from app.browser.snapshot_view import PageContext, Snapshot, SnapshotOptions, header_lines, render
-from app.core.errors import BackendFailure, BadInput, Conflict, LookoutError, NotFound, Unavailable
+from app.browser.aria import parse
+from app.browser.search import find
+from app.browser.snapshot_view import PageContext, SnapshotOptions
+from app.browser.views import snapshot_text
+from app.core.errors import BadInput, Conflict, LookoutError, NotFound, Unavailable
 from app.core.events import EventBus
 from app.core.ids import check_id, new_id
 from app.core.images import ImageFormat, encode, resize
@@ -193,7 +193,7 @@ class PageManager:
                           modal=modal)  # fmt: skip
         if expand is not None:
             ctx = replace(ctx, note=f"Expanded: {expand}")
-        text, metadata = await asyncio.to_thread(_view, raw, options, ctx, before, expand)
+        text, metadata = await asyncio.to_thread(snapshot_text, raw, options, ctx, before, expand)
         obs_id = new_id("o")
         result = {"obs_id": obs_id, "url": ctx.url, "title": title, "text": text, "metadata": metadata}
         stored = {**result, "kind": "snapshot", "ts": time.time(), "raw": raw}
@@ -354,46 +354,6 @@ class PageManager:
     async def shutdown(self) -> None:
         self._pages.clear()
         await self.host.stop()
-
-
-def _view(
-    raw: str, options: SnapshotOptions, ctx: PageContext, before: dict[str, Any] | None, expand: str | None = None
-) -> tuple[str, dict[str, Any]]:
-    """The text and metadata of a snapshot: a diff against `before` when it is worth it, else full (only
-    the subtree of `expand`, when given)."""
-    try:
-        return _view_of(parse(raw), options, ctx, before, expand)
-    except AriaParseError as exc:
-        raise BackendFailure(f"the page's accessibility snapshot could not be read: {exc}") from exc
-
-
-def _view_of(
-    root: AriaNode, options: SnapshotOptions, ctx: PageContext, before: dict[str, Any] | None, expand: str | None
-) -> tuple[str, dict[str, Any]]:
-    if expand is not None:
-        found = subtree(root, expand)
-        if found is None:
-            raise Conflict(f"ref {expand} is not on the page any more: snapshot again")
-        root = found
-    if before is not None:
-        since = before["obs_id"]
-        if before["url"] != ctx.url:
-            ctx = replace(ctx, note=f"Full snapshot: the URL changed since {since}")
-        else:
-            changes = diff(parse(before["raw"]), root)
-            if changes.changed_share > FULL_ABOVE:
-                ctx = replace(ctx, note=f"Full snapshot: {changes.changed_share:.0%} of the page changed since {since}")
-            else:
-                counts = {kind: sum(c.kind == kind for c in changes.changes) for kind in "+-~"}
-                header = header_lines(ctx, changes.total, changes.total, None)[:1] + [
-                    f"# Diff against {since}: {counts['+']} added, {counts['-']} removed, {counts['~']} changed"]
-                text, tokens, shown = render_diff(changes, header, options.max_tokens)
-                return text, {"diff_against": since, "added": counts["+"], "removed": counts["-"],
-                              "changed": counts["~"], "unchanged": changes.unchanged,
-                              "truncated": shown < len(changes.changes), "tokens": tokens}  # fmt: skip
-    view: Snapshot = render(root, options, ctx)
-    return view.text, {"total_elements": view.total_elements, "included_elements": view.included_elements,
-                       "truncated": view.truncated, "reason": view.reason, "tokens": view.tokens}  # fmt: skip
 
 
 def _scaled(png: bytes, max_dimension: int | None, fmt: ImageFormat) -> tuple[Scale, bytes]:

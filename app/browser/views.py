@@ -1,0 +1,53 @@
+"""What a snapshot request shows: the budgeted view, a subtree (`expand`), or a diff against an earlier
+snapshot when that is worth it (a full view that says why otherwise). Pure: raw snapshot text in, text
+and metadata out."""
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from app.browser.aria import AriaNode, AriaParseError, parse
+from app.browser.diff import FULL_ABOVE, diff, render_diff
+from app.browser.search import subtree
+from app.browser.snapshot_view import PageContext, Snapshot, SnapshotOptions, header_lines, render
+from app.core.errors import BackendFailure, Conflict
+
+
+def snapshot_text(
+    raw: str, options: SnapshotOptions, ctx: PageContext, before: dict[str, Any] | None, expand: str | None = None
+) -> tuple[str, dict[str, Any]]:
+    """The text and metadata of a snapshot: a diff against `before` when it is worth it, else full (only
+    the subtree of `expand`, when given)."""
+    try:
+        return _view_of(parse(raw), options, ctx, before, expand)
+    except AriaParseError as exc:
+        raise BackendFailure(f"the page's accessibility snapshot could not be read: {exc}") from exc
+
+
+def _view_of(
+    root: AriaNode, options: SnapshotOptions, ctx: PageContext, before: dict[str, Any] | None, expand: str | None
+) -> tuple[str, dict[str, Any]]:
+    if expand is not None:
+        found = subtree(root, expand)
+        if found is None:
+            raise Conflict(f"ref {expand} is not on the page any more: snapshot again")
+        root = found
+    if before is not None:
+        since = before["obs_id"]
+        if before["url"] != ctx.url:
+            ctx = replace(ctx, note=f"Full snapshot: the URL changed since {since}")
+        else:
+            changes = diff(parse(before["raw"]), root)
+            if changes.changed_share > FULL_ABOVE:
+                ctx = replace(ctx, note=f"Full snapshot: {changes.changed_share:.0%} of the page changed since {since}")
+            else:
+                counts = {kind: sum(c.kind == kind for c in changes.changes) for kind in "+-~"}
+                header = header_lines(ctx, changes.total, changes.total, None)[:1] + [
+                    f"# Diff against {since}: {counts['+']} added, {counts['-']} removed, {counts['~']} changed"]
+                text, tokens, shown = render_diff(changes, header, options.max_tokens)
+                return text, {"diff_against": since, "added": counts["+"], "removed": counts["-"],
+                              "changed": counts["~"], "unchanged": changes.unchanged,
+                              "truncated": shown < len(changes.changes), "tokens": tokens}  # fmt: skip
+    view: Snapshot = render(root, options, ctx)
+    return view.text, {"total_elements": view.total_elements, "included_elements": view.included_elements,
+                       "truncated": view.truncated, "reason": view.reason, "tokens": view.tokens}  # fmt: skip
