@@ -90,7 +90,12 @@ class PageManager:
         context = await browser.new_context(viewport={"width": viewport[0], "height": viewport[1]}, accept_downloads=True)
         record = self._register(await context.new_page(), viewport)
         if url:
-            await self._goto(record, url)
+            try:
+                await self._goto(record, url)
+            except LookoutError:  # a page that could not open its URL is not kept
+                self._pages.pop(record.id, None)
+                await context.close()
+                raise
         self.bus.publish("page.created", id=record.id, url=record.page.url)
         return await self.describe(record)
 

@@ -128,6 +128,9 @@ def test_full_is_the_escape_hatch(api: httpx.Client, site: str) -> None:
 
 def test_bad_input(api: httpx.Client) -> None:
     assert api.post("/v1/pages", json={"url": "javascript:alert(1)"}).status_code == 400
+    unreachable = api.post("/v1/pages", json={"url": "http://127.0.0.1:9/"})
+    assert unreachable.status_code == 409 and "navigation to http://127.0.0.1:9/ failed" in unreachable.text
+    assert api.get("/v1/pages").json()["pages"] == [], "a page that could not open is not kept"
     assert api.post("/v1/pages/p_nope/snapshot").status_code == 404
     assert api.post("/v1/pages", json={"viewport": {"width": 5}}).status_code == 422
 
