@@ -36,7 +36,10 @@ SHORT_TEXT = 80
 """Text nodes up to this many characters stay in interactive_only views (prices, errors, labels)."""
 HIDDEN_FLAGS = frozenset({"cursor", "active"})
 WRAPPERS = frozenset({"generic", "none", "presentation"})
-FOLD_LINE_TOKENS = 16
+FOLD_LINE_TOKENS = 24
+CONTEXT_FOLD = 8
+"""A fold of at most this many nodes quotes up to three of its texts."""
+CONTEXT_CHARS = 40
 
 
 @dataclass(frozen=True, slots=True)
@@ -265,14 +268,21 @@ def _body(items: list[_Item], chosen: set[int]) -> tuple[list[str], list[_Item]]
 
 
 def _fold_summary(items: list[_Item], more: bool = False) -> str:
-    """`48 links, 3 buttons folded` for the subtrees of `items` (their interactive nodes first)."""
+    """`48 links, 3 buttons folded` for the subtrees of `items` (their interactive nodes first). A small
+    fold (a table row's cells beside the button that was shown) also quotes its first texts, so what is
+    shown keeps its context: `4 more folded: 1 link, 3 others ("Item 19", "$26.03")`."""
     nodes = [n for item in items for n in _subtree(item)]
     roles = Counter(n.node.role for n in nodes if n.node.role in INTERACTIVE)
     parts = [f"{count} {role}{'s' if count > 1 else ''}" for role, count in roles.most_common(4)]
     others = len(nodes) - sum(roles.values())
     if others:
         parts.append(f"{others} other{'s' if others > 1 else ''}")
-    return f"{len(nodes)} more folded: " + ", ".join(parts) if more else ", ".join(parts) + " folded"
+    summary = f"{len(nodes)} more folded: " + ", ".join(parts) if more else ", ".join(parts) + " folded"
+    if len(nodes) <= CONTEXT_FOLD:
+        texts = [t for n in nodes if (t := (n.node.text or n.node.name).strip()) and n.node.role not in INTERACTIVE]
+        if texts:
+            summary += " (" + ", ".join(json.dumps(t[:CONTEXT_CHARS], ensure_ascii=False) for t in texts[:3]) + ")"
+    return summary
 
 
 def _subtree(item: _Item) -> list[_Item]:

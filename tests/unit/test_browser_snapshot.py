@@ -138,3 +138,16 @@ def test_diff_by_ref_and_place() -> None:
     tight, tight_tokens, tight_shown = render_diff(changes, ["# Page: X"], 25)
     assert tight_tokens <= 25 or tight_shown == 0
     assert tight_shown < 4 and "more changes not shown" in tight
+
+
+def test_a_small_fold_quotes_its_texts_so_a_shown_button_keeps_its_context() -> None:
+    rows = "".join(f"""\
+    - row [ref=r{i}] [box=0,{i * 20},800,20]:
+      - cell [ref=c{i}] [box=0,{i * 20},100,20]: Item {i}
+      - cell [ref=p{i}] [box=100,{i * 20},100,20]: "${i}.99"
+      - cell [ref=b{i}] [box=200,{i * 20},100,20]:
+        - button "Add" [ref=a{i}] [box=200,{i * 20},100,20]
+""" for i in range(3))
+    view = render(parse("- table [ref=t1] [box=0,0,800,60]:\n" + rows), SnapshotOptions(max_elements=12), CTX)
+    assert '- … 2 more folded: 2 others ("Item 2", "$2.99")' in view.text
+    assert view.text.count('- button "Add"') == 3
