@@ -46,3 +46,10 @@ class Settings(BaseSettings):
     )
     upload_dir: Path | None = Field(None, description="page uploads take files from here only (default <data>/uploads)")
     device_timeout_s: float = Field(20.0, gt=0, le=600, description="limit of one adb command (capture, dump)")
+    summarizer_url: str | None = Field(
+        None, description="OpenAI-compatible API (base URL or .../chat/completions) that summarises old history"
+    )
+    summarizer_model: str = Field("default", description="the model named in summariser requests")
+    summarizer_key: str | None = Field(None, description="bearer key for the summariser, when it needs one")
+    compress_threshold: int = Field(2000, ge=1, description="tokens a block of 100 frames needs to be summarised")
+    compress_protect: int = Field(300, ge=0, description="the newest frames, never summarised")

@@ -8,7 +8,8 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from app import __version__
-from app.api import devices, health, pages, streams, terminals
+from app.api import devices, health, pages, streams, terminals, timeline
+from app.api.agent import AgentContext
 from app.api.errors import install_error_handlers
 from app.api.guard import Guard
 from app.api.responses import JSONResponse
@@ -22,6 +23,9 @@ from app.device.adb import Adb
 from app.device.manager import DeviceManager
 from app.terminal.manager import TerminalManager
 from app.terminal.session import SessionLimits
+from app.timeline.compression import Compressor
+from app.timeline.llm_summarizer import ChatSummarizer
+from app.timeline.timeline import Timeline
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -34,27 +38,37 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         max_input_bytes=settings.max_input_bytes,
     )
     bus = EventBus()
+    history = Timeline(settings.data_dir / "timeline")
+    summarizer = (
+        ChatSummarizer(settings.summarizer_url, settings.summarizer_model, settings.summarizer_key)
+        if settings.summarizer_url
+        else None
+    )
+    compressor = Compressor(history, summarizer, settings.compress_protect, settings.compress_threshold)
     manager = TerminalManager(
-        settings.data_dir / "terminals", settings.screen_engine, limits, settings.max_sessions, bus
+        settings.data_dir / "terminals", settings.screen_engine, limits, settings.max_sessions, bus, history
     )
 
     adb = Adb(settings.adb_host, settings.adb_port, settings.device_timeout_s)
-    device_manager = DeviceManager(settings.data_dir / "devices", adb, settings.device_max_dimension, bus)
+    device_manager = DeviceManager(settings.data_dir / "devices", adb, settings.device_max_dimension, bus, history)
     host = BrowserHost(settings.browser_executable)
     uploads = settings.upload_dir or settings.data_dir / "uploads"
-    page_manager = PageManager(settings.data_dir / "pages", host, bus, uploads)
+    page_manager = PageManager(settings.data_dir / "pages", host, bus, uploads, history)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         warming = asyncio.create_task(asyncio.to_thread(tokens.warm_up))
         await manager.start()
+        compressor.start()
         try:
             yield
         finally:
+            await compressor.stop()
             await manager.shutdown()
             await page_manager.shutdown()
             device_manager.shutdown()
             await warming
+            await asyncio.to_thread(history.close)
 
     app = FastAPI(
         title="lookout",
@@ -68,11 +82,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.devices = device_manager
     app.state.pages = page_manager
     app.state.events = bus
+    app.state.timeline = history
     install_error_handlers(app)
     app.include_router(health.router)
     app.include_router(terminals.router)
     app.include_router(streams.router)
     app.include_router(devices.router)
     app.include_router(pages.router)
+    app.include_router(timeline.router)
+    app.add_middleware(AgentContext)
     app.add_middleware(Guard, token=token, max_body=settings.max_request_bytes)
     return app

@@ -8,6 +8,7 @@ from fastapi.responses import FileResponse
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from app.api.responses import JSONResponse
+from app.timeline.recording import current_agent
 from app.core.images import MEDIA_TYPES
 from app.device.logcat import LEVELS
 from app.device.manager import LOGCAT_MAX_LINES, DeviceManager
@@ -96,10 +97,6 @@ def _manager(request: Request) -> DeviceManager:
     return request.app.state.devices
 
 
-def _agent(request: Request) -> str:
-    return request.headers.get("x-lookout-agent", "default")[:100]
-
-
 @router.get("")
 async def list_devices(request: Request) -> JSONResponse:
     manager = _manager(request)
@@ -111,7 +108,7 @@ async def screenshot(serial: Serial, request: Request, body: ScreenshotRequest |
     body = body or ScreenshotRequest()
     result = await _manager(request).screenshot(
         serial, max_dimension=body.max_dimension, raw=body.raw, fmt=body.format, inline=body.inline,
-        marks=body.marks, agent=_agent(request),
+        marks=body.marks, agent=current_agent.get(),
     )  # fmt: skip
     return JSONResponse(result)
 
@@ -131,7 +128,7 @@ async def ui(
     all: Annotated[bool, Query(description="every node, not only interactive and text-bearing ones")] = False,
 ) -> JSONResponse:
     result = await _manager(request).ui(
-        serial, obs_id=obs_id, all_nodes=all, max_tokens=max_tokens, agent=_agent(request)
+        serial, obs_id=obs_id, all_nodes=all, max_tokens=max_tokens, agent=current_agent.get()
     )
     return JSONResponse(result)
 
@@ -139,13 +136,13 @@ async def ui(
 @router.post("/{serial}/find")
 async def find(serial: Serial, body: FindRequest, request: Request) -> JSONResponse:
     criteria: dict[str, Any] = body.model_dump(exclude={"obs_id"}, exclude_none=True)
-    return JSONResponse(await _manager(request).find(serial, criteria, body.obs_id, _agent(request)))
+    return JSONResponse(await _manager(request).find(serial, criteria, body.obs_id, current_agent.get()))
 
 
 @router.post("/{serial}/tap")
 async def tap(serial: Serial, body: TapRequest, request: Request) -> JSONResponse:
     result = await _manager(request).tap(
-        serial, x=body.x, y=body.y, element=body.element, obs_id=body.obs_id, agent=_agent(request)
+        serial, x=body.x, y=body.y, element=body.element, obs_id=body.obs_id, agent=current_agent.get()
     )
     return JSONResponse(result)
 
@@ -154,24 +151,24 @@ async def tap(serial: Serial, body: TapRequest, request: Request) -> JSONRespons
 async def swipe(serial: Serial, body: SwipeRequest, request: Request) -> JSONResponse:
     result = await _manager(request).swipe(
         serial, points=body.points(), direction=body.direction, distance=body.distance,
-        duration_ms=body.duration_ms, obs_id=body.obs_id, agent=_agent(request),
+        duration_ms=body.duration_ms, obs_id=body.obs_id, agent=current_agent.get(),
     )  # fmt: skip
     return JSONResponse(result)
 
 
 @router.post("/{serial}/type")
 async def type_text(serial: Serial, body: TypeRequest, request: Request) -> JSONResponse:
-    return JSONResponse(await _manager(request).type_text(serial, body.text, _agent(request)))
+    return JSONResponse(await _manager(request).type_text(serial, body.text, current_agent.get()))
 
 
 @router.post("/{serial}/key")
 async def key(serial: Serial, body: KeyRequest, request: Request) -> JSONResponse:
-    return JSONResponse(await _manager(request).key(serial, body.key, _agent(request)))
+    return JSONResponse(await _manager(request).key(serial, body.key, current_agent.get()))
 
 
 @router.post("/{serial}/app")
 async def app_action(serial: Serial, body: AppRequest, request: Request) -> JSONResponse:
-    return JSONResponse(await _manager(request).app(serial, body.package, body.action, _agent(request)))
+    return JSONResponse(await _manager(request).app(serial, body.package, body.action, current_agent.get()))
 
 
 @router.get("/{serial}/logcat")

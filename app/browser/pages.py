@@ -24,6 +24,7 @@ from playwright.async_api import Error as PlaywrightError
 
 from app.browser.actions import Action, RefCheck, check_ref, effects, focus, perform, settle
 from app.browser.browser import BrowserHost
+from app.browser.frames import action_frame, closed_frame, opened_frame, screenshot_frame, snapshot_frame
 from app.browser.aria import parse
 from app.browser.search import find
 from app.browser.snapshot_view import PageContext, SnapshotOptions
@@ -34,6 +35,7 @@ from app.core.ids import check_id, new_id
 from app.core.images import ImageFormat, encode, resize
 from app.core.scaling import RAW_WARNING, Scale, fit, image_tokens
 from app.core.storage import append_jsonl, atomic_write_json, read_json
+from app.timeline.recording import NullRecorder, Recorder
 
 EVENTS_KEPT = 500
 HISTORY_SHOWN = 5
@@ -81,8 +83,10 @@ class PageRecord:
 
 
 class PageManager:
-    def __init__(self, root: Path, host: BrowserHost, bus: EventBus, upload_dir: Path) -> None:
+    def __init__(self, root: Path, host: BrowserHost, bus: EventBus, upload_dir: Path,
+                 recorder: Recorder | None = None) -> None:  # fmt: skip
         self.root, self.host, self.bus, self.upload_dir = root, host, bus, upload_dir
+        self.recorder = recorder or NullRecorder()
         self._pages: dict[str, PageRecord] = {}
 
     async def create(self, url: str | None, viewport: tuple[int, int]) -> dict[str, Any]:
@@ -97,6 +101,7 @@ class PageManager:
                 await context.close()
                 raise
         self.bus.publish("page.created", id=record.id, url=record.page.url)
+        self.recorder.record(opened_frame(record.id, record.page.url if url else ""))
         return await self.describe(record)
 
     def _register(self, page: Page, viewport: tuple[int, int]) -> PageRecord:
@@ -179,6 +184,7 @@ class PageManager:
         if not record.page.is_closed():
             await record.page.context.close()
         self.bus.publish("page.closed", id=page_id)
+        self.recorder.record(closed_frame(page_id, described["url"]))
         return {**described, "closed": True}
 
     async def snapshot(
@@ -205,6 +211,8 @@ class PageManager:
         await asyncio.to_thread(atomic_write_json, record.folder / "observations" / f"{obs_id}.json", stored)
         record.last_obs, record.obs_taken_at = obs_id, time.time()
         record.obs_refs = frozenset(_REF.findall(raw))
+        mode = "snapshot since" if before is not None else "snapshot expand" if expand is not None else "snapshot"
+        self.recorder.record(snapshot_frame(page_id, result, mode))
         return result
 
     async def screenshot(
@@ -232,6 +240,7 @@ class PageManager:
                   "tokens": image_tokens(scale.image_width, scale.image_height)}  # fmt: skip
         if max_dimension is None:
             result["warning"] = RAW_WARNING
+        self.recorder.record(screenshot_frame(page_id, result, stored["url"]))
         if inline:
             result["image_b64"] = base64.b64encode(data).decode()
         return result
@@ -296,8 +305,20 @@ class PageManager:
         return tuple(out)
 
     async def act(self, page_id: str, action: Action, snapshot: SnapshotOptions | None) -> dict[str, Any]:
-        """Run one action, let the page settle, and say what it did (and show the page, when asked)."""
+        """Run one action, let the page settle, and say what it did (and show the page, when asked). The
+        action (or its failure) is recorded in the timeline before the snapshot it asked for."""
         record = self.get(page_id)
+        try:
+            result = await self._act(record, action)
+        except LookoutError as exc:
+            self.recorder.record(action_frame(page_id, action, None, exc.message))
+            raise
+        self.recorder.record(action_frame(page_id, action, result, None))
+        if snapshot is not None:  # a diff against the observation the action was based on, when there is one
+            result["snapshot"] = await self.snapshot(page_id, snapshot, since=record.last_obs)
+        return result
+
+    async def _act(self, record: PageRecord, action: Action) -> dict[str, Any]:
         if action.action == "dialog":
             record.dialog_answer = (action.accept, action.text)
             answer = "accepted" + (f" with {action.text!r}" if action.text is not None else "") if action.accept else "dismissed"
@@ -316,11 +337,8 @@ class PageManager:
         new_events = [e for e in record.events if e["seq"] > seq]
         if any(e["kind"] == "navigation" for e in new_events):
             record.history.append(await _title(page) or page.url)
-        result: dict[str, Any] = {"ok": True, "action": action.action, "url": page.url, "title": await _title(page),
-                                  "effects": effects(new_events, url_before, page.url, focus_before, await focus(page))}  # fmt: skip
-        if snapshot is not None:  # a diff against the observation the action was based on, when there is one
-            result["snapshot"] = await self.snapshot(page_id, snapshot, since=record.last_obs)
-        return result
+        return {"ok": True, "action": action.action, "url": page.url, "title": await _title(page),
+                "effects": effects(new_events, url_before, page.url, focus_before, await focus(page))}  # fmt: skip
 
     async def script(self, page_id: str, steps: list[Action | str], snapshot: SnapshotOptions) -> dict[str, Any]:
         """Run steps in order (actions, "snapshot", "screenshot"); stop at the first error, or at a

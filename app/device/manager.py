@@ -13,6 +13,7 @@ import base64
 import re
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
@@ -21,6 +22,7 @@ from app.core.errors import BackendFailure, BadInput, Conflict, NotFound
 from app.core.events import EventBus
 from app.device import text_input
 from app.device.adb import Adb
+from app.device.frames import device_frame
 from app.core.images import ImageFormat, encode, resize
 from app.device.capture import BLACK_WARNING, is_black
 from app.device.info import INFO_COMMAND, DeviceInfo, parse_info
@@ -31,6 +33,7 @@ from app.device.observations import Observation, ObservationStore
 from app.device.observer import Observer
 from app.core.scaling import RAW_WARNING, Scale, fit, image_tokens
 from app.device.ui_tree import UiNode, UiParseError, find, is_relevant, parse_hierarchy, render_elements
+from app.timeline.recording import NullRecorder, Recorder
 
 T = TypeVar("T")
 STATE_ADVICE = {
@@ -43,10 +46,11 @@ ADB_THREADS = 8
 
 
 class DeviceManager:
-    def __init__(self, root: Path, adb: Adb, max_dimension: int, bus: EventBus) -> None:
+    def __init__(self, root: Path, adb: Adb, max_dimension: int, bus: EventBus, recorder: Recorder | None = None) -> None:
         self.adb = adb
         self.max_dimension = max_dimension
         self.bus = bus
+        self.recorder = recorder or NullRecorder()
         self.store = ObservationStore(root)
         self.observer = Observer(adb)
         self._pool = ThreadPoolExecutor(max_workers=ADB_THREADS, thread_name_prefix="adb")
@@ -150,7 +154,8 @@ class DeviceManager:
         obs, nodes = await self._thread(self._ui, serial, obs_id)
         header = self._observation_json(obs)
         result = render_elements(nodes, obs.scale.factor, all=all_nodes, max_tokens=max_tokens, header=header)
-        self._record(serial, agent, "observation", "ui", obs_id=obs.obs_id, elements=result.get("shown"))
+        self._record(serial, agent, "observation", "ui", obs_id=obs.obs_id, elements=result.get("shown"),
+                     frame_elements=result["elements"], app=_app(nodes))  # fmt: skip
         return result
 
     def _ui(self, serial: str, obs_id: str | None) -> tuple[Observation, list[UiNode]]:
@@ -182,7 +187,8 @@ class DeviceManager:
         except ValueError as exc:
             raise BadInput(str(exc)) from exc
         result = render_elements(found, obs.scale.factor, all=True, header=self._observation_json(obs))
-        self._record(serial, agent, "observation", "find", obs_id=obs.obs_id, criteria=criteria, found=len(found))
+        self._record(serial, agent, "observation", "find", obs_id=obs.obs_id, criteria=criteria, found=len(found),
+                     frame_elements=result["elements"], app=_app(nodes))  # fmt: skip
         return result
 
     def image(self, serial: str, obs_id: str) -> tuple[Path, str]:
@@ -320,11 +326,18 @@ class DeviceManager:
             said = (result.stderr or result.stdout).decode("utf-8", "replace").strip()
             raise Conflict(f"the device refused `{command.split(' ', 2)[1]}`: {said[:300]}")
 
-    def _record(self, serial: str, agent: str, kind: str, what: str, **fields: Any) -> None:
+    def _record(self, serial: str, agent: str, kind: str, what: str, frame_elements: list[dict[str, Any]] | None = None,
+                app: str | None = None, **fields: Any) -> None:  # fmt: skip
+        """One line in the device's actions.jsonl, an event on the bus, a frame in the timeline."""
         entry = {"ts": time.time(), "agent": agent, "kind": kind, "what": what, "serial": serial,
                  **{k: v for k, v in fields.items() if v is not None}}  # fmt: skip
         self.store.record(serial, entry)
+        self.recorder.record(replace(device_frame(entry, frame_elements, app), agent=agent))
         self.bus.publish(f"device.{kind}", **{k: v for k, v in entry.items() if k != "ts"})
+
+
+def _app(nodes: list[UiNode]) -> str | None:
+    return next((n.package for n in nodes if n.package), None)
 
 
 def _parse(xml: bytes) -> list[UiNode]:

@@ -27,7 +27,7 @@ def draw_marks(image: Image.Image, marks: Sequence[tuple[int, Bounds]]) -> Image
         label = str(index)
         l, t, r, b = draw.textbbox((0, 0), label, font=font)
         w, h = r - l + 4, b - t + 4
-        x, y = min(left, width - w), min(top, height - h)
+        x, y = max(0, min(left, width - w)), max(0, min(top, height - h))
         draw.rectangle((x, y, x + w, y + h), fill=colour)
         draw.text((x + 2 - l, y + 2 - t), label, fill=(255, 255, 255), font=font)
     return out

@@ -62,13 +62,14 @@ class UiNode:
 
 
 def parse_hierarchy(xml: str | bytes) -> list[UiNode]:
-    """Every node of the dump in document order. Text a device printed before the XML is skipped; a DTD
+    """Every node of the dump in document order. Text printed around the XML is skipped; a DTD
     (which could expand entities) or anything that is not a hierarchy is a UiParseError."""
     data = xml.encode() if isinstance(xml, str) else xml
     start = min((i for i in (data.find(b"<?xml"), data.find(b"<hierarchy")) if i != -1), default=-1)
     if start == -1:
         raise UiParseError(f"no UI hierarchy in the dump ({data[:80]!r})")
-    data = data[start:]
+    end = data.rfind(b"</hierarchy>")  # `uiautomator dump /dev/tty` prints a line after the XML
+    data = data[start : end + len(b"</hierarchy>")] if end > start else data[start:]
     if b"<!DOCTYPE" in data or b"<!ENTITY" in data:
         raise UiParseError("the dump declares a DTD or entities, which a uiautomator dump never does")
     try:

@@ -17,6 +17,7 @@ from app.core.ids import check_id, new_id
 from app.terminal.persistence import TerminalMeta
 from app.terminal.session import SessionLimits, TerminalSession
 from app.terminal.shell_integration import supported as integration_supported
+from app.timeline.recording import NullRecorder, Recorder
 
 log = logging.getLogger(__name__)
 
@@ -51,10 +52,17 @@ def user_shell() -> str:
 
 class TerminalManager:
     def __init__(
-        self, root: Path, engine: str, limits: SessionLimits, max_sessions: int, bus: EventBus | None = None
+        self,
+        root: Path,
+        engine: str,
+        limits: SessionLimits,
+        max_sessions: int,
+        bus: EventBus | None = None,
+        recorder: Recorder | None = None,
     ) -> None:
         self.root = root
         self.bus = bus or EventBus()
+        self.recorder = recorder or NullRecorder()
         self.engine = engine
         self.limits = limits
         self.max_sessions = max_sessions
@@ -71,6 +79,7 @@ class TerminalManager:
             except (OSError, ValueError, TypeError) as exc:
                 log.warning("skipping unreadable terminal %s: %s", directory.name, exc)
                 continue
+            session.recorder = self.recorder
             self._sessions[session.id] = session
 
     async def shutdown(self) -> None:
@@ -116,6 +125,7 @@ class TerminalManager:
             shutil.rmtree(directory, ignore_errors=True)
             raise BadInput(f"cannot run {argv[0]!r}: {exc}", field="command") from exc
         session.on_event = self.bus.publish
+        session.recorder = self.recorder
         self._sessions[terminal_id] = session
         self.bus.publish("terminal.created", id=terminal_id, name=meta.name, command=meta.command)
         return session

@@ -24,6 +24,7 @@ from app.terminal.cell_layers import CellLayers
 from app.terminal.deltas import MIN_INTERVAL_S, DeltaLog, DeltaPage, Throttle
 from app.terminal.engines import create_engine
 from app.terminal.engines.base import ScreenEngine
+from app.terminal.frames import TAIL_BYTES, block_frame, exit_frame, input_frame, output_tail, screen_frame
 from app.terminal.journal import JournalWriter, raw_size, read_raw
 from app.terminal.keys import UnknownKeyError, bracketed_paste, encode_keys
 from app.terminal.layers import ViewOptions, render
@@ -35,6 +36,7 @@ from app.terminal.screen_view import screen_data, snapshot
 from app.terminal.skip_ahead import plan_feed
 from app.terminal.state import State, derive_state
 from app.terminal.waiting import Until, wait_until
+from app.timeline.recording import DEFAULT_AGENT, NullRecorder, Recorder, current_agent
 
 log = logging.getLogger(__name__)
 
@@ -123,6 +125,8 @@ class TerminalSession:
         self._output_listeners: set[Callable[[bytes], None]] = set()
         self._delta_listeners: set[Callable[[dict[str, Any]], None]] = set()
         self.on_event: Callable[..., None] = lambda type_, **fields: None
+        self.recorder: Recorder = NullRecorder()
+        self.last_agent = DEFAULT_AGENT  # whose input the commands that end belong to
         self.blocks = BlockTracker(directory, nonce)
 
     # ----------------------------------------------------------------- creation
@@ -259,6 +263,10 @@ class TerminalSession:
         label = f"block {block['n']} {what}" + (f" (exit {block['exit_code']})" if what == "ended" else "")
         self._journal.record("m", f"{label}: {block['command']}")
         self.on_event(f"terminal.block_{what}", id=self.id, block=summary)
+        if what == "ended":
+            start, end = block["raw"]["start"], block["raw"]["end"]
+            tail = output_tail(self.read_raw(max(start, end - TAIL_BYTES), min(end - start, TAIL_BYTES)))
+            self.recorder.record(block_frame(self.id, block, tail, self.last_agent))
 
     def _schedule_delta(self) -> None:
         """Emit a delta now if the rate limit allows, else once it does (leading and trailing edge)."""
@@ -352,6 +360,7 @@ class TerminalSession:
         files.save_meta(self.directory, self.meta)
         files.append_event(self.directory, {"type": "exited", "exit_code": self._leader_exit})
         self.on_event("terminal.exited", id=self.id, exit_code=self._leader_exit)
+        self.recorder.record(exit_frame(self.id, self._leader_exit, self.last_agent))
         self._finalized.set()
         self._pulse.fire()
 
@@ -469,6 +478,8 @@ class TerminalSession:
         engine = await self.engine()
         changed = self.rows_changed_since(changed_since) if changed_since is not None else None
         extra = {"state": self.state(), "raw_offset": self.raw_offset, "delta_cursor": self._deltas.size()}
+        cursor = engine.cursor()
+        self.recorder.record(screen_frame(self.id, engine.text_rows(), (cursor.row, cursor.col), self.describe()))
         return render(
             screen_data(engine, title=self.title, scrollback=scrollback, changed_rows=changed, extra=extra), options
         )
@@ -494,7 +505,10 @@ class TerminalSession:
         offset = self.raw_offset
         flags = self._handle.tty_flags()
         assert self._journal is not None
-        self._journal.record_input(data, redact=flags is not None and flags.canonical and not flags.echo)
+        hidden = flags is not None and flags.canonical and not flags.echo
+        self._journal.record_input(data, redact=hidden)
+        self.last_agent = current_agent.get()
+        self.recorder.record(input_frame(self.id, text, keys, paste, hidden))
         self.last_input_offset = offset
         self._outbox += data
         self._flush_outbox()

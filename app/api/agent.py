@@ -1,0 +1,34 @@
+"""ASGI middleware naming the agent of each request (`X-Lookout-Agent`, default `default`) for the timeline."""
+from __future__ import annotations
+
+import re
+
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from app.timeline.recording import DEFAULT_AGENT, current_agent
+
+MAX_AGENT_CHARS = 100
+_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def agent_name(header: bytes | None) -> str:
+    """The agent a header names: decoded, control characters removed, at most MAX_AGENT_CHARS."""
+    if not header:
+        return DEFAULT_AGENT
+    name = _UNPRINTABLE.sub("", header.decode("utf-8", "replace")).strip()[:MAX_AGENT_CHARS]
+    return name or DEFAULT_AGENT
+
+
+class AgentContext:
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+        token = current_agent.set(agent_name(dict(scope["headers"]).get(b"x-lookout-agent")))
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            current_agent.reset(token)

@@ -1,0 +1,63 @@
+"""HTTP adapter for the timeline: frames, the history within a budget, and ranges fetched back."""
+from __future__ import annotations
+
+import asyncio
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Query, Request
+
+from app.api.responses import JSONResponse
+from app.timeline.timeline import MAX_EXTRACT_FRAMES, MAX_FRAMES_PAGE, Timeline
+
+router = APIRouter(prefix="/v1/timeline", tags=["timeline"])
+
+Seq = Annotated[int | None, Query(ge=1)]
+Agent = Annotated[str | None, Query(max_length=100, description="only this agent's frames")]
+Resource = Annotated[
+    str | None, Query(max_length=200, description="only this resource's frames (terminal:<id>, device:<serial>, page:<id>)")
+]
+
+
+def _timeline(request: Request) -> Timeline:
+    return request.app.state.timeline
+
+
+@router.get("/frames")
+async def frames(
+    request: Request,
+    from_: Annotated[Seq, Query(alias="from")] = None,
+    to: Seq = None,
+    agent: Agent = None,
+    resource: Resource = None,
+    limit: Annotated[int, Query(ge=1, le=MAX_FRAMES_PAGE)] = 200,
+    text: Annotated[bool, Query(description="include every level's text")] = False,
+) -> JSONResponse:
+    """Frames in order: from `from` on (`next_from` pages on), else the last `limit` up to `to`."""
+    result = await asyncio.to_thread(_timeline(request).frames, from_, to, agent, resource, limit, text)
+    return JSONResponse(result)
+
+
+@router.get("/context")
+async def context(
+    request: Request,
+    budget: Annotated[int, Query(ge=1, le=2_000_000, description="tokens the messages may take in all")] = 8000,
+    agent: Agent = None,
+    resource: Resource = None,
+) -> JSONResponse:
+    """The history as messages within `budget` tokens (o200k_base, counted on the messages' contents)."""
+    return JSONResponse(await asyncio.to_thread(_timeline(request).context, budget, agent, resource))
+
+
+@router.get("/extract")
+async def extract(
+    request: Request,
+    from_: Annotated[int, Query(alias="from", ge=1)],
+    to: Annotated[int, Query(ge=1)],
+    agent: Agent = None,
+    resource: Resource = None,
+    level: Literal["full", "diff", "line"] = "full",
+    limit: Annotated[int, Query(ge=1, le=MAX_EXTRACT_FRAMES)] = 500,
+) -> JSONResponse:
+    """The frames of a range as they were captured, at one level of detail (`next_from` when cut)."""
+    result = await asyncio.to_thread(_timeline(request).extract, from_, to, agent, resource, level, limit)
+    return JSONResponse(result)

@@ -1,0 +1,86 @@
+"""What a terminal records in the timeline: input sent, screens read, commands ended, exits (pure)."""
+from __future__ import annotations
+
+from typing import Any
+
+from app.terminal.stream_text import clean_stream
+from app.timeline.recording import FrameInput
+
+LINE_CHARS = 120
+TAIL_LINES = 5
+TAIL_BYTES = 4096
+_VISIBLE = {"\r": "⏎", "\n": "↵", "\t": "⇥", "\x1b": "␛", "\x7f": "⌫"}
+
+
+def resource(terminal_id: str) -> str:
+    return f"terminal:{terminal_id}"
+
+
+def visible(text: str) -> str:
+    """Input as an agent reads it back: Enter as ⏎, other control characters as ^X."""
+    return "".join(_VISIBLE.get(c) or (f"^{chr(ord(c) + 64)}" if ord(c) < 32 else c) for c in text)
+
+
+def _cut(text: str, limit: int = LINE_CHARS) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def input_frame(terminal_id: str, text: str | None, keys: list[str] | None, paste: str | None,
+                hidden: bool) -> FrameInput:  # fmt: skip
+    """An input action; input typed while the terminal did not echo (a password prompt) is not recorded."""
+    if hidden:
+        full = "typed input that is not shown (the terminal was not echoing: a password prompt?)"
+        return FrameInput(resource(terminal_id), "action", "terminal input", full, full)
+    parts = []
+    if paste:
+        parts.append(f"pasted {len(paste)} characters: `{visible(paste)}`")
+    if text:
+        parts.append(f"typed `{visible(text)}`")
+    if keys:
+        parts.append("pressed " + " ".join(keys))
+    full = "; ".join(parts)
+    return FrameInput(resource(terminal_id), "action", "terminal input", full, _cut(full),
+                      data={"action": _cut(full, 60)})  # fmt: skip
+
+
+def screen_frame(terminal_id: str, rows: list[str], cursor: tuple[int, int], describe: dict[str, Any]) -> FrameInput:
+    """A screen read: the text of the screen (trailing blank rows dropped), with its size, cursor and state."""
+    while rows and not rows[-1].strip():
+        rows = rows[:-1]
+    text = "\n".join(row.rstrip() for row in rows)
+    where = f"screen {describe['cols']}x{describe['rows']}, {describe['state']}, cursor row {cursor[0]} col {cursor[1]}"
+    cwd = describe.get("cwd")
+    title = f", title {describe['title']!r}" if describe.get("title") else ""
+    current = rows[cursor[0]].strip() if 0 <= cursor[0] < len(rows) else ""
+    last = current or next((r.strip() for r in reversed(rows) if r.strip()), "")
+    return FrameInput(
+        resource(terminal_id), "observation", "terminal screen",
+        f"{where}{title}:\n{text}", _cut(f"{where}: `{last}`"), subject="screen",
+        refs={"raw_offset": describe["raw_size"]}, data={"cwd": cwd} if cwd else {},
+    )  # fmt: skip
+
+
+def output_tail(raw: bytes) -> str:
+    """The last lines of a command's output as plain text (escapes and carriage returns removed)."""
+    lines = [line.rstrip() for line in clean_stream(raw, 0).text.split("\n")]
+    return "\n".join(_cut(line, 200) for line in [l for l in lines if l.strip()][-TAIL_LINES:])
+
+
+def block_frame(terminal_id: str, block: dict[str, Any], tail: str, agent: str) -> FrameInput:
+    """A command that ended: its exit code and cwd; a failure is pinned and keeps its last lines."""
+    code = block["exit_code"]
+    seconds = f" after {block['duration_ms'] / 1000:.1f} s" if block.get("duration_ms") is not None else ""
+    line = f"`{_cut(block['command'], 80)}` exited {code if code is not None else '(unknown)'} in {block['cwd']}"
+    failed = code not in (0, None)
+    full = line + seconds + (f", last lines:\n{tail}" if failed and tail else "")
+    return FrameInput(
+        resource(terminal_id), "event", "command", full, line, pinned=failed,
+        refs={"block": block["n"], "raw": block["raw"]}, agent=agent,
+        data={"command": block["command"], "exit_code": code, "cwd": block["cwd"], "tail": tail if failed else ""},
+    )  # fmt: skip
+
+
+def exit_frame(terminal_id: str, exit_code: int | None, agent: str) -> FrameInput:
+    text = f"the terminal's process exited with code {exit_code}"
+    return FrameInput(resource(terminal_id), "event", "terminal exit", text, text,
+                      pinned=exit_code not in (0, None), agent=agent)  # fmt: skip

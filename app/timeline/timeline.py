@@ -1,0 +1,168 @@
+"""The timeline: frames recorded by every domain, rendered within a budget, extracted, compressed.
+
+`record` never blocks its caller: frames go through a queue to one writer thread, which numbers them,
+diffs observations against the previous one of the same resource, counts tokens and appends them. Reads
+wait (in their worker thread) until what was recorded before them is written, then hold the lock while
+they read, so a render sees one consistent history.
+"""
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from app.core.errors import BadInput
+from app.timeline.frames import LEVELS, build_frame, level_text
+from app.timeline.history import StoreHistory
+from app.timeline.linediff import line_diff
+from app.timeline.recording import FrameInput, current_agent
+from app.timeline.render import render
+from app.timeline.store import BLOCK, FrameStore, block_range
+from app.timeline.summaries import SummaryStore
+
+log = logging.getLogger("lookout.timeline")
+
+MAX_FRAMES_PAGE = 2000
+MAX_EXTRACT_FRAMES = 5000
+SYNC_TIMEOUT_S = 10.0
+
+
+class Timeline:
+    def __init__(self, directory: Path) -> None:
+        directory.mkdir(parents=True, exist_ok=True)
+        self.store = FrameStore(directory)
+        self.summaries = SummaryStore(directory / "summaries.jsonl", BLOCK)
+        self.lock = threading.Lock()
+        self._queue: queue.SimpleQueue[tuple[FrameInput, str, float] | None] = queue.SimpleQueue()
+        self._written = threading.Condition()
+        self._submitted = 0
+        self._done = 0
+        self._previous: dict[tuple[str, str], tuple[int, str]] = {}
+        self._writer = threading.Thread(target=self._write_loop, name="timeline-writer", daemon=True)
+        self._writer.start()
+
+    # recording
+
+    def record(self, frame: FrameInput) -> None:
+        """Queue a frame; its agent is the one of the request being served unless the frame names one."""
+        agent = frame.agent or current_agent.get()
+        with self._written:
+            self._submitted += 1
+        self._queue.put((frame, agent, time.time()))
+
+    def _write_loop(self) -> None:
+        while (item := self._queue.get()) is not None:
+            try:
+                with self.lock:
+                    self._append(*item)
+            except Exception:  # one bad frame must not stop the timeline
+                log.exception("timeline: could not record a frame")
+            with self._written:
+                self._done += 1
+                self._written.notify_all()
+
+    def _append(self, given: FrameInput, agent: str, ts: float) -> None:
+        seq = self.store.last_seq + 1
+        diff = given.diff
+        if given.kind == "observation":
+            key = (given.resource, given.subject)
+            previous = self._previous.get(key) or self._stored_previous(given)
+            if diff is None and previous is not None:
+                diff = line_diff(previous[1], given.full, f"#{previous[0]}")
+            elif diff is not None and previous is not None:
+                diff = f"changed since #{previous[0]}:\n{diff}"
+            self._previous[key] = (seq, given.full)
+        self.store.append(build_frame(seq, ts, agent, given, diff))
+
+    def _stored_previous(self, given: FrameInput) -> tuple[int, str] | None:
+        """After a restart: the last stored observation of the resource, if it was of the same subject."""
+        seq = self.store.latest_observation.get(f"r:{given.resource}", {}).get(given.resource)
+        if seq is None:
+            return None
+        frame = self.store.read(seq)
+        if frame["subject"] != given.subject:
+            return None
+        head = f"[#{seq} {given.resource}] "
+        return seq, frame["levels"]["full"]["text"].removeprefix(head)
+
+    def sync(self, timeout_s: float = SYNC_TIMEOUT_S) -> None:
+        """Wait until every frame recorded before this call is written."""
+        with self._written:
+            target = self._submitted
+            self._written.wait_for(lambda: self._done >= target, timeout_s)
+
+    def close(self) -> None:
+        self._queue.put(None)
+        self._writer.join(SYNC_TIMEOUT_S)
+        self.store.close()
+
+    # reading (call from worker threads)
+
+    def frames(self, first: int | None, last: int | None, agent: str | None, resource: str | None,
+               limit: int, text: bool) -> dict[str, Any]:  # fmt: skip
+        """Frames of a view in order, `limit` at most: from `first` on, else the last ones up to `last`."""
+        self.sync()
+        with self.lock:
+            history = StoreHistory(self.store, self.summaries, agent, resource)
+            seqs = history.seqs(first or 1, last if last is not None else history.last_seq)
+            page = seqs[:limit] if first is not None else seqs[-limit:]
+            frames = [self._describe(self.store.read(s), text) for s in page]
+            more = seqs[len(page)] if first is not None and len(seqs) > len(page) else None
+            return {"frames": frames, "last_seq": history.last_seq, "next_from": more}
+
+    @staticmethod
+    def _describe(frame: dict[str, Any], text: bool) -> dict[str, Any]:
+        levels = frame.pop("levels")
+        frame["tokens"] = {level: levels[level]["tokens"] for level in LEVELS if level in levels}
+        frame["line"] = levels["line"]["text"]
+        if text:
+            frame["text"] = {level: levels[level]["text"] for level in LEVELS if level in levels}
+        return frame
+
+    def context(self, budget: int, agent: str | None, resource: str | None) -> dict[str, Any]:
+        self.sync()
+        with self.lock:
+            return render(StoreHistory(self.store, self.summaries, agent, resource), budget)
+
+    def extract(self, first: int, last: int, agent: str | None, resource: str | None, level: str,
+                limit: int) -> dict[str, Any]:  # fmt: skip
+        """The frames of a range as they were captured (never re-rendered from the current state)."""
+        if last < first:
+            raise BadInput(f"to ({last}) is before from ({first})", field="to")
+        self.sync()
+        with self.lock:
+            history = StoreHistory(self.store, self.summaries, agent, resource)
+            seqs = history.seqs(first, last)
+            page = seqs[:limit]
+            messages = []
+            for seq in page:
+                frame = self.store.read(seq)
+                content = level_text(frame, level)
+                chosen = frame["levels"].get(level) or frame["levels"]["full"]
+                messages.append({"role": frame["role"], "content": content,
+                                 "source_frames": {"from": seq, "to": seq}, "tokens": chosen["tokens"]})  # fmt: skip
+        return {
+            "content": "\n\n".join(m["content"] for m in messages),
+            "tokens": sum(m.pop("tokens") for m in messages),
+            "messages": messages,
+            "source_frames": {"from": first, "to": last},
+            "frames": len(page),
+            "next_from": seqs[len(page)] if len(seqs) > len(page) else None,
+        }
+
+    # compression support
+
+    def block_frames(self, block: int) -> tuple[list[dict[str, Any]], list[bytes]]:
+        """The stored frames of a closed block and their exact bytes."""
+        first, last = block_range(block)
+        with self.lock:
+            frames = [self.store.read(seq) for seq in range(first, min(last, self.store.last_seq) + 1)]
+            raw = [self.store.raw(seq) for seq in range(first, min(last, self.store.last_seq) + 1)]
+        return frames, raw
+
+    def block_tokens(self, block: int) -> int:
+        first, last = block_range(block)
+        return sum(m.full_tokens for m in self.store.metas[first - 1 : last])
