@@ -50,6 +50,33 @@ def append_jsonl(path: Path, obj: Any) -> int:
         os.close(fd)
 
 
+def cut_torn_tail(path: Path) -> int:
+    """Cut a last line that has no newline (a write torn by a crash), so the next append starts a clean
+    line instead of joining it. Returns the bytes cut."""
+    try:
+        with open(path, "rb+") as f:
+            size = f.seek(0, os.SEEK_END)
+            if size == 0:
+                return 0
+            position = size
+            while position > 0:
+                step = min(4096, position)
+                f.seek(position - step)
+                chunk = f.read(step)
+                newline = chunk.rfind(b"\n")
+                if newline != -1:
+                    end = position - step + newline + 1
+                    break
+                position -= step
+            else:
+                end = 0
+            if end < size:
+                f.truncate(end)
+            return size - end
+    except FileNotFoundError:
+        return 0
+
+
 def iter_jsonl(path: Path) -> Iterator[Any]:
     """Every complete, parseable line of a JSON-lines file; a torn or corrupt line is skipped."""
     try:

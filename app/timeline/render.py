@@ -31,7 +31,7 @@ from app.timeline.frames import FrameMeta
 from app.timeline.store import BLOCK, block_of, block_range
 
 MASKED, SUMMARY, ESSENTIALS, LINES, DETAIL = range(5)
-ELISION_ESTIMATE = 45  # tokens of one elision line, for planning; the result is counted exactly
+ELISION_ESTIMATE = 30  # tokens of one elision line, for planning; the result is counted exactly
 MAX_PLANS = 6
 
 
@@ -96,15 +96,10 @@ def frame_level(meta: FrameMeta, block_level: int, special: dict[int, str]) -> s
 def _block_cost(history: History, block: int, level: int, special: dict[int, str], after_mask: bool) -> tuple[int, bool]:
     """Planned tokens of a block at a level (specials are paid for already), and whether it ends elided."""
     first, last = block_range(block)
-    if level == SUMMARY:
-        summary = history.summary(block)
-        if summary is not None and not any(seq in special for seq in history.seqs(first, last)):
-            return summary.tokens, False
-        level = MASKED
     cost, masked = 0, after_mask
     for seq in history.seqs(first, last):
         meta = history.meta(seq)
-        shown = frame_level(meta, level, special) if level != MASKED else special.get(seq)
+        shown = frame_level(meta, level, special)
         if shown is None:
             if not masked:
                 cost += ELISION_ESTIMATE
@@ -116,72 +111,97 @@ def _block_cost(history: History, block: int, level: int, special: dict[int, str
 
 
 def plan(history: History, budget: int) -> Plan:
+    """Levels in order of what matters most: the newest observation of each resource; then blocks from the
+    newest back at DETAIL, LINES or ESSENTIALS; then pinned frames in what is left elided; then summaries of
+    older blocks. One elision line's worth is always held back for what lies before the last block decided."""
     result = Plan()
     remaining = budget - ELISION_ESTIMATE
     for seq in sorted(history.latest_observations(), reverse=True):
         meta = history.meta(seq)
         for level in ("full", "diff", "line"):
-            if meta.tokens(level) <= remaining - ELISION_ESTIMATE:
+            if meta.tokens(level) <= remaining:
                 result.special[seq] = level
                 remaining -= meta.tokens(level)
                 break
     if history.last_seq == 0:
         return result
     level, block, after_mask = DETAIL, block_of(history.last_seq), False
-    while block >= 0 and level > MASKED:
+    while block >= 0:
         first, last = block_range(block)
-        if level == SUMMARY and not history.summary_blocks_before(block + 1):
-            break
         if history.seqs(first, last):
-            while level > MASKED:
+            while level >= ESSENTIALS:
                 cost, ends_masked = _block_cost(history, block, level, result.special, after_mask)
                 if cost <= remaining:
                     break
                 level -= 1
-            if level == MASKED:
+            if level < ESSENTIALS:
                 break
             remaining -= cost
             result.blocks.append((block, level))
             after_mask = ends_masked
         block -= 1
-    boundary = block_range(result.blocks[-1][0])[0] if result.blocks else history.last_seq + 1
+    elided_before = block_range(block + 1)[0] if block >= 0 else 1
     for seq in reversed(history.pinned()):
-        if seq < boundary and seq not in result.special:
-            cost = history.meta(seq).line_tokens + ELISION_ESTIMATE
-            if cost > remaining:
+        if seq >= elided_before:
+            continue
+        cost = history.meta(seq).line_tokens + ELISION_ESTIMATE
+        if seq in result.special or cost > remaining:
+            continue
+        remaining -= cost
+        result.old_pinned.append(seq)
+    while block >= 0 and history.summary_blocks_before(block + 1):
+        first, last = block_range(block)
+        seqs = history.seqs(first, last)
+        summary = history.summary(block)
+        pinned_here = [seq for seq in result.old_pinned if first <= seq <= last]
+        refund = sum(history.meta(seq).line_tokens + ELISION_ESTIMATE for seq in pinned_here)
+        if summary is not None and not any(first <= seq <= last for seq in result.special):
+            if summary.tokens > remaining + refund:  # a summary names the failures it covers
                 break
-            remaining -= cost
-            result.old_pinned.append(seq)
+            remaining += refund - summary.tokens
+            result.old_pinned = [seq for seq in result.old_pinned if seq not in pinned_here]
+            result.blocks.append((block, SUMMARY))
+            after_mask = False
+        elif seqs:
+            if not after_mask:
+                remaining -= ELISION_ESTIMATE
+            result.blocks.append((block, MASKED))
+            after_mask = True
+        block -= 1
     return result
 
 
 Item = tuple[str, int, int, str]  # ("frame", seq, seq, level) | ("mask", first, last, "") | ("summary", first, last, "")
 
 
-def layout(history: History, chosen: Plan) -> list[Item]:
-    """The plan as items in order; consecutive masks are merged later."""
+def _masked_stretch(chosen: Plan, first: int, last: int) -> list[Item]:
+    """Items of an elided stretch: the newest observations and kept pinned frames in it, masks between."""
     items: list[Item] = []
-    boundary = block_range(chosen.blocks[-1][0])[0] if chosen.blocks else history.last_seq + 1
-    kept_old = sorted({s for s in chosen.special if s < boundary} | set(chosen.old_pinned))
-    cursor = 1
-    for seq in kept_old:
+    cursor = first
+    for seq in sorted(s for s in (*chosen.special, *chosen.old_pinned) if first <= s <= last):
         if seq > cursor:
             items.append(("mask", cursor, seq - 1, ""))
         items.append(("frame", seq, seq, chosen.special.get(seq, "line")))
         cursor = seq + 1
-    if cursor < boundary:
-        items.append(("mask", cursor, boundary - 1, ""))
+    if cursor <= last:
+        items.append(("mask", cursor, last, ""))
+    return items
+
+
+def layout(history: History, chosen: Plan) -> list[Item]:
+    """The plan as items in order; consecutive masks are merged later."""
+    boundary = block_range(chosen.blocks[-1][0])[0] if chosen.blocks else history.last_seq + 1
+    items = _masked_stretch(chosen, 1, boundary - 1)
     for block, level in reversed(chosen.blocks):
         first, last = block_range(block)
-        summary = history.summary(block) if level == SUMMARY else None
-        seqs = history.seqs(first, last)
-        if summary is not None and not any(s in chosen.special for s in seqs):
+        if level == MASKED:
+            items.extend(_masked_stretch(chosen, first, last))
+        elif level == SUMMARY:
             items.append(("summary", first, last, ""))
-            continue
-        for seq in seqs:
-            meta = history.meta(seq)
-            shown = frame_level(meta, level, chosen.special) if level != SUMMARY else chosen.special.get(seq)
-            items.append(("frame", seq, seq, shown) if shown else ("mask", seq, seq, ""))
+        else:
+            for seq in history.seqs(first, last):
+                shown = frame_level(history.meta(seq), level, chosen.special)
+                items.append(("frame", seq, seq, shown) if shown else ("mask", seq, seq, ""))
     return items
 
 

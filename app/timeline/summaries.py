@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from app.core.storage import append_jsonl, iter_jsonl
+from app.core.storage import append_jsonl, cut_torn_tail, iter_jsonl
 from app.core.tokens import count_tokens
 from app.timeline.render import Summary
 
@@ -52,10 +52,13 @@ def summarise_frames(frames: list[dict[str, Any]]) -> str:
         parts: list[str] = []
         commands = [d for d in data if "command" in d and "exit_code" in d]
         if commands:
-            shown = [f"`{d['command']}` → {d['exit_code']}" + (f" in {d['cwd']}" if d.get("cwd") else "")
-                     for d in commands]  # fmt: skip
-            parts.append("commands: " + _shorten(shown))
+            def shown(d: dict[str, Any]) -> str:
+                return f"`{d['command']}` → {d['exit_code']}" + (f" in {d['cwd']}" if d.get("cwd") else "")
+
             failed = [d for d in commands if d["exit_code"] not in (0, None)]
+            parts.append(f"{len(commands)} commands, {len(failed)} failed" +
+                         (": " + _shorten([shown(d) for d in failed]) if failed else ""))  # fmt: skip
+            parts.append("last: " + _shorten([shown(d) for d in commands[-3:]]))
             if failed and failed[-1].get("tail"):
                 tail = failed[-1]["tail"].split("\n")[-TAIL_LINES:]
                 parts.append(f"last failure `{failed[-1]['command']}`: " + " / ".join(tail))
@@ -87,6 +90,7 @@ class SummaryStore:
         self.block_size = block_size
         self._lock = threading.Lock()
         self._by_block: dict[int, dict[str, Any]] = {}
+        cut_torn_tail(path)
         for record in iter_jsonl(path):
             if isinstance(record, dict) and {"from", "to", "hash", "method", "text", "tokens"} <= record.keys():
                 self._by_block[(record["from"] - 1) // block_size] = record
