@@ -54,3 +54,10 @@ def device_frame(entry: dict[str, Any], elements: list[dict[str, Any]] | None = 
     body = "\n".join(orjson.dumps(e).decode() for e in shown)
     return FrameInput(resource, "observation", CATEGORIES[what], f"{label} (obs {obs}):\n{body}", line,
                       subject=what, refs=refs, data=data)  # fmt: skip
+
+
+def failed_action_frame(serial: str, what: str, message: str) -> FrameInput:
+    """An action the device or lookout refused: pinned, with the reason."""
+    text = f"{what} failed: {message}"
+    return FrameInput(f"device:{serial}", "action", "device action", text, text[:160], pinned=True,
+                      data={"action": f"{what} (failed)"})  # fmt: skip

@@ -16,13 +16,14 @@ from collections.abc import Callable
 from dataclasses import replace
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from functools import wraps
 from typing import Any, TypeVar
 
-from app.core.errors import BackendFailure, BadInput, Conflict, NotFound
+from app.core.errors import BackendFailure, BadInput, Conflict, LookoutError, NotFound
 from app.core.events import EventBus
 from app.device import text_input
 from app.device.adb import Adb
-from app.device.frames import device_frame
+from app.device.frames import device_frame, failed_action_frame
 from app.core.images import ImageFormat, encode, resize
 from app.device.capture import BLACK_WARNING, is_black
 from app.device.info import INFO_COMMAND, DeviceInfo, parse_info
@@ -43,6 +44,23 @@ STATE_ADVICE = {
 PACKAGE = re.compile(r"[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)+")
 LOGCAT_MAX_LINES = 5000
 ADB_THREADS = 8
+
+
+def _recorded_failure(what: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """An action that fails (refused input, a stale observation, a device gone) is a pinned frame too."""
+
+    def decorate(action: Callable[..., Any]) -> Callable[..., Any]:
+        @wraps(action)
+        async def run(self: DeviceManager, serial: str, *args: Any, **kwargs: Any) -> Any:
+            try:
+                return await action(self, serial, *args, **kwargs)
+            except LookoutError as exc:
+                self.recorder.record(failed_action_frame(serial, what, exc.message))
+                raise
+
+        return run
+
+    return decorate
 
 
 class DeviceManager:
@@ -201,6 +219,7 @@ class DeviceManager:
 
     # ------------------------------------------------------------------ actions
 
+    @_recorded_failure("tap")
     async def tap(self, serial: str, *, x: float | None, y: float | None, element: int | None, obs_id: str | None,
                   agent: str) -> dict[str, Any]:  # fmt: skip
         await self._ready(serial)
@@ -219,6 +238,7 @@ class DeviceManager:
         self._record(serial, agent, "action", "tap", **detail)
         return {"ok": True, **detail}
 
+    @_recorded_failure("swipe")
     async def swipe(self, serial: str, *, points: tuple[float, float, float, float] | None, direction: str | None,
                     distance: float, duration_ms: int, obs_id: str | None, agent: str) -> dict[str, Any]:  # fmt: skip
         await self._ready(serial)
@@ -236,6 +256,7 @@ class DeviceManager:
         self._record(serial, agent, "action", "swipe", **detail, direction=direction)
         return {"ok": True, **detail}
 
+    @_recorded_failure("type")
     async def type_text(self, serial: str, text: str, agent: str) -> dict[str, Any]:
         commands = text_input.type_commands(text)
         await self._ready(serial)
@@ -244,6 +265,7 @@ class DeviceManager:
         self._record(serial, agent, "action", "type", text=text)
         return {"ok": True, "typed": len(text), "commands": len(commands)}
 
+    @_recorded_failure("key")
     async def key(self, serial: str, key: str | int, agent: str) -> dict[str, Any]:
         code = keycode(key)
         await self._ready(serial)
@@ -251,6 +273,7 @@ class DeviceManager:
         self._record(serial, agent, "action", "key", key=key, keycode=code)
         return {"ok": True, "keycode": code}
 
+    @_recorded_failure("app")
     async def app(self, serial: str, package: str, action: str, agent: str) -> dict[str, Any]:
         if not PACKAGE.fullmatch(package):
             raise BadInput(f"{package!r} is not an Android package name (like com.example.app)", field="package")

@@ -80,7 +80,8 @@ def block_frame(terminal_id: str, block: dict[str, Any], tail: str, agent: str) 
     )  # fmt: skip
 
 
-def exit_frame(terminal_id: str, exit_code: int | None, agent: str) -> FrameInput:
-    text = f"the terminal's process exited with code {exit_code}"
+def exit_frame(terminal_id: str, exit_code: int | None, stopped: bool, agent: str) -> FrameInput:
+    """The terminal's process ended: pinned when it failed on its own, not when lookout stopped it."""
+    text = f"the terminal's process exited with code {exit_code}" + (" (closed by lookout)" if stopped else "")
     return FrameInput(resource(terminal_id), "event", "terminal exit", text, text,
-                      pinned=exit_code not in (0, None), agent=agent)  # fmt: skip
+                      pinned=not stopped and exit_code not in (0, None), agent=agent)  # fmt: skip

@@ -127,6 +127,7 @@ class TerminalSession:
         self.on_event: Callable[..., None] = lambda type_, **fields: None
         self.recorder: Recorder = NullRecorder()
         self.last_agent = DEFAULT_AGENT  # whose input the commands that end belong to
+        self._stopping = False  # lookout itself is ending the process (close, shutdown)
         self.blocks = BlockTracker(directory, nonce)
 
     # ----------------------------------------------------------------- creation
@@ -360,7 +361,7 @@ class TerminalSession:
         files.save_meta(self.directory, self.meta)
         files.append_event(self.directory, {"type": "exited", "exit_code": self._leader_exit})
         self.on_event("terminal.exited", id=self.id, exit_code=self._leader_exit)
-        self.recorder.record(exit_frame(self.id, self._leader_exit, self.last_agent))
+        self.recorder.record(exit_frame(self.id, self._leader_exit, self._stopping, self.last_agent))
         self._finalized.set()
         self._pulse.fire()
 
@@ -635,6 +636,7 @@ class TerminalSession:
         whatever is left in its session (background jobs that ignored the hangup)."""
         if self._handle is None or self._finalized.is_set():
             return
+        self._stopping = True
         for sig, grace in STOP_LADDER:
             self._handle.signal_session(sig)
             try:

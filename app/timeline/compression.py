@@ -58,7 +58,7 @@ class Compressor:
                 body = self.summarizer.summarise("\n\n".join(f["levels"]["line"]["text"] for f in frames) +
                                                  "\n\nFacts:\n" + body)  # fmt: skip
                 method = self.summarizer.method
-            except Exception as exc:  # any failure of an optional service: keep the deterministic summary
+            except Exception as exc:  # noqa: BLE001 (any failure of an optional service: keep the deterministic one)
                 log.warning("timeline: summariser failed for frames %d-%d (%s); kept the deterministic one",
                             first, last, exc)  # fmt: skip
         self._settled.add(block)

@@ -19,6 +19,7 @@ against the budget before it is returned, so `total_tokens <= budget` always hol
 from __future__ import annotations
 
 import hashlib
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -141,12 +142,13 @@ def plan(history: History, budget: int) -> Plan:
             after_mask = ends_masked
         block -= 1
     elided_before = block_range(block + 1)[0] if block >= 0 else 1
-    for seq in reversed(history.pinned()):
-        if seq >= elided_before:
+    pinned = history.pinned()
+    for seq in reversed(pinned[: bisect_left(pinned, elided_before)]):  # newest first, until one does not fit
+        if seq in result.special:
             continue
         cost = history.meta(seq).line_tokens + ELISION_ESTIMATE
-        if seq in result.special or cost > remaining:
-            continue
+        if cost > remaining:
+            break
         remaining -= cost
         result.old_pinned.append(seq)
     while block >= 0 and history.summary_blocks_before(block + 1):

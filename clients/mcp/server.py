@@ -6,20 +6,21 @@ import inspect
 from mcp.server import MCPServer
 
 from app import __version__
-from clients.mcp import browser_tools, device_tools, terminal_tools
+from clients.mcp import browser_tools, context_tools, device_tools, terminal_tools
 
 INSTRUCTIONS = """\
 lookout runs terminals for you and shows them compactly. Open one with terminal_open, then use \
 terminal_act for each step: it types, waits on the daemon until the output settles (or a regex, a state, \
 a command's end), and returns the screen in one call. Read a finished command's whole output with \
 terminal_blocks(n=...), not by scrolling. Waits last at most 50 s: on a timeout you get matched=false and a \
-cursor to wait on from with terminal_wait(since=cursor). For Android devices: device_screenshot (with marks=true to number the elements), then device_tap with the screenshot's pixels or an element index and its obs_id; lookout converts coordinates to the device. For web pages: browser_open, then browser_snapshot (budgeted text with refs)."""
+cursor to wait on from with terminal_wait(since=cursor). For Android devices: device_screenshot (with marks=true to number the elements), then device_tap with the screenshot's pixels or an element index and its obs_id; lookout converts coordinates to the device. For web pages: browser_open, then browser_snapshot (budgeted text with refs). \
+Your own history of all of this, within a token budget: context_history; what it elided: context_extract."""
 
 
 def create_server() -> MCPServer:
     """The MCP server with every tool registered; each tool's docstring is its description."""
     server = MCPServer(name="lookout", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
-    for tool, hints in [*terminal_tools.TOOLS, *device_tools.TOOLS, *browser_tools.TOOLS]:
+    for tool, hints in [*terminal_tools.TOOLS, *device_tools.TOOLS, *browser_tools.TOOLS, *context_tools.TOOLS]:
         description = inspect.cleandoc(tool.__doc__ or "")
         server.add_tool(tool, description=description, annotations=hints, structured_output=False)
     return server

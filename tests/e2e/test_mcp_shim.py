@@ -35,6 +35,7 @@ DEVICE_TOOLS = {
 BROWSER_TOOLS = {
     "browser_open", "browser_pages", "browser_snapshot", "browser_action", "browser_script", "browser_screenshot",
 }
+CONTEXT_TOOLS = {"context_history", "context_extract"}
 
 
 @asynccontextmanager
@@ -62,7 +63,7 @@ def _text(result: CallToolResult) -> str:
 async def test_lists_the_tools_with_their_schemas(daemon: Daemon) -> None:
     async with shim(LOOKOUT_URL=daemon.url, LOOKOUT_TOKEN=daemon.token) as session:
         tools = {tool.name: tool for tool in (await session.list_tools()).tools}
-    assert set(tools) == TERMINAL_TOOLS | DEVICE_TOOLS | BROWSER_TOOLS
+    assert set(tools) == TERMINAL_TOOLS | DEVICE_TOOLS | BROWSER_TOOLS | CONTEXT_TOOLS
     for tool in tools.values():
         assert tool.description and len(tool.description) > 80, tool.name
         assert not tool.description.startswith(" ") and "\n    " not in tool.description, "dedented"
@@ -114,6 +115,22 @@ async def test_open_act_read_and_close_a_terminal(daemon: Daemon) -> None:
         assert tid in [t["id"] for t in (await call(session, "terminal_list"))["terminals"]]
         closed = await call(session, "terminal_close", terminal_id=tid, purge=True)
         assert closed["purged"] is True and closed["status"] == "exited"
+
+
+async def test_context_tools_give_the_agents_own_history_and_fetch_ranges_back(daemon: Daemon) -> None:
+    async with shim(LOOKOUT_URL=daemon.url, LOOKOUT_TOKEN=daemon.token) as session:
+        tid = (await call(session, "terminal_open", command=["bash"], cols=80, rows=12))["id"]
+        for line in ("echo first-$((1+1))", "ls /nowhere-at-all", "echo last-$((2+3))"):
+            await call(session, "terminal_act", terminal_id=tid, text=line, keys=["Enter"], until={"block_end": True})
+        history = _text(await session.call_tool("context_history", {"budget": 2000}))
+        assert history.startswith("# History: ") and "of 2000 tokens" in history
+        assert f"[assistant] [#1 terminal:{tid}] typed `echo first-$((1+1))`" in history
+        assert "`ls /nowhere-at-all` exited 2" in history and "last-5" in history
+        small = _text(await session.call_tool("context_history", {"budget": 150}))
+        assert "elided: 1-" in small and "last-5" in small
+        assert "# History: 0 of" in _text(await session.call_tool("context_history", {"budget": 2000, "resource": "page:x"}))
+        extract = _text(await session.call_tool("context_extract", {"from_frame": 1, "to_frame": 4, "limit": 2}))
+        assert extract.startswith(f"[#1 terminal:{tid}] typed") and "# next: from_frame=3" in extract
 
 
 async def test_daemon_errors_are_tool_errors_and_a_timeout_is_not(daemon: Daemon) -> None:

@@ -5,8 +5,9 @@ import asyncio
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from itertools import pairwise
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -92,7 +93,7 @@ def test_the_budget_always_holds_and_every_frame_is_accounted_for(
         total = sum(count_tokens(m["content"]) for m in context["messages"])
         assert total == context["metadata"]["total_tokens"] <= budget
         spans = [(m["source_frames"]["from"], m["source_frames"]["to"]) for m in context["messages"]]
-        assert all(a <= b for a, b in spans) and all(b1 < a2 for (_, b1), (a2, _) in zip(spans, spans[1:]))
+        assert all(a <= b for a, b in spans) and all(b1 < a2 for (_, b1), (a2, _) in pairwise(spans))
         assert covered(context) == list(range(1, 3 * steps + 1))
         index = context["metadata"]["frame_to_message_index"]
         for seq, i in index.items():
@@ -231,7 +232,7 @@ def test_a_restart_in_the_middle_of_compression(tmp_path: Path) -> None:
 
 
 class _Chat(BaseHTTPRequestHandler):
-    asked: list[dict[str, Any]] = []
+    asked: ClassVar[list[dict[str, Any]]] = []
     fail = False
 
     def do_POST(self) -> None:

@@ -1,0 +1,73 @@
+"""What terminals, devices and pages record in the timeline (pure builders)."""
+from __future__ import annotations
+
+from app.browser.actions import Action
+from app.browser.frames import action_frame, snapshot_frame
+from app.device.frames import device_frame, failed_action_frame
+from app.terminal.frames import (
+    block_frame,
+    exit_frame,
+    input_frame,
+    output_tail,
+    screen_frame,
+    visible,
+)
+
+
+def test_input_is_shown_as_typed_and_hidden_input_is_not_recorded() -> None:
+    frame = input_frame("t1", "ls -la\r", ["C-c"], None, hidden=False)
+    assert frame.resource == "terminal:t1" and frame.kind == "action"
+    assert frame.full == "typed `ls -la⏎`; pressed C-c"
+    secret = input_frame("t1", "hunter2\r", None, None, hidden=True)
+    assert "hunter2" not in secret.full + secret.line + str(secret.data)
+    assert visible("a\x1b[A\x03\t") == "a␛[A^C⇥"
+
+
+def test_screen_frame_drops_blank_rows_and_names_the_cursor_line() -> None:
+    describe = {"cols": 80, "rows": 5, "state": "idle", "cwd": "/src", "title": "", "raw_size": 42}
+    frame = screen_frame("t1", ["$ make", "ok", "$ ", "", ""], (2, 2), describe)
+    assert frame.full == "screen 80x5, idle, cursor row 2 col 2:\n$ make\nok\n$"
+    assert frame.line.endswith("`$`") and frame.subject == "screen" and frame.refs == {"raw_offset": 42}
+
+
+def test_a_failed_command_is_pinned_with_its_last_lines() -> None:
+    block = {"n": 3, "command": "make test", "exit_code": 2, "cwd": "/src", "duration_ms": 1500,
+             "raw": {"start": 0, "end": 10}}  # fmt: skip
+    tail = output_tail(b"\x1b[31mcompiling\x1b[0m\r\nstep 1\r\n" + b"line\r\n" * 10 + b"FAILED: 2 tests\r\n")
+    assert tail.split("\n")[-1] == "FAILED: 2 tests" and len(tail.split("\n")) == 5 and "\x1b" not in tail
+    frame = block_frame("t1", block, tail, "agent-a")
+    assert frame.pinned and frame.agent == "agent-a" and frame.kind == "event"
+    assert frame.line == "`make test` exited 2 in /src" and frame.full.endswith("FAILED: 2 tests")
+    assert frame.data == {"command": "make test", "exit_code": 2, "cwd": "/src", "tail": tail}
+    ok = block_frame("t1", {**block, "exit_code": 0}, tail, "agent-a")
+    assert not ok.pinned and "FAILED" not in ok.full
+    assert exit_frame("t1", 1, False, "a").pinned and not exit_frame("t1", -15, True, "a").pinned
+
+
+def test_device_frames() -> None:
+    shot = device_frame({"serial": "emu-1", "kind": "observation", "what": "screenshot", "obs_id": "o_1",
+                         "image": {"width": 462, "height": 1000}})  # fmt: skip
+    assert shot.full == "screenshot 462x1000 (obs o_1): GET /v1/devices/emu-1/observations/o_1/image"
+    elements = [{"index": 1, "class": "Button", "text": "Log in"}, {"index": 2, "class": "View"}]
+    ui = device_frame({"serial": "emu-1", "kind": "observation", "what": "ui", "obs_id": "o_2"}, elements, "com.x")
+    assert ui.full.startswith("UI of com.x (obs o_2):\n{") and ui.data == {"app": "com.x", "screen": "Log in"}
+    tap = device_frame({"serial": "emu-1", "kind": "action", "what": "tap", "device_point": [540, 1575],
+                        "element": {"index": 1, "class": "Button", "text": "Log in"}})  # fmt: skip
+    assert tap.full == "tapped element 1 (Button Log in) device point [540, 1575]" and tap.kind == "action"
+    failed = failed_action_frame("emu-1", "tap", "the device is offline")
+    assert failed.pinned and failed.full == "tap failed: the device is offline"
+
+
+def test_page_frames() -> None:
+    action = Action("click", ref="e5")
+    result = {"url": "http://x/b", "effects": {"navigation": {"url": "http://x/b"},
+                                               "console": [{"level": "error", "text": "boom"}]}}  # fmt: skip
+    frame = action_frame("p1", action, result, None)
+    assert frame.pinned and frame.line == "click e5 → http://x/b (1 errors)" and '"boom"' in frame.full
+    quiet = action_frame("p1", action, {"url": "http://x/a", "effects": {}}, None)
+    assert not quiet.pinned and quiet.full == "click e5 at http://x/a: no visible effect"
+    failed = action_frame("p1", Action("type", ref="e9", text="hi"), None, "ref e9 is stale")
+    assert failed.pinned and failed.full == "type e9 'hi' failed: ref e9 is stale"
+    snap = snapshot_frame("p1", {"obs_id": "o_3", "url": "http://x/b", "title": "B", "text": "# Page: B",
+                                 "metadata": {"tokens": 5}}, "snapshot")  # fmt: skip
+    assert snap.full == "# Page: B" and snap.data == {"url": "http://x/b"} and snap.subject == "snapshot"
