@@ -32,7 +32,8 @@ from app.timeline.frames import FrameMeta
 from app.timeline.store import BLOCK, block_of, block_range
 
 MASKED, SUMMARY, ESSENTIALS, LINES, DETAIL = range(5)
-ELISION_ESTIMATE = 30  # tokens of one elision line, for planning; the result is counted exactly
+TYPICAL_ELISION = Counter({"terminal screen": 40, "terminal input": 30, "command": 30})
+"""What a typical elision line counts, to estimate its tokens for planning (the result is counted exactly)."""
 MAX_PLANS = 6
 
 
@@ -94,7 +95,8 @@ def frame_level(meta: FrameMeta, block_level: int, special: dict[int, str]) -> s
     return None
 
 
-def _block_cost(history: History, block: int, level: int, special: dict[int, str], after_mask: bool) -> tuple[int, bool]:
+def _block_cost(history: History, block: int, level: int, special: dict[int, str], after_mask: bool,
+                elision: int) -> tuple[int, bool]:  # fmt: skip
     """Planned tokens of a block at a level (specials are paid for already), and whether it ends elided."""
     first, last = block_range(block)
     cost, masked = 0, after_mask
@@ -103,7 +105,7 @@ def _block_cost(history: History, block: int, level: int, special: dict[int, str
         shown = frame_level(meta, level, special)
         if shown is None:
             if not masked:
-                cost += ELISION_ESTIMATE
+                cost += elision
             masked = True
         else:
             cost += 0 if seq in special else meta.tokens(shown)
@@ -111,12 +113,12 @@ def _block_cost(history: History, block: int, level: int, special: dict[int, str
     return cost, masked
 
 
-def plan(history: History, budget: int) -> Plan:
+def plan(history: History, budget: int, elision: int) -> Plan:
     """Levels in order of what matters most: the newest observation of each resource; then blocks from the
     newest back at DETAIL, LINES or ESSENTIALS; then pinned frames in what is left elided; then summaries of
-    older blocks. One elision line's worth is always held back for what lies before the last block decided."""
+    older blocks. One elision line's worth (`elision` tokens) is always held back for what lies before the last block decided."""
     result = Plan()
-    remaining = budget - ELISION_ESTIMATE
+    remaining = budget - elision
     for seq in sorted(history.latest_observations(), reverse=True):
         meta = history.meta(seq)
         for level in ("full", "diff", "line"):
@@ -131,7 +133,7 @@ def plan(history: History, budget: int) -> Plan:
         first, last = block_range(block)
         if history.seqs(first, last):
             while level >= ESSENTIALS:
-                cost, ends_masked = _block_cost(history, block, level, result.special, after_mask)
+                cost, ends_masked = _block_cost(history, block, level, result.special, after_mask, elision)
                 if cost <= remaining:
                     break
                 level -= 1
@@ -146,7 +148,7 @@ def plan(history: History, budget: int) -> Plan:
     for seq in reversed(pinned[: bisect_left(pinned, elided_before)]):  # newest first, until one does not fit
         if seq in result.special:
             continue
-        cost = history.meta(seq).line_tokens + ELISION_ESTIMATE
+        cost = history.meta(seq).line_tokens + elision
         if cost > remaining:
             break
         remaining -= cost
@@ -156,7 +158,7 @@ def plan(history: History, budget: int) -> Plan:
         seqs = history.seqs(first, last)
         summary = history.summary(block)
         pinned_here = [seq for seq in result.old_pinned if first <= seq <= last]
-        refund = sum(history.meta(seq).line_tokens + ELISION_ESTIMATE for seq in pinned_here)
+        refund = sum(history.meta(seq).line_tokens + elision for seq in pinned_here)
         if summary is not None and not any(first <= seq <= last for seq in result.special):
             if summary.tokens > remaining + refund:  # a summary names the failures it covers
                 break
@@ -166,7 +168,7 @@ def plan(history: History, budget: int) -> Plan:
             after_mask = False
         elif seqs:
             if not after_mask:
-                remaining -= ELISION_ESTIMATE
+                remaining -= elision
             result.blocks.append((block, MASKED))
             after_mask = True
         block -= 1
@@ -243,14 +245,16 @@ def materialise(history: History, items: list[Item], tokens_of: Callable[[str], 
 
 def render(history: History, budget: int, tokens_of: Callable[[str], int] = count_tokens) -> dict[str, Any]:
     """Messages and metadata for a view within `budget` tokens (see the module docstring)."""
-    effective = budget
+    elision = tokens_of(elision_text(10**6, 10**6 + BLOCK, TYPICAL_ELISION, history.query))
+    effective, shrink = budget, elision
     messages: list[dict[str, Any]] = []
-    for _ in range(MAX_PLANS):
-        messages = materialise(history, layout(history, plan(history, effective)), tokens_of)
+    for _ in range(MAX_PLANS):  # estimates were off: plan again for less, by more each time
+        messages = materialise(history, layout(history, plan(history, effective, elision)), tokens_of)
         total = sum(m["tokens"] for m in messages)
         if total <= budget:
             break
-        effective -= total - budget + ELISION_ESTIMATE
+        effective -= total - budget + shrink
+        shrink *= 2
     while messages and sum(m["tokens"] for m in messages) > budget:
         messages.pop(0)
     return _result(history, messages, budget)

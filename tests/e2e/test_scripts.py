@@ -27,6 +27,7 @@ EXPECTED = {
 """What each terminal script prints on stdout when run without arguments."""
 DEVICE_SCRIPTS = ("device-screenshot.sh", "device-screenshot-httpie.sh")
 PAGE_SCRIPTS = ("page-snapshot.sh", "page-snapshot-httpie.sh")
+TIMELINE_SCRIPTS = ("timeline-history.sh", "timeline-history-httpie.sh")
 PAGE = "data:text/html,<title>Hi</title><h1>Hello</h1><a href='%23more'>More</a><button>Go</button>"
 
 
@@ -45,7 +46,7 @@ def _run(script: str, env: dict[str, str], *args: str) -> subprocess.CompletedPr
 
 def test_every_script_is_checked_and_executable() -> None:
     scripts = sorted(path.name for path in SCRIPTS.glob("*.sh"))
-    assert scripts == sorted([*EXPECTED, *DEVICE_SCRIPTS, *PAGE_SCRIPTS])
+    assert scripts == sorted([*EXPECTED, *DEVICE_SCRIPTS, *PAGE_SCRIPTS, *TIMELINE_SCRIPTS])
     assert all(os.access(SCRIPTS / name, os.X_OK) for name in scripts)
 
 
@@ -132,3 +133,22 @@ def test_page_snapshot_prints_the_snapshot(script: str, daemon: Daemon, tmp_path
         assert clicked["clicked"].startswith("e") and clicked["url"].startswith("data:text/html,") and "effects" in clicked
     with daemon.client() as api:
         assert api.get("/v1/pages").json()["pages"] == [], "the script closes its page"
+
+
+@pytest.mark.parametrize("script", TIMELINE_SCRIPTS)
+def test_timeline_history_prints_the_messages(script: str, daemon: Daemon, tmp_path: Path) -> None:
+    with daemon.client() as api:
+        tid = api.post("/v1/terminals", json={"command": ["bash", "--norc"], "cols": 60, "rows": 8}).json()["id"]
+        for n in range(4):
+            body = {"input": {"text": f"echo step-$(({n}*11))", "keys": ["Enter"]}, "until": {"regex": f"step-{n * 11}"}}
+            assert api.post(f"/v1/terminals/{tid}/act", json=body).status_code == 200
+    env = _env(tmp_path, LOOKOUT_URL=daemon.url, LOOKOUT_TOKEN=daemon.token)
+    done = _run(script, env, "120")
+    assert done.returncode == 0, done.stderr
+    assert f"[user] [#8 terminal:{tid}] screen 60x8" in done.stdout, "the newest screen, as one line at least"
+    if script == "timeline-history.sh":
+        assert re.search(r"^# \d+ of 120 tokens, up to frame 8; elided: 1-", done.stdout, re.MULTILINE)
+        whole = _run(script, env, "5000", f"terminal:{tid}").stdout
+        assert f"[assistant] [#1 terminal:{tid}] typed `echo step-$((0*11))`" in whole and "\nstep-33\n" in whole
+        refused = _run(script, env, "lots")
+        assert refused.returncode == 1 and "budget must be a number" in refused.stderr
