@@ -21,6 +21,7 @@ bench: deps system-deps
 	$(PY) bench/terminal_tokens.py
 	$(PY) bench/device_capture.py
 	$(PY) bench/browser_snapshot.py
+	$(PY) bench/timeline_render.py
 
 deps: $(STAMP)
 
