@@ -26,8 +26,6 @@ import random
 import statistics
 import sys
 import tempfile
-import time
-from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -35,7 +33,7 @@ from typing import Any
 from PIL import Image, ImageDraw
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from terminal_ingest import REPO, Daemon, percentile  # noqa: E402
+from terminal_ingest import REPO, Daemon, percentile, timed  # noqa: E402
 
 sys.path.insert(0, str(REPO))
 import adbutils  # noqa: E402
@@ -95,15 +93,6 @@ def ui_xml(nodes: int) -> str:
         'package="com.example" content-desc="" scrollable="true" enabled="true" bounds="[0,200][1440,3120]">'
         + "".join(body) + "</node></node></hierarchy>"
     )
-
-
-def timed(fn: Callable[[], Any], runs: int) -> tuple[list[float], Any]:
-    times, result = [], None
-    for _ in range(runs):
-        start = time.perf_counter()
-        result = fn()
-        times.append((time.perf_counter() - start) * 1000)
-    return times, result
 
 
 def main() -> None:

@@ -323,6 +323,16 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[low] + (ordered[high] - ordered[low]) * (pos - low)
 
 
+def timed(fn: Callable[[], Any], runs: int) -> tuple[list[float], Any]:
+    """Milliseconds of each of `runs` calls, and the last call's result."""
+    times, result = [], None
+    for _ in range(runs):
+        start = time.perf_counter()
+        result = fn()
+        times.append((time.perf_counter() - start) * 1000)
+    return times, result
+
+
 @dataclass
 class Results:
     size: int

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from sys import intern
 from typing import Any
 
 from app.core.tokens import count_tokens
@@ -69,6 +70,10 @@ class FrameMeta:
 
     def to_list(self) -> list[Any]:
         return [getattr(self, name) for name in self.__slots__]
+
+    def __post_init__(self) -> None:  # a few distinct names shared by many frames: keep one copy of each
+        self.agent, self.resource, self.kind = intern(self.agent), intern(self.resource), intern(self.kind)
+        self.role, self.category = intern(self.role), intern(self.category)
 
     @classmethod
     def from_list(cls, values: list[Any]) -> FrameMeta:

@@ -24,9 +24,8 @@ class FrameInput:
     """One thing that happened on a resource.
 
     `category` is a singular noun phrase that pluralises with "s" ("terminal screen", "command"), used to
-    count elided frames. `full` is the complete text, `line` one line of it; `diff` is given when the domain
-    has its own diff against its previous observation, else the timeline diffs `full` against the previous
-    observation of the same resource and `subject`. `data` holds the facts a summary is made of
+    count elided frames. `full` is the complete text, `line` one line of it; the timeline diffs the `full`
+    text of an observation against the previous observation of the same resource and `subject`. `data` holds the facts a summary is made of
     (command, exit_code, cwd, url, app...); `refs` point at what the frame came from."""
 
     resource: str
@@ -35,7 +34,6 @@ class FrameInput:
     full: str
     line: str
     subject: str = ""
-    diff: str | None = None
     pinned: bool = False
     refs: dict[str, Any] = field(default_factory=dict)
     data: dict[str, Any] = field(default_factory=dict)

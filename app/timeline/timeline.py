@@ -14,6 +14,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from app.core.errors import BadInput
 from app.timeline.frames import LEVELS, build_frame, level_text
 from app.timeline.history import StoreHistory
@@ -66,14 +68,12 @@ class Timeline:
 
     def _append(self, given: FrameInput, agent: str, ts: float) -> None:
         seq = self.store.last_seq + 1
-        diff = given.diff
+        diff = None
         if given.kind == "observation":
             key = (given.resource, given.subject)
             previous = self._previous.get(key) or self._stored_previous(given)
-            if diff is None and previous is not None:
+            if previous is not None:
                 diff = line_diff(previous[1], given.full, f"#{previous[0]}")
-            elif diff is not None and previous is not None:
-                diff = f"changed since #{previous[0]}:\n{diff}"
             self._previous[key] = (seq, given.full)
         self.store.append(build_frame(seq, ts, agent, given, diff))
 
@@ -159,9 +159,8 @@ class Timeline:
         """The stored frames of a closed block and their exact bytes."""
         first, last = block_range(block)
         with self.lock:
-            frames = [self.store.read(seq) for seq in range(first, min(last, self.store.last_seq) + 1)]
             raw = [self.store.raw(seq) for seq in range(first, min(last, self.store.last_seq) + 1)]
-        return frames, raw
+        return [orjson.loads(line) for line in raw], raw
 
     def block_tokens(self, block: int) -> int:
         first, last = block_range(block)

@@ -3,11 +3,8 @@ from __future__ import annotations
 
 import base64
 import io
-import threading
 import time
 from collections.abc import Iterator
-from functools import partial
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import httpx
@@ -16,6 +13,7 @@ from PIL import Image
 
 from app.core.tokens import count_tokens
 from tests.conftest import Daemon
+from tests.support.site import QuietHandler, serve_directory
 
 SHOP = """<!doctype html><html><head><title>Shop</title></head><body>
 <nav aria-label="Main"><a href="/">Home</a> <a href="/about">About</a></nav>
@@ -34,7 +32,7 @@ def _big_page(rows: int) -> str:
             f"</nav><main><h1>Catalogue</h1><table>{cells}</table></main></body></html>")  # fmt: skip
 
 
-class _Quiet(SimpleHTTPRequestHandler):
+class _Quiet(QuietHandler):
     """Serves the test pages; `/slow` answers after 0.8 s (a slow XHR)."""
 
     def do_GET(self) -> None:
@@ -49,9 +47,6 @@ class _Quiet(SimpleHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
-    def log_message(self, *args: object) -> None:
-        pass
-
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
@@ -65,11 +60,8 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     (root / "forms.html").write_text(FORMS)
     (root / "frames.html").write_text(FRAMES)
     (root / "report.csv").write_text("a,b\n1,2\n")
-    server = ThreadingHTTPServer(("127.0.0.1", 0), partial(_Quiet, directory=str(root)))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    with serve_directory(root, _Quiet) as url:
+        yield url
 
 
 def _ok(response: httpx.Response, status: int = 200) -> dict:

@@ -2,10 +2,7 @@
 their history asked for within budgets."""
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Iterator
-from functools import partial
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +11,7 @@ import pytest
 
 from app.core.tokens import count_tokens
 from tests.conftest import Daemon
+from tests.support.site import serve_directory
 
 UI_XML = """<?xml version='1.0' encoding='UTF-8' standalone='yes' ?>
 <hierarchy rotation="0"><node index="0" text="Inbox zero" resource-id="com.mail:id/title"
@@ -23,22 +21,14 @@ UI_XML = """<?xml version='1.0' encoding='UTF-8' standalone='yes' ?>
 """
 
 
-class _Quiet(SimpleHTTPRequestHandler):
-    def log_message(self, *args: object) -> None:
-        pass
-
-
 @pytest.fixture
 def site(tmp_path: Path) -> Iterator[str]:
     root = tmp_path / "site"
     root.mkdir()
     (root / "a.html").write_text("<title>First</title><h1>First page</h1><a href='b.html'>Next</a>")
     (root / "b.html").write_text("<title>Second</title><h1>Checkout done</h1><p>Order 4711 confirmed</p>")
-    server = ThreadingHTTPServer(("127.0.0.1", 0), partial(_Quiet, directory=str(root)))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    with serve_directory(root) as url:
+        yield url
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ import pytest
 
 from app.core.errors import NotFound
 from app.core.ids import check_id, new_id
-from app.core.storage import append_jsonl, atomic_write_json, iter_jsonl, read_json
+from app.core.storage import append_jsonl, atomic_write_json, cut_torn_tail, iter_jsonl, read_json
 
 
 def test_torn_last_line_is_skipped(tmp_path: Path) -> None:
@@ -38,3 +38,16 @@ def test_new_ids_are_safe_and_distinct() -> None:
     ids = {new_id("t") for _ in range(100)}
     assert len(ids) == 100
     assert all(check_id(i, "terminal") == i and i.startswith("t_") for i in ids)
+
+
+def test_a_torn_tail_is_cut_so_the_next_append_starts_clean(tmp_path: Path) -> None:
+    path = tmp_path / "log.jsonl"
+    append_jsonl(path, {"a": 1})
+    with open(path, "ab") as f:
+        f.write(b'{"a": 2, "b"')
+    assert cut_torn_tail(path) == len(b'{"a": 2, "b"')
+    append_jsonl(path, {"a": 3})
+    assert list(iter_jsonl(path)) == [{"a": 1}, {"a": 3}]
+    assert cut_torn_tail(path) == 0 and cut_torn_tail(tmp_path / "missing.jsonl") == 0
+    path.write_bytes(b"no newline at all")
+    assert cut_torn_tail(path) == 17 and path.read_bytes() == b""
