@@ -3,10 +3,12 @@
 #   docker run -p 127.0.0.1:8765:8765 -e LOOKOUT_TOKEN=<a long random string> -v lookout-data:/data lookout
 # (or `docker compose up -d`, see compose.yaml). Listening on 0.0.0.0 needs LOOKOUT_TOKEN: without it
 # `lookout serve` refuses to start.
-#
-# There is no UI build stage yet: app/web has no package.json. The issue that adds the UI adds a node
-# stage here that runs npm and copies the built assets into app/web (tests/e2e/test_docker_files.py fails
-# until it does).
+
+# The web UI's own files need no build; xterm.js comes from npm, installed here from app/web's lock file.
+FROM node:20-bookworm-slim AS web
+WORKDIR /web
+COPY app/web/package.json app/web/package-lock.json ./
+RUN npm ci --no-audit --no-fund --omit=dev
 
 FROM python:3.11-slim-bookworm
 
@@ -32,6 +34,7 @@ subprocess.check_call([sys.executable, '-m', 'pip', 'install', *deps])"
 
 COPY app ./app
 COPY clients ./clients
+COPY --from=web /web/node_modules ./app/web/node_modules
 RUN pip install --no-deps .
 
 RUN useradd --create-home --uid 1000 --shell /bin/bash lookout \
@@ -44,6 +47,7 @@ ENV SHELL=/bin/bash \
     LOOKOUT_HOST=0.0.0.0 \
     LOOKOUT_PORT=8765 \
     LOOKOUT_DATA_DIR=/data \
+    LOOKOUT_WEB_DIR=/opt/lookout/app/web \
     LOOKOUT_BROWSER_EXECUTABLE=/usr/bin/chromium
 
 VOLUME /data

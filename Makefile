@@ -5,12 +5,15 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 APT    := DEBIAN_FRONTEND=noninteractive apt-get
 
-.PHONY: run test deps system-deps browser-deps bench clean
+WEB       := app/web
+WEB_STAMP := $(WEB)/node_modules/.installed-$(shell cat $(WEB)/package-lock.json | cksum | cut -d' ' -f1)
 
-run: deps browser-deps
+.PHONY: run test deps system-deps browser-deps web-deps ui-deps bench clean
+
+run: deps browser-deps ui-deps
 	$(VENV)/bin/lookout serve
 
-test: deps system-deps
+test: deps system-deps web-deps
 	$(PY) -m pytest
 
 bench: deps system-deps
@@ -44,5 +47,18 @@ browser-deps:
 	  { $(APT) update -qq && $(APT) install -y -qq chromium; } || \
 	  echo "lookout: could not install chromium (browser pages will be unavailable)" >&2
 
+# The web UI's xterm.js, from npm (app/web/package-lock.json); never committed.
+web-deps: $(WEB_STAMP)
+
+$(WEB_STAMP): $(WEB)/package.json $(WEB)/package-lock.json
+	@command -v npm >/dev/null || { $(APT) update -qq && $(APT) install -y -qq nodejs npm; }
+	cd $(WEB) && npm ci --no-audit --no-fund --loglevel=error
+	@rm -f $(WEB)/node_modules/.installed-*
+	@touch $@
+
+# `make run` goes on without it (the UI then says how to install it; the API works).
+ui-deps:
+	@$(MAKE) --no-print-directory web-deps || echo "lookout: could not install the web UI's xterm.js (npm)" >&2
+
 clean:
-	rm -rf $(VENV) *.egg-info .pytest_cache
+	rm -rf $(VENV) *.egg-info .pytest_cache $(WEB)/node_modules

@@ -46,6 +46,10 @@ class Settings(BaseSettings):
     )
     upload_dir: Path | None = Field(None, description="page uploads take files from here only (default <data>/uploads)")
     device_timeout_s: float = Field(20.0, gt=0, le=600, description="limit of one adb command (capture, dump)")
+    web_dir: Path = Field(
+        default_factory=lambda: Path(__file__).resolve().parent / "web",
+        description="the web UI's files, with xterm.js installed by npm in node_modules",
+    )
     summarizer_url: str | None = Field(
         None, description="OpenAI-compatible API (base URL or .../chat/completions) that summarises old history"
     )

@@ -8,7 +8,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from app import __version__
-from app.api import devices, health, pages, streams, terminals, timeline
+from app.api import devices, health, pages, streams, terminals, timeline, web
 from app.api.agent import AgentContext
 from app.api.errors import install_error_handlers
 from app.api.guard import Guard
@@ -90,6 +90,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(devices.router)
     app.include_router(pages.router)
     app.include_router(timeline.router)
+    app.include_router(web.router)
     app.add_middleware(AgentContext)
     app.add_middleware(Guard, token=token, max_body=settings.max_request_bytes)
     return app

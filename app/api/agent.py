@@ -1,7 +1,9 @@
-"""ASGI middleware naming the agent of each request (`X-Lookout-Agent`, default `default`) for the timeline."""
+"""ASGI middleware naming the agent of each request for the timeline: the `X-Lookout-Agent` header, or for a
+WebSocket (browsers cannot set its headers) an `agent` query parameter; `default` without either."""
 from __future__ import annotations
 
 import re
+from urllib.parse import parse_qs
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -27,7 +29,10 @@ class AgentContext:
         if scope["type"] not in ("http", "websocket"):
             await self.app(scope, receive, send)
             return
-        token = current_agent.set(agent_name(dict(scope["headers"]).get(b"x-lookout-agent")))
+        named = dict(scope["headers"]).get(b"x-lookout-agent")
+        if named is None and scope["type"] == "websocket":
+            named = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("agent", [""])[0].encode()
+        token = current_agent.set(agent_name(named))
         try:
             await self.app(scope, receive, send)
         finally:

@@ -9,7 +9,9 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from app.api.responses import error_response
 from app.core.auth_token import token_matches
 
-OPEN_PATHS = frozenset({"/healthz"})
+OPEN_PATHS = frozenset({"/healthz", "/"})
+OPEN_PREFIXES = ("/ui/",)
+"""The web UI's static files: its sign-in page asks for the token, so loading it cannot need one."""
 
 
 class Guard:
@@ -25,7 +27,8 @@ class Guard:
         self.max_body = max_body
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] not in ("http", "websocket") or scope["path"] in OPEN_PATHS:
+        path = scope.get("path", "")
+        if scope["type"] not in ("http", "websocket") or path in OPEN_PATHS or path.startswith(OPEN_PREFIXES):
             await self.app(scope, receive, send)
             return
         if not token_matches(self.token, _given_token(scope)):

@@ -1,6 +1,7 @@
 """HTTP adapter for browser pages: request models and routes. The logic is in app.browser."""
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import Any, Literal
 
@@ -156,6 +157,14 @@ async def screenshot(page_id: str, request: Request, body: PageScreenshot | None
         page_id, max_dimension=limit, fmt=body.format, inline=body.inline, full_page=body.full_page
     )
     return JSONResponse(result)
+
+
+@router.get("/{page_id}/observations/{obs_id}")
+async def observation(page_id: str, obs_id: str, request: Request) -> JSONResponse:
+    """A stored observation as it was answered (a snapshot's text, or a screenshot's scale), without the raw
+    accessibility tree it was made from."""
+    stored = await asyncio.to_thread(_manager(request).observation, page_id, obs_id)
+    return JSONResponse({key: value for key, value in stored.items() if key != "raw"})
 
 
 @router.get("/{page_id}/observations/{obs_id}/image")

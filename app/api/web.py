@@ -1,0 +1,71 @@
+"""The web UI: its static files at `/` and `/ui/...`, xterm.js from the npm packages at `/ui/vendor/...`.
+
+These paths need no token (the sign-in page asks for it); they serve only the UI's own files and three
+files of xterm.js, never anything else from disk. Without the npm packages, `/` says how to install them.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from fastapi import APIRouter, Request
+from fastapi.responses import FileResponse, HTMLResponse, Response
+
+from app.core.errors import NotFound
+
+router = APIRouter(tags=["web"], include_in_schema=False)
+
+VENDOR = {
+    "xterm.mjs": "node_modules/@xterm/xterm/lib/xterm.mjs",
+    "xterm.css": "node_modules/@xterm/xterm/css/xterm.css",
+    "addon-fit.mjs": "node_modules/@xterm/addon-fit/lib/addon-fit.mjs",
+}
+MEDIA = {".html": "text/html", ".js": "text/javascript", ".mjs": "text/javascript", ".css": "text/css",
+         ".svg": "image/svg+xml"}  # fmt: skip
+HEADERS = {"Cache-Control": "no-cache", "X-Content-Type-Options": "nosniff"}
+
+MISSING = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>lookout: UI not installed</title>
+</head><body><h1>lookout's web UI is not installed</h1>
+<p>Its terminal view needs xterm.js, which is installed from npm at set-up time and was not found in
+<code>{where}</code>.</p><p>Install it with <code>make run</code> (or <code>cd app/web &amp;&amp; npm ci</code>),
+then reload this page. The API works without it.</p></body></html>"""
+
+
+def _web_dir(request: Request) -> Path:
+    return request.app.state.settings.web_dir
+
+
+def _file(path: Path) -> FileResponse:
+    return FileResponse(path, media_type=MEDIA.get(path.suffix, "application/octet-stream"), headers=HEADERS)
+
+
+def missing_vendor(web_dir: Path) -> list[str]:
+    return [name for name, relative in VENDOR.items() if not (web_dir / relative).is_file()]
+
+
+@router.get("/")
+async def index(request: Request) -> Response:
+    web_dir = _web_dir(request)
+    if missing_vendor(web_dir):
+        return HTMLResponse(MISSING.format(where=web_dir / "node_modules"), status_code=503, headers=HEADERS)
+    return _file(web_dir / "index.html")
+
+
+@router.get("/ui/vendor/{name}")
+async def vendor(name: str, request: Request) -> FileResponse:
+    relative = VENDOR.get(name)
+    path = _web_dir(request) / relative if relative else None
+    if path is None or not path.is_file():
+        raise NotFound(f"no UI vendor file {name!r} (is xterm.js installed? `cd app/web && npm ci`)")
+    return _file(path)
+
+
+@router.get("/ui/{name:path}")
+async def static(name: str, request: Request) -> FileResponse:
+    """The UI's own files: js/*.js, css, nothing outside app/web, nothing from node_modules."""
+    root = _web_dir(request).resolve()
+    path = (root / name).resolve()
+    if not path.is_relative_to(root) or "node_modules" in path.relative_to(root).parts or path.suffix not in MEDIA:
+        raise NotFound(f"no UI file {name!r}")
+    if not path.is_file():
+        raise NotFound(f"no UI file {name!r}")
+    return _file(path)

@@ -1,0 +1,72 @@
+// Devices: the latest screenshot with the UI elements' marks; a click on it taps there (converted to the
+// device with the observation, like any tap), and each element can be tapped from the list (keyboard).
+import { api, objectUrl } from "./api.js";
+import { el, notice } from "./dom.js";
+
+export function showDevices(main) {
+  main.append(el("h2", {}, "Devices"));
+  const body = el("div");
+  main.append(body);
+  api("GET", "/v1/devices").then(({ devices, adb_server }) => {
+    if (!devices.length) {
+      notice(body, `No device on the adb server at ${adb_server}.`);
+      return;
+    }
+    body.replaceChildren(el("ul", {}, devices.map((d) => el("li", {},
+      el("a", { href: `#/devices/${encodeURIComponent(d.serial)}` }, `${d.model || d.serial} (${d.serial})`),
+      ` ${d.state}`, d.advice ? el("span", { class: "muted" }, ` ${d.advice}`) : null))));
+  }, (error) => notice(body, error.message, true));
+}
+
+export function showDevice(main, serial) {
+  const path = `/v1/devices/${encodeURIComponent(serial)}`;
+  let current = null; // the observation shown: {obs_id, image: {width, height}}
+  let imageUrl = null;
+  const status = el("div", { class: "status" });
+  const image = el("img", { alt: `Screen of ${serial}; click to tap there` });
+  const elements = el("ol", { class: "elements", "aria-label": "UI elements" });
+  const refresh = el("button", { type: "button" }, "Refresh");
+  main.append(el("h2", {}, serial), el("div", { class: "toolbar" }, refresh), status,
+    el("div", { class: "split" }, el("div", { class: "screen" }, image),
+      el("section", { "aria-label": "Elements" }, el("h3", {}, "Elements"), elements)));
+
+  async function tap(body, what) {
+    try {
+      const done = await api("POST", `${path}/tap`, { ...body, obs_id: current.obs_id });
+      notice(status, `Tapped ${what} (device pixel ${done.device_point.join(",")}).`);
+      setTimeout(load, 400);
+    } catch (error) {
+      notice(status, error.message, true);
+    }
+  }
+
+  async function load() {
+    notice(status, "Taking a screenshot…");
+    try {
+      current = await api("POST", `${path}/screenshot`, { marks: true });
+      const url = await objectUrl(current.url);
+      if (imageUrl) URL.revokeObjectURL(imageUrl);
+      imageUrl = url;
+      image.src = url;
+      image.dataset.obsId = current.obs_id;
+      const ui = await api("GET", `${path}/ui?obs_id=${encodeURIComponent(current.obs_id)}`);
+      elements.replaceChildren(...ui.elements.map((e) => el("li", {},
+        el("button", { type: "button", class: "secondary", onclick: () => tap({ element: e.index }, `element ${e.index}`) }, `[${e.index}]`),
+        `${e.class} ${e.text || e.desc || e.id || ""}`)));
+      notice(status, `Observation ${current.obs_id}: ${current.image.width}x${current.image.height} of ${current.device.width}x${current.device.height}.`);
+    } catch (error) {
+      notice(status, error.message, true);
+    }
+  }
+
+  image.addEventListener("click", (event) => {
+    if (!current) return;
+    const box = image.getBoundingClientRect();
+    const x = Math.round(((event.clientX - box.left) / box.width) * current.image.width);
+    const y = Math.round(((event.clientY - box.top) / box.height) * current.image.height);
+    tap({ x, y }, `at ${x},${y}`);
+  });
+  refresh.addEventListener("click", load);
+  load();
+  return () => imageUrl && URL.revokeObjectURL(imageUrl);
+}

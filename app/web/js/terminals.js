@@ -1,0 +1,215 @@
+// Terminals: the list, a new-terminal form, and a terminal's two surfaces: finished command blocks as
+// frozen cards, and one live xterm.js terminal (the running block, or the prompt) that takes input.
+import { Terminal } from "/ui/vendor/xterm.mjs";
+import { FitAddon } from "/ui/vendor/addon-fit.mjs";
+import { api, socket } from "./api.js";
+import { el, exitBadge, notice, seconds } from "./dom.js";
+import { onEvent } from "./events.js";
+
+const POLL_MS = 1000;
+const CARD_TOKENS = 2000;
+
+export function showTerminals(main) {
+  main.append(el("h2", {}, "Terminals"));
+  const body = el("div");
+  main.append(body);
+  api("GET", "/v1/terminals").then(({ terminals }) => {
+    if (!terminals.length) {
+      notice(body, "No terminal yet: open one with “New terminal”.");
+      return;
+    }
+    body.replaceChildren(el("table", {},
+      el("thead", {}, el("tr", {}, ["Name", "Command", "State", "Size", "Blocks"].map((h) => el("th", { scope: "col" }, h)))),
+      el("tbody", {}, terminals.map((t) => el("tr", {},
+        el("td", {}, el("a", { href: `#/terminals/${t.id}` }, t.name || t.id)),
+        el("td", { class: "line" }, t.command),
+        el("td", {}, t.status === "running" ? t.state : t.status),
+        el("td", {}, `${t.cols}x${t.rows}`),
+        el("td", {}, t.block_count))))));
+  }, (error) => notice(body, error.message, true));
+}
+
+export function newTerminalForm(main) {
+  const error = el("p", { class: "error", role: "alert" });
+  const form = el("form", { class: "grid", "aria-labelledby": "new-terminal-title" },
+    el("label", { for: "nt-command" }, "Command"),
+    el("input", { id: "nt-command", name: "command", placeholder: "empty: your login shell", autocomplete: "off" }),
+    el("label", { for: "nt-cwd" }, "Working directory"),
+    el("input", { id: "nt-cwd", name: "cwd", placeholder: "empty: your home directory", autocomplete: "off" }),
+    el("label", { for: "nt-cols" }, "Columns"),
+    el("input", { id: "nt-cols", name: "cols", type: "number", min: 20, max: 500, value: 120, required: true }),
+    el("label", { for: "nt-rows" }, "Rows"),
+    el("input", { id: "nt-rows", name: "rows", type: "number", min: 5, max: 200, value: 32, required: true }),
+    el("div", { class: "actions" }, el("button", { type: "submit" }, "Open terminal"), error));
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const data = new FormData(form);
+    const body = { cols: Number(data.get("cols")), rows: Number(data.get("rows")) };
+    const command = data.get("command").trim();
+    // one word (a program such as bash) runs as itself, with shell integration; more runs in a shell
+    if (command) body.command = /^[\w./-]+$/.test(command) ? [command] : command;
+    if (data.get("cwd").trim()) body.cwd = data.get("cwd").trim();
+    try {
+      const created = await api("POST", "/v1/terminals", body);
+      location.hash = `#/terminals/${created.id}`;
+    } catch (e) {
+      error.textContent = e.message;
+    }
+  });
+  main.append(el("h2", { id: "new-terminal-title" }, "New terminal"), form);
+  form.querySelector("input").focus();
+}
+
+function card(block, output) {
+  return el("li", { class: "card", dataset: { n: block.n } },
+    el("header", {},
+      el("code", {}, block.command || "(no command line)"),
+      el("span", { class: "muted" }, block.cwd),
+      exitBadge(block.exit_code),
+      el("span", { class: "muted" }, seconds(block.duration_ms))),
+    el("pre", { "aria-label": `output of block ${block.n}` }, output));
+}
+
+export function showTerminal(main, id) {
+  const state = { closed: false, described: null, shown: new Set(), live: null };
+  const title = el("h2", {}, id);
+  const facts = el("p", { class: "facts" });
+  const problem = el("div");
+  const cards = el("ol", { class: "cards", "aria-label": "Finished commands" });
+  const label = el("span");
+  const banner = el("div", { class: "banner", role: "alert", hidden: true },
+    "The program is asking for a password: what you type here goes to it, is not shown, and is not recorded.");
+  const host = el("div", { class: "xterm-host", "aria-label": "Live terminal" });
+  const takeOver = el("button", { type: "button", class: "secondary" }, "Type in the terminal");
+  const closeButton = el("button", { type: "button", class: "danger" }, "Close terminal");
+  const prompt = el("form", { class: "prompt", hidden: true },
+    el("label", { for: "command-line" }, "Command"),
+    el("input", { id: "command-line", autocomplete: "off", spellcheck: "false" }),
+    el("button", { type: "submit" }, "Run"));
+  main.append(title, facts, el("div", { class: "toolbar" }, takeOver, closeButton), problem, cards,
+    el("section", { class: "live", "aria-label": "Live terminal and input" }, el("div", { class: "live-label" }, label),
+      banner, host, prompt));
+
+  const term = new Terminal({ cursorBlink: true, fontSize: 14, scrollback: 2000, convertEol: false,
+    fontFamily: 'ui-monospace, "DejaVu Sans Mono", Menlo, monospace' });
+  const fit = new FitAddon();
+  term.loadAddon(fit);
+  term.open(host);
+  takeOver.addEventListener("click", () => term.focus());
+
+  let ws = null;
+  const send = (message) => ws?.readyState === WebSocket.OPEN && ws.send(JSON.stringify(message));
+  term.onData((text) => send({ type: "input", text }));
+  term.onResize(({ cols, rows }) => send({ type: "resize", cols, rows }));
+  const refit = () => {
+    if (!state.closed && host.offsetWidth > 0) fit.fit();
+  };
+  const observer = new ResizeObserver(refit);
+  observer.observe(host);
+
+  function connect() {
+    ws = socket(`/v1/terminals/${id}/stream`, { mode: "raw" });
+    ws.binaryType = "arraybuffer";
+    ws.onmessage = (message) => {
+      if (message.data instanceof ArrayBuffer) {
+        term.write(new Uint8Array(message.data));
+        return;
+      }
+      const event = JSON.parse(message.data);
+      if (event.type === "hydrate") {
+        term.reset();
+        term.resize(event.cols, event.rows);
+        term.write(event.data, () => refit());
+      } else if (event.type === "exit") {
+        label.textContent = `The program exited (code ${event.exit_code}); this is its last screen.`;
+      } else if (event.type === "error") {
+        notice(problem, event.error.message, true);
+      }
+    };
+    ws.onclose = (event) => {
+      if (state.closed) return;
+      if (event.code === 4404) notice(problem, event.reason || "no such terminal", true);
+    };
+  }
+
+  prompt.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const input = prompt.querySelector("input");
+    send({ type: "input", text: input.value, keys: ["Enter"] });
+    input.value = "";
+    term.focus();
+  });
+
+  async function addCards() {
+    let finished;
+    try {
+      ({ blocks: finished } = await api("GET", `/v1/terminals/${id}/blocks`));
+    } catch (error) {
+      notice(problem, error.message, true);
+      return;
+    }
+    for (const block of finished) {
+      if (state.shown.has(block.n)) continue;
+      state.shown.add(block.n);
+      const placeholder = card(block, "…");
+      cards.append(placeholder);
+      api("GET", `/v1/terminals/${id}/blocks/${block.n}?max_tokens=${CARD_TOKENS}`).then(
+        (full) => placeholder.replaceWith(card(full, full.output.text)),
+        (error) => placeholder.querySelector("pre").replaceChildren(error.message));
+    }
+  }
+
+  async function describe() {
+    let t;
+    try {
+      t = await api("GET", `/v1/terminals/${id}`);
+    } catch (error) {
+      notice(problem, error.message, true);
+      return;
+    }
+    state.described = t;
+    title.textContent = `${t.name || t.id}`;
+    facts.replaceChildren(...[
+      el("span", {}, el("code", {}, t.command)),
+      el("span", {}, `cwd ${t.cwd}`),
+      el("span", { "data-size": `${t.cols}x${t.rows}` }, `${t.cols}x${t.rows}`),
+      el("span", { class: `badge ${t.state === "password" ? "warn" : ""}`, "data-state": t.state },
+        t.status === "running" ? t.state : t.status),
+      t.exit_code === null || t.exit_code === undefined ? null : exitBadge(t.exit_code),
+    ].filter(Boolean));
+    banner.hidden = t.state !== "password";
+    const running = t.status === "running";
+    closeButton.disabled = !running;
+    if (!running) label.textContent = label.textContent || `The terminal has ${t.status}; this is its last screen.`;
+    else if (t.block) label.textContent = `Running: ${t.block.command}`;
+    else label.textContent = t.shell_integration ? `Prompt in ${t.cwd}` : "Live terminal";
+    prompt.hidden = !(running && t.shell_integration && !t.block && t.state === "idle");
+    prompt.querySelector("label").textContent = `${t.cwd} $`;
+  }
+
+  closeButton.addEventListener("click", async () => {
+    try {
+      await api("DELETE", `/v1/terminals/${id}`);
+    } catch (error) {
+      notice(problem, error.message, true);
+    }
+    describe();
+  });
+
+  const stopEvents = onEvent((event) => {
+    if (event.id !== id) return;
+    if (event.type === "terminal.block_ended") addCards();
+    describe();
+  });
+  const timer = setInterval(describe, POLL_MS);
+  describe().then(addCards).then(connect);
+
+  return () => {
+    state.closed = true;
+    clearInterval(timer);
+    stopEvents();
+    observer.disconnect();
+    ws?.close();
+    term.dispose();
+  };
+}

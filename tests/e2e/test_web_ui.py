@@ -1,0 +1,223 @@
+"""The web UI in a real headless Chromium (Playwright) against the daemon as a subprocess.
+
+Each main view is also saved as a screenshot in build/ui-screenshots/ (not committed) for a person to look at.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+import re
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from playwright.sync_api import Browser, Page, expect, sync_playwright
+
+from app.browser.browser import FLAGS, find_executable
+from tests.conftest import REPO, Daemon
+from tests.support.site import serve_directory
+
+SHOTS = REPO / "build" / "ui-screenshots"
+UI_XML = """<?xml version='1.0' encoding='UTF-8' standalone='yes' ?>
+<hierarchy rotation="0"><node index="0" text="Log in" resource-id="com.example:id/login"
+ class="android.widget.Button" package="com.example" content-desc="" checkable="false" checked="false"
+ clickable="true" enabled="true" focusable="true" focused="false" scrollable="false" long-clickable="false"
+ password="false" selected="false" bounds="[90,1500][990,1650]" /></hierarchy>
+"""
+
+
+@pytest.fixture
+def browser() -> Iterator[Browser]:
+    with sync_playwright() as p:
+        launched = p.chromium.launch(executable_path=find_executable(None), args=list(FLAGS))
+        yield launched
+        launched.close()
+
+
+def open_ui(browser: Browser, daemon: Daemon, width: int = 1280, height: int = 720) -> tuple[Page, list[str]]:
+    """A new browser window on the UI, signed in; the page's script errors are collected."""
+    page = browser.new_context(viewport={"width": width, "height": height}).new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(f"{daemon.url}/")
+    page.get_by_label("API token").fill(daemon.token)
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_role("navigation", name="Views")).to_be_visible()
+    return page, errors
+
+
+def shot(page: Page, name: str) -> None:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=SHOTS / f"{name}.png")
+
+
+def rows(page: Page) -> Any:
+    return page.locator(".xterm-rows")
+
+
+def test_a_wrong_token_is_refused(browser: Browser, daemon: Daemon) -> None:
+    page = browser.new_page()
+    page.goto(f"{daemon.url}/")
+    expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
+    page.get_by_label("API token").fill("not-the-token")
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_role("alert")).to_contain_text("not the daemon's")
+    expect(page.get_by_role("navigation", name="Views")).to_be_hidden()
+    shot(page, "sign-in-refused")
+
+
+def test_terminal_cards_live_input_resize_second_window_and_reload(
+    browser: Browser, daemon: Daemon, tmp_path: Path
+) -> None:
+    page, errors = open_ui(browser, daemon)
+    page.get_by_role("link", name="New terminal").click()
+    page.get_by_label("Command").fill("bash")
+    page.get_by_label("Working directory").fill(str(tmp_path))
+    page.get_by_role("button", name="Open terminal").click()
+    expect(page).to_have_url(re.compile(r"#/terminals/t_[0-9a-f]+$"))
+    tid = page.url.rsplit("/", 1)[1]
+    expect(page.locator("[data-state]")).to_have_text("idle", timeout=15000)
+
+    page.locator(".xterm-host").click()
+    page.keyboard.type("echo hello-$((6*7))")
+    page.keyboard.press("Enter")
+    expect(rows(page)).to_contain_text("hello-42")
+    first = page.locator(".card", has_text="echo hello")
+    expect(first.locator("[data-exit-code]")).to_have_text("exit 0")
+    expect(first.locator("pre")).to_have_text("hello-42")
+    page.keyboard.type("false")
+    page.keyboard.press("Enter")
+    expect(page.locator(".card", has_text="false").locator("[data-exit-code]")).to_have_text("exit 1")
+
+    prompt = page.get_by_role("textbox", name=f"{tmp_path} $")
+    prompt.fill("echo from-the-prompt-form")
+    prompt.press("Enter")
+    expect(page.locator(".card", has_text="from-the-prompt-form").locator("[data-exit-code]")).to_have_text("exit 0")
+    shot(page, "terminal")
+
+    with daemon.client() as api:
+        before = api.get(f"/v1/terminals/{tid}").json()
+        page.set_viewport_size({"width": 900, "height": 560})
+        expect(page.locator("[data-size]")).not_to_have_text(f"{before['cols']}x{before['rows']}")
+        after = api.get(f"/v1/terminals/{tid}").json()
+        assert after["cols"] < before["cols"], "the PTY follows the window"
+
+    other, other_errors = open_ui(browser, daemon)
+    other.goto(f"{daemon.url}/#/terminals/{tid}")
+    expect(rows(other)).to_contain_text("from-the-prompt-form")  # hydrated: the screen as it is
+    other.locator(".xterm-host").click()
+    other.keyboard.type("echo typed-in-the-second-window")
+    other.keyboard.press("Enter")
+    expect(rows(page)).to_contain_text("typed-in-the-second-window")
+    expect(rows(other)).to_contain_text("typed-in-the-second-window")
+
+    page.locator(".xterm-host").click()
+    page.keyboard.type("read -s -p 'secret: ' pw")
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("alert").filter(has_text="asking for a password")).to_be_visible()
+    shot(page, "terminal-password")
+    page.keyboard.type("hunter2")
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("alert").filter(has_text="asking for a password")).to_be_hidden()
+
+    page.reload()
+    expect(rows(page)).to_contain_text("typed-in-the-second-window")
+    expect(page.locator(".card", has_text="echo hello").locator("[data-exit-code]")).to_have_text("exit 0")
+    with daemon.client() as api:
+        frames = api.get("/v1/timeline/frames", params={"resource": f"terminal:{tid}", "text": "true"}).json()
+    assert "hunter2" not in str(frames)
+    assert {f["agent"] for f in frames["frames"] if f["kind"] == "action"} == {"web-ui"}
+    assert errors == [] and other_errors == []
+
+
+def test_narrow_window_and_keyboard_navigation(browser: Browser, daemon: Daemon) -> None:
+    page, errors = open_ui(browser, daemon, width=420, height=800)
+    page.keyboard.press("Tab")
+    focused = page.evaluate("document.activeElement.textContent")
+    assert focused  # the first stop is a real control (skip link or a view)
+    page.get_by_role("link", name="Timeline").focus()
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("heading", name="Timeline")).to_be_visible()
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= 420, "no horizontal scrolling on a narrow window"
+    shot(page, "narrow-timeline")
+    assert errors == []
+
+
+@pytest.fixture
+def device_daemon(tmp_path: Path, adb_server: Any) -> Iterator[Daemon]:
+    daemon = Daemon(tmp_path / "data", LOOKOUT_ADB_PORT=str(adb_server.port), LOOKOUT_DEVICE_TIMEOUT_S="5").start()
+    yield daemon
+    daemon.stop()
+
+
+def test_devices_pages_and_timeline_views(
+    browser: Browser, device_daemon: Daemon, make_device: Callable[..., Any], tmp_path: Path
+) -> None:
+    fake, serial = make_device()
+    fake.set_ui(UI_XML)
+    page, errors = open_ui(browser, device_daemon)
+
+    page.get_by_role("link", name="Pixel 7").click()
+    screen = page.get_by_role("img", name=f"Screen of {serial}; click to tap there")
+    expect(screen).to_have_attribute("data-obs-id", re.compile(r"^o_"))
+    expect(page.get_by_role("list", name="UI elements")).to_contain_text("Button Log in")
+    box = screen.bounding_box()
+    assert box is not None
+    screen.click(position={"x": box["width"] / 2, "y": box["height"] / 4})
+    expect(page.get_by_role("status").filter(has_text="Tapped")).to_be_visible()
+    page.get_by_role("button", name="[0]").click()
+    expect(page.get_by_role("status").filter(has_text="Tapped element 0")).to_be_visible()
+    (_, x, y), element = fake.inputs()
+    assert abs(int(x) - 540) <= 12 and abs(int(y) - 600) <= 12, "the click's point, converted to the device"
+    assert element == ["tap", "540", "1575"], "the element's centre"
+    shot(page, "device")
+
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "a.html").write_text("<title>Alpha</title><h1>Alpha page</h1><button>Press</button>")
+    (site / "b.html").write_text("<title>Beta</title><h1>Beta page</h1>")
+    with serve_directory(site) as base:
+        page.get_by_role("link", name="Open page").click()
+        page.get_by_label("URL").fill(f"{base}/a.html")
+        page.get_by_role("button", name="Open").click()
+        expect(page.get_by_role("heading", name="Alpha")).to_be_visible()
+        page.get_by_role("button", name="Snapshot").click()
+        expect(page.get_by_label("Latest snapshot")).to_contain_text('button "Press"')
+        page.get_by_role("button", name="Screenshot").click()
+        expect(page.get_by_role("img", name="Latest screenshot of the page")).to_be_visible()
+        page.get_by_label("URL").fill(f"{base}/b.html")
+        page.get_by_role("button", name="Go").click()
+        expect(page.get_by_label("Latest snapshot")).to_contain_text('heading "Beta page"')
+        shot(page, "page")
+
+    page.get_by_role("link", name="Timeline").click()
+    expect(page.get_by_role("table")).to_contain_text(f"device:{serial}")
+    page.get_by_role("textbox", name="Resource").fill(f"device:{serial}")
+    page.get_by_label("Budget (tokens)").fill("300")
+    page.get_by_role("button", name="Show").click()
+    history = page.get_by_role("list").filter(has_text="frames")
+    expect(history).to_contain_text(f"device:{serial}")
+    expect(page.get_by_text("of 300 tokens")).to_be_visible()
+    shot(page, "timeline")
+    with httpx.Client(base_url=device_daemon.url, headers={"Authorization": f"Bearer {device_daemon.token}"}) as api:
+        context = api.get("/v1/timeline/context", params={"budget": 300, "resource": f"device:{serial}"}).json()
+    assert context["metadata"]["total_tokens"] <= 300
+    assert errors == []
+
+
+def test_without_xterm_the_ui_says_how_to_install_it(tmp_path: Path) -> None:
+    web = tmp_path / "web"
+    web.mkdir()
+    (web / "index.html").write_text("<p>ui</p>")
+    daemon = Daemon(tmp_path / "data", LOOKOUT_WEB_DIR=str(web)).start()
+    try:
+        answer = httpx.get(f"{daemon.url}/")
+        assert answer.status_code == 503 and "npm ci" in answer.text and str(web / "node_modules") in answer.text
+        assert httpx.get(f"{daemon.url}/ui/vendor/xterm.mjs").status_code == 404
+        assert httpx.get(f"{daemon.url}/ui/%2e%2e/%2e%2e/%2e%2e/etc/passwd").status_code == 404
+        assert httpx.get(f"{daemon.url}/ui/node_modules/x.js").status_code == 404
+        assert httpx.get(f"{daemon.url}/ui/index.html").status_code == 200, "the UI's own files need no token"
+        assert httpx.get(f"{daemon.url}/v1/terminals").status_code == 401, "the API still does"
+    finally:
+        daemon.stop()
