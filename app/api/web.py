@@ -22,6 +22,13 @@ VENDOR = {
 MEDIA = {".html": "text/html", ".js": "text/javascript", ".mjs": "text/javascript", ".css": "text/css",
          ".svg": "image/svg+xml"}  # fmt: skip
 HEADERS = {"Cache-Control": "no-cache", "X-Content-Type-Options": "nosniff"}
+PAGE_HEADERS = {
+    **HEADERS,
+    # only lookout's own scripts, talking only to lookout; xterm.js sets inline styles, images are blob: URLs
+    "Content-Security-Policy": "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+    "img-src 'self' blob: data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+    "Referrer-Policy": "no-referrer",
+}
 
 MISSING = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>lookout: UI not installed</title>
 </head><body><h1>lookout's web UI is not installed</h1>
@@ -34,8 +41,8 @@ def _web_dir(request: Request) -> Path:
     return request.app.state.settings.web_dir
 
 
-def _file(path: Path) -> FileResponse:
-    return FileResponse(path, media_type=MEDIA.get(path.suffix, "application/octet-stream"), headers=HEADERS)
+def _file(path: Path, headers: dict[str, str] = HEADERS) -> FileResponse:
+    return FileResponse(path, media_type=MEDIA.get(path.suffix, "application/octet-stream"), headers=headers)
 
 
 def missing_vendor(web_dir: Path) -> list[str]:
@@ -47,7 +54,7 @@ async def index(request: Request) -> Response:
     web_dir = _web_dir(request)
     if missing_vendor(web_dir):
         return HTMLResponse(MISSING.format(where=web_dir / "node_modules"), status_code=503, headers=HEADERS)
-    return _file(web_dir / "index.html")
+    return _file(web_dir / "index.html", PAGE_HEADERS)
 
 
 @router.get("/ui/vendor/{name}")

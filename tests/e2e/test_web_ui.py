@@ -57,7 +57,8 @@ def rows(page: Page) -> Any:
 
 def test_a_wrong_token_is_refused(browser: Browser, daemon: Daemon) -> None:
     page = browser.new_page()
-    page.goto(f"{daemon.url}/")
+    answer = page.goto(f"{daemon.url}/")
+    assert answer is not None and "script-src 'self'" in answer.headers["content-security-policy"]
     expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
     page.get_by_label("API token").fill("not-the-token")
     page.get_by_role("button", name="Sign in").click()
@@ -127,6 +128,15 @@ def test_terminal_cards_live_input_resize_second_window_and_reload(
         frames = api.get("/v1/timeline/frames", params={"resource": f"terminal:{tid}", "text": "true"}).json()
     assert "hunter2" not in str(frames)
     assert {f["agent"] for f in frames["frames"] if f["kind"] == "action"} == {"web-ui"}
+
+    page.locator(".xterm-host").click()
+    page.keyboard.type("exit 3")
+    page.keyboard.press("Enter")
+    expect(page.get_by_text("The program exited (code 3)")).to_be_visible()
+    expect(page.get_by_role("button", name="Close terminal")).to_be_disabled()
+    page.reload()
+    expect(rows(page)).to_contain_text("exit 3")  # an exited terminal keeps its last screen
+    expect(page.locator(".card", has_text="echo hello").locator("[data-exit-code]")).to_have_text("exit 0")
     assert errors == [] and other_errors == []
 
 

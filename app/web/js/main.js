@@ -12,12 +12,15 @@ const main = $("main");
 let events = null;
 let view = null; // the current view's cleanup
 let refreshDue = null;
+let listTimer = null; // devices come and go without events: the lists are also refreshed now and then
+const LIST_REFRESH_MS = 10000;
 
 function showSignIn(message = "") {
   if (view) view();
   view = null;
   events?.close();
   events = null;
+  clearInterval(listTimer);
   $("app").hidden = true;
   $("views").hidden = true;
   $("sign-out").hidden = true;
@@ -40,6 +43,8 @@ async function signIn(candidate) {
   $("views").hidden = false;
   $("sign-out").hidden = false;
   connectEvents(0);
+  clearInterval(listTimer);
+  listTimer = setInterval(refreshLists, LIST_REFRESH_MS);
   await refreshLists();
   route();
 }

@@ -108,9 +108,11 @@ export function showTerminal(main, id) {
   observer.observe(host);
 
   function connect() {
+    if (state.closed) return; // the view was left while it loaded
     ws = socket(`/v1/terminals/${id}/stream`, { mode: "raw" });
     ws.binaryType = "arraybuffer";
     ws.onmessage = (message) => {
+      if (state.closed) return;
       if (message.data instanceof ArrayBuffer) {
         term.write(new Uint8Array(message.data));
         return;
