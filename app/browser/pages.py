@@ -147,6 +147,7 @@ class PageManager:
     def _navigated(self, record: PageRecord, url: str) -> None:
         record.navigated_at = record.event("navigation", url=url)
         append_jsonl(record.folder / "history.jsonl", {"ts": time.time(), "url": url})
+        self.bus.publish("page.navigated", id=record.id, url=url)
 
     async def _goto(self, record: PageRecord, url: str) -> None:
         if not url.startswith(("http://", "https://", "file://", "about:", "data:")):

@@ -199,6 +199,7 @@ def test_devices_pages_and_timeline_views(
         page.get_by_label("URL").fill(f"{base}/b.html")
         page.get_by_role("button", name="Go").click()
         expect(page.get_by_label("Latest snapshot")).to_contain_text('heading "Beta page"')
+        expect(page.locator("#page-list")).to_contain_text("Beta")  # the list follows page.navigated
         shot(page, "page")
 
     page.get_by_role("link", name="Timeline").click()

@@ -42,7 +42,7 @@ export function showPage(main, id) {
   const title = el("h2", {}, id);
   const status = el("div", { class: "status" });
   const url = el("input", { id: "page-url", type: "url", required: true });
-  const navigate = el("form", { class: "toolbar" }, el("label", { for: "page-url" }, "URL"), url,
+  const navigate = el("form", { class: "toolbar wide" }, el("label", { for: "page-url" }, "URL"), url,
     el("button", { type: "submit" }, "Go"));
   const snapshotButton = el("button", { type: "button", class: "secondary" }, "Snapshot");
   const screenshotButton = el("button", { type: "button", class: "secondary" }, "Screenshot");
@@ -89,6 +89,7 @@ export function showPage(main, id) {
       notice(status, `Now at ${done.url}`);
       await describe();
       await snapshot();
+      if (!image.hidden) await screenshot();
     });
   });
   snapshotButton.addEventListener("click", snapshot);
