@@ -11,14 +11,10 @@ import pytest
 
 from app.core.tokens import count_tokens
 from tests.conftest import Daemon
+from tests.support.adb_fake import ui_dump, ui_node
 from tests.support.site import serve_directory
 
-UI_XML = """<?xml version='1.0' encoding='UTF-8' standalone='yes' ?>
-<hierarchy rotation="0"><node index="0" text="Inbox zero" resource-id="com.mail:id/title"
- class="android.widget.TextView" package="com.mail" content-desc="" checkable="false" checked="false"
- clickable="false" enabled="true" focusable="false" focused="false" scrollable="false" long-clickable="false"
- password="false" selected="false" bounds="[0,0][1080,300]" /></hierarchy>
-"""
+UI_XML = ui_dump(ui_node("TextView", "Inbox zero", "title", (0, 0, 1080, 300), package="com.mail"))
 
 
 @pytest.fixture

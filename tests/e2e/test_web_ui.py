@@ -15,15 +15,11 @@ from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 from app.browser.browser import FLAGS, find_executable
 from tests.conftest import REPO, Daemon
+from tests.support.adb_fake import ui_dump, ui_node
 from tests.support.site import serve_directory
 
 SHOTS = REPO / "build" / "ui-screenshots"
-UI_XML = """<?xml version='1.0' encoding='UTF-8' standalone='yes' ?>
-<hierarchy rotation="0"><node index="0" text="Log in" resource-id="com.example:id/login"
- class="android.widget.Button" package="com.example" content-desc="" checkable="false" checked="false"
- clickable="true" enabled="true" focusable="true" focused="false" scrollable="false" long-clickable="false"
- password="false" selected="false" bounds="[90,1500][990,1650]" /></hierarchy>
-"""
+UI_XML = ui_dump(ui_node("Button", "Log in", "login", (90, 1500, 990, 1650), clickable=True))
 
 
 @pytest.fixture

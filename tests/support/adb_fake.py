@@ -69,6 +69,22 @@ def default_screen(width: int, height: int) -> Image.Image:
     return image
 
 
+def ui_node(cls: str, text: str, resource_id: str, bounds: tuple[int, int, int, int], clickable: bool = False,
+            package: str = "com.example") -> str:  # fmt: skip
+    """One uiautomator <node/> with the attributes a real dump has."""
+    flag = "true" if clickable else "false"
+    left, top, right, bottom = bounds
+    return (f'<node index="0" text="{text}" resource-id="{package}:id/{resource_id}" class="android.widget.{cls}" '
+            f'package="{package}" content-desc="" checkable="false" checked="false" clickable="{flag}" enabled="true" '
+            f'focusable="{flag}" focused="false" scrollable="false" long-clickable="false" password="false" '
+            f'selected="false" bounds="[{left},{top}][{right},{bottom}]" />')  # fmt: skip
+
+
+def ui_dump(*nodes: str) -> str:
+    """A uiautomator dump of these nodes, as `uiautomator dump` writes it."""
+    return f"<?xml version='1.0' encoding='UTF-8' standalone='yes' ?>\n<hierarchy rotation=\"0\">{''.join(nodes)}</hierarchy>\n"
+
+
 def default_ui(width: int, height: int) -> str:
     """A minimal uiautomator hierarchy: one full-screen launcher frame."""
     return (
