@@ -4,8 +4,8 @@ Each main view is also saved as a screenshot in build/ui-screenshots/ (not commi
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
 import re
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
