@@ -12,7 +12,7 @@ from app.api import devices, health, pages, streams, terminals, timeline, web
 from app.api.agent import AgentContext
 from app.api.errors import install_error_handlers
 from app.api.guard import Guard
-from app.api.responses import JSONResponse
+from app.api.responses import ERROR_RESPONSES, JSONResponse
 from app.config import Settings
 from app.core import tokens
 from app.core.auth_token import load_or_create_token
@@ -85,11 +85,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.timeline = history
     install_error_handlers(app)
     app.include_router(health.router)
-    app.include_router(terminals.router)
-    app.include_router(streams.router)
-    app.include_router(devices.router)
-    app.include_router(pages.router)
-    app.include_router(timeline.router)
+    for api in (terminals, streams, devices, pages, timeline):
+        app.include_router(api.router, responses=ERROR_RESPONSES)
     app.include_router(web.router)
     app.add_middleware(AgentContext)
     app.add_middleware(Guard, token=token, max_body=settings.max_request_bytes)

@@ -7,7 +7,7 @@ from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import FileResponse
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from app.api.responses import JSONResponse
+from app.api.responses import MAX_JSON_INT, JSONResponse
 from app.timeline.recording import current_agent
 from app.core.images import MEDIA_TYPES
 from app.device.logcat import LEVELS
@@ -43,7 +43,7 @@ class FindRequest(_Strict):
 class TapRequest(_Strict):
     x: float | None = Field(None, description="image pixels of the observation")
     y: float | None = None
-    element: int | None = Field(None, ge=0, description="an element index of the observation's UI dump")
+    element: int | None = Field(None, ge=0, le=MAX_JSON_INT, description="an element index of the observation's UI dump")
     obs_id: str | None = Field(None, description="default: the device's latest observation")
 
     @model_validator(mode="after")

@@ -3,13 +3,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi.responses import Response
+from fastapi.responses import JSONResponse as StarletteJSONResponse
+from pydantic import BaseModel
 
 from app.core.storage import dumps
 
 
-class JSONResponse(Response):
-    media_type = "application/json"
+MAX_JSON_INT = 2**53 - 1
+"""The largest integer every JSON client reads exactly: the bound of every offset, cursor and number asked for."""
+
+
+class JSONResponse(StarletteJSONResponse):
+    """JSON via orjson (a JSONResponse, so the OpenAPI schema documents answers as JSON)."""
 
     def render(self, content: Any) -> bytes:
         return dumps(content)
@@ -21,3 +26,31 @@ def error_response(status: int, code: str, message: str, **details: Any) -> JSON
         body["details"] = details
     headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
     return JSONResponse({"error": body}, status_code=status, headers=headers)
+
+
+class ErrorDetail(BaseModel):
+    code: str
+    message: str
+    details: dict[str, Any] | None = None
+
+
+class ErrorBody(BaseModel):
+    """What every failure answers (documented in the OpenAPI schema for every route)."""
+
+    error: ErrorDetail
+
+
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    status: {"model": ErrorBody, "description": description}
+    for status, description in (
+        (400, "bad input: the message says what and where"),
+        (401, "missing or wrong token"),
+        (404, "no such resource"),
+        (409, "the resource is not in a state for this"),
+        (413, "request body too large"),
+        (422, "the request does not match its schema"),
+        (502, "a backend (adb, uiautomator, Chromium) failed"),
+        (503, "a backend is not available"),
+        (504, "a backend did not answer in time"),
+    )
+}

@@ -16,7 +16,7 @@ import orjson
 from fastapi import APIRouter, Query, Request, WebSocket, WebSocketDisconnect
 from fastapi.responses import StreamingResponse
 
-from app.api.responses import JSONResponse
+from app.api.responses import MAX_JSON_INT, JSONResponse
 from app.core.errors import BadInput, LookoutError
 from app.core.feed import BoundedFeed
 from app.terminal.manager import TerminalManager
@@ -40,7 +40,7 @@ def _manager(app_state: Any) -> TerminalManager:
 async def read_deltas(
     terminal_id: str,
     request: Request,
-    cursor: Annotated[int, Query(ge=0)] = 0,
+    cursor: Annotated[int, Query(ge=0, le=MAX_JSON_INT)] = 0,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
 ) -> JSONResponse:
     session = _manager(request.app.state).get(terminal_id)

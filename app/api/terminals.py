@@ -5,11 +5,11 @@ import asyncio
 import base64
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import PlainTextResponse, Response
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from app.api.responses import JSONResponse
+from app.api.responses import MAX_JSON_INT, JSONResponse
 from app.core.errors import BadInput, NotFound
 from app.terminal.blocks import block_with_output
 from app.terminal.layers import DEFAULT_LAYERS, LAYERS, ViewOptions, parse_layers, parse_region
@@ -68,7 +68,7 @@ class UntilSpec(_Strict):
 
 class WaitRequest(_Strict):
     until: UntilSpec
-    since: int | None = Field(None, ge=0, description="journal offset; default: the offset of the last input")
+    since: int | None = Field(None, ge=0, le=MAX_JSON_INT, description="journal offset; default: the offset of the last input")
     timeout_ms: int = Field(10_000, ge=0, le=MAX_TIMEOUT_MS)
 
 
@@ -83,7 +83,7 @@ class ScreenOptions(_Strict):
     max_tokens: int | None = Field(None, ge=1, le=1_000_000, description="keep the head and tail rows within it")
     format: Literal["json", "text"] = "json"
     scrollback: int = Field(0, ge=0, le=100_000, description="the newest N lines that scrolled off the top")
-    changed_since: int | None = Field(None, ge=0, description="a delta cursor: only the rows changed after it")
+    changed_since: int | None = Field(None, ge=0, le=MAX_JSON_INT, description="a delta cursor: only the rows changed after it")
 
     @field_validator("layers", "region", mode="before")
     @classmethod
@@ -204,7 +204,7 @@ async def act(terminal_id: str, body: ActRequest, request: Request) -> JSONRespo
 async def read_raw(
     terminal_id: str,
     request: Request,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Annotated[int, Query(ge=0, le=MAX_JSON_INT)] = 0,
     limit: Annotated[int, Query(ge=1, le=MAX_RAW_READ)] = 65536,
 ) -> JSONResponse:
     session = _manager(request).get(terminal_id)
@@ -226,8 +226,8 @@ async def read_raw(
 async def list_blocks(
     terminal_id: str,
     request: Request,
-    since: Annotated[int | None, Query(ge=0, description="only blocks numbered above this")] = None,
-    last: Annotated[int | None, Query(ge=1, description="only the last N of them")] = None,
+    since: Annotated[int | None, Query(ge=0, le=MAX_JSON_INT, description="only blocks numbered above this")] = None,
+    last: Annotated[int | None, Query(ge=1, le=MAX_JSON_INT, description="only the last N of them")] = None,
 ) -> JSONResponse:
     """Finished command blocks (without their output) and the running one."""
     tracker = _manager(request).get(terminal_id).blocks
@@ -237,7 +237,7 @@ async def list_blocks(
 @router.get("/{terminal_id}/blocks/{n}")
 async def get_block(
     terminal_id: str,
-    n: int,
+    n: Annotated[int, Path(ge=1, le=MAX_JSON_INT)],
     request: Request,
     max_tokens: Annotated[int, Query(ge=50, le=100_000)] = DEFAULT_BLOCK_TOKENS,
 ) -> JSONResponse:

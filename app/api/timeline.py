@@ -6,12 +6,12 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, Query, Request
 
-from app.api.responses import JSONResponse
+from app.api.responses import MAX_JSON_INT, JSONResponse
 from app.timeline.timeline import MAX_EXTRACT_FRAMES, MAX_FRAMES_PAGE, Timeline
 
 router = APIRouter(prefix="/v1/timeline", tags=["timeline"])
 
-Seq = Annotated[int | None, Query(ge=1)]
+Seq = Annotated[int | None, Query(ge=1, le=MAX_JSON_INT)]
 Agent = Annotated[str | None, Query(max_length=100, description="only this agent's frames")]
 Resource = Annotated[
     str | None, Query(max_length=200, description="only this resource's frames (terminal:<id>, device:<serial>, page:<id>)")
@@ -51,8 +51,8 @@ async def context(
 @router.get("/extract")
 async def extract(
     request: Request,
-    from_: Annotated[int, Query(alias="from", ge=1)],
-    to: Annotated[int, Query(ge=1)],
+    from_: Annotated[int, Query(alias="from", ge=1, le=MAX_JSON_INT)],
+    to: Annotated[int, Query(ge=1, le=MAX_JSON_INT)],
     agent: Agent = None,
     resource: Resource = None,
     level: Literal["full", "diff", "line"] = "full",

@@ -20,7 +20,7 @@ MAX_KEYCODE = 400
 
 def keycode(key: str | int) -> int:
     """A key name (case-insensitive, with or without `KEYCODE_`), an alias, or a keycode -> the keycode."""
-    if isinstance(key, int) or (isinstance(key, str) and key.strip().isdigit()):
+    if isinstance(key, int) or (key.strip().isascii() and key.strip().isdigit()):  # not "²": isdigit, not int
         code = int(key)
         if 0 < code <= MAX_KEYCODE:
             return code

@@ -76,6 +76,8 @@ def test_key_names_aliases_and_codes() -> None:
         keycode("JUMP")
     with pytest.raises(BadInput, match="out of range"):
         keycode(0)
+    with pytest.raises(BadInput, match="unknown key"):
+        keycode("²")  # a digit to str.isdigit, not to int(): found by schemathesis as a 500
 
 
 def _typed(commands: list[str]) -> str:
