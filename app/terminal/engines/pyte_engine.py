@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import itertools
+import logging
 import re
 
 import pyte
@@ -12,6 +13,8 @@ from .escapes import partial_escape, sgr, sgr_semicolons
 from .modes import DECCKM
 from .pyte_screen import Line, PyteScreen
 from .text import char_width, utf8_decoder
+
+log = logging.getLogger(__name__)
 
 _STRING_START = re.compile(r"\x1b[P_^X]")  # DCS, APC, PM, SOS
 _STRING_END = re.compile(r"\x07|\x1b\\|(?=\x1b)")  # BEL, ST, or any other escape, which aborts the string
@@ -89,7 +92,13 @@ class PyteEngine:
         return self._screen.lines
 
     def feed(self, data: bytes) -> set[int]:
-        self._stream.feed(self._sanitize(self._decoder.decode(data)))
+        try:
+            self._stream.feed(self._sanitize(self._decoder.decode(data)))
+        except Exception as exc:  # noqa: BLE001 (pyte's parser must never take a session down with it)
+            # an exception ends pyte's parser (a generator): start a new one on the same screen; the rest of
+            # this chunk is lost to the screen (never to the journal), as a sequence torn by a glitch would be
+            log.warning("pyte could not take a sequence (%s: %s); its parser restarts", type(exc).__name__, exc)
+            self._stream = _Stream(self._screen)
         dirty = self._screen.dirty
         changed = {row for row in dirty if row < self._screen.lines}
         dirty.clear()

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import copy
+import functools
+import inspect
 import unicodedata
 from collections import defaultdict, deque
 from collections.abc import Callable
@@ -68,6 +70,10 @@ class PyteScreen(pyte.Screen):
         self.primary = None
         super().reset()
 
+    def erase_in_line(self, how: int = 0, private: bool = False) -> None:
+        if how in (0, 1, 2):  # pyte fails on other values; terminals ignore them
+            super().erase_in_line(how, private)
+
     # Modes -------------------------------------------------------------------------------------------
 
     def set_mode(self, *modes: int, **kwargs: object) -> None:
@@ -114,7 +120,8 @@ class PyteScreen(pyte.Screen):
 
     def erase_in_display(self, how: int = 0, *args: object, **kwargs: object) -> None:
         # ED 3 erases the saved lines only; pyte would clear the screen. Scrollback is kept, as avt does.
-        if how != 3:
+        # Values beyond 3 are ignored, as terminals do (pyte fails on them).
+        if how in (0, 1, 2):
             super().erase_in_display(how, *args, **kwargs)
 
     def resize(self, lines: int | None = None, columns: int | None = None) -> None:
@@ -277,3 +284,26 @@ class PyteScreen(pyte.Screen):
                 if color is not None and param != 58:
                     fields["fg" if param == 38 else "bg"] = color
         self.cursor.attrs = Char(**fields)
+
+
+def _lenient(method: Callable[..., None]) -> Callable[..., None]:
+    """A CSI handler that ignores what it cannot take, as terminals do: parameters beyond its own, and the
+    `private` flag that pyte passes for `CSI ? ...` to handlers that mostly do not accept it (both raised
+    TypeError, which ended pyte's parser)."""
+    params = list(inspect.signature(method).parameters.values())[1:]
+    varargs = any(p.kind is p.VAR_POSITIONAL for p in params)
+    positional = sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
+    keywords = {p.name for p in params if p.kind is not p.VAR_POSITIONAL}
+    any_keyword = any(p.kind is p.VAR_KEYWORD for p in params)
+
+    @functools.wraps(method)
+    def handler(self: PyteScreen, *args: object, **kwargs: object) -> None:
+        taken = {k: v for k, v in kwargs.items() if any_keyword or k in keywords}
+        method(self, *(args if varargs else args[:positional]), **taken)
+
+    return handler
+
+
+CSI_HANDLERS = set(pyte.Stream.csi.values()) | {"repeat_last", "scroll_up", "scroll_down", "cursor_to_column"}
+for _name in sorted(CSI_HANDLERS):
+    setattr(PyteScreen, _name, _lenient(getattr(PyteScreen, _name)))

@@ -1,0 +1,147 @@
+"""Faults the daemon survives: kill -9 in the middle of a flood, the browser killed, stubborn children,
+many sessions created and deleted (no zombies, no descriptors left behind).
+
+`LOOKOUT_SOAK_SESSIONS` sets how many sessions the churn test makes (200 by default; `make soak` uses 1,000).
+"""
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from tests.conftest import Daemon
+
+LINE = "0123456789abcdef"
+PATTERN = f"{LINE}\r\n".encode()  # as the terminal writes each line (ONLCR)
+
+
+def children(pid: int) -> list[int]:
+    """Every live descendant of `pid`."""
+    parents: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            parents[int(entry)] = int(stat.rsplit(")", 1)[1].split()[1])
+    found, frontier = [], [pid]
+    while frontier:
+        parent = frontier.pop()
+        kids = [p for p, pp in parents.items() if pp == parent]
+        found.extend(kids)
+        frontier.extend(kids)
+    return found
+
+
+def state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "gone"
+
+
+def cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
+def until(check: Callable[[], Any], timeout: float = 20, what: str = "the condition") -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        result = check()
+        if result:
+            return result
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def test_kill_9_in_the_middle_of_a_flood_loses_nothing_that_was_read(tmp_path: Path) -> None:
+    daemon = Daemon(tmp_path / "data").start()
+    with daemon.client() as api:
+        flood = f"yes {LINE} | head -c 100000000; sleep 60"
+        tid = api.post("/v1/terminals", json={"command": ["sh", "-c", flood], "cols": 80, "rows": 24}).json()["id"]
+        pid = api.get(f"/v1/terminals/{tid}").json()["pid"]
+        reported = until(lambda: (size := api.get(f"/v1/terminals/{tid}").json()["raw_size"]) > 20_000_000 and size,
+                         what="20 MB of output")  # fmt: skip
+    daemon.stop(signal.SIGKILL)
+    raw = tmp_path / "data" / "terminals" / tid / "output.raw"
+    on_disk = raw.stat().st_size
+    assert on_disk >= reported, "every byte the API had reported is in output.raw"
+    data = raw.read_bytes()
+    whole = len(data) // len(PATTERN) * len(PATTERN)
+    assert data[:whole] == PATTERN * (whole // len(PATTERN)), "the journal is the exact stream, in order"
+    until(lambda: state(pid) == "gone", what="the orphaned flood to end with its terminal")
+
+    frames = tmp_path / "data" / "timeline" / "frames.jsonl"
+    with frames.open("ab") as f:
+        f.write(b'{"seq": 999999, "torn')  # as a crash in the middle of an append leaves it
+    again = Daemon(tmp_path / "data").start()
+    try:
+        with again.client() as api:
+            info = api.get(f"/v1/terminals/{tid}").json()
+            assert info["status"] == "lost" and info["raw_size"] == on_disk
+            screen = api.get(f"/v1/terminals/{tid}/screen").json()
+            rows = [row for row in screen["text"] if row]
+            assert rows and all(LINE.startswith(row) for row in rows), rows
+            assert api.get("/v1/timeline/frames").status_code == 200
+            assert api.get("/v1/timeline/context", params={"budget": 500}).json()["metadata"]["total_tokens"] <= 500
+    finally:
+        again.stop()
+
+
+def test_a_child_that_ignores_hangup_and_term_is_gone_after_delete(api: httpx.Client) -> None:
+    stubborn = "trap '' HUP TERM; echo ready; while :; do sleep 1; done"
+    tid = api.post("/v1/terminals", json={"command": ["sh", "-c", stubborn]}).json()["id"]
+    api.post(f"/v1/terminals/{tid}/wait", json={"until": {"regex": "ready"}, "timeout_ms": 10000, "since": 0})
+    pid = api.get(f"/v1/terminals/{tid}").json()["pid"]
+    assert api.delete(f"/v1/terminals/{tid}").status_code == 200
+    assert state(pid) == "gone"
+    assert api.get(f"/v1/terminals/{tid}").json()["status"] == "exited"
+
+
+def test_many_sessions_leave_no_zombies_and_no_descriptors(api: httpx.Client, daemon: Daemon) -> None:
+    assert daemon.proc is not None
+    pid = daemon.proc.pid
+    count = int(os.environ.get("LOOKOUT_SOAK_SESSIONS", "200"))
+
+    def churn(n: int) -> None:
+        for i in range(n):
+            command = ["cat"] if i % 2 else ["sh", "-c", "exit 0"]
+            tid = api.post("/v1/terminals", json={"command": command, "cols": 40, "rows": 10}).json()["id"]
+            assert api.delete(f"/v1/terminals/{tid}", params={"purge": "true"}).status_code == 200
+
+    churn(10)  # warm up: lazily opened files, thread pools
+    descriptors = len(os.listdir(f"/proc/{pid}/fd"))
+    churn(count)
+    assert api.get("/v1/terminals").json()["terminals"] == []
+    left = [p for p in children(pid) if b"chrom" not in cmdline(p)]
+    assert [p for p in left if state(p) == "Z"] == [], "no zombies"
+    assert left == [], f"no process left behind: {[cmdline(p) for p in left]}"
+    assert len(os.listdir(f"/proc/{pid}/fd")) <= descriptors + 3, "descriptors do not grow with sessions"
+
+
+def test_a_killed_browser_is_started_again_and_old_pages_say_they_are_gone(api: httpx.Client, daemon: Daemon) -> None:
+    assert daemon.proc is not None
+    page = api.post("/v1/pages", json={"url": "data:text/html,<title>One</title><p>first</p>"}).json()["id"]
+    assert api.post(f"/v1/pages/{page}/snapshot", json={}).status_code == 200
+    browsers = [p for p in children(daemon.proc.pid) if b"chrom" in cmdline(p)]
+    assert browsers
+    for pid in browsers:
+        os.kill(pid, signal.SIGKILL)
+    gone = until(lambda: (r := api.post(f"/v1/pages/{page}/snapshot", json={})).status_code == 409 and r,
+                 what="the old page to report the crash")  # fmt: skip
+    assert "closed" in gone.json()["error"]["message"]
+    fresh = api.post("/v1/pages", json={"url": "data:text/html,<title>Two</title><p>second</p>"})
+    assert fresh.status_code == 201, fresh.text
+    snapshot = api.post(f"/v1/pages/{fresh.json()['id']}/snapshot", json={}).json()
+    assert "second" in snapshot["text"]
+    listed = {p["id"]: p for p in api.get("/v1/pages").json()["pages"]}
+    assert listed[page]["closed"] is True and listed[fresh.json()["id"]]["closed"] is False
