@@ -8,7 +8,7 @@ APT    := DEBIAN_FRONTEND=noninteractive apt-get
 WEB       := app/web
 WEB_STAMP := $(WEB)/node_modules/.installed-$(shell cat $(WEB)/package-lock.json | cksum | cut -d' ' -f1)
 
-.PHONY: run test deps system-deps browser-deps web-deps ui-deps bench clean
+.PHONY: run test deps system-deps browser-deps web-deps ui-deps bench soak clean
 
 run: deps browser-deps ui-deps
 	$(VENV)/bin/lookout serve
@@ -46,6 +46,12 @@ browser-deps:
 	@command -v chromium >/dev/null || command -v chromium-browser >/dev/null || \
 	  { $(APT) update -qq && $(APT) install -y -qq chromium; } || \
 	  echo "lookout: could not install chromium (browser pages will be unavailable)" >&2
+
+# The long parts of the reliability suite (about 15 minutes): 1,000 sessions created and deleted, 100 MB of
+# random bytes into each screen engine, and 10 minutes of load (bench/load.py).
+soak: deps system-deps web-deps
+	LOOKOUT_SOAK_SESSIONS=1000 LOOKOUT_SOAK_FUZZ_MB=100 $(PY) -m pytest tests/e2e/test_faults.py tests/integration/test_engine_fuzz.py
+	$(PY) bench/load.py --minutes 10
 
 # The web UI's xterm.js, from npm (app/web/package-lock.json); never committed.
 web-deps: $(WEB_STAMP)
