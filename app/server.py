@@ -10,6 +10,7 @@ from fastapi import FastAPI
 from app import __version__
 from app.api import devices, health, pages, streams, terminals, timeline, web
 from app.api.agent import AgentContext
+from app.api.text_guard import TextGuard
 from app.api.errors import install_error_handlers
 from app.api.guard import Guard
 from app.api.responses import ERROR_RESPONSES, JSONResponse
@@ -89,5 +90,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.include_router(api.router, responses=ERROR_RESPONSES)
     app.include_router(web.router)
     app.add_middleware(AgentContext)
+    app.add_middleware(TextGuard)
     app.add_middleware(Guard, token=token, max_body=settings.max_request_bytes)
     return app

@@ -1,6 +1,7 @@
 """JSON responses rendered with orjson, and the error body every failure uses."""
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from fastapi.responses import JSONResponse as StarletteJSONResponse
@@ -13,10 +14,15 @@ MAX_JSON_INT = 2**53 - 1
 
 
 class JSONResponse(StarletteJSONResponse):
-    """JSON via orjson (a JSONResponse, so the OpenAPI schema documents answers as JSON)."""
+    """JSON via orjson (a JSONResponse, so the OpenAPI schema documents answers as JSON). A lone surrogate
+    (which JSON requests can carry, and error messages can echo) is no UTF-8: such content is written with
+    ASCII escapes instead, so an answer is never lost to its encoding."""
 
     def render(self, content: Any) -> bytes:
-        return dumps(content)
+        try:
+            return dumps(content)
+        except TypeError:
+            return json.dumps(content, separators=(",", ":"), default=str).encode()
 
 
 def error_response(status: int, code: str, message: str, **details: Any) -> JSONResponse:

@@ -83,6 +83,19 @@ def encode_keys(names: list[str], app_cursor: bool = False) -> bytes:
     return bytes(out)
 
 
+class NotText(ValueError):
+    """Input with a lone surrogate (U+D800-U+DFFF outside a pair), which JSON can carry but is no character."""
+
+
+def encode_text(text: str) -> bytes:
+    """UTF-8, with the surrogate escapes of undecodable bytes (WebSocket binary input) turned back into
+    those bytes; any other lone surrogate is NotText."""
+    try:
+        return text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError as exc:
+        raise NotText(f"U+{ord(text[exc.start]):04X} at position {exc.start} is a lone surrogate, not a character") from exc
+
+
 def bracketed_paste(text: str, enabled: bool) -> bytes:
     """`text` as a terminal pastes it, wrapped in ESC[200~ ... ESC[201~ when `enabled`.
 
@@ -92,7 +105,7 @@ def bracketed_paste(text: str, enabled: bool) -> bytes:
     count = 1
     while count:
         text, count = _PASTE_MARKER.subn("", text)
-    body = text.replace("\r\n", "\r").replace("\n", "\r").encode()
+    body = encode_text(text.replace("\r\n", "\r").replace("\n", "\r"))
     return b"\x1b[200~" + body + b"\x1b[201~" if enabled else body
 
 

@@ -26,7 +26,7 @@ from app.terminal.engines import create_engine
 from app.terminal.engines.base import ScreenEngine
 from app.terminal.frames import TAIL_BYTES, block_frame, exit_frame, input_frame, output_tail, screen_frame
 from app.terminal.journal import JournalWriter, raw_size, read_raw
-from app.terminal.keys import UnknownKeyError, bracketed_paste, encode_keys
+from app.terminal.keys import NotText, UnknownKeyError, bracketed_paste, encode_keys, encode_text
 from app.terminal.layers import ViewOptions, render
 from app.terminal.pty_process import PtyProcessHandle
 from app.terminal.scanner import (
@@ -490,10 +490,13 @@ class TerminalSession:
         if not self.running or self._handle is None or self._engine is None:
             raise Conflict(f"terminal {self.id} has {self.meta.status}; it takes no more input")
         data = b""
-        if paste:
-            data += bracketed_paste(paste, self.bracketed_paste)
-        if text:
-            data += text.encode("utf-8", "surrogateescape")
+        try:
+            if paste:
+                data += bracketed_paste(paste, self.bracketed_paste)
+            if text:
+                data += encode_text(text)
+        except NotText as exc:
+            raise BadInput(f"input {exc}", field="paste" if paste and not data else "text") from exc
         if keys:
             try:
                 data += encode_keys(keys, app_cursor=self._sync().app_cursor_keys)

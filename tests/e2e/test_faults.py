@@ -1,5 +1,5 @@
-"""Faults the daemon survives: kill -9 in the middle of a flood, the browser killed, stubborn children,
-many sessions created and deleted (no zombies, no descriptors left behind).
+"""Faults the daemon survives: kill -9 in the middle of a flood, the browser killed, the adb server
+restarted, stubborn children, many sessions created and deleted (no zombies, no descriptors left behind).
 
 `LOOKOUT_SOAK_SESSIONS` sets how many sessions the churn test makes (200 by default; `make soak` uses 1,000).
 """
@@ -145,3 +145,26 @@ def test_a_killed_browser_is_started_again_and_old_pages_say_they_are_gone(api: 
     assert "second" in snapshot["text"]
     listed = {p["id"]: p for p in api.get("/v1/pages").json()["pages"]}
     assert listed[page]["closed"] is True and listed[fresh.json()["id"]]["closed"] is False
+
+
+def test_devices_come_back_after_the_adb_server_restarts(
+    tmp_path: Path, adb_server: Any, make_device: Callable[..., Any]
+) -> None:
+    fake, serial = make_device()
+    daemon = Daemon(tmp_path / "data", LOOKOUT_ADB_PORT=str(adb_server.port), LOOKOUT_DEVICE_TIMEOUT_S="5").start()
+    try:
+        with daemon.client() as api:
+            assert api.post(f"/v1/devices/{serial}/screenshot", json={}).status_code == 200
+            adb_server.stop()
+            down = api.get("/v1/devices")
+            assert down.status_code == 503 and "no adb server" in down.json()["error"]["message"]
+            assert api.post(f"/v1/devices/{serial}/tap", json={"x": 10, "y": 10}).status_code == 503
+            adb_server.start()
+            assert adb_server.connect(fake) == serial
+            listed = until(lambda: (r := api.get("/v1/devices")).status_code == 200 and r.json()["devices"],
+                           what="the device to be listed again")  # fmt: skip
+            assert [d["serial"] for d in listed] == [serial]
+            assert api.post(f"/v1/devices/{serial}/screenshot", json={}).status_code == 200
+            assert api.post(f"/v1/devices/{serial}/tap", json={"x": 10, "y": 10}).status_code == 200
+    finally:
+        daemon.stop()

@@ -118,3 +118,22 @@ def test_the_token_never_reaches_the_log(secure: Daemon) -> None:
     data = secure.data_dir
     assert all(secure.token not in p.read_text(errors="replace") for p in data.rglob("*") if p.is_file()
                and p.stat().st_size < 1 << 20)  # fmt: skip
+
+
+def test_lone_surrogates_are_refused_and_pairs_pass(secure: Daemon) -> None:
+    json_body = {"Content-Type": "application/json"}
+    with secure.client() as api:
+        tid = api.post("/v1/terminals", json={"command": ["cat"]}).json()["id"]
+        for path, body, field in (
+            (f"/v1/terminals/{tid}/input", '{"text": "a\\ud800b"}', "body.text"),
+            (f"/v1/terminals/{tid}/input", '{"keys": ["Enter", "\\udfff"]}', "body.keys[1]"),
+            ("/v1/terminals", '{"command": ["echo", "\\udc80"]}', "body.command[1]"),
+            ("/v1/pages", '{"url": "data:text/html,\\ud800"}', "body.url"),
+            (f"/v1/terminals/{tid}/wait", '{"until": {"regex": "\\ude00"}}', "body.until.regex"),
+        ):
+            answer = api.post(path, content=body, headers=json_body)
+            assert answer.status_code == 400, (path, answer.text)
+            assert answer.json()["error"]["details"]["field"] == field
+        paired = api.post(f"/v1/terminals/{tid}/act", content='{"input": {"text": "\\ud83d\\ude00\\r"}, "until": {"regex": "\\ud83d\\ude00"}}',
+                          headers=json_body)  # fmt: skip
+        assert paired.status_code == 200 and paired.json()["wait"]["matched"] is True

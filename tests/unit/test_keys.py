@@ -176,3 +176,30 @@ def test_paste_strips_markers_formed_by_stripping() -> None:
 
 def test_paste_keeps_other_escapes() -> None:
     assert bracketed_paste("\x1b[31mred\x1b[0m", False) == b"\x1b[31mred\x1b[0m"
+
+
+# ----------------------------------------------------------------------------- properties (hypothesis)
+
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+KEY_PARTS = st.sampled_from(["C-", "M-", "A-", "S-", "c-", "", "F", "Up", "a", "Z", "@", "[", "Space", "Home", "12"])
+
+
+@given(st.one_of(st.text(max_size=12), st.lists(KEY_PARTS, max_size=4).map("".join)), st.booleans())
+def test_any_key_name_encodes_or_is_refused_by_name(name: str, app_cursor: bool) -> None:
+    try:
+        encoded = encode_keys([name], app_cursor)
+    except UnknownKeyError as exc:
+        assert exc.name == name
+    else:
+        assert encoded, name
+
+
+@given(st.text(), st.booleans())
+def test_a_paste_is_wrapped_once_and_never_ends_early(text: str, enabled: bool) -> None:
+    pasted = bracketed_paste(text, enabled)
+    inner = pasted[6:-6] if enabled else pasted
+    assert b"\x1b[200~" not in inner and b"\x1b[201~" not in inner and b"\n" not in inner
+    if enabled:
+        assert pasted.startswith(b"\x1b[200~") and pasted.endswith(b"\x1b[201~")

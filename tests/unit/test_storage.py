@@ -1,6 +1,7 @@
 """Crash-safe files and ids."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -51,3 +52,13 @@ def test_a_torn_tail_is_cut_so_the_next_append_starts_clean(tmp_path: Path) -> N
     assert cut_torn_tail(path) == 0 and cut_torn_tail(tmp_path / "missing.jsonl") == 0
     path.write_bytes(b"no newline at all")
     assert cut_torn_tail(path) == 17 and path.read_bytes() == b""
+
+
+def test_answers_with_a_lone_surrogate_are_still_json() -> None:
+    from app.api.responses import JSONResponse
+    from app.api.text_guard import lone_surrogate
+
+    body = JSONResponse({"error": {"message": "unknown key '\ud800'"}}).body
+    assert json.loads(body) == {"error": {"message": "unknown key '\ud800'"}}
+    assert lone_surrogate({"a": ["ok", {"b": "x\udfffy"}]}) == "body.a[1].b"
+    assert lone_surrogate({"a": "\U0001f600"}) is None
