@@ -1,4 +1,6 @@
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from app.terminal.keys import UnknownKeyError, bracketed_paste, encode_keys, valid_key_names
 
@@ -179,9 +181,6 @@ def test_paste_keeps_other_escapes() -> None:
 
 
 # ----------------------------------------------------------------------------- properties (hypothesis)
-
-from hypothesis import given  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
 
 KEY_PARTS = st.sampled_from(["C-", "M-", "A-", "S-", "c-", "", "F", "Up", "a", "Z", "@", "[", "Space", "Home", "12"])
 
