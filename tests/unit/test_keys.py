@@ -2,7 +2,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.terminal.keys import UnknownKeyError, bracketed_paste, encode_keys, valid_key_names
+from app.terminal.keys import (
+    UnknownKeyError,
+    bracketed_paste,
+    encode_keys,
+    valid_key_names,
+)
 
 
 @pytest.mark.parametrize(
