@@ -4,6 +4,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from app.core.errors import BadInput
 from app.core.events import EventBus
@@ -75,3 +77,31 @@ def test_torn_last_delta_is_not_consumed(tmp_path: Path) -> None:
         f.write(b'{"cols": 80, "ro')
     page = log.read(0, 10)
     assert len(page.deltas) == 1 and page.resume_cursor < page.file_size
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(rows=st.lists(st.integers(0, 50), min_size=1, max_size=30), cursor=st.integers(-5, 5000),
+       limit=st.integers(1, 40), torn=st.binary(max_size=20))  # fmt: skip
+def test_any_delta_cursor_reads_a_page_or_is_refused(
+    tmp_path_factory: pytest.TempPathFactory, rows: list[int], cursor: int, limit: int, torn: bytes
+) -> None:
+    """Paging with the cursors it hands out visits every delta once, in order; any other cursor is a 400;
+    a torn tail is never returned."""
+    log = DeltaLog(tmp_path_factory.mktemp("deltas"))
+    for i, row in enumerate(rows):
+        log.append({"n": i, "changed": [[row, f"row {row}"]]})
+    with open(log.path, "ab") as f:
+        f.write(torn.replace(b"\n", b""))
+    seen: list[int] = []
+    position = 0
+    while True:
+        page = log.read(position, limit)
+        seen.extend(d["n"] for d in page.deltas)
+        if page.resume_cursor == position:
+            break
+        position = page.resume_cursor
+    assert seen == list(range(len(rows)))
+    try:
+        log.read(cursor, limit)
+    except BadInput as exc:
+        assert "not the start of a delta" in exc.message

@@ -5,11 +5,21 @@ from typing import Any
 
 import orjson
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from app.core.errors import BadInput
 from app.core.tokens import count_tokens
 from app.terminal.engines import ENGINE_NAMES, create_engine
-from app.terminal.layers import LAYERS, Region, ScreenData, ViewOptions, parse_layers, parse_region, render
+from app.terminal.layers import (
+    LAYERS,
+    Region,
+    ScreenData,
+    ViewOptions,
+    parse_layers,
+    parse_region,
+    render,
+)
 from app.terminal.palette import XTERM_256, color_hex
 from app.terminal.screen_view import screen_data
 
@@ -272,3 +282,38 @@ def test_parse_layers_and_region() -> None:
             parse_region(bad)
     with pytest.raises(BadInput, match="exclude each other"):
         ViewOptions(region=Region(0, 0, 1, 1), around_cursor=1)
+
+
+# ----------------------------------------------------------------------------- properties (hypothesis)
+
+SGR = st.sampled_from(["\x1b[0m", "\x1b[1m", "\x1b[3m", "\x1b[4m", "\x1b[7m", "\x1b[31m", "\x1b[42m", "\x1b[38;5;200m",
+                       "\x1b[48;2;10;20;30m", "\x1b[38;2;1;2;3m", "\r\n", "\x1b[2;5H", "\x1b[K"])  # fmt: skip
+OUTPUT = st.lists(st.one_of(SGR, st.text("ab xy─█中é", min_size=1, max_size=8)), max_size=60).map("".join)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    output=OUTPUT,
+    layers=st.lists(st.sampled_from(LAYERS), min_size=1, unique=True),
+    compact=st.booleans(),
+    encoding=st.sampled_from(["auto", "runs", "cells"]),
+    around=st.one_of(st.none(), st.integers(0, 6)),
+    max_tokens=st.one_of(st.none(), st.integers(1, 400)),
+)
+def test_any_screen_and_options_render_within_their_budget(
+    output: str, layers: list[str], compact: bool, encoding: str, around: int | None, max_tokens: int | None
+) -> None:
+    result = view(output, cols=12, rows=6, layers=tuple(layers), compact=compact, encoding=encoding,
+                  around_cursor=around, max_tokens=max_tokens)  # fmt: skip
+    assert result["tokens"] == own_count(result)
+    shown = result.get("text", [])
+    if max_tokens is not None and result["tokens"] > max_tokens:
+        assert not shown, "over budget only when not even the header fits"
+    for layer in set(layers) - {"text", "cursor"}:
+        rows = result.get(layer)
+        if rows is None or not isinstance(rows, list):
+            continue
+        for row in rows:
+            if isinstance(row, list):  # runs: [start, end, symbol], in order, inside the row
+                starts = [run[0] for run in row if isinstance(run, list)]
+                assert starts == sorted(starts) and all(0 <= s < 12 for s in starts)
