@@ -34,9 +34,12 @@ class Daemon:
         self.env = {**os.environ, "LOOKOUT_TOKEN": token, **env}
         self.proc: subprocess.Popen[bytes] | None = None
         self.log = data_dir.parent / f"daemon-{self.port}.log"
+        self.start_command: list[str] = []
+        """Put in front of the daemon's command (e.g. prlimit ...)."""
 
     def start(self) -> Daemon:
-        cmd = [sys.executable, "-m", "app", "serve", "--port", str(self.port), "--data-dir", str(self.data_dir)]
+        cmd = [*self.start_command, sys.executable, "-m", "app", "serve", "--port", str(self.port),
+               "--data-dir", str(self.data_dir)]  # fmt: skip
         self.proc = subprocess.Popen(cmd, cwd=REPO, env=self.env, stdout=self.log.open("ab"), stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:

@@ -1,6 +1,7 @@
 """Every failure becomes `{"error": {"code", "message"}}` with the right status, never a bare 500."""
 from __future__ import annotations
 
+import errno
 import logging
 
 from fastapi import FastAPI, Request
@@ -12,6 +13,7 @@ from app.core.errors import LookoutError
 
 log = logging.getLogger(__name__)
 
+STORAGE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
 _HTTP_CODES = {404: "not_found", 405: "method_not_allowed", 413: "too_large", 401: "unauthorized"}
 
 
@@ -36,6 +38,15 @@ def install_error_handlers(app: FastAPI) -> None:
     async def http_error(_: Request, exc: HTTPException) -> JSONResponse:
         code = _HTTP_CODES.get(exc.status_code, "http_error")
         return error_response(exc.status_code, code, str(exc.detail))
+
+    @app.exception_handler(OSError)
+    async def os_error(request: Request, exc: OSError) -> JSONResponse:
+        """A full disk is a 507 that says so (handled here, the connection stays usable); others are 500s."""
+        if exc.errno in STORAGE_ERRNOS:
+            log.error("%s %s: the disk refused a write: %s", request.method, request.url.path, exc)
+            return error_response(507, "insufficient_storage",
+                                  f"the disk refused a write ({exc.strerror}): free space where the data dir is")  # fmt: skip
+        return await unexpected(request, exc)
 
     @app.exception_handler(Exception)
     async def unexpected(request: Request, exc: Exception) -> JSONResponse:

@@ -57,5 +57,6 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
         (502, "a backend (adb, uiautomator, Chromium) failed"),
         (503, "a backend is not available"),
         (504, "a backend did not answer in time"),
+        (507, "the disk refused a write (full)"),
     )
 }

@@ -21,13 +21,17 @@ def atomic_write_bytes(path: Path, data: bytes, mode: int = 0o644, durable: bool
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
-        if durable:
-            os.fsync(fd)
-    finally:
-        os.close(fd)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            if durable:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+    except OSError:
+        tmp.unlink(missing_ok=True)  # a full disk must not also fill up with half-written temp files
+        raise
     os.replace(tmp, path)
 
 

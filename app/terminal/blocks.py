@@ -38,6 +38,7 @@ class BlockTracker:
         self._running: dict[str, Any] | None = None
         self._command: str | None = None  # from the E mark since the last C mark
         self.forged = 0
+        self.failure: str | None = None
 
     def feed(self, mark: ShellMark, offset: int, at: float, cwd: str) -> list[tuple[str, dict[str, Any]]]:
         """Take a mark that ends at journal `offset`, read at Unix time `at` while the shell's cwd was `cwd`;
@@ -86,7 +87,10 @@ class BlockTracker:
             return None
         block.update(ended_at=at, duration_ms=round((at - block["started_at"]) * 1000), exit_code=exit_code)
         block["raw"]["end"] = end
-        append_jsonl(self._path, block)
+        try:
+            append_jsonl(self._path, block)
+        except OSError as exc:  # kept in memory; a full disk must not stop the session
+            self.failure = f"writing blocks.jsonl failed: {exc.strerror}"
         self._done.append(block)
         return block
 

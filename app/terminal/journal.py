@@ -13,6 +13,7 @@ one of "o" (output; value = byte count), "i" (input; value = base64 of the bytes
 from __future__ import annotations
 
 import base64
+import logging
 import os
 import time
 from dataclasses import dataclass
@@ -20,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from app.core.storage import dumps, iter_jsonl
+
+log = logging.getLogger(__name__)
 
 INDEX_FLUSH_S = 0.25
 _MERGE_OUTPUT_S = 0.005
@@ -43,6 +46,8 @@ class JournalWriter:
         self._idx_fd = os.open(self.idx_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         self.size = os.fstat(self._raw_fd).st_size
         self.dropped = 0
+        self.failure: str | None = None
+        """Why a write failed (a full disk...): the journal then has holes, counted in `dropped`."""
         self._max_bytes = max_bytes
         self._t0 = started_at if started_at is not None else time.monotonic()
         self._pending: list[list[Any]] = []
@@ -52,15 +57,21 @@ class JournalWriter:
         return round(time.monotonic() - self._t0, 4)
 
     def write_output(self, data: bytes) -> int:
-        """Store `data`; returns how many bytes were stored (fewer once the size limit is reached)."""
+        """Store `data`; returns how many bytes were stored (fewer once the size limit is reached, or when
+        the disk refuses them: never an exception, the session goes on without them)."""
         room = self._max_bytes - self.size
         stored = data if len(data) <= room else data[: max(room, 0)]
+        if stored:
+            view = memoryview(stored)
+            try:
+                while view:
+                    view = view[os.write(self._raw_fd, view):]
+            except OSError as exc:
+                self._failed("output.raw", exc)
+                stored = stored[: len(stored) - len(view)]
         self.dropped += len(data) - len(stored)
         if stored:
             offset = self.size
-            view = memoryview(stored)
-            while view:
-                view = view[os.write(self._raw_fd, view):]
             self.size += len(stored)
             t = self.elapsed()
             last = self._pending[-1] if self._pending else None
@@ -81,10 +92,21 @@ class JournalWriter:
         self.record("i", None if redact else base64.b64encode(data).decode("ascii"))
 
     def flush(self) -> None:
+        """Write the pending index records; when the disk refuses them they are dropped (a torn line is
+        skipped on read), so memory never grows."""
         if self._pending:
-            os.write(self._idx_fd, b"".join(dumps(e) + b"\n" for e in self._pending))
+            try:
+                os.write(self._idx_fd, b"".join(dumps(e) + b"\n" for e in self._pending))
+            except OSError as exc:
+                self._failed("output.idx", exc)
             self._pending.clear()
         self._last_flush = time.monotonic()
+
+    def _failed(self, name: str, exc: OSError) -> None:
+        if self.failure is None:
+            log.error("%s: writing %s failed: %s; the session goes on, the journal has holes", self.raw_path.parent.name,
+                      name, exc.strerror)  # fmt: skip
+        self.failure = f"writing {name} failed: {exc.strerror}"
 
     def close(self) -> None:
         self.flush()

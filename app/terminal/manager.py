@@ -124,6 +124,9 @@ class TerminalManager:
         except (FileNotFoundError, PermissionError) as exc:
             shutil.rmtree(directory, ignore_errors=True)
             raise BadInput(f"cannot run {argv[0]!r}: {exc}", field="command") from exc
+        except OSError:  # a full disk: nothing of the session is kept
+            shutil.rmtree(directory, ignore_errors=True)
+            raise
         session.on_event = self.bus.publish
         session.recorder = self.recorder
         self._sessions[terminal_id] = session

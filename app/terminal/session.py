@@ -128,6 +128,7 @@ class TerminalSession:
         self.recorder: Recorder = NullRecorder()
         self.last_agent = DEFAULT_AGENT  # whose input the commands that end belong to
         self._stopping = False  # lookout itself is ending the process (close, shutdown)
+        self._storage_failure: str | None = None
         self.blocks = BlockTracker(directory, nonce)
 
     # ----------------------------------------------------------------- creation
@@ -151,8 +152,15 @@ class TerminalSession:
             self._journal.close()
             raise
         meta.pid = self._handle.pid
-        files.save_meta(directory, meta)
-        files.append_event(directory, {"type": "created", "pid": meta.pid})
+        try:
+            files.save_meta(directory, meta)
+            files.append_event(directory, {"type": "created", "pid": meta.pid})
+        except OSError:  # a session that cannot be recorded is not started: no process is left behind
+            self._handle.signal_session(signal.SIGKILL)
+            self._handle.close_fd()
+            await asyncio.to_thread(os.waitpid, self._handle.pid, 0)
+            self._journal.close()
+            raise
         loop = asyncio.get_running_loop()
         loop.add_reader(self._handle.fd, self._on_readable)
         self._pidfd = self._handle.pidfd()
@@ -300,7 +308,7 @@ class TerminalSession:
             delta["resized"] = True
         self._dirty.clear()
         self._resized = False
-        self._deltas.append(delta)
+        self._persist("screen.jsonl", self._deltas.append, delta)
         self._delta_throttle.emitted()
         for listener in tuple(self._delta_listeners):
             listener(delta)
@@ -356,16 +364,31 @@ class TerminalSession:
         self._emit_delta()
         if self._snapshot_due is not None:
             self._snapshot_due.cancel()
-        files.save_snapshot(self.directory, self._snapshot())
-        self._checkpoint(in_thread=False)
-        files.save_meta(self.directory, self.meta)
-        files.append_event(self.directory, {"type": "exited", "exit_code": self._leader_exit})
+        self._persist("screen.snapshot.json", files.save_snapshot, self.directory, self._snapshot())
+        self._persist("a checkpoint", self._checkpoint, False)
+        self._persist("meta.json", files.save_meta, self.directory, self.meta)
+        self._persist("events.jsonl", files.append_event, self.directory, {"type": "exited", "exit_code": self._leader_exit})
         self.on_event("terminal.exited", id=self.id, exit_code=self._leader_exit)
         self.recorder.record(exit_frame(self.id, self._leader_exit, self._stopping, self.last_agent))
         self._finalized.set()
         self._pulse.fire()
 
     # ----------------------------------------------------------------- persistence
+
+    def _persist(self, name: str, write: Callable[..., None], *args: Any) -> None:
+        """A write on the loop that a full disk may refuse: the session goes on, marked degraded."""
+        try:
+            write(*args)
+        except OSError as exc:
+            if self._storage_failure is None:
+                log.error("terminal %s: writing %s failed: %s", self.id, name, exc.strerror)
+            self._storage_failure = f"writing {name} failed: {exc.strerror}"
+
+    @property
+    def degraded(self) -> str | None:
+        """Why this session's files are incomplete (a full disk...), or None."""
+        journal = self._journal.failure if self._journal is not None else None
+        return journal or self._storage_failure or self.blocks.failure
 
     def _snapshot(self) -> dict[str, Any]:
         return snapshot(self._sync(), title=self.title, raw_offset=self.raw_offset, ts=time.time())
@@ -463,6 +486,7 @@ class TerminalSession:
             "shell_integration": m.shell_integration,
             **self.blocks.describe(),
             "title": self.title,
+            "degraded": self.degraded,
             "alt_screen": engine.alt_screen if engine is not None else False,
             "raw_size": self.raw_offset,
             "engine": m.engine,

@@ -56,10 +56,16 @@ class Timeline:
         self._queue.put((frame, agent, time.time()))
 
     def _write_loop(self) -> None:
+        failure = None
         while (item := self._queue.get()) is not None:
             try:
                 with self.lock:
                     self._append(*item)
+                failure = None
+            except OSError as exc:  # a full disk: the frame is lost, said once, not for every frame
+                if failure != exc.strerror:
+                    log.error("timeline: frames are not recorded: %s", exc.strerror)
+                failure = exc.strerror
             except Exception:  # one bad frame must not stop the timeline
                 log.exception("timeline: could not record a frame")
             with self._written:

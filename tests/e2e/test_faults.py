@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -168,3 +169,38 @@ def test_devices_come_back_after_the_adb_server_restarts(
             assert api.post(f"/v1/devices/{serial}/tap", json={"x": 10, "y": 10}).status_code == 200
     finally:
         daemon.stop()
+
+
+def test_a_full_disk_degrades_the_session_and_the_daemon_keeps_serving(tmp_path: Path) -> None:
+    """The data dir on a 1 MB tmpfs (mounted here, as root); where mounting is not allowed, the same limit
+    comes from RLIMIT_FSIZE (writes past 1 MB fail with EFBIG instead of ENOSPC)."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(disk)], capture_output=True).returncode == 0
+    daemon = Daemon(disk / "data")
+    if not mounted:
+        daemon.start_command = ["prlimit", f"--fsize={1 << 20}", "--"]
+    try:
+        daemon.start()
+        with daemon.client() as api:
+            flood = "seq 1 400000; echo end-of-flood; exec cat"
+            tid = api.post("/v1/terminals", json={"command": ["sh", "-c", flood], "cols": 80, "rows": 24}).json()["id"]
+            api.post(f"/v1/terminals/{tid}/wait", json={"until": {"regex": "end-of-flood", "on": "screen"}, "timeout_ms": 30000})
+            info = until(lambda: (t := api.get(f"/v1/terminals/{tid}").json())["degraded"] and t, what="degraded")
+            assert "failed" in info["degraded"] and info["status"] == "running"
+            assert "end-of-flood" in "\n".join(api.get(f"/v1/terminals/{tid}/screen").json()["text"])
+            echoed = api.post(f"/v1/terminals/{tid}/act", json={"input": {"text": "still-typing\r"},
+                                                                 "until": {"regex": "still-typing", "on": "screen"}})  # fmt: skip
+            assert echoed.json()["wait"]["matched"] is True
+            if mounted:
+                refused = api.post("/v1/terminals", json={"command": ["cat"]})
+                assert refused.status_code == 507 and "disk" in refused.json()["error"]["message"]
+                assert [t["id"] for t in api.get("/v1/terminals").json()["terminals"]] == [tid]
+            assert httpx.get(f"{daemon.url}/healthz").status_code == 200
+        assert daemon.stop() in (0, -signal.SIGTERM)
+        assert "survived SIGKILL" not in daemon.log.read_text()
+    finally:
+        if daemon.proc is not None and daemon.proc.poll() is None:
+            daemon.stop()
+        if mounted:
+            subprocess.run(["umount", "-l", str(disk)], check=False)
