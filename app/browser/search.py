@@ -1,11 +1,12 @@
 """Looking inside a parsed snapshot: a subtree by ref (`expand`), and text or regex search (`find`)."""
 from __future__ import annotations
 
-import re
+import time
 from dataclasses import dataclass
 
 from app.browser.aria import AriaNode
 from app.browser.snapshot_view import render_line
+from app.core.patterns import IGNORECASE, SEARCH_LIMIT_S, UserPattern
 
 MAX_MATCHES = 50
 
@@ -27,14 +28,11 @@ def find(root: AriaNode, pattern: str, regex: bool = False, limit: int = MAX_MAT
     """The nodes whose line (role, name, text, url...) contains `pattern` (case-insensitive) or matches it
     as a regex; at most `limit`, with the number of all matches."""
     if regex:
-        try:
-            compiled = re.compile(pattern, re.IGNORECASE)
-        except re.error as exc:
-            raise ValueError(f"invalid regular expression {pattern!r}: {exc}") from exc
-        test = compiled.search
+        compiled, deadline = UserPattern(pattern, IGNORECASE), time.monotonic() + SEARCH_LIMIT_S
+        test = lambda line: compiled.search(line, deadline) is not None
     else:
         needle = pattern.casefold()
-        test = lambda line: needle in line.casefold()  # noqa: E731
+        test = lambda line: needle in line.casefold()
     matches: list[Match] = []
     count = 0
     stack: list[tuple[AriaNode, tuple[str, ...]]] = [(child, ()) for child in reversed(root.children)]

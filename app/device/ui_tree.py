@@ -6,6 +6,7 @@ never change. Bounds are device pixels here; `element()` gives them in an observ
 from __future__ import annotations
 
 import re
+import time
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -13,6 +14,7 @@ from typing import Any
 
 import orjson
 
+from app.core.patterns import IGNORECASE, SEARCH_LIMIT_S, UserPattern
 from app.core.tokens import count_tokens
 
 FLAGS = ("clickable", "long-clickable", "checkable", "checked", "focusable", "focused", "scrollable", "selected",
@@ -194,9 +196,10 @@ def find(
 def _matcher(name: str, value: str, regex: bool) -> Callable[[str], bool]:
     if regex:
         try:
-            pattern = re.compile(value, re.IGNORECASE)
-        except re.error as exc:
-            raise ValueError(f"{name}: invalid regular expression {value!r}: {exc}") from exc
-        return lambda candidate: pattern.search(candidate) is not None
+            pattern = UserPattern(value, IGNORECASE)
+        except ValueError as exc:
+            raise ValueError(f"{name}: {exc}") from exc
+        deadline = time.monotonic() + SEARCH_LIMIT_S
+        return lambda candidate: pattern.search(candidate, deadline) is not None
     needle = value.casefold()
     return lambda candidate: needle in candidate.casefold()

@@ -4,12 +4,12 @@ to resume from."""
 from __future__ import annotations
 
 import asyncio
-import re
 import time
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from app.core.errors import BadInput
+from app.core.patterns import MULTILINE, TooCostly, UserPattern
 from app.terminal.state import STATES
 from app.terminal.stream_text import clean_stream
 
@@ -26,7 +26,7 @@ MIN_RECHECK_S = 0.01
 
 @dataclass(frozen=True, slots=True)
 class Until:
-    regex: re.Pattern[str] | None = None
+    regex: UserPattern | None = None
     on: Literal["stream", "screen"] = "stream"
     stable_ms: int | None = None
     state_in: frozenset[str] = frozenset()
@@ -54,9 +54,9 @@ def compile_until(
     pattern = None
     if regex is not None:
         try:
-            pattern = re.compile(regex, re.MULTILINE)
-        except re.error as exc:
-            raise BadInput(f"invalid regex {regex!r}: {exc}", field="until.regex") from exc
+            pattern = UserPattern(regex, MULTILINE)
+        except ValueError as exc:
+            raise BadInput(str(exc), field="until.regex") from exc
     unknown = sorted(set(state_in or ()) - set(STATES))
     if unknown:
         raise BadInput(f"unknown state(s) {unknown}; valid: {list(STATES)}", field="until.state_in")
@@ -106,7 +106,7 @@ async def wait_until(term: Waitable, until: Until, since: int, timeout_s: float)
             if found is not None:
                 hit = _result(term, "regex", *found)
         elif until.regex is not None:
-            m = until.regex.search(term.screen_text())
+            m = _search(until.regex, term.screen_text())
             if m:
                 hit = _result(term, "screen", term.raw_offset, _match_json(m))
         if hit is None and until.block_end:
@@ -139,14 +139,22 @@ async def wait_until(term: Waitable, until: Until, since: int, timeout_s: float)
         await asyncio.sleep(MIN_RECHECK_S)
 
 
+def _search(pattern: UserPattern, text: str) -> Any:
+    """A match, or None; a pattern that takes too long ends the wait with a 400 that says why."""
+    try:
+        return pattern.search(text)
+    except TooCostly as exc:
+        raise BadInput(str(exc), field="until.regex") from exc
+
+
 def _scan_stream(
-    term: Waitable, pattern: re.Pattern[str], start: int, end: int
+    term: Waitable, pattern: UserPattern, start: int, end: int
 ) -> tuple[int, dict[str, Any]] | None:
     """The first match in the output between `start` and `end`: (journal offset of its end, the match)."""
     if start >= end:
         return None
     text = clean_stream(term.read_raw(start, end - start), start)
-    m = pattern.search(text.text)
+    m = _search(pattern, text.text)
     if m is None:
         return None
     return text.raw_offset(m.end()), _match_json(m)
@@ -157,7 +165,7 @@ def _printable(s: str | None) -> str | None:
     return s.encode("utf-8", "surrogateescape").decode("utf-8", "replace") if s else s
 
 
-def _match_json(m: re.Match[str]) -> dict[str, Any]:
+def _match_json(m: Any) -> dict[str, Any]:
     return {"text": _printable(m.group(0)), "groups": [_printable(g) for g in m.groups()]}
 
 

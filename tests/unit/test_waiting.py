@@ -49,11 +49,18 @@ class FakeTerminal:
 
 
 def test_invalid_regex_and_unknown_state_are_bad_input() -> None:
-    with pytest.raises(BadInput, match="invalid regex"):
+    with pytest.raises(BadInput, match="invalid regular expression"):
         compile_until(regex="(")
     with pytest.raises(BadInput, match="unknown state"):
         compile_until(state_in=["idle", "sleepy"])
     assert compile_until().empty and not compile_until(exit=True).empty
+
+
+async def test_a_regex_that_backtracks_forever_is_refused_not_run_forever() -> None:
+    term = FakeTerminal()
+    term.write(b"a" * 60 + b"b\r\n")
+    with pytest.raises(BadInput, match="backtracks too much"):  # with `re` this search would run for ages
+        await wait_until(term, compile_until(regex=r"(a|aa)+$"), 0, 30)
 
 
 async def test_regex_arriving_later_is_found_and_cursor_is_its_end() -> None:
