@@ -40,6 +40,11 @@ class BlockTracker:
         self.forged = 0
         self.failure: str | None = None
 
+    def trusts_cwd(self, nonce: str | None) -> bool:
+        """Whether a cwd report counts: any report without shell integration, else only the shell's own
+        (its nonce'd mark), so a program cannot make its commands appear to run elsewhere."""
+        return self._genuine is None or nonce == self._genuine
+
     def feed(self, mark: ShellMark, offset: int, at: float, cwd: str) -> list[tuple[str, dict[str, Any]]]:
         """Take a mark that ends at journal `offset`, read at Unix time `at` while the shell's cwd was `cwd`;
         returns what happened: ("started" | "ended", block) pairs."""

@@ -33,10 +33,12 @@ class TitleChanged:
 
 @dataclass(frozen=True, slots=True)
 class CwdChanged:
-    """OSC 7 (file://host/path) or OSC 633;P;Cwd=path reported the working directory."""
+    """OSC 7 (file://host/path) or OSC 633;P;Cwd=path reported the working directory; `nonce` is the
+    mark's last parameter (`nonce=...`) when it had one, which a session with shell integration requires."""
 
     end: int
     path: str
+    nonce: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,13 +175,14 @@ def _decode_osc(payload: bytes, end: int, events: list[ScanEvent]) -> None:
             params = [_VSCODE_ESCAPE.sub(_unescape, p) for p in params]
         events.append(ShellMark(end, code.decode(), tuple(p.decode("utf-8", "replace") for p in params)))
         if code == b"P" and params and params[0].startswith(b"Cwd="):
-            _add_cwd(params[0][4:], end, events)
+            nonce = params[-1].decode("utf-8", "replace") if len(params) > 1 and params[-1].startswith(b"nonce=") else None
+            _add_cwd(params[0][4:], end, events, nonce)
 
 
-def _add_cwd(path: bytes, end: int, events: list[ScanEvent]) -> None:
+def _add_cwd(path: bytes, end: int, events: list[ScanEvent], nonce: str | None = None) -> None:
     cleaned = _clean(path)
     if cleaned:
-        events.append(CwdChanged(end, cleaned))
+        events.append(CwdChanged(end, cleaned, nonce))
 
 
 def _clean(raw: bytes) -> str:

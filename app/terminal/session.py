@@ -220,7 +220,8 @@ class TerminalSession:
             elif isinstance(event, TitleChanged):
                 self.title = event.title
             elif isinstance(event, CwdChanged):
-                self.reported_cwd = event.path
+                if self.blocks.trusts_cwd(event.nonce):
+                    self.reported_cwd = event.path
             elif isinstance(event, ShellMark):
                 cwd = self.reported_cwd or self.meta.cwd
                 for what, block in self.blocks.feed(event, base + event.end, time.time(), cwd):

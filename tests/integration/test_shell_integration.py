@@ -116,6 +116,17 @@ async def test_a_forged_mark_is_ignored_and_counted(manager: TerminalManager, sh
     assert await _output(s, 2) == "0"
 
 
+async def test_a_program_cannot_move_the_cwd_of_its_commands(manager: TerminalManager, shell: str, home: Path) -> None:
+    s = await _shell(manager, shell, home)
+    forge = r"printf '\033]7;file://x/etc\007'; printf '\033]633;P;Cwd=/root\007'; printf '\033]633;P;Cwd=/srv;nonce=00\007'"
+    await _run(s, forge)
+    await _run(s, "true")
+    assert s.describe()["cwd"] == str(home) and s.blocks.finished()[-1]["cwd"] == str(home)
+    await _run(s, "cd /tmp")
+    await _run(s, "true")
+    assert s.describe()["cwd"] == "/tmp" and s.blocks.finished()[-1]["cwd"] == "/tmp"
+
+
 async def test_ctrl_c_at_an_empty_prompt_makes_no_block(manager: TerminalManager, shell: str, home: Path) -> None:
     s = await _shell(manager, shell, home)
     await _run(s, "true")

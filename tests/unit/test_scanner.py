@@ -89,6 +89,8 @@ def test_osc7_without_usable_path_is_ignored(payload: bytes) -> None:
 def test_osc633_cwd_gives_mark_and_cwd() -> None:
     data = b"\x1b]633;P;Cwd=/srv/a\\x3bb\x07"
     assert scan(data) == [ShellMark(len(data), "P", ("Cwd=/srv/a;b",)), CwdChanged(len(data), "/srv/a;b")]
+    marked = b"\x1b]633;P;Cwd=/srv;nonce=ab12\x07"
+    assert scan(marked)[-1] == CwdChanged(len(marked), "/srv", "nonce=ab12")
 
 
 def test_osc633_other_property_is_only_a_mark() -> None:

@@ -1,7 +1,7 @@
 # lookout shell integration for bash, generated for one terminal (bash --rcfile <this file>).
 # It runs what bash would have run (~/.bashrc; bash itself still reads the system bashrc), then adds marks:
 #   OSC 133 A (prompt start) and B (prompt end), 633 E (the command line) and 133 C (output start) once per
-#   command line, 133 D;<status> when it finished, and OSC 7 with the cwd. Each 133/633 mark ends with
+#   command line, 133 D;<status> when it finished, and 633 P;Cwd=<cwd>. Each 133/633 mark ends with
 #   `nonce=<this terminal's nonce>`, so output that merely looks like a mark is ignored by lookout.
 # The nonce lives only in unexported shell variables: the programs the shell runs never see it.
 # Needs bash >= 4.4 (PS0); older versions run without marks.
@@ -68,7 +68,8 @@ if ((BASH_VERSINFO[0] > 4 || (BASH_VERSINFO[0] == 4 && BASH_VERSINFO[1] >= 4)));
             fi
         fi
         __lookout_mark "133;A"
-        builtin printf '\e]7;file://%s%s\a' "$HOSTNAME" "${PWD//%/%25}"
+        __lookout_escape "$PWD"
+        __lookout_mark "633;P;Cwd=$REPLY"
         return $code
     }
 

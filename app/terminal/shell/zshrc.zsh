@@ -1,6 +1,6 @@
 # lookout shell integration for zsh, step 2 (see .zshenv): the user's ZDOTDIR and .zshrc, then marks:
 #   OSC 133 A (prompt start) and B (prompt end), 633 E (the command line) and 133 C (output start) once per
-#   command line, 133 D;<status> when it finished, and OSC 7 with the cwd. Each 133/633 mark ends with
+#   command line, 133 D;<status> when it finished, and 633 P;Cwd=<cwd>. Each 133/633 mark ends with
 #   `nonce=<this terminal's nonce>`, so output that merely looks like a mark is ignored by lookout.
 # The nonce lives only in unexported shell parameters: the programs the shell runs never see it.
 if [[ -n ${__lookout_user_zdotdir+x} ]]; then ZDOTDIR=$__lookout_user_zdotdir; else unset ZDOTDIR; fi
@@ -38,7 +38,8 @@ if [[ -f ${ZDOTDIR:-$HOME}/.zshrc ]]; then builtin source ${ZDOTDIR:-$HOME}/.zsh
             __lookout_mark "133;D;$code"
         fi
         __lookout_mark "133;A"
-        builtin printf '\e]7;file://%s%s\a' "$HOST" "${PWD//\%/%25}"
+        __lookout_escape "$PWD"
+        __lookout_mark "633;P;Cwd=$REPLY"
     }
 
     # Last precmd hook: the B mark at the end of PS1 (a prompt theme may have rewritten PS1), unless PS1
