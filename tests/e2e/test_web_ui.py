@@ -228,3 +228,29 @@ def test_without_xterm_the_ui_says_how_to_install_it(tmp_path: Path) -> None:
         assert httpx.get(f"{daemon.url}/v1/terminals").status_code == 401, "the API still does"
     finally:
         daemon.stop()
+
+
+def test_markup_from_programs_and_pages_stays_text(browser: Browser, daemon: Daemon, tmp_path: Path) -> None:
+    """Command lines, output, titles and page text that look like HTML are shown as text, never run."""
+    evil = '<img src=x onerror="window.pwned=1">'
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "x.html").write_text(f"<title>&lt;b&gt;bold&lt;/b&gt; {evil.replace('<', '&lt;')}</title><p>{evil.replace('<', '&lt;')}</p>")
+    with daemon.client() as api, serve_directory(site) as base:
+        tid = api.post("/v1/terminals", json={"command": ["bash", "--norc"], "cwd": str(tmp_path), "name": evil}).json()["id"]
+        body = {"input": {"text": f"printf '\\033]0;{evil}\\007'; echo '{evil}'", "keys": ["Enter"]},
+                "until": {"regex": "onerror"}}  # fmt: skip
+        assert api.post(f"/v1/terminals/{tid}/act", json=body).status_code == 200
+        page_id = api.post("/v1/pages", json={"url": f"{base}/x.html"}).json()["id"]
+        api.post(f"/v1/pages/{page_id}/snapshot", json={})
+        page, errors = open_ui(browser, daemon)
+        expect(page.locator("#terminal-list")).to_contain_text(evil)
+        expect(page.locator("#page-list")).to_contain_text("<b>bold</b>")
+        page.goto(f"{daemon.url}/#/terminals/{tid}")
+        expect(page.get_by_role("heading", name=evil)).to_be_visible()
+        page.goto(f"{daemon.url}/#/pages/{page_id}")
+        expect(page.get_by_label("Latest snapshot")).to_contain_text(evil)
+        page.goto(f"{daemon.url}/#/timeline")
+        expect(page.get_by_role("table")).to_contain_text("onerror")
+        assert page.evaluate("window.pwned") is None and page.locator("img[src=x]").count() == 0
+        assert errors == []
