@@ -233,7 +233,7 @@ def test_bad_input_gets_clear_errors(api: httpx.Client, daemon: Daemon) -> None:
     assert too_big_body.status_code == 413
 
     regex = api.post(f"/v1/terminals/{tid}/wait", json={"until": {"regex": "(unclosed"}})
-    assert regex.status_code == 400 and "invalid regex" in regex.json()["error"]["message"]
+    assert regex.status_code == 400 and "invalid regular expression" in regex.json()["error"]["message"]
 
     negative = api.post("/v1/terminals", json={"cols": -5})
     assert negative.status_code == 422 and negative.json()["error"]["code"] == "validation"
