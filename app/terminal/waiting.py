@@ -95,6 +95,7 @@ async def wait_until(term: Waitable, until: Until, since: int, timeout_s: float)
     scanned = since
     while True:
         hit = None
+        seen = term.raw_offset
         if until.regex is not None and until.on == "stream":
             end = term.raw_offset
             start = max(since, scanned - OVERLAP, end - MAX_SCAN)
@@ -132,6 +133,8 @@ async def wait_until(term: Waitable, until: Until, since: int, timeout_s: float)
             return _miss(term, "exited", since, scanned, started)
         if now >= deadline:
             return _miss(term, "timeout", since, scanned, started)
+        if term.raw_offset != seen:
+            continue  # output came while this pass ran (a scan in a thread): its wake-up is already spent
         wait_for = deadline - now
         if until.polls:
             wait_for = min(wait_for, POLL_S)

@@ -7,7 +7,7 @@ import time
 import pytest
 
 from app.core.errors import BadInput
-from app.terminal.waiting import OVERLAP, compile_until, wait_until
+from app.terminal.waiting import IN_THREAD, OVERLAP, compile_until, wait_until
 
 
 class FakeTerminal:
@@ -145,3 +145,36 @@ async def test_output_that_lands_with_the_exit_is_still_scanned() -> None:
     term.write(b"working\r\n")
     result = await wait_until(term, compile_until(regex="^final answer"), 0, 5)
     assert result["matched"] and result["reason"] == "regex"
+
+
+class EdgeTerminal(FakeTerminal):
+    """Wakes only waits that are already waiting (as the session's pulse does), and gets its last output
+    while the first scan of a wait runs in a thread."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.late: bytes | None = None
+        self.loop = asyncio.get_running_loop()
+        self.waits = 0
+
+    def read_raw(self, offset: int, limit: int) -> bytes:
+        data = super().read_raw(offset, limit)
+        if self.late is not None:
+            late, self.late = self.late, None
+            self.raw += late  # arrives during the scan, and its wake-up fires now, before anyone waits
+            self.loop.call_soon_threadsafe(self._event.set)
+        return data
+
+    async def changed(self, timeout: float) -> None:
+        self.waits += 1
+        await asyncio.sleep(0)  # let a wake-up that was already sent land first, and be lost
+        self._event.clear()
+        await super().changed(timeout)
+
+
+async def test_output_that_arrives_during_a_scan_is_not_missed() -> None:
+    term = EdgeTerminal()
+    term.raw = b"x" * (IN_THREAD + 1000) + b"\r\n"  # scanned in a thread
+    term.late = b"all done\r\n"
+    result = await wait_until(term, compile_until(regex=r"all done"), 0, 3)
+    assert result["matched"] and term.waits == 0, "found by the next pass, without waiting for a wake-up"
