@@ -49,7 +49,7 @@ def test_a_terminal_that_prints_random_bytes_stays_usable(api: httpx.Client) -> 
     noise = "head -c 3000000 /dev/urandom; printf '\\033c'; echo; echo done-$((40+2)); exec cat"
     tid = api.post("/v1/terminals", json={"command": ["sh", "-c", noise], "cols": 80, "rows": 24}).json()["id"]
     waited = api.post(f"/v1/terminals/{tid}/wait",
-                      json={"until": {"regex": "done-42"}, "since": 0, "timeout_ms": 60000}).json()  # fmt: skip
+                      json={"until": {"regex": "done-42"}, "since": 0, "timeout_ms": 25000}).json()  # fmt: skip
     assert waited["matched"] is True, waited
     api.post(f"/v1/terminals/{tid}/input", json={"text": "typed-after\r"})
     after = api.post(f"/v1/terminals/{tid}/wait", json={"until": {"regex": "typed-after", "on": "screen"}, "timeout_ms": 10000})
