@@ -71,8 +71,7 @@ async def static(name: str, request: Request) -> FileResponse:
     """The UI's own files: js/*.js, css, nothing outside app/web, nothing from node_modules."""
     root = _web_dir(request).resolve()
     path = (root / name).resolve()
-    if not path.is_relative_to(root) or "node_modules" in path.relative_to(root).parts or path.suffix not in MEDIA:
-        raise NotFound(f"no UI file {name!r}")
-    if not path.is_file():
+    inside = path.is_relative_to(root) and "node_modules" not in path.relative_to(root).parts
+    if not inside or path.suffix not in MEDIA or not path.is_file():
         raise NotFound(f"no UI file {name!r}")
     return _file(path)

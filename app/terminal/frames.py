@@ -43,20 +43,21 @@ def input_frame(terminal_id: str, text: str | None, keys: list[str] | None, past
                       data={"action": _cut(full, 60)})  # fmt: skip
 
 
-def screen_frame(terminal_id: str, rows: list[str], cursor: tuple[int, int], describe: dict[str, Any]) -> FrameInput:
-    """A screen read: the text of the screen (trailing blank rows dropped), with its size, cursor and state."""
+def screen_frame(terminal_id: str, rows: list[str], cursor: tuple[int, int], facts: dict[str, Any]) -> FrameInput:
+    """A screen read: the text of the screen (trailing blank rows dropped), with its size, cursor and state;
+    `facts`: cols, rows, state, title, cwd and raw_size, as the read already knows them."""
     while rows and not rows[-1].strip():
         rows = rows[:-1]
     text = "\n".join(row.rstrip() for row in rows)
-    where = f"screen {describe['cols']}x{describe['rows']}, {describe['state']}, cursor row {cursor[0]} col {cursor[1]}"
-    cwd = describe.get("cwd")
-    title = f", title {describe['title']!r}" if describe.get("title") else ""
+    where = f"screen {facts['cols']}x{facts['rows']}, {facts['state']}, cursor row {cursor[0]} col {cursor[1]}"
+    cwd = facts.get("cwd")
+    title = f", title {facts['title']!r}" if facts.get("title") else ""
     current = rows[cursor[0]].strip() if 0 <= cursor[0] < len(rows) else ""
     last = current or next((r.strip() for r in reversed(rows) if r.strip()), "")
     return FrameInput(
         resource(terminal_id), "observation", "terminal screen",
         f"{where}{title}:\n{text}", _cut(f"{where}: `{last}`"), subject="screen",
-        refs={"raw_offset": describe["raw_size"]}, data={"cwd": cwd} if cwd else {},
+        refs={"raw_offset": facts["raw_size"]}, data={"cwd": cwd} if cwd else {},
     )  # fmt: skip
 
 

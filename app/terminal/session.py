@@ -505,7 +505,9 @@ class TerminalSession:
         changed = self.rows_changed_since(changed_since) if changed_since is not None else None
         extra = {"state": self.state(), "raw_offset": self.raw_offset, "delta_cursor": self._deltas.size()}
         cursor = engine.cursor()
-        self.recorder.record(screen_frame(self.id, engine.text_rows(), (cursor.row, cursor.col), self.describe()))
+        facts = {"cols": engine.cols, "rows": engine.rows, "state": extra["state"], "title": self.title,
+                 "cwd": self.reported_cwd or self.meta.cwd, "raw_size": extra["raw_offset"]}  # fmt: skip
+        self.recorder.record(screen_frame(self.id, engine.text_rows(), (cursor.row, cursor.col), facts))
         return render(
             screen_data(engine, title=self.title, scrollback=scrollback, changed_rows=changed, extra=extra), options
         )

@@ -90,7 +90,11 @@ class FrameMeta:
         )  # fmt: skip
 
 
-def level_text(frame: dict[str, Any], level: str) -> str:
-    """The text of a level; a missing diff falls back to the full text."""
+def level_of(frame: dict[str, Any], level: str) -> dict[str, Any]:
+    """A level's {text, tokens}; a missing diff falls back to the full text."""
     levels = frame["levels"]
-    return (levels.get(level) or levels["full"])["text"]
+    return levels.get(level) or levels["full"]
+
+
+def level_text(frame: dict[str, Any], level: str) -> str:
+    return level_of(frame, level)["text"]

@@ -17,7 +17,7 @@ from typing import Any
 import orjson
 
 from app.core.errors import BadInput
-from app.timeline.frames import LEVELS, build_frame, level_text
+from app.timeline.frames import LEVELS, build_frame, header, level_of
 from app.timeline.history import StoreHistory
 from app.timeline.linediff import line_diff
 from app.timeline.recording import FrameInput, current_agent
@@ -91,8 +91,7 @@ class Timeline:
         frame = self.store.read(seq)
         if frame["subject"] != given.subject:
             return None
-        head = f"[#{seq} {given.resource}] "
-        return seq, frame["levels"]["full"]["text"].removeprefix(head)
+        return seq, frame["levels"]["full"]["text"].removeprefix(f"{header(seq, given.resource)} ")
 
     def sync(self, timeout_s: float = SYNC_TIMEOUT_S) -> None:
         """Wait until every frame recorded before this call is written."""
@@ -146,9 +145,8 @@ class Timeline:
             messages = []
             for seq in page:
                 frame = self.store.read(seq)
-                content = level_text(frame, level)
-                chosen = frame["levels"].get(level) or frame["levels"]["full"]
-                messages.append({"role": frame["role"], "content": content,
+                chosen = level_of(frame, level)
+                messages.append({"role": frame["role"], "content": chosen["text"],
                                  "source_frames": {"from": seq, "to": seq}, "tokens": chosen["tokens"]})  # fmt: skip
         return {
             "content": "\n\n".join(m["content"] for m in messages),

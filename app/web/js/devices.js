@@ -1,21 +1,14 @@
 // Devices: the latest screenshot with the UI elements' marks; a click on it taps there (converted to the
 // device with the observation, like any tap), and each element can be tapped from the list (keyboard).
 import { api, objectUrl } from "./api.js";
-import { el, notice } from "./dom.js";
+import { el, listing, notice } from "./dom.js";
 
 export function showDevices(main) {
-  main.append(el("h2", {}, "Devices"));
-  const body = el("div");
-  main.append(body);
-  api("GET", "/v1/devices").then(({ devices, adb_server }) => {
-    if (!devices.length) {
-      notice(body, `No device on the adb server at ${adb_server}.`);
-      return;
-    }
-    body.replaceChildren(el("ul", {}, devices.map((d) => el("li", {},
+  listing(main, "Devices", () => api("GET", "/v1/devices"), ({ devices, adb_server }) => (!devices.length
+    ? `No device on the adb server at ${adb_server}.`
+    : el("ul", {}, devices.map((d) => el("li", {},
       el("a", { href: `#/devices/${encodeURIComponent(d.serial)}` }, `${d.model || d.serial} (${d.serial})`),
-      ` ${d.state}`, d.advice ? el("span", { class: "muted" }, ` ${d.advice}`) : null))));
-  }, (error) => notice(body, error.message, true));
+      ` ${d.state}`, d.advice ? el("span", { class: "muted" }, ` ${d.advice}`) : null)))));
 }
 
 export function showDevice(main, serial) {

@@ -36,3 +36,15 @@ export function notice(container, message, isError = false) {
   container.replaceChildren(node);
   return node;
 }
+
+/** A list view: a heading, then what `render` makes of the answer of `load()` (a node, or a string saying
+ * why there is nothing to list); a failed load shows its error. */
+export function listing(main, title, load, render) {
+  const body = el("div");
+  main.append(el("h2", {}, title), body);
+  load().then((answer) => {
+    const made = render(answer);
+    if (typeof made === "string") notice(body, made);
+    else body.replaceChildren(made);
+  }, (error) => notice(body, error.message, true));
+}

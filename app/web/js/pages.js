@@ -1,19 +1,11 @@
 // Browser pages: open one, and for a page its URL, the latest snapshot text, the latest screenshot, navigate.
 import { api, objectUrl } from "./api.js";
-import { el, notice } from "./dom.js";
+import { el, listing, notice } from "./dom.js";
 
 export function showPages(main) {
-  main.append(el("h2", {}, "Pages"));
-  const body = el("div");
-  main.append(body);
-  api("GET", "/v1/pages").then(({ pages }) => {
-    if (!pages.length) {
-      notice(body, "No page is open: open one with “Open page”.");
-      return;
-    }
-    body.replaceChildren(el("ul", {}, pages.map((p) => el("li", {},
-      el("a", { href: `#/pages/${p.id}` }, p.title || p.id), ` ${p.url}`))));
-  }, (error) => notice(body, error.message, true));
+  listing(main, "Pages", () => api("GET", "/v1/pages"), ({ pages }) => (!pages.length
+    ? "No page is open: open one with “Open page”."
+    : el("ul", {}, pages.map((p) => el("li", {}, el("a", { href: `#/pages/${p.id}` }, p.title || p.id), ` ${p.url}`)))));
 }
 
 export function newPageForm(main) {

@@ -3,30 +3,23 @@
 import { Terminal } from "/ui/vendor/xterm.mjs";
 import { FitAddon } from "/ui/vendor/addon-fit.mjs";
 import { api, socket } from "./api.js";
-import { el, exitBadge, notice, seconds } from "./dom.js";
+import { el, exitBadge, listing, notice, seconds } from "./dom.js";
 import { onEvent } from "./events.js";
 
 const POLL_MS = 1000;
 const CARD_TOKENS = 2000;
 
 export function showTerminals(main) {
-  main.append(el("h2", {}, "Terminals"));
-  const body = el("div");
-  main.append(body);
-  api("GET", "/v1/terminals").then(({ terminals }) => {
-    if (!terminals.length) {
-      notice(body, "No terminal yet: open one with “New terminal”.");
-      return;
-    }
-    body.replaceChildren(el("table", {},
+  listing(main, "Terminals", () => api("GET", "/v1/terminals"), ({ terminals }) => (!terminals.length
+    ? "No terminal yet: open one with “New terminal”."
+    : el("table", {},
       el("thead", {}, el("tr", {}, ["Name", "Command", "State", "Size", "Blocks"].map((h) => el("th", { scope: "col" }, h)))),
       el("tbody", {}, terminals.map((t) => el("tr", {},
         el("td", {}, el("a", { href: `#/terminals/${t.id}` }, t.name || t.id)),
         el("td", { class: "line" }, t.command),
         el("td", {}, t.status === "running" ? t.state : t.status),
         el("td", {}, `${t.cols}x${t.rows}`),
-        el("td", {}, t.block_count))))));
-  }, (error) => notice(body, error.message, true));
+        el("td", {}, t.block_count)))))));
 }
 
 export function newTerminalForm(main) {
