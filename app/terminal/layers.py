@@ -271,8 +271,18 @@ def _row_text(screen: ScreenData, row: int, vp: Viewport, cells: Sequence[Cell] 
 
 
 def _fewer_tokens(runs: list[Any], cells: list[Any]) -> list[Any]:
-    """Row by row, the runs (a list) or the cells (a string), whichever costs fewer tokens."""
-    return [r if count_tokens(_dumps(r)) <= count_tokens(_dumps(c)) else c for r, c in zip(runs, cells)]
+    """Row by row, the runs (a list) or the cells (a string), whichever costs fewer tokens. Rows repeat
+    (empty rows, and `bold` often equals `styles`), so each serialization is counted once."""
+    counted: dict[str, int] = {}
+
+    def cost(value: Any) -> int:
+        text = _dumps(value)
+        n = counted.get(text)
+        if n is None:
+            n = counted[text] = count_tokens(text)
+        return n
+
+    return [c if c == "" or cost(r) > cost(c) else r for r, c in zip(runs, cells)]
 
 
 def _dumps(value: Any) -> str:
