@@ -57,7 +57,10 @@ def serve(args: argparse.Namespace) -> int:
     if created:
         print(f"lookout: new API token written to {token_path(settings.data_dir)} (mode 0600)", file=sys.stderr)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    uvicorn.run(app, host=settings.host, port=settings.port, access_log=False, log_level="info")
+    uvicorn.run(
+        app, host=settings.host, port=settings.port, access_log=False, log_level="info",
+        ws_per_message_deflate=settings.ws_compression,
+    )  # fmt: skip
     return 0
 
 

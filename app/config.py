@@ -57,3 +57,6 @@ class Settings(BaseSettings):
     summarizer_key: str | None = Field(None, description="bearer key for the summariser, when it needs one")
     compress_threshold: int = Field(2000, ge=1, description="tokens a block of 100 frames needs to be summarised")
     compress_protect: int = Field(300, ge=0, description="the newest frames, never summarised")
+    ws_compression: bool = Field(
+        False, description="permessage-deflate on WebSockets: less traffic, but the daemon's loop pays the CPU"
+    )

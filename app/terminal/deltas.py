@@ -20,7 +20,11 @@ from app.core.storage import dumps
 
 _READ_CHUNK = 1 << 16
 MIN_INTERVAL_S = 0.1
-"""At most 10 deltas a second per session."""
+"""At most 10 deltas a second per session while a client streams them (mode=deltas)."""
+UNWATCHED_INTERVAL_S = 0.5
+"""At most 2 a second while nobody does: each delta brings the screen model up to date, which in a flood is
+the daemon's largest cost, and readers of the file or of `changed_since` lose nothing (a delta names every
+row changed since the one before, and `changed_since` adds the changes not yet written)."""
 
 
 class Throttle:

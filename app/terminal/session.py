@@ -21,7 +21,7 @@ from app.terminal import persistence as files
 from app.terminal import shell_integration
 from app.terminal.blocks import BlockTracker
 from app.terminal.cell_layers import CellLayers
-from app.terminal.deltas import MIN_INTERVAL_S, DeltaLog, DeltaPage, Throttle
+from app.terminal.deltas import MIN_INTERVAL_S, UNWATCHED_INTERVAL_S, DeltaLog, DeltaPage, Throttle
 from app.terminal.engines import create_engine
 from app.terminal.engines.base import ScreenEngine
 from app.terminal.frames import TAIL_BYTES, block_frame, exit_frame, input_frame, output_tail, screen_frame
@@ -42,6 +42,12 @@ log = logging.getLogger(__name__)
 
 BATCH_BYTES = 256 << 10
 """Most bytes read per wake-up of the reader."""
+FLOOD_READ_BYTES = 4 << 10
+FLOOD_PAUSE_S = 0.01
+"""After a wake-up that read at least FLOOD_READ_BYTES, the reader rests for FLOOD_PAUSE_S, so a flood is
+read in a few large batches instead of thousands of small ones (a program writing line by line wakes the
+loop for every line otherwise), and a program that writes faster than that waits in its write, as it would
+in any terminal. Keystroke echoes and short answers are read at once."""
 SYNC_BYTES = {"avt": (256 << 10, 2 << 20), "pyte": (16 << 10, 16 << 10)}
 """Output is fed to the screen engine lazily: before anything reads the screen, SYNC_DELAY_S after it
 arrived, or once this much is pending (the first figure normally, the second in a flood of plain text).
@@ -106,6 +112,7 @@ class TerminalSession:
         self._pidfd: int | None = None
         self._leader_exit: int | None = None
         self._hung_up = False
+        self._read_due: asyncio.TimerHandle | None = None
         self._finalized = asyncio.Event()
         self._finalizing = False
         self._snapshot_due: asyncio.TimerHandle | None = None
@@ -205,6 +212,15 @@ class TerminalSession:
             self._ingest(chunks[0] if len(chunks) == 1 else b"".join(chunks))
         if hangup:
             self._on_hangup()
+        elif total >= FLOOD_READ_BYTES and not self._finalizing:
+            loop = asyncio.get_running_loop()
+            loop.remove_reader(self._handle.fd)
+            self._read_due = loop.call_later(FLOOD_PAUSE_S, self._resume_reading)
+
+    def _resume_reading(self) -> None:
+        self._read_due = None
+        if self._handle is not None and not self._hung_up and not self._finalizing:
+            asyncio.get_running_loop().add_reader(self._handle.fd, self._on_readable)
 
     def _ingest(self, data: bytes) -> None:
         assert self._journal is not None
@@ -236,7 +252,6 @@ class TerminalSession:
         self._since_checkpoint += len(data)
         if self._since_checkpoint >= CHECKPOINT_BYTES:
             self._checkpoint()
-        self._schedule_snapshot()
         self._pulse.fire()
 
     def _defer(self, data: bytes) -> None:
@@ -283,6 +298,7 @@ class TerminalSession:
         if self._delta_due is not None:
             return
         loop = asyncio.get_running_loop()
+        self._delta_throttle.interval = MIN_INTERVAL_S if self._delta_listeners else UNWATCHED_INTERVAL_S
         delay = self._delta_throttle.delay()
         if delay == 0:
             self._delta_due = loop.call_soon(self._emit_delta)
@@ -292,6 +308,7 @@ class TerminalSession:
     def _emit_delta(self) -> None:
         self._delta_due = None
         engine = self._sync()
+        self._schedule_snapshot()
         if not self._dirty and not self._resized:
             return
         cur = engine.cursor()
@@ -346,6 +363,8 @@ class TerminalSession:
             return
         self._finalizing = True  # the drain below may see the hang-up, which would finalize again
         loop = asyncio.get_running_loop()
+        if self._read_due is not None:
+            self._read_due.cancel()
         if not self._hung_up:
             self._on_readable()
             loop.remove_reader(self._handle.fd)
@@ -395,11 +414,16 @@ class TerminalSession:
         return snapshot(self._sync(), title=self.title, raw_offset=self.raw_offset, ts=time.time())
 
     def _schedule_snapshot(self) -> None:
-        """Rewrite screen.snapshot.json at most every SNAPSHOT_INTERVAL_S, always after the last change."""
+        """Rewrite screen.snapshot.json at most every SNAPSHOT_INTERVAL_S, always after the last change.
+        Called when a delta is due (after every output), so the snapshot is mostly taken right after the
+        delta brought the screen model up to date, and costs no second update."""
         if self._snapshot_due is not None:
             return
         delay = max(0.0, self._last_snapshot + SNAPSHOT_INTERVAL_S - time.monotonic())
-        self._snapshot_due = asyncio.get_running_loop().call_later(delay, self._write_snapshot)
+        if delay == 0:
+            self._write_snapshot()
+        else:
+            self._snapshot_due = asyncio.get_running_loop().call_later(delay, self._write_snapshot)
 
     def _write_snapshot(self) -> None:
         self._snapshot_due = None
@@ -575,7 +599,6 @@ class TerminalSession:
         self._journal.record("r", f"{cols}x{rows}")
         files.save_meta(self.directory, self.meta)
         files.append_event(self.directory, {"type": "resized", "cols": cols, "rows": rows})
-        self._schedule_snapshot()
         self._pulse.fire()
 
     # ----------------------------------------------------------------- streams
@@ -626,6 +649,10 @@ class TerminalSession:
         its changed rows); returns the unsubscribe function."""
         deliver = (lambda delta: listener(self.with_styles(delta))) if styles else listener
         self._delta_listeners.add(deliver)
+        if self._delta_due is not None:  # due at the unwatched rate: reschedule at the watched one
+            self._delta_due.cancel()
+            self._delta_due = None
+            self._schedule_delta()
         return lambda: self._delta_listeners.discard(deliver)
 
     def with_styles(self, delta: dict[str, Any]) -> dict[str, Any]:

@@ -25,7 +25,7 @@ _RESETS = (b"\x1b[0m", b"\x1b[m")
 _PLAIN = bytes(range(0x20, 0x7F)) + bytes(range(0x80, 0x100)) + b"\t\x08\r\n"
 _C1_IN_UTF8 = re.compile(rb"\xc2[\x80-\x9f]")
 _NEAR_END = 4096
-MIN_SKIP = 64 << 10
+MIN_SKIP = 8 << 10
 """Smaller stretches are not worth checking."""
 
 

@@ -99,6 +99,23 @@ async def test_a_client_that_never_reads_slows_nobody(daemon: Daemon, api: httpx
         del stuck
 
 
+async def test_compression_is_off_unless_asked_for(daemon: Daemon, api: httpx.Client, tmp_path: Path) -> None:
+    """The client offers permessage-deflate; the daemon takes it only with LOOKOUT_WS_COMPRESSION."""
+    tid = _shell(api)
+    async with websockets.connect(_ws_url(daemon, f"/v1/terminals/{tid}/stream")) as ws:
+        assert ws.response.headers.get("Sec-WebSocket-Extensions") is None
+        assert json.loads(await ws.recv())["type"] == "hydrate"
+    compressing = Daemon(tmp_path / "compressing", LOOKOUT_WS_COMPRESSION="true").start()
+    try:
+        with compressing.client() as other:
+            tid = _shell(other)
+        async with websockets.connect(_ws_url(compressing, f"/v1/terminals/{tid}/stream")) as ws:
+            assert "permessage-deflate" in ws.response.headers.get("Sec-WebSocket-Extensions", "")
+            assert json.loads(await ws.recv())["type"] == "hydrate"
+    finally:
+        compressing.stop()
+
+
 async def test_deltas_stream_and_http_cursor(daemon: Daemon, api: httpx.Client) -> None:
     tid = _shell(api)
     async with websockets.connect(_ws_url(daemon, f"/v1/terminals/{tid}/stream?mode=deltas")) as ws:
@@ -117,16 +134,42 @@ async def test_deltas_stream_and_http_cursor(daemon: Daemon, api: httpx.Client) 
     assert bad.status_code == 400 and "resume_cursor" in bad.json()["error"]["message"]
 
 
-def test_a_spinner_is_rate_limited_and_its_last_frame_lands(api: httpx.Client) -> None:
-    code = "import sys, time\nfor i in range(300):\n    sys.stdout.write('\\rspin %d' % i); sys.stdout.flush(); time.sleep(0.005)\n"
-    tid = api.post("/v1/terminals", json={"command": [sys.executable, "-c", code]}).json()["id"]
+SPINNER = (
+    "import sys, time\nsys.stdin.readline()\n"
+    "for i in range(300):\n    sys.stdout.write('\\rspin %d' % i); sys.stdout.flush(); time.sleep(0.005)\n"
+)
+
+
+def _spin_seconds(deltas: list[dict[str, Any]]) -> float:
+    return deltas[-1]["t"] - deltas[0]["t"]
+
+
+def _last_spin_frame(deltas: list[dict[str, Any]]) -> str:
+    return [text for d in deltas for _, text in d["changed"] if text.startswith("spin")][-1]
+
+
+def test_an_unwatched_spinner_writes_two_deltas_a_second_and_its_last_frame(api: httpx.Client) -> None:
+    tid = api.post("/v1/terminals", json={"command": [sys.executable, "-c", SPINNER]}).json()["id"]
+    api.post(f"/v1/terminals/{tid}/input", json={"text": "\r"})
     done = api.post(f"/v1/terminals/{tid}/wait", json={"until": {"exit": True}, "since": 0, "timeout_ms": 30000}).json()
     assert done["matched"]
     deltas = api.get(f"/v1/terminals/{tid}/deltas", params={"limit": 1000}).json()["deltas"]
-    spin_time = deltas[-1]["t"] - deltas[0]["t"]
-    assert len(deltas) <= spin_time * 10 + 3  # at most 10 a second, with both edges
-    last = [text for d in deltas for row, text in d["changed"] if row == 0][-1]
-    assert last == "spin 299"
+    assert len(deltas) <= _spin_seconds(deltas) * 2 + 3  # at most 2 a second with nobody streaming, both edges
+    assert _last_spin_frame(deltas) == "spin 299"
+
+
+async def test_a_watched_spinner_streams_up_to_ten_deltas_a_second(daemon: Daemon, api: httpx.Client) -> None:
+    tid = api.post("/v1/terminals", json={"command": [sys.executable, "-c", SPINNER]}).json()["id"]
+    async with websockets.connect(_ws_url(daemon, f"/v1/terminals/{tid}/stream?mode=deltas")) as ws:
+        assert json.loads(await ws.recv())["full"] is True
+        api.post(f"/v1/terminals/{tid}/input", json={"text": "\r"})
+        spinning: list[dict[str, Any]] = []
+        while not spinning or _last_spin_frame(spinning) != "spin 299":
+            message = json.loads(await asyncio.wait_for(ws.recv(), 30))
+            if message["type"] == "delta" and any(text.startswith("spin") for _, text in message["changed"]):
+                spinning.append(message)
+    assert len(spinning) <= _spin_seconds(spinning) * 10 + 3
+    assert len(spinning) > _spin_seconds(spinning) * 2 + 3  # the watched rate, not the unwatched one
 
 
 async def test_websocket_needs_token_and_same_origin(daemon: Daemon, api: httpx.Client) -> None:
