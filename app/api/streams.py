@@ -44,7 +44,7 @@ async def read_deltas(
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
 ) -> JSONResponse:
     session = _manager(request.app.state).get(terminal_id)
-    page = await asyncio.to_thread(session.read_deltas, cursor, limit)
+    page = await session.read_deltas(cursor, limit)
     return JSONResponse(asdict(page))
 
 

@@ -15,6 +15,7 @@ from app.core.errors import BadInput, Conflict, NotFound
 from app.core.events import EventBus
 from app.core.ids import check_id, new_id
 from app.terminal.persistence import TerminalMeta
+from app.terminal.pty_reader import PtyReader
 from app.terminal.session import SessionLimits, TerminalSession
 from app.terminal.shell_integration import supported as integration_supported
 from app.timeline.recording import NullRecorder, Recorder
@@ -67,6 +68,7 @@ class TerminalManager:
         self.limits = limits
         self.max_sessions = max_sessions
         self._sessions: dict[str, TerminalSession] = {}
+        self._reader = PtyReader()
 
     async def start(self) -> None:
         """Load the sessions of earlier runs (listed as exited or lost)."""
@@ -85,6 +87,7 @@ class TerminalManager:
     async def shutdown(self) -> None:
         """Stop every live process (their files are flushed as each exits)."""
         await asyncio.gather(*(s.stop() for s in self._sessions.values() if s.running))
+        await asyncio.to_thread(self._reader.close)
 
     def list(self) -> list[TerminalSession]:
         return sorted(self._sessions.values(), key=lambda s: s.meta.created_at)
@@ -120,7 +123,7 @@ class TerminalManager:
         )
         directory = self.root / terminal_id
         try:
-            session = await TerminalSession.start(meta, directory, env, self.limits)
+            session = await TerminalSession.start(meta, directory, env, self.limits, self._reader)
         except (FileNotFoundError, PermissionError) as exc:
             shutil.rmtree(directory, ignore_errors=True)
             raise BadInput(f"cannot run {argv[0]!r}: {exc}", field="command") from exc

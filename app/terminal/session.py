@@ -1,7 +1,7 @@
 """One terminal: a process on a PTY, its journal, its screen model and its side scanner.
 
-The PTY master is read by the event loop (`add_reader`) in batches; each batch goes to the journal first,
-then to the scanner and the screen engine. The leader's exit is seen through a pidfd, and the output that
+The PTY master is read in batches by the reading thread (app.terminal.pty_reader); on the loop, each batch
+goes to the journal first, then to the scanner and the screen engine. The leader's exit is seen through a pidfd, and the output that
 is still in the PTY is drained before the session is marked exited, so nothing a fast program wrote is lost.
 """
 from __future__ import annotations
@@ -33,6 +33,7 @@ from app.terminal.scanner import (
     CwdChanged, ModeChanged, Query, ShellMark, SideScanner, TitleChanged, query_reply,
 )
 from app.terminal.screen_view import screen_data, snapshot
+from app.terminal.pty_reader import Feed, PtyReader, read_batch
 from app.terminal.skip_ahead import plan_feed
 from app.terminal.state import State, derive_state
 from app.terminal.waiting import Until, wait_until
@@ -40,14 +41,12 @@ from app.timeline.recording import DEFAULT_AGENT, NullRecorder, Recorder, curren
 
 log = logging.getLogger(__name__)
 
-BATCH_BYTES = 256 << 10
-"""Most bytes read per wake-up of the reader."""
 FLOOD_READ_BYTES = 4 << 10
 FLOOD_PAUSE_S = 0.01
-"""After a wake-up that read at least FLOOD_READ_BYTES, the reader rests for FLOOD_PAUSE_S, so a flood is
-read in a few large batches instead of thousands of small ones (a program writing line by line wakes the
-loop for every line otherwise), and a program that writes faster than that waits in its write, as it would
-in any terminal. Keystroke echoes and short answers are read at once."""
+"""After a batch of at least FLOOD_READ_BYTES, a terminal's PTY rests for FLOOD_PAUSE_S before it is read
+again, so a flood is taken in a few large batches instead of thousands of small ones (a program that writes
+line by line would wake the loop for every line), and a program that writes faster than that waits in its
+write, as it would in any terminal. Keystroke echoes and short answers are read at once."""
 SYNC_BYTES = {"avt": (256 << 10, 2 << 20), "pyte": (16 << 10, 16 << 10)}
 """Output is fed to the screen engine lazily: before anything reads the screen, SYNC_DELAY_S after it
 arrived, or once this much is pending (the first figure normally, the second in a flood of plain text).
@@ -112,6 +111,8 @@ class TerminalSession:
         self._pidfd: int | None = None
         self._leader_exit: int | None = None
         self._hung_up = False
+        self._reader: PtyReader | None = None
+        self._feed: Feed | None = None
         self._read_due: asyncio.TimerHandle | None = None
         self._finalized = asyncio.Event()
         self._finalizing = False
@@ -142,7 +143,7 @@ class TerminalSession:
 
     @classmethod
     async def start(
-        cls, meta: files.TerminalMeta, directory: Path, env: dict[str, str], limits: SessionLimits
+        cls, meta: files.TerminalMeta, directory: Path, env: dict[str, str], limits: SessionLimits, reader: PtyReader
     ) -> TerminalSession:
         """Spawn the process and start reading it. Exec failures raise FileNotFoundError/PermissionError."""
         directory.mkdir(parents=True, exist_ok=False)
@@ -168,8 +169,9 @@ class TerminalSession:
             await asyncio.to_thread(os.waitpid, self._handle.pid, 0)
             self._journal.close()
             raise
+        self._reader = reader
+        self._feed = reader.add(self._handle.fd, self._on_output)
         loop = asyncio.get_running_loop()
-        loop.add_reader(self._handle.fd, self._on_readable)
         self._pidfd = self._handle.pidfd()
         loop.add_reader(self._pidfd, self._on_leader_exit)
         return self
@@ -190,37 +192,24 @@ class TerminalSession:
 
     # ----------------------------------------------------------------- reading
 
-    def _on_readable(self) -> None:
-        assert self._handle is not None
-        chunks: list[bytes] = []
-        total = 0
-        hangup = False
-        while total < BATCH_BYTES:
-            try:
-                data = os.read(self._handle.fd, 65536)
-            except BlockingIOError:
-                break
-            except OSError:  # EIO: every holder of the slave side has closed it
-                hangup = True
-                break
-            if not data:
-                hangup = True
-                break
-            chunks.append(data)
-            total += len(data)
-        if chunks:
-            self._ingest(chunks[0] if len(chunks) == 1 else b"".join(chunks))
+    def _on_output(self) -> None:
+        """The reading thread has a batch (see app.terminal.pty_reader)."""
+        assert self._feed is not None
+        data, hangup = self._feed.take()
+        if data:
+            self._ingest(data)
         if hangup:
             self._on_hangup()
-        elif total >= FLOOD_READ_BYTES and not self._finalizing:
-            loop = asyncio.get_running_loop()
-            loop.remove_reader(self._handle.fd)
-            self._read_due = loop.call_later(FLOOD_PAUSE_S, self._resume_reading)
+        elif not self._finalizing:
+            if len(data) >= FLOOD_READ_BYTES:
+                self._read_due = asyncio.get_running_loop().call_later(FLOOD_PAUSE_S, self._resume_reading)
+            else:
+                self._reader.resume(self._feed)
 
     def _resume_reading(self) -> None:
         self._read_due = None
-        if self._handle is not None and not self._hung_up and not self._finalizing:
-            asyncio.get_running_loop().add_reader(self._handle.fd, self._on_readable)
+        if self._feed is not None and not self._hung_up and not self._finalizing:
+            self._reader.resume(self._feed)
 
     def _ingest(self, data: bytes) -> None:
         assert self._journal is not None
@@ -339,8 +328,8 @@ class TerminalSession:
 
     def _on_hangup(self) -> None:
         self._hung_up = True
-        if self._handle is not None:
-            asyncio.get_running_loop().remove_reader(self._handle.fd)
+        if self._feed is not None:
+            self._reader.remove(self._feed)
         if self._leader_exit is not None:
             self._finalize()
 
@@ -365,9 +354,12 @@ class TerminalSession:
         loop = asyncio.get_running_loop()
         if self._read_due is not None:
             self._read_due.cancel()
-        if not self._hung_up:
-            self._on_readable()
-            loop.remove_reader(self._handle.fd)
+        if not self._hung_up and self._feed is not None:
+            self._reader.remove(self._feed)
+            taken, _ = self._feed.take()
+            drained, _ = read_batch(self._handle.fd)
+            if taken or drained:
+                self._ingest(taken + drained)
         loop.remove_writer(self._handle.fd)
         self._handle.close_fd()
         self._outbox.clear()
@@ -649,10 +641,7 @@ class TerminalSession:
         its changed rows); returns the unsubscribe function."""
         deliver = (lambda delta: listener(self.with_styles(delta))) if styles else listener
         self._delta_listeners.add(deliver)
-        if self._delta_due is not None:  # due at the unwatched rate: reschedule at the watched one
-            self._delta_due.cancel()
-            self._delta_due = None
-            self._schedule_delta()
+        self._flush_delta()  # the next one is due at the watched rate
         return lambda: self._delta_listeners.discard(deliver)
 
     def with_styles(self, delta: dict[str, Any]) -> dict[str, Any]:
@@ -666,8 +655,16 @@ class TerminalSession:
         encoded = layers.encode("runs", lambda runs, cells: runs)
         return {**delta, **encoded.layers, "colorPalette": encoded.palette, "styleLegend": encoded.style_legend}
 
-    def read_deltas(self, cursor: int, limit: int) -> DeltaPage:
-        return self._deltas.read(cursor, limit)
+    async def read_deltas(self, cursor: int, limit: int) -> DeltaPage:
+        """Deltas from `cursor` on, the pending one included (the file is read in a thread)."""
+        self._flush_delta()
+        return await asyncio.to_thread(self._deltas.read, cursor, limit)
+
+    def _flush_delta(self) -> None:
+        """Write the delta that is waiting for the rate limit now: a reader sees every change so far."""
+        if self._delta_due is not None:
+            self._delta_due.cancel()
+            self._emit_delta()
 
     def rows_changed_since(self, cursor: int) -> set[int] | None:
         """Rows changed after delta cursor `cursor` (None: all of them, the size changed), including
