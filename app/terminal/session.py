@@ -48,11 +48,11 @@ again, so a flood is taken in a few large batches instead of thousands of small 
 line by line would wake the loop for every line), and a program that writes faster than that waits in its
 write, as it would in any terminal. Keystroke echoes and short answers are read at once."""
 SYNC_BYTES = {"avt": (256 << 10, 2 << 20), "pyte": (16 << 10, 16 << 10)}
-"""Output is fed to the screen engine lazily: before anything reads the screen, SYNC_DELAY_S after it
-arrived, or once this much is pending (the first figure normally, the second in a flood of plain text).
-Slow engines get small batches so that one flooding session never holds the event loop for long; in a
-plain flood, large batches let skip_ahead spare the engine what nobody can see."""
-SYNC_DELAY_S = 0.05
+"""Output is fed to the screen engine lazily: before anything reads the screen (the next delta, which is
+due after any output, within UNWATCHED_INTERVAL_S), or once this much is pending (the first figure normally,
+the second in a flood of plain text). Slow engines get small batches so that one flooding session never
+holds the event loop for long; in a plain flood, large batches let skip_ahead spare the engine what nobody
+can see."""
 DELTA_STYLE_LAYERS = ("fgColors", "bgColors", "styles")
 SNAPSHOT_INTERVAL_S = 0.25
 CHECKPOINT_BYTES = 8 << 20
@@ -121,7 +121,6 @@ class TerminalSession:
         self._since_checkpoint = 0
         self._backlog: list[bytes] = []
         self._backlog_size = 0
-        self._sync_due: asyncio.TimerHandle | None = None
         self._sync_sizes = SYNC_BYTES.get(meta.engine, (16 << 10, 16 << 10))
         self._sync_bytes = self._sync_sizes[0]
         self._dormant_size = 0
@@ -251,15 +250,10 @@ class TerminalSession:
         self._backlog_size += len(data)
         if self._backlog_size >= self._sync_bytes:
             self._sync()
-        elif self._sync_due is None:
-            self._sync_due = asyncio.get_running_loop().call_later(SYNC_DELAY_S, self._sync)
 
     def _sync(self) -> ScreenEngine:
         """The live engine, brought up to date with every byte read."""
         assert self._engine is not None
-        if self._sync_due is not None:
-            self._sync_due.cancel()
-            self._sync_due = None
         if self._backlog:
             data = self._backlog[0] if len(self._backlog) == 1 else b"".join(self._backlog)
             self._backlog.clear()
@@ -471,13 +465,15 @@ class TerminalSession:
     def screen_text(self) -> str:
         return "\n".join(self._sync().text_rows()) if self._engine is not None else ""
 
-    def state(self) -> State:
-        if self.exited or self._handle is None:
+    def state(self, fresh: bool = True) -> State:
+        """See app.terminal.state; `fresh=False` takes the alternate-screen flag from the screen model as it
+        is, without feeding it the output still pending (until the next delta)."""
+        if self.exited or self._handle is None or self._engine is None:
             return "exited"
         handle = self._handle
         return derive_state(
             exited=False,
-            alt_screen=self._sync().alt_screen,
+            alt_screen=(self._sync() if fresh else self._engine).alt_screen,
             flags=handle.tty_flags(),
             foreground=handle.foreground_pgid(),
             leader=handle.pid,
@@ -485,9 +481,11 @@ class TerminalSession:
             waits_for_input=handle.waits_for_input,
         )
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self, fresh: bool = True) -> dict[str, Any]:
+        """The terminal's facts; listings pass `fresh=False` (see `state`): bringing every flooding terminal's
+        screen model up to date would hold the loop for a while."""
         m = self.meta
-        engine = self._sync() if self._engine is not None else None
+        engine = self._sync() if fresh and self._engine is not None else self._engine
         return {
             "id": m.id,
             "name": m.name,
@@ -498,7 +496,7 @@ class TerminalSession:
             "exit_code": m.exit_code,
             "cols": m.cols,
             "rows": m.rows,
-            "state": self.state(),
+            "state": self.state(fresh),
             "cwd": self.reported_cwd or m.cwd,
             "shell_integration": m.shell_integration,
             **self.blocks.describe(),
