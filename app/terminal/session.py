@@ -299,7 +299,7 @@ class TerminalSession:
             "t": time.time(),
             "cols": engine.cols,
             "rows": engine.rows,
-            "changed": [[row, engine.row_text(row)] for row in sorted(self._dirty) if row < engine.rows],
+            "changed": _changed_rows(engine, self._dirty),
             "cursor": {"left": cur.col, "top": cur.row, "visible": cur.visible},
             "title": self.title,
             "alt_screen": engine.alt_screen,
@@ -699,6 +699,15 @@ class TerminalSession:
         else:
             log.error("terminal %s: pid %s survived SIGKILL", self.id, self._handle.pid)
         self._handle.signal_session(signal.SIGKILL, leader=False)
+
+
+def _changed_rows(engine: ScreenEngine, dirty: set[int]) -> list[list[Any]]:
+    """[row, text] of each dirty row on the screen; many rows are read in one pass over the screen."""
+    rows = sorted(row for row in dirty if row < engine.rows)
+    if len(rows) > 4:
+        texts = engine.text_rows()
+        return [[row, texts[row]] for row in rows]
+    return [[row, engine.row_text(row)] for row in rows]
 
 
 def _background(fn: Any, *args: Any) -> None:
