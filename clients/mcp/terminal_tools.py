@@ -178,7 +178,8 @@ async def terminal_deltas(
     cursor: Annotated[int, Field(ge=0, description="0, or the resume_cursor of the previous call")] = 0,
     limit: Annotated[int, Field(ge=1, le=1000, description="at most this many deltas")] = 20,
 ) -> str:
-    """How the screen changed over time, oldest first (at most 10 changes a second are recorded): {cursor,
+    """How the screen changed over time, oldest first (up to 2 changes a second are recorded, 10 while a
+    client streams them; the latest change is always included): {cursor,
     resume_cursor, file_size, deltas: [{t, changed: [[row, text], ...], cursor, title, alt_screen,
     raw_offset}]}. The first delta holds every row; later ones only the rows that changed. Costs about as
     many tokens as the changed rows' text. To follow a terminal, call again with cursor=resume_cursor."""
