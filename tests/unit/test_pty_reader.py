@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
@@ -15,13 +15,19 @@ from app.terminal.pty_reader import Feed, PtyReader, read_batch
 def pty() -> Iterator[tuple[int, int]]:
     master, slave = os.openpty()
     os.set_blocking(master, False)
-    fds = {master, slave}
     yield master, slave
-    for fd in fds:
+    for fd in (master, slave):
         try:
             os.close(fd)
         except OSError:
             pass
+
+
+@pytest.fixture
+async def reader() -> AsyncIterator[PtyReader]:
+    watcher = PtyReader()
+    yield watcher
+    await asyncio.to_thread(watcher.close)
 
 
 async def _ready_once(reader: PtyReader, fd: int) -> tuple[Feed, asyncio.Queue[None]]:
@@ -30,82 +36,56 @@ async def _ready_once(reader: PtyReader, fd: int) -> tuple[Feed, asyncio.Queue[N
     return feed, calls
 
 
-async def _taken(feed: Feed, calls: asyncio.Queue[None], want: bytes) -> bytes:
-    """Take batches (resuming after each) until `want` has arrived."""
+async def test_a_batch_reaches_the_loop_and_the_next_waits_for_resume(pty: tuple[int, int], reader: PtyReader) -> None:
+    master, slave = pty
+    feed, calls = await _ready_once(reader, master)
+    os.write(slave, b"first\n")
+    await asyncio.wait_for(calls.get(), 10)
+    assert feed.take() == (b"first\r\n", False)
+    os.write(slave, b"second\n")
+    await asyncio.sleep(0.3)
+    assert calls.empty(), "one shot: nothing is read before the loop resumes the descriptor"
+    reader.resume(feed)
+    await asyncio.wait_for(calls.get(), 10)
+    assert b"second" in feed.take()[0]
+
+
+async def test_many_batches_arrive_whole_and_in_order(pty: tuple[int, int], reader: PtyReader) -> None:
+    master, slave = pty
+    feed, calls = await _ready_once(reader, master)
+    lines = b"".join(b"line %d\n" % i for i in range(3000))
+    writer = asyncio.create_task(asyncio.to_thread(os.write, slave, lines))
     seen = b""
-    while want not in seen:
+    while b"line 2999" not in seen:
         await asyncio.wait_for(calls.get(), 10)
-        data, hangup = feed.take()
-        assert not hangup
-        seen += data
-    return seen
-
-
-async def test_a_batch_reaches_the_loop_and_the_next_waits_for_resume(pty: tuple[int, int]) -> None:
-    master, slave = pty
-    reader = PtyReader()
-    try:
-        feed, calls = await _ready_once(reader, master)
-        os.write(slave, b"first\n")
-        assert b"first" in await _taken(feed, calls, b"first")
-        os.write(slave, b"second\n")
-        await asyncio.sleep(0.3)
-        assert calls.empty(), "one shot: nothing is read before the loop resumes the descriptor"
+        seen += feed.take()[0]
         reader.resume(feed)
+    await writer
+    assert seen.replace(b"\r\n", b"\n") == lines
+
+
+async def test_a_hang_up_is_reported(pty: tuple[int, int], reader: PtyReader) -> None:
+    master, slave = pty
+    feed, calls = await _ready_once(reader, master)
+    os.write(slave, b"last words\n")
+    os.close(slave)
+    data = b""
+    while True:
         await asyncio.wait_for(calls.get(), 10)
-        assert b"second" in feed.take()[0]
-    finally:
-        await asyncio.to_thread(reader.close)
+        chunk, hangup = feed.take()
+        data += chunk
+        if hangup:
+            break
+        reader.resume(feed)
+    assert b"last words" in data
 
 
-async def test_many_batches_arrive_whole_and_in_order(pty: tuple[int, int]) -> None:
+async def test_a_removed_descriptor_is_not_read(pty: tuple[int, int], reader: PtyReader) -> None:
     master, slave = pty
-    reader = PtyReader()
-    try:
-        feed, calls = await _ready_once(reader, master)
-        lines = b"".join(b"line %d\n" % i for i in range(3000))
-        writer = asyncio.create_task(asyncio.to_thread(os.write, slave, lines))
-        seen = b""
-        while b"line 2999" not in seen:
-            await asyncio.wait_for(calls.get(), 10)
-            seen += feed.take()[0]
-            reader.resume(feed)
-        await writer
-        assert seen.replace(b"\r\n", b"\n") == lines
-    finally:
-        await asyncio.to_thread(reader.close)
-
-
-async def test_a_hang_up_is_reported(pty: tuple[int, int]) -> None:
-    master, slave = pty
-    reader = PtyReader()
-    try:
-        feed, calls = await _ready_once(reader, master)
-        os.write(slave, b"last words\n")
-        os.close(slave)
-        data = b""
-        while True:
-            await asyncio.wait_for(calls.get(), 10)
-            chunk, hangup = feed.take()
-            data += chunk
-            if hangup:
-                break
-            reader.resume(feed)
-        assert b"last words" in data
-    finally:
-        await asyncio.to_thread(reader.close)
-
-
-async def test_a_removed_descriptor_is_not_read(pty: tuple[int, int]) -> None:
-    master, slave = pty
-    reader = PtyReader()
-    try:
-        feed, calls = await _ready_once(reader, master)
-        reader.remove(feed)
-        os.write(slave, b"unread\n")
-        await asyncio.sleep(0.3)
-        assert calls.empty() and feed.take() == (b"", False)
-        assert read_batch(master) == (b"unread\r\n", False), "what was left stays in the PTY for a final drain"
-        reader.resume(feed)  # a late resume of a removed feed is ignored
-    finally:
-        await asyncio.to_thread(reader.close)
+    feed, calls = await _ready_once(reader, master)
+    reader.remove(feed)
+    os.write(slave, b"unread\n")
+    await asyncio.sleep(0.3)
+    assert calls.empty() and feed.take() == (b"", False)
+    assert read_batch(master) == (b"unread\r\n", False), "what was left stays in the PTY for a final drain"
+    reader.resume(feed)  # a late resume of a removed feed is ignored
