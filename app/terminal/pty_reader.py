@@ -47,33 +47,43 @@ def read_batch(fd: int, limit: int = BATCH_BYTES) -> tuple[bytes, bool]:
 
 
 class Feed:
-    """One descriptor's output on its way from the reading thread to the loop."""
+    """One descriptor's output on its way from the reading thread to the loop. `take`, `resume` and `stop`
+    are called on the loop."""
 
-    def __init__(self, fd: int, loop: asyncio.AbstractEventLoop, ready: Callable[[], None]) -> None:
+    def __init__(
+        self, reader: PtyReader, fd: int, loop: asyncio.AbstractEventLoop, ready: Callable[[], None]
+    ) -> None:
         self.fd = fd
+        self._reader = reader
         self._loop = loop
         self._ready = ready
         self._lock = threading.Lock()
-        """Held while the thread reads the descriptor, and by `PtyReader.remove`."""
+        """Held while the thread reads the descriptor, and by `stop`."""
         self._open = True
         self._chunks: list[bytes] = []
         self._hangup = False
         self._posted = False
 
     def take(self) -> tuple[bytes, bool]:
-        """On the loop: the output read so far, and whether the other side has hung up."""
+        """The output read so far, and whether the other side has hung up."""
         with self._lock:
             chunks, self._chunks = self._chunks, []
             self._posted = False
             return b"".join(chunks), self._hangup
 
-    def _close(self) -> None:
-        """Stop reading (waits for a read in progress)."""
+    def resume(self) -> None:
+        """Read again once the descriptor is readable (after the last batch was taken)."""
+        self._reader._arm(self)
+
+    def stop(self) -> None:
+        """Stop watching the descriptor; once this returns the thread will not touch it again (a read in
+        progress is waited for), so the caller may close it. What was read already can still be taken."""
         with self._lock:
             self._open = False
+        self._reader._forget(self)
 
     def _read(self) -> None:
-        """On the thread: read a batch and tell the loop, unless the descriptor was removed meanwhile."""
+        """On the thread: read a batch and tell the loop, unless the feed was stopped meanwhile."""
         with self._lock:
             if not self._open:
                 return
@@ -89,8 +99,8 @@ class Feed:
 
 
 class PtyReader:
-    """The reading thread and the descriptors it watches. `add`, `resume` and `remove` are called on the loop;
-    the thread starts with the first `add` and ends with `close`."""
+    """The reading thread and the descriptors it watches (`add` is called on the loop); the thread starts
+    with the first `add` and ends with `close`."""
 
     def __init__(self) -> None:
         self._epoll = select.epoll()
@@ -100,7 +110,7 @@ class PtyReader:
 
     def add(self, fd: int, ready: Callable[[], None]) -> Feed:
         """Watch `fd` (non-blocking): `ready` is called on the loop when a batch can be taken."""
-        feed = Feed(fd, asyncio.get_running_loop(), ready)
+        feed = Feed(self, fd, asyncio.get_running_loop(), ready)
         self._feeds[fd] = feed
         self._epoll.register(fd, _ARMED)
         if self._thread is None:
@@ -108,15 +118,11 @@ class PtyReader:
             self._thread.start()
         return feed
 
-    def resume(self, feed: Feed) -> None:
-        """Read `feed` again once its descriptor is readable (after its last batch was taken)."""
+    def _arm(self, feed: Feed) -> None:
         if self._feeds.get(feed.fd) is feed:
             self._epoll.modify(feed.fd, _ARMED)
 
-    def remove(self, feed: Feed) -> None:
-        """Stop watching `feed`; once this returns the thread will not touch its descriptor again, which the
-        caller may close. What was read already can still be taken."""
-        feed._close()
+    def _forget(self, feed: Feed) -> None:
         if self._feeds.get(feed.fd) is feed:
             del self._feeds[feed.fd]
             with contextlib.suppress(OSError):

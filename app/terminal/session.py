@@ -1,8 +1,9 @@
 """One terminal: a process on a PTY, its journal, its screen model and its side scanner.
 
 The PTY master is read in batches by the reading thread (app.terminal.pty_reader); on the loop, each batch
-goes to the journal first, then to the scanner and the screen engine. The leader's exit is seen through a pidfd, and the output that
-is still in the PTY is drained before the session is marked exited, so nothing a fast program wrote is lost.
+goes to the journal first, then to the scanner and the screen engine. The leader's exit is seen through a
+pidfd, and the output that is still in the PTY is drained before the session is marked exited, so nothing a
+fast program wrote is lost.
 """
 from __future__ import annotations
 
@@ -29,11 +30,11 @@ from app.terminal.journal import JournalWriter, raw_size, read_raw
 from app.terminal.keys import NotText, UnknownKeyError, bracketed_paste, encode_keys, encode_text
 from app.terminal.layers import ViewOptions, render
 from app.terminal.pty_process import PtyProcessHandle
+from app.terminal.pty_reader import Feed, PtyReader, read_batch
 from app.terminal.scanner import (
     CwdChanged, ModeChanged, Query, ShellMark, SideScanner, TitleChanged, query_reply,
 )
 from app.terminal.screen_view import screen_data, snapshot
-from app.terminal.pty_reader import Feed, PtyReader, read_batch
 from app.terminal.skip_ahead import plan_feed
 from app.terminal.state import State, derive_state
 from app.terminal.waiting import Until, wait_until
@@ -111,7 +112,6 @@ class TerminalSession:
         self._pidfd: int | None = None
         self._leader_exit: int | None = None
         self._hung_up = False
-        self._reader: PtyReader | None = None
         self._feed: Feed | None = None
         self._read_due: asyncio.TimerHandle | None = None
         self._finalized = asyncio.Event()
@@ -168,7 +168,6 @@ class TerminalSession:
             await asyncio.to_thread(os.waitpid, self._handle.pid, 0)
             self._journal.close()
             raise
-        self._reader = reader
         self._feed = reader.add(self._handle.fd, self._on_output)
         loop = asyncio.get_running_loop()
         self._pidfd = self._handle.pidfd()
@@ -203,12 +202,12 @@ class TerminalSession:
             if len(data) >= FLOOD_READ_BYTES:
                 self._read_due = asyncio.get_running_loop().call_later(FLOOD_PAUSE_S, self._resume_reading)
             else:
-                self._reader.resume(self._feed)
+                self._feed.resume()
 
     def _resume_reading(self) -> None:
         self._read_due = None
         if self._feed is not None and not self._hung_up and not self._finalizing:
-            self._reader.resume(self._feed)
+            self._feed.resume()
 
     def _ingest(self, data: bytes) -> None:
         assert self._journal is not None
@@ -323,7 +322,7 @@ class TerminalSession:
     def _on_hangup(self) -> None:
         self._hung_up = True
         if self._feed is not None:
-            self._reader.remove(self._feed)
+            self._feed.stop()
         if self._leader_exit is not None:
             self._finalize()
 
@@ -349,7 +348,7 @@ class TerminalSession:
         if self._read_due is not None:
             self._read_due.cancel()
         if not self._hung_up and self._feed is not None:
-            self._reader.remove(self._feed)
+            self._feed.stop()
             taken, _ = self._feed.take()
             drained, _ = read_batch(self._handle.fd)
             if taken or drained:

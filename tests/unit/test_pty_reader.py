@@ -1,5 +1,5 @@
 """The PTY reading thread on real PTYs: batches reach the loop, one at a time, hang-ups are seen, and a
-removed descriptor is never read again."""
+stopped feed is never read again."""
 from __future__ import annotations
 
 import asyncio
@@ -45,7 +45,7 @@ async def test_a_batch_reaches_the_loop_and_the_next_waits_for_resume(pty: tuple
     os.write(slave, b"second\n")
     await asyncio.sleep(0.3)
     assert calls.empty(), "one shot: nothing is read before the loop resumes the descriptor"
-    reader.resume(feed)
+    feed.resume()
     await asyncio.wait_for(calls.get(), 10)
     assert b"second" in feed.take()[0]
 
@@ -59,7 +59,7 @@ async def test_many_batches_arrive_whole_and_in_order(pty: tuple[int, int], read
     while b"line 2999" not in seen:
         await asyncio.wait_for(calls.get(), 10)
         seen += feed.take()[0]
-        reader.resume(feed)
+        feed.resume()
     await writer
     assert seen.replace(b"\r\n", b"\n") == lines
 
@@ -76,16 +76,16 @@ async def test_a_hang_up_is_reported(pty: tuple[int, int], reader: PtyReader) ->
         data += chunk
         if hangup:
             break
-        reader.resume(feed)
+        feed.resume()
     assert b"last words" in data
 
 
-async def test_a_removed_descriptor_is_not_read(pty: tuple[int, int], reader: PtyReader) -> None:
+async def test_a_stopped_feed_is_not_read(pty: tuple[int, int], reader: PtyReader) -> None:
     master, slave = pty
     feed, calls = await _ready_once(reader, master)
-    reader.remove(feed)
+    feed.stop()
     os.write(slave, b"unread\n")
     await asyncio.sleep(0.3)
     assert calls.empty() and feed.take() == (b"", False)
     assert read_batch(master) == (b"unread\r\n", False), "what was left stays in the PTY for a final drain"
-    reader.resume(feed)  # a late resume of a removed feed is ignored
+    feed.resume()  # a late resume of a stopped feed is ignored
