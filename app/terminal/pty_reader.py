@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import select
 import threading
 from collections.abc import Callable
+
+log = logging.getLogger(__name__)
 
 BATCH_BYTES = 256 << 10
 """Most bytes read from one descriptor in one go."""
@@ -139,5 +142,9 @@ class PtyReader:
         while not self._closed:
             for fd, _ in self._epoll.poll(_POLL_S):
                 feed = self._feeds.get(fd)
-                if feed is not None:
+                if feed is None:
+                    continue
+                try:
                     feed._read()
+                except Exception:  # one terminal's trouble must not stop the reading of all the others
+                    log.exception("reading the PTY on fd %d failed", fd)

@@ -89,3 +89,29 @@ async def test_a_stopped_feed_is_not_read(pty: tuple[int, int], reader: PtyReade
     assert calls.empty() and feed.take() == (b"", False)
     assert read_batch(master) == (b"unread\r\n", False), "what was left stays in the PTY for a final drain"
     feed.resume()  # a late resume of a stopped feed is ignored
+
+
+async def test_one_failing_descriptor_does_not_stop_the_others(
+    pty: tuple[int, int], reader: PtyReader, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    broken_master, broken_slave = pty
+    master, slave = os.openpty()
+    try:
+        os.set_blocking(master, False)
+
+        def flaky(fd: int) -> tuple[bytes, bool]:
+            if fd == broken_master:
+                raise ValueError("a bad day")
+            return read_batch(fd)
+
+        monkeypatch.setattr("app.terminal.pty_reader.read_batch", flaky)
+        _, broken_calls = await _ready_once(reader, broken_master)
+        feed, calls = await _ready_once(reader, master)
+        os.write(broken_slave, b"lost\n")
+        await asyncio.sleep(0.2)
+        os.write(slave, b"still read\n")
+        await asyncio.wait_for(calls.get(), 10)
+        assert feed.take() == (b"still read\r\n", False) and broken_calls.empty()
+    finally:
+        os.close(master)
+        os.close(slave)
