@@ -184,6 +184,7 @@ class TerminalSession:
         self = cls(meta, directory, limits)
         snapshot = files.load_snapshot(directory) or {}
         self.title = snapshot.get("title", "")
+        self.blocks.forged = int(snapshot.get("forged_marks", 0))
         self._dormant_size = raw_size(directory)
         self._finalized.set()
         return self
@@ -396,7 +397,9 @@ class TerminalSession:
         return journal or self._storage_failure or self.blocks.failure
 
     def _snapshot(self) -> dict[str, Any]:
-        return snapshot(self._sync(), title=self.title, raw_offset=self.raw_offset, ts=time.time())
+        return snapshot(
+            self._sync(), title=self.title, forged_marks=self.blocks.forged, raw_offset=self.raw_offset, ts=time.time()
+        )
 
     def _schedule_snapshot(self) -> None:
         """Rewrite screen.snapshot.json at most every SNAPSHOT_INTERVAL_S, always after the last change.

@@ -114,6 +114,9 @@ async def test_a_forged_mark_is_ignored_and_counted(manager: TerminalManager, sh
     nonce = _nonce(s)
     await _run(s, f"env | grep -c -e {nonce} -e ZDOTDIR -e LOOKOUT -e __lookout")
     assert await _output(s, 2) == "0"
+    await s.stop()
+    after_restart = TerminalSession.recover(s.directory, s.limits)
+    assert after_restart.describe()["forged_marks"] == 2, "the count is kept in screen.snapshot.json"
 
 
 async def test_a_program_cannot_move_the_cwd_of_its_commands(manager: TerminalManager, shell: str, home: Path) -> None:
