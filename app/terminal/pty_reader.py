@@ -91,10 +91,12 @@ class Feed:
             if not self._open:
                 return
             data, hangup = read_batch(self.fd)
-            if data:
-                self._chunks.append(data)
+            if not (data or hangup):  # readable, yet nothing to read: watch it again
+                self._reader._arm(self)
+                return
+            self._chunks.append(data)
             self._hangup = self._hangup or hangup
-            if self._posted or not (data or hangup):
+            if self._posted:
                 return
             self._posted = True
         with contextlib.suppress(RuntimeError):  # the loop is closed: the daemon is ending

@@ -115,3 +115,21 @@ async def test_one_failing_descriptor_does_not_stop_the_others(
     finally:
         os.close(master)
         os.close(slave)
+
+
+async def test_a_wake_up_with_nothing_to_read_keeps_watching(
+    pty: tuple[int, int], reader: PtyReader, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    master, slave = pty
+    spurious = [True]
+
+    def once_empty(fd: int) -> tuple[bytes, bool]:
+        if spurious.pop() if spurious else False:
+            return b"", False
+        return read_batch(fd)
+
+    monkeypatch.setattr("app.terminal.pty_reader.read_batch", once_empty)
+    feed, calls = await _ready_once(reader, master)
+    os.write(slave, b"late\n")
+    await asyncio.wait_for(calls.get(), 10)
+    assert feed.take() == (b"late\r\n", False) and not spurious
