@@ -42,12 +42,6 @@ from app.timeline.recording import DEFAULT_AGENT, NullRecorder, Recorder, curren
 
 log = logging.getLogger(__name__)
 
-FLOOD_READ_BYTES = 4 << 10
-FLOOD_PAUSE_S = 0.01
-"""After a batch of at least FLOOD_READ_BYTES, a terminal's PTY rests for FLOOD_PAUSE_S before it is read
-again, so a flood is taken in a few large batches instead of thousands of small ones (a program that writes
-line by line would wake the loop for every line), and a program that writes faster than that waits in its
-write, as it would in any terminal. Keystroke echoes and short answers are read at once."""
 SYNC_BYTES = {"avt": (256 << 10, 2 << 20), "pyte": (16 << 10, 16 << 10)}
 """Output is fed to the screen engine lazily: before anything reads the screen (the next delta, which is
 due after any output, within UNWATCHED_INTERVAL_S), or once this much is pending (the first figure normally,
@@ -113,7 +107,6 @@ class TerminalSession:
         self._leader_exit: int | None = None
         self._hung_up = False
         self._feed: Feed | None = None
-        self._read_due: asyncio.TimerHandle | None = None
         self._finalized = asyncio.Event()
         self._finalizing = False
         self._snapshot_due: asyncio.TimerHandle | None = None
@@ -200,14 +193,6 @@ class TerminalSession:
         if hangup:
             self._on_hangup()
         elif not self._finalizing:
-            if len(data) >= FLOOD_READ_BYTES:
-                self._read_due = asyncio.get_running_loop().call_later(FLOOD_PAUSE_S, self._resume_reading)
-            else:
-                self._feed.resume()
-
-    def _resume_reading(self) -> None:
-        self._read_due = None
-        if self._feed is not None and not self._hung_up and not self._finalizing:
             self._feed.resume()
 
     def _ingest(self, data: bytes) -> None:
@@ -346,8 +331,6 @@ class TerminalSession:
             return
         self._finalizing = True  # the drain below may see the hang-up, which would finalize again
         loop = asyncio.get_running_loop()
-        if self._read_due is not None:
-            self._read_due.cancel()
         if not self._hung_up and self._feed is not None:
             self._feed.stop()
             taken, _ = self._feed.take()
