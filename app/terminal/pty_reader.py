@@ -4,9 +4,10 @@ A read from a PTY master takes a while even on a non-blocking descriptor: the ke
 output into the line discipline's 4 KB buffer in a worker thread, and the read waits for that work, 4 KB at
 a time. In a flood this waiting was the largest share of the event loop's time, and every request queued
 behind it. Here a thread waits instead: it watches every master with epoll (one shot per descriptor), reads
-a batch when one is readable and hands it to the loop (`Feed.take`), and reads that descriptor again only
-when the loop asks (`PtyReader.resume`). So at most one batch per terminal is on its way, and a program that
-writes faster than its output is taken waits in its write, as it would in any terminal.
+a batch when one is readable and hands it to the loop (`Feed.take`). It goes on reading that descriptor
+until MAX_PENDING bytes wait for the loop, and then only once the loop has taken them and asks
+(`Feed.resume`): a program that writes faster than its output is taken waits in its write, as it would in
+any terminal.
 """
 from __future__ import annotations
 
@@ -22,6 +23,10 @@ log = logging.getLogger(__name__)
 
 BATCH_BYTES = 256 << 10
 """Most bytes read from one descriptor in one go."""
+MAX_PENDING = 256 << 10
+"""The thread goes on reading a descriptor until this much of its output waits for the loop: the thread
+needs the GIL after each read, which the busy loop gives up only every few milliseconds, so one batch at
+a time would cap a flood at a batch per switch interval."""
 _ARMED = select.EPOLLIN | select.EPOLLONESHOT
 _POLL_S = 0.5
 """How long the thread waits in epoll before it looks whether it was closed."""
@@ -64,6 +69,7 @@ class Feed:
         """Held while the thread reads the descriptor, and by `stop`."""
         self._open = True
         self._chunks: list[bytes] = []
+        self._size = 0
         self._hangup = False
         self._posted = False
 
@@ -71,6 +77,7 @@ class Feed:
         """The output read so far, and whether the other side has hung up."""
         with self._lock:
             chunks, self._chunks = self._chunks, []
+            self._size = 0
             self._posted = False
             return b"".join(chunks), self._hangup
 
@@ -95,7 +102,10 @@ class Feed:
                 self._reader._arm(self)
                 return
             self._chunks.append(data)
+            self._size += len(data)
             self._hangup = self._hangup or hangup
+            if not self._hangup and self._size < MAX_PENDING:
+                self._reader._arm(self)
             if self._posted:
                 return
             self._posted = True

@@ -1,5 +1,5 @@
-"""The PTY reading thread on real PTYs: batches reach the loop, one at a time, hang-ups are seen, and a
-stopped feed is never read again."""
+"""The PTY reading thread on real PTYs: batches reach the loop in order, reading pauses while too much
+waits for the loop, hang-ups are seen, and a stopped feed is never read again."""
 from __future__ import annotations
 
 import asyncio
@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
-from app.terminal.pty_reader import Feed, PtyReader, read_batch
+from app.terminal.pty_reader import BATCH_BYTES, MAX_PENDING, Feed, PtyReader, read_batch
 
 
 @pytest.fixture
@@ -36,18 +36,37 @@ async def _ready_once(reader: PtyReader, fd: int) -> tuple[Feed, asyncio.Queue[N
     return feed, calls
 
 
-async def test_a_batch_reaches_the_loop_and_the_next_waits_for_resume(pty: tuple[int, int], reader: PtyReader) -> None:
+async def test_a_batch_reaches_the_loop(pty: tuple[int, int], reader: PtyReader) -> None:
     master, slave = pty
     feed, calls = await _ready_once(reader, master)
     os.write(slave, b"first\n")
     await asyncio.wait_for(calls.get(), 10)
     assert feed.take() == (b"first\r\n", False)
-    os.write(slave, b"second\n")
-    await asyncio.sleep(0.3)
-    assert calls.empty(), "one shot: nothing is read before the loop resumes the descriptor"
-    feed.resume()
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+async def test_reading_pauses_while_too_much_waits_for_the_loop(pty: tuple[int, int], reader: PtyReader) -> None:
+    master, slave = pty
+    feed, calls = await _ready_once(reader, master)
+    total = 3 * MAX_PENDING
+    writer = asyncio.create_task(asyncio.to_thread(_write_all, slave, b"x" * total))
     await asyncio.wait_for(calls.get(), 10)
-    assert b"second" in feed.take()[0]
+    await asyncio.sleep(0.5)
+    assert not writer.done(), "the program waits in its write"
+    data, _ = feed.take()
+    assert MAX_PENDING <= len(data) < MAX_PENDING + BATCH_BYTES
+    received = len(data)
+    while received < total:
+        feed.resume()
+        await asyncio.wait_for(calls.get(), 10)
+        received += len(feed.take()[0])
+    await writer
+    assert received == total
 
 
 async def test_many_batches_arrive_whole_and_in_order(pty: tuple[int, int], reader: PtyReader) -> None:
