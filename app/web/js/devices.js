@@ -26,15 +26,18 @@ export function showDevice(main, serial) {
   async function tap(body, what) {
     try {
       const done = await api("POST", `${path}/tap`, { ...body, obs_id: current.obs_id });
-      notice(status, `Tapped ${what} (device pixel ${done.device_point.join(",")}).`);
-      setTimeout(load, 400);
+      const tapped = `Tapped ${what} (device pixel ${done.device_point.join(",")}).`;
+      notice(status, tapped);
+      setTimeout(() => load(tapped), 400);
     } catch (error) {
       notice(status, error.message, true);
     }
   }
 
-  async function load() {
-    notice(status, "Taking a screenshot…");
+  // `before`: what the status said first (the tap that led here), kept in front of what load says
+  async function load(before = "") {
+    const say = (text, isError = false) => notice(status, before ? `${before} ${text}` : text, isError);
+    say("Taking a screenshot…");
     try {
       current = await api("POST", `${path}/screenshot`, { marks: true });
       const url = await objectUrl(current.url);
@@ -46,9 +49,9 @@ export function showDevice(main, serial) {
       elements.replaceChildren(...ui.elements.map((e) => el("li", {},
         el("button", { type: "button", class: "secondary", onclick: () => tap({ element: e.index }, `element ${e.index}`) }, `[${e.index}]`),
         `${e.class} ${e.text || e.desc || e.id || ""}`)));
-      notice(status, `Observation ${current.obs_id}: ${current.image.width}x${current.image.height} of ${current.device.width}x${current.device.height}.`);
+      say(`Observation ${current.obs_id}: ${current.image.width}x${current.image.height} of ${current.device.width}x${current.device.height}.`);
     } catch (error) {
-      notice(status, error.message, true);
+      say(error.message, true);
     }
   }
 
@@ -59,7 +62,7 @@ export function showDevice(main, serial) {
     const y = Math.round(((event.clientY - box.top) / box.height) * current.image.height);
     tap({ x, y }, `at ${x},${y}`);
   });
-  refresh.addEventListener("click", load);
+  refresh.addEventListener("click", () => load());
   load();
   return () => imageUrl && URL.revokeObjectURL(imageUrl);
 }
