@@ -9,9 +9,11 @@ Pages are served from 127.0.0.1 and read in one headless Chromium (1280x720) in 
 
 For every page: o200k tokens of `page.aria_snapshot(mode="ai")` (the baseline) and of lookout's default
 snapshot (max_elements 150, max_tokens 4000; `aria_snapshot(mode="ai", boxes=True)`, the modal check,
-parsing and rendering: everything but HTTP); the recall of the in-viewport interactive elements (the
+parsing and rendering as the daemon's `snapshot_text` does them: everything but HTTP and the observation's
+file); the recall of the in-viewport interactive elements (the
 baseline's refs of interactive roles whose box meets the viewport, found in lookout's text); and the time
-of both (median of `--repeat`). Then a scripted 8-action run on the generated form page: tokens of a
+of both (median of `--repeat`), and apart the time of `aria_snapshot(mode="ai", boxes=True)` alone, the
+part of lookout's time that is Playwright's. Then a scripted 8-action run on the generated form page: tokens of a
 snapshot after every action as diffs (lookout's default for action snapshots) against full snapshots.
 
 Goals: median tokens at most 25% of the baseline with 100% recall, time at most 1.5x the baseline's.
@@ -45,6 +47,7 @@ from app.browser.browser import FLAGS, find_executable  # noqa: E402
 from app.browser.diff import diff, render_diff  # noqa: E402
 from app.browser.pages import _PAGE_STATE_JS  # noqa: E402
 from app.browser.snapshot_view import INTERACTIVE, PageContext, SnapshotOptions, render  # noqa: E402
+from app.browser.views import snapshot_text  # noqa: E402
 from app.core.tokens import count_tokens  # noqa: E402
 
 MINIWOB = "miniwob==1.1.0"
@@ -103,8 +106,8 @@ async def lookout_snapshot(page: Page) -> tuple[str, int]:
     (title, modal), raw = await asyncio.gather(
         page.evaluate(_PAGE_STATE_JS), page.aria_snapshot(mode="ai", boxes=True)
     )
-    view = render(parse(raw), SnapshotOptions(), PageContext(page.url, title, VIEWPORT, modal=modal))
-    return view.text, view.tokens
+    text, metadata = snapshot_text(raw, SnapshotOptions(), PageContext(page.url, title, VIEWPORT, modal=modal), None)
+    return text, metadata["tokens"]
 
 
 def in_viewport_interactive(raw_with_boxes: str) -> set[str]:
@@ -118,11 +121,14 @@ def in_viewport_interactive(raw_with_boxes: str) -> set[str]:
 
 
 async def measure(page: Page, repeat: int) -> dict[str, Any]:
-    base_times, ours_times = [], []
+    base_times, boxes_times, ours_times = [], [], []
     for _ in range(repeat):
         start = time.perf_counter()
         baseline = await page.aria_snapshot(mode="ai")
         base_times.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        await page.aria_snapshot(mode="ai", boxes=True)
+        boxes_times.append(time.perf_counter() - start)
         start = time.perf_counter()
         text, tokens = await lookout_snapshot(page)
         ours_times.append(time.perf_counter() - start)
@@ -130,7 +136,8 @@ async def measure(page: Page, repeat: int) -> dict[str, Any]:
     found = {ref for ref in wanted if f"[ref={ref}]" in text}
     return {"baseline_tokens": count_tokens(baseline), "tokens": tokens,
             "recall": len(found) / len(wanted) if wanted else 1.0, "wanted": len(wanted),
-            "baseline_ms": statistics.median(base_times) * 1000, "ms": statistics.median(ours_times) * 1000}  # fmt: skip
+            "baseline_ms": statistics.median(base_times) * 1000, "boxes_ms": statistics.median(boxes_times) * 1000,
+            "ms": statistics.median(ours_times) * 1000}  # fmt: skip
 
 
 async def scripted_run(page: Page, url: str) -> dict[str, int]:
@@ -188,10 +195,11 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
 def report(figures: dict[str, Any]) -> None:
     pages = figures["pages"]
     print(f"\nbrowser_snapshot: lookout's default snapshot vs page.aria_snapshot(mode='ai'), {len(pages)} pages\n")
-    print(f"{'page':<34} {'baseline':>8} {'lookout':>8} {'ratio':>6} {'recall':>7} {'base ms':>8} {'ms':>7}")
+    print(f"{'page':<34} {'baseline':>8} {'lookout':>8} {'ratio':>6} {'recall':>7} {'base ms':>8} {'boxes ms':>8} "
+          f"{'ms':>7}")  # fmt: skip
     for name, r in pages.items():
         print(f"{name:<34} {r['baseline_tokens']:>8} {r['tokens']:>8} {r['tokens'] / r['baseline_tokens']:>6.2f} "
-              f"{r['recall']:>7.0%} {r['baseline_ms']:>8.1f} {r['ms']:>7.1f}")  # fmt: skip
+              f"{r['recall']:>7.0%} {r['baseline_ms']:>8.1f} {r['boxes_ms']:>8.1f} {r['ms']:>7.1f}")  # fmt: skip
     summary: dict[str, Any] = {}
     for group in ("generated", "miniwob", "all"):
         rows = [r for n, r in pages.items() if group == "all" or n.startswith(group + "/")]
@@ -200,10 +208,12 @@ def report(figures: dict[str, Any]) -> None:
             "median_token_ratio": round(statistics.median(r["tokens"] / r["baseline_tokens"] for r in rows), 3),
             "min_recall": round(min(r["recall"] for r in rows), 3),
             "median_time_ratio": round(statistics.median(r["ms"] / r["baseline_ms"] for r in rows), 2),
+            "median_boxes_ratio": round(statistics.median(r["boxes_ms"] / r["baseline_ms"] for r in rows), 2),
         }
         s = summary[group]
         print(f"\n{group}: median tokens {s['median_token_ratio']:.0%} of the baseline (goal <= 25%), lowest recall "
-              f"{s['min_recall']:.0%} (goal 100%), median time {s['median_time_ratio']:.2f}x (goal <= 1.5x)")  # fmt: skip
+              f"{s['min_recall']:.0%} (goal 100%), median time {s['median_time_ratio']:.2f}x (goal <= 1.5x; "
+              f"Playwright's snapshot with boxes alone: {s['median_boxes_ratio']:.2f}x)")  # fmt: skip
     script = figures["script"]
     print(f"\n{script['actions']}-action scripted run: snapshots as diffs {script['diff_tokens']} tokens, as full "
           f"snapshots {script['full_tokens']} tokens ({script['diff_tokens'] / script['full_tokens']:.0%})")

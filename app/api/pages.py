@@ -136,7 +136,7 @@ class FindRequest(_Strict):
 async def find(page_id: str, body: FindRequest, request: Request) -> JSONResponse:
     """Text or regex search over the page's last snapshot, folded parts included: each match's line (with
     its ref) and the lines of its ancestors."""
-    return JSONResponse(_manager(request).find(page_id, body.text, body.regex))
+    return JSONResponse(await _manager(request).find(page_id, body.text, body.regex))
 
 
 @router.post("/{page_id}/action")

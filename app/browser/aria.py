@@ -10,11 +10,18 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
-_NODE = re.compile(
-    r'(?P<role>[A-Za-z][\w-]*)(?: (?P<name>"(?:[^"\\]|\\.)*"))?(?P<attrs>(?: \[[^\]]*\])*)(?::(?: (?P<value>.*))?)?'
+_ATTRS = (
+    r"(?P<flags>(?: \[(?!ref=|box=)[^\]\n]*\])*)(?: \[ref=(?P<ref>[^\]\n]+)\])?(?P<more>(?: \[(?!box=)[^\]\n]*\])*)"
+    r"(?: \[box=(?P<box>[^\]\n]*)\])?(?P<rest>(?: \[[^\]\n]*\])*)"
 )
+"""`[flags] [ref=..] [more flags] [box=..]`, in Playwright's order; `rest` takes any other order."""
+_ROLE_NAME = r'(?P<role>[A-Za-z][\w-]*)(?: (?P<name>"(?:[^"\\\n]|\\.)*"))?'
+_NODE = re.compile(_ROLE_NAME + _ATTRS + r"(?::(?: (?P<value>.*))?)?")
+_LINE = re.compile(r"^(?P<indent> *)- " + _ROLE_NAME + _ATTRS + r"(?::(?: (?P<value>.*))?)?$|^(?P<other>.*)$", re.M)
+"""A node line in the common form, else any line (read by the slower path: props, quoted keys, errors)."""
 _ATTR = re.compile(r" \[([^\]]*)\]")
 
 
@@ -22,7 +29,7 @@ class AriaParseError(ValueError):
     """A line of the snapshot is not in the expected grammar."""
 
 
-@dataclass
+@dataclass(slots=True)
 class AriaNode:
     role: str
     name: str = ""
@@ -51,25 +58,47 @@ def parse(snapshot: str) -> AriaNode:
     """The snapshot as a tree under a synthetic `document` root."""
     root = AriaNode("document")
     stack: list[tuple[int, AriaNode]] = [(-1, root)]
-    for number, line in enumerate(snapshot.splitlines(), 1):
-        if not line.strip():
-            continue
-        indent = len(line) - len(line.lstrip(" "))
-        body = line.strip()
-        if not body.startswith("- "):
-            raise AriaParseError(f"line {number}: expected '- ', got {body[:60]!r}")
+    for match in _LINE.finditer(snapshot):
+        indent_text, role, name, flags, ref, more, box, rest, value, other = match.groups()
+        if other is not None:
+            body = other.lstrip(" ")
+            if not body.strip():
+                continue
+            indent = len(other) - len(body)
+        else:
+            indent = len(indent_text)
         while stack[-1][0] >= indent:
             stack.pop()
         parent = stack[-1][1]
-        body = _unquote_key(body[2:], number)
-        if body.startswith("/"):
-            key, _, value = body[1:].partition(":")
-            parent.props[key.strip()] = _value(value.strip())
-            continue
-        node = _node(body, number)
+        if other is None:
+            node = _built(role, name, flags, ref, more, box, rest, value)
+        else:
+            node = _other_line(body, parent, lambda: snapshot.count("\n", 0, match.start()) + 1)
+            if node is None:
+                continue
         parent.children.append(node)
         stack.append((indent, node))
     return root
+
+
+def _other_line(body: str, parent: AriaNode, number: Callable[[], int]) -> AriaNode | None:
+    """A line the common form did not match: a property of `parent` (None), a node with a quoted key, or
+    an error."""
+    if not body.startswith("- "):
+        raise AriaParseError(f"line {number()}: expected '- ', got {body.strip()[:60]!r}")
+    body = body[2:].rstrip()
+    if body[:1] in "'\"":
+        body = _unquote_key(body, number())
+    if body.startswith("/"):
+        key, _, value = body[1:].partition(":")
+        parent.props[key.strip()] = _value(value.strip())
+        return None
+    if body.startswith("text:") or body == "text":
+        return AriaNode("text", text=_value(body[5:].strip()))
+    match = _NODE.fullmatch(body)
+    if match is None:
+        raise AriaParseError(f"line {number()}: not `role \"name\" [attr]...` in {body[:60]!r}")
+    return _built(*match.groups())
 
 
 def _unquote_key(body: str, number: int) -> str:
@@ -90,26 +119,35 @@ def _unquote_key(body: str, number: int) -> str:
     return body
 
 
-def _node(body: str, number: int) -> AriaNode:
-    if body.startswith("text:") or body == "text":
-        return AriaNode("text", text=_value(body[5:].strip()))
-    match = _NODE.fullmatch(body)
-    if match is None:
-        raise AriaParseError(f"line {number}: not `role \"name\" [attr]...` in {body[:60]!r}")
-    name = match.group("name")
-    node = AriaNode(match.group("role"), name=(json.loads(name) if "\\" in name else name[1:-1]) if name else "")
-    for attr in _ATTR.findall(match.group("attrs")):
-        key, _, value = attr.partition("=")
-        if key == "ref":
-            node.ref = value
-        elif key == "box":
-            x, y, w, h = (int(float(v)) for v in value.split(","))
-            node.box = (x, y, w, h)
-        else:
-            node.flags[key] = value
-    if match.group("value"):
-        node.text = _value(match.group("value").strip())
+def _built(
+    role: str, name: str | None, flags: str, ref: str | None, more: str, box: str | None, rest: str, value: str | None
+) -> AriaNode:  # fmt: skip
+    if role == "text" and name is None and not (flags or ref or more or box or rest):
+        return AriaNode("text", text=_value(value.strip()) if value else "")
+    node = AriaNode(role, name=(json.loads(name) if "\\" in name else name[1:-1]) if name else "", ref=ref)
+    if box is not None:
+        node.box = _box(box)
+    for attrs in (flags, more, rest):
+        if attrs:
+            for attr in _ATTR.findall(attrs):
+                key, _, value_ = attr.partition("=")
+                if key == "ref":
+                    node.ref = value_
+                elif key == "box":
+                    node.box = _box(value_)
+                else:
+                    node.flags[key] = value_
+    if value:
+        node.text = _value(value.strip())
     return node
+
+
+def _box(value: str) -> tuple[int, int, int, int]:
+    try:
+        x, y, w, h = map(int, value.split(","))
+    except ValueError:
+        x, y, w, h = (int(float(v)) for v in value.split(","))
+    return x, y, w, h
 
 
 def _string_end(text: str, start: int) -> int:

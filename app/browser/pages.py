@@ -31,6 +31,7 @@ from app.browser.snapshot_view import PageContext, SnapshotOptions
 from app.browser.views import snapshot_text
 from app.core.errors import BadInput, Conflict, LookoutError, NotFound, Unavailable
 from app.core.events import EventBus
+from app.core.gc_pause import gc_paused
 from app.core.ids import check_id, new_id
 from app.core.images import ImageFormat, encode, resize
 from app.core.scaling import RAW_WARNING, Scale, fit, image_tokens
@@ -194,7 +195,7 @@ class PageManager:
         """A budgeted snapshot; with `since` a diff against that earlier snapshot (a full snapshot that says
         why when the URL changed or most of the page did); with `expand` only the subtree of that ref."""
         record = self.get(page_id)
-        before = self._snapshot_observation(page_id, since) if since is not None else None
+        before = await asyncio.to_thread(self._snapshot_observation, page_id, since) if since is not None else None
         try:
             (title, modal), raw = await asyncio.gather(  # one round trip's wait, not two
                 record.page.evaluate(_PAGE_STATE_JS), record.page.aria_snapshot(mode="ai", boxes=True)
@@ -254,18 +255,21 @@ class PageManager:
         except FileNotFoundError:
             raise NotFound(f"no observation {obs_id!r} of page {page_id!r}") from None
 
-    def find(self, page_id: str, pattern: str, regex: bool) -> dict[str, Any]:
+    async def find(self, page_id: str, pattern: str, regex: bool) -> dict[str, Any]:
         """Search the page's last observation (its whole snapshot, folded parts included)."""
         record = self.get(page_id)
         if record.last_obs is None:
             raise Conflict("no snapshot of this page yet: take one, then search it")
-        stored = self._snapshot_observation(page_id, record.last_obs)
+        return await asyncio.to_thread(self._find, page_id, record.last_obs, pattern, regex)
+
+    def _find(self, page_id: str, obs_id: str, pattern: str, regex: bool) -> dict[str, Any]:
+        stored = self._snapshot_observation(page_id, obs_id)
         try:
-            matches, count = find(parse(stored["raw"]), pattern, regex)
+            with gc_paused():
+                matches, count = find(parse(stored["raw"]), pattern, regex)
         except ValueError as exc:
             raise BadInput(str(exc), field="text") from exc
-        return {"obs_id": record.last_obs, "count": count,
-                "matches": [{"line": m.line, "path": list(m.path)} for m in matches]}  # fmt: skip
+        return {"obs_id": obs_id, "count": count, "matches": [{"line": m.line, "path": list(m.path)} for m in matches]}
 
     def _snapshot_observation(self, page_id: str, obs_id: str) -> dict[str, Any]:
         stored = self.observation(page_id, obs_id)

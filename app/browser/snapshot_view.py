@@ -1,7 +1,8 @@
 """The budgeted page snapshot: which nodes of the accessibility tree an agent sees, and how, within limits.
 
 Pure functions over the parsed tree (app.browser.aria). Unnamed wrappers (`generic` without a name or
-text) are hoisted away. Each node is scored by its role (the seed's table, with text that carries meaning
+text) are hoisted away, and so is a label's text beside the control it names (`- text: Email` next to
+`- textbox "Email"`). Each node is scored by its role (the seed's table, with text that carries meaning
 kept in) and graded by its distance to the viewport; nodes are taken by score, each with the ancestors
 that place it, until `max_elements` or `max_tokens` would be passed. Nothing is cut silently: a node whose
 descendants were left out says how many and of what (`- navigation "Main" [ref=e7]: 48 links folded`),
@@ -9,7 +10,10 @@ and the header says what was cut and why. `tokens` is the o200k count of the who
 and never exceeds `max_tokens`.
 
 Line grammar: `- role "name" [flag] [flag=value] [url=...] [ref=eN]: inline text`, two spaces of indent
-per level; `- text: ...` for text; a fold is `: N role(s), ... folded` on the node (when none of its
+per level; `- text: ...` for text. A container that is only structure (no name, text or properties, not
+interactive) and whose children are all shown has no ref (`- listitem`): its children are what an agent
+acts on, and a ref costs about 7 tokens a line; a container with folded children keeps its ref for
+`expand`. A fold is `: N role(s), ... folded` on the node (when none of its
 children is shown) or a last child line `- … N more folded: ...`.
 """
 from __future__ import annotations
@@ -97,6 +101,13 @@ class _Item:
         return self._line
 
     @property
+    def bare_line(self) -> str:
+        """Its line without the ref when it is only structure (the same object as `line` otherwise)."""
+        if self.node.ref and _structural(self.node):
+            return self.line.replace(f" [ref={self.node.ref}]", "", 1)
+        return self.line
+
+    @property
     def cost(self) -> int:
         """The tokens of its line (counted on first use: most lines of a big page never need it)."""
         if self._cost is None:
@@ -136,22 +147,31 @@ def _modal(root: AriaNode, name: str | None) -> AriaNode | None:
 def _items(root: AriaNode, ctx: PageContext) -> list[_Item]:
     """The nodes an agent can see, in document order, wrappers hoisted away, each with its line."""
     out: list[_Item] = []
-
-    def visit(node: AriaNode, parent: _Item | None) -> None:
+    stack: list[tuple[AriaNode, _Item | None]] = [(root, None)]
+    while stack:
+        node, parent = stack.pop()
         if node.role == "document" or (node.role in WRAPPERS and not node.name and not node.text):
-            for child in node.children:
-                visit(child, parent)
-            return
+            stack.extend((child, parent) for child in reversed(_seen_children(node)))
+            continue
         item = _Item(node, parent, len(out))
         item.score = ROLE_PRIORITY.get(node.role, DEFAULT_PRIORITY) + _viewport_grade(node, parent, ctx)
         out.append(item)
         if parent is not None:
             parent.children.append(item)
-        for child in node.children:
-            visit(child, item)
-
-    visit(root, None)
+        if node.children:
+            stack.extend((child, item) for child in reversed(_seen_children(node)))
     return out
+
+
+def _seen_children(node: AriaNode) -> list[AriaNode]:
+    """Its children but a label's text beside the control it names."""
+    children = node.children
+    if len(children) < 2:
+        return children
+    names = {child.name for child in children if child.name and child.role in INTERACTIVE}
+    if not names:
+        return children
+    return [child for child in children if not (child.role == "text" and child.text.strip() in names)]
 
 
 def _viewport_grade(node: AriaNode, parent: _Item | None, ctx: PageContext) -> float:
@@ -192,14 +212,16 @@ def _choose(
     used_tokens = used_elements = 0
     reasons = {"filters"} if len(wanted) < total else set()
     for item in sorted(wanted, key=lambda i: (-i.score, i.order)):
+        if used_elements >= options.max_elements:
+            reasons.add("element limit")  # nothing more can be taken: no need to look at the rest
+            break
         if id(item) in chosen:
             continue
         missing = [a for a in _with_ancestors(item) if id(a) not in chosen]
         if used_elements + len(missing) > options.max_elements:
             reasons.add("element limit")
             continue
-        folds = FOLD_LINE_TOKENS if item.parent is not None and id(item.parent) not in chosen else 0
-        cost = sum(a.cost for a in missing) + folds
+        cost = sum(a.cost for a in missing) + FOLD_LINE_TOKENS * _new_folds(missing)
         if used_tokens + cost > budget:
             reasons.add("token budget")
         else:
@@ -208,6 +230,18 @@ def _choose(
             used_elements += len(missing)
     reason = next((r for r in ("token budget", "element limit", "filters") if r in reasons), None)
     return chosen, reason
+
+
+def _new_folds(missing: list[_Item]) -> int:
+    """How many fold lines taking `missing` (an item, then its ancestors not yet taken) may add: one for each
+    of them with children that are not on the path (an estimate: the final text is counted exactly)."""
+    below: _Item | None = None
+    folds = 0
+    for item in missing:
+        if len(item.children) > (below is not None):
+            folds += 1
+        below = item
+    return folds
 
 
 def _with_ancestors(item: _Item) -> list[_Item]:
@@ -225,28 +259,32 @@ def _finish(
     """Render, then (rarely: the estimate per line is not exact) drop the lowest-scored leaves until the
     whole text fits the budget."""
     while True:
-        body, shown = _body(items, chosen)
+        body, shown, refs = _body(items, chosen)
         truncated = len(shown) < total
         header = header_lines(ctx, len(shown), total, reason if truncated else None)
         text, tokens = with_token_line(header, body)
         if options.full or tokens <= options.max_tokens or not shown:
-            refs = tuple(i.node.ref for i in shown if i.node.ref and i.node.role != "text")
-            return Snapshot(text, total, len(shown), truncated, reason if truncated else None, tokens, refs)
+            return Snapshot(text, total, len(shown), truncated, reason if truncated else None, tokens, tuple(refs))
         leaves = [i for i in shown if not any(id(c) in chosen for c in i.children)]
         drop = min(leaves, key=lambda i: (i.score, -i.order))
         chosen.discard(id(drop))
         reason = "token budget"
 
 
-def _body(items: list[_Item], chosen: set[int]) -> tuple[list[str], list[_Item]]:
+def _body(items: list[_Item], chosen: set[int]) -> tuple[list[str], list[_Item], list[str]]:
+    """The lines of the chosen items, the items shown and the refs shown, in document order."""
     lines: list[str] = []
     shown: list[_Item] = []
+    refs: list[str] = []
 
     def emit(item: _Item, depth: int) -> None:
         shown.append(item)
         kept = [c for c in item.children if id(c) in chosen]
         left = [c for c in item.children if id(c) not in chosen]
-        line = "  " * depth + item.line
+        own = item.line if left or not kept else item.bare_line
+        if item.node.ref and own is item.line and item.node.role != "text":
+            refs.append(item.node.ref)
+        line = "  " * depth + own
         if left and not kept:
             summary = _fold_summary(left)
             lines.append(f"{line} [{summary}]" if item.node.text else f"{line}: {summary}")
@@ -264,7 +302,7 @@ def _body(items: list[_Item], chosen: set[int]) -> tuple[list[str], list[_Item]]
     left = [i for i in tops if id(i) not in chosen]
     if left:
         lines.append(f"- … {_fold_summary(left, more=True)}")
-    return lines, shown
+    return lines, shown, refs
 
 
 def _fold_summary(items: list[_Item], more: bool = False) -> str:
@@ -292,6 +330,11 @@ def _subtree(item: _Item) -> list[_Item]:
         out.append(current)
         stack.extend(current.children)
     return out
+
+
+def _structural(node: AriaNode) -> bool:
+    """Only structure: no name, text or properties, not interactive, no flag but `active`."""
+    return not (node.name or node.text or node.props or node.role in INTERACTIVE or node.flags.keys() - {"active"})
 
 
 def render_line(node: AriaNode) -> str:

@@ -11,6 +11,7 @@ from app.browser.diff import FULL_ABOVE, diff, render_diff
 from app.browser.search import subtree
 from app.browser.snapshot_view import PageContext, Snapshot, SnapshotOptions, header_lines, render
 from app.core.errors import BackendFailure, Conflict
+from app.core.gc_pause import gc_paused
 
 
 def snapshot_text(
@@ -19,7 +20,8 @@ def snapshot_text(
     """The text and metadata of a snapshot: a diff against `before` when it is worth it, else full (only
     the subtree of `expand`, when given)."""
     try:
-        return _view_of(parse(raw), options, ctx, before, expand)
+        with gc_paused():  # tens of thousands of nodes on a big page: the collector would double the time
+            return _view_of(parse(raw), options, ctx, before, expand)
     except AriaParseError as exc:
         raise BackendFailure(f"the page's accessibility snapshot could not be read: {exc}") from exc
 

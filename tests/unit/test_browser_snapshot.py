@@ -60,13 +60,15 @@ def test_parse_refuses_other_grammar(bad: str) -> None:
 def test_render_hoists_wrappers_and_drops_noise() -> None:
     view = render(parse(SAMPLE), SnapshotOptions(), CTX)
     lines = view.text.splitlines()
-    assert lines[:4] == ["# Page: Shop — http://127.0.0.1/shop", "# Elements: 14 of 14",
+    assert lines[:4] == ["# Page: Shop — http://127.0.0.1/shop", "# Elements: 13 of 13",
                          "# Navigation: Home → Shop", f"# Tokens: {view.tokens}"]  # fmt: skip
-    assert lines[4:7] == ['- navigation "Main" [ref=e2]', '  - link "Home" [url=/] [ref=e3]', "- main [ref=e6]"]
+    # `main` is only structure and all of it is shown: no ref; the label "Email" is in the textbox's name
+    assert lines[4:7] == ['- navigation "Main" [ref=e2]', '  - link "Home" [url=/] [ref=e3]', "- main"]
+    assert "- text: Email" not in view.text and '  - textbox "Email" [placeholder=you@x.com] [ref=e11]' in lines
     assert '  - heading "Say \\"hi\\": [now]" [level=1] [ref=e7]' in lines
     assert '  - paragraph [ref=e8]: "Only today: $19.99"' in lines
     assert view.tokens == count_tokens(view.text) and not view.truncated
-    assert view.refs == ("e2", "e3", "e6", "e7", "e8", "e11", "e14", "e23", "e24", "e25")
+    assert view.refs == ("e2", "e3", "e7", "e8", "e11", "e14", "e23", "e24", "e25")
     quiet = render(parse(SAMPLE), SnapshotOptions(include_history=False), CTX)
     assert "# Navigation" not in quiet.text and quiet.tokens == count_tokens(quiet.text)
 
@@ -75,6 +77,7 @@ def test_limits_fold_with_a_summary() -> None:
     view = render(parse(SAMPLE), SnapshotOptions(max_elements=5), CTX)
     assert view.truncated and view.reason == "element limit" and view.included_elements <= 5
     assert "folded" in view.text
+    assert "- main [ref=e6]" in view.text  # a container with folded children keeps its ref, for `expand`
     viewport = render(parse(SAMPLE), SnapshotOptions(viewport_only=True), CTX)
     assert "Far link" not in viewport.text and viewport.reason == "filters"
 
