@@ -52,6 +52,7 @@ browser-deps:
 soak: deps system-deps web-deps
 	LOOKOUT_SOAK_SESSIONS=1000 LOOKOUT_SOAK_FUZZ_MB=100 $(PY) -m pytest tests/e2e/test_faults.py tests/integration/test_engine_fuzz.py
 	$(PY) bench/load.py --minutes 10
+	$(PY) bench/load.py --minutes 10 --floods-in tmux
 
 # The web UI's xterm.js, from npm (app/web/package-lock.json); never committed.
 web-deps: $(WEB_STAMP)

@@ -137,7 +137,7 @@ async def create_terminal(body: CreateTerminal, request: Request) -> JSONRespons
 
 @router.get("")
 async def list_terminals(request: Request) -> JSONResponse:
-    return JSONResponse({"terminals": [s.describe(fresh=False) for s in _manager(request).list()]})
+    return JSONResponse({"terminals": await _manager(request).describe_all()})
 
 
 @router.get("/{terminal_id}")

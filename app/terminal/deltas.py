@@ -53,17 +53,30 @@ class DeltaPage:
 
 
 class DeltaLog:
-    """Append and read `screen.jsonl`."""
+    """Append and read `screen.jsonl`. The file stays open for appending while the session runs (opening
+    it for each delta cost a flooding session a path lookup and a close several times a second)."""
 
     def __init__(self, directory: Path) -> None:
         self.path = directory / "screen.jsonl"
+        self._fd: int | None = None
+        self._closed = False
 
     def append(self, delta: dict[str, Any]) -> None:
-        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        fd = self._fd if self._fd is not None else os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         try:
             os.write(fd, dumps(delta) + b"\n")
         finally:
-            os.close(fd)
+            if self._closed:  # a late delta after the session ended: the file is not kept open
+                os.close(fd)
+            else:
+                self._fd = fd
+
+    def close(self) -> None:
+        """Close the file (the session ended); later appends open it for themselves."""
+        self._closed = True
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
 
     def size(self) -> int:
         try:

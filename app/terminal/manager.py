@@ -10,6 +10,7 @@ import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from app.core.errors import BadInput, Conflict, NotFound
 from app.core.events import EventBus
@@ -22,6 +23,8 @@ from app.timeline.recording import NullRecorder, Recorder
 
 log = logging.getLogger(__name__)
 
+LISTING_GROUP = 20
+"""Terminals described between two turns of the event loop in a listing."""
 SHELLS = {"bash", "zsh", "sh", "dash", "fish", "ksh", "mksh", "tcsh", "csh"}
 _CHILD_ENV_DROP = ("LOOKOUT_",)
 
@@ -91,6 +94,17 @@ class TerminalManager:
 
     def list(self) -> list[TerminalSession]:
         return sorted(self._sessions.values(), key=lambda s: s.meta.created_at)
+
+    async def describe_all(self) -> list[dict[str, Any]]:
+        """Every terminal's facts, oldest first, as listings show them (`describe(fresh=False)`), letting
+        the loop run other work between groups of LISTING_GROUP: a listing of hundreds of terminals (a
+        terminal-state syscall each) would otherwise hold every other request up for its whole length."""
+        out = []
+        for i, session in enumerate(self.list()):
+            if i and i % LISTING_GROUP == 0:
+                await asyncio.sleep(0)
+            out.append(session.describe(fresh=False))
+        return out
 
     def get(self, terminal_id: str) -> TerminalSession:
         check_id(terminal_id, "terminal")

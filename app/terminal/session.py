@@ -351,6 +351,7 @@ class TerminalSession:
         if self._delta_due is not None:
             self._delta_due.cancel()
         self._emit_delta()
+        self._deltas.close()
         if self._snapshot_due is not None:
             self._snapshot_due.cancel()
         self._persist("screen.snapshot.json", files.save_snapshot, self.directory, self._snapshot())

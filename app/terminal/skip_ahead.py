@@ -35,11 +35,9 @@ def plan_feed(data: bytes, keep_lines: int, min_skip: int = MIN_SKIP) -> list[by
     if len(data) < min_skip + keep_lines or data.count(b"\n") <= keep_lines + 1:
         return [data]
     start = data.find(b"\n") + 1
-    end = len(data)
-    for _ in range(keep_lines + 1):
-        end = data.rfind(b"\n", start, end)
-        if end < 0:
-            return [data]
+    end = len(data.rsplit(b"\n", keep_lines + 1)[0])  # the line feed that keep_lines more follow
+    if end < start:
+        return [data]
     end = data.rfind(b"\r\n", start, end + 1)
     if end < 0:
         return [data]
