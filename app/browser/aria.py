@@ -146,7 +146,10 @@ def _box(value: str) -> tuple[int, int, int, int]:
     try:
         x, y, w, h = map(int, value.split(","))
     except ValueError:
-        x, y, w, h = (int(float(v)) for v in value.split(","))
+        try:
+            x, y, w, h = (int(float(v)) for v in value.split(","))
+        except ValueError:
+            raise AriaParseError(f"a box is four numbers, not {value[:60]!r}") from None
     return x, y, w, h
 
 

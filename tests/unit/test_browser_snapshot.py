@@ -51,7 +51,8 @@ def test_parse_reads_names_flags_props_boxes_and_inline_text() -> None:
     assert (nodes["e25"].name, nodes["e25"].children[0].text) == ("It's #1", "inside")
 
 
-@pytest.mark.parametrize("bad", ["generic [ref=e1]", "- \"no role\"", '- heading "unterminated'])
+@pytest.mark.parametrize("bad", ["generic [ref=e1]", "- \"no role\"", '- heading "unterminated',
+                                 "- button [box=1,2,x,4]", "- button [ref=e1] [box=1,2,3]"])
 def test_parse_refuses_other_grammar(bad: str) -> None:
     with pytest.raises(AriaParseError):
         parse(bad)
