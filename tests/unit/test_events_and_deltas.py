@@ -1,6 +1,7 @@
 """The event bus and the delta log: bounded, never blocking, cursors that cannot go wrong silently."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -68,11 +69,26 @@ def test_delta_cursor_rules(tmp_path: Path) -> None:
     assert log.rows_changed_since(first.resume_cursor) == {2, 3, 4}
     log.append({"cols": 100, "rows": 30, "changed": [], "resized": True})
     assert log.rows_changed_since(first.resume_cursor) is None
+    log.close()
+
+
+def test_the_log_keeps_one_file_open_until_closed_and_a_late_delta_still_lands(tmp_path: Path) -> None:
+    fds = len(os.listdir("/proc/self/fd"))
+    log = DeltaLog(tmp_path)
+    for i in range(3):
+        log.append({"changed": [[i, "x"]]})
+    assert len(os.listdir("/proc/self/fd")) == fds + 1
+    log.close()
+    assert len(os.listdir("/proc/self/fd")) == fds
+    log.append({"changed": [[9, "late"]]})  # after the session ended: written, and no file left open
+    assert len(os.listdir("/proc/self/fd")) == fds
+    assert [d["changed"][0][0] for d in log.read(0, 10).deltas] == [0, 1, 2, 9]
 
 
 def test_torn_last_delta_is_not_consumed(tmp_path: Path) -> None:
     log = DeltaLog(tmp_path)
     log.append({"cols": 80, "rows": 24, "changed": [[0, "a"]]})
+    log.close()
     with log.path.open("ab") as f:
         f.write(b'{"cols": 80, "ro')
     page = log.read(0, 10)
@@ -90,6 +106,7 @@ def test_any_delta_cursor_reads_a_page_or_is_refused(
     log = DeltaLog(tmp_path_factory.mktemp("deltas"))
     for i, row in enumerate(rows):
         log.append({"n": i, "changed": [[row, f"row {row}"]]})
+    log.close()
     with open(log.path, "ab") as f:
         f.write(torn.replace(b"\n", b""))
     seen: list[int] = []
