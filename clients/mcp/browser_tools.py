@@ -50,7 +50,7 @@ async def browser_snapshot(
     `- role "name" [flags] [ref=e12]`, indented by nesting. The most useful elements come first (controls,
     what is in or near the viewport); what was left out is folded into lines that say how many of what.
     The header says the page, `# Elements: shown of total (truncated: why)` and `# Tokens`. Refs name
-    elements for later actions."""
+    elements for later actions; a bare container (`- listitem`) has none: act on what is inside it."""
     body = {"max_tokens": max_tokens, "max_elements": max_elements, "viewport_only": viewport_only,
             "interactive_only": interactive_only, "full": full}  # fmt: skip
     answer = json.loads(await call(ctx, "POST", _path(page_id, "snapshot"), body=body))
