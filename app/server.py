@@ -18,6 +18,7 @@ from app.config import Settings
 from app.core import tokens
 from app.core.auth_token import load_or_create_token
 from app.core.events import EventBus
+from app.core.gc_tuning import freeze_long_lived
 from app.browser.browser import BrowserHost
 from app.browser.pages import PageManager
 from app.device.adb import Adb
@@ -61,6 +62,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         warming = asyncio.create_task(asyncio.to_thread(tokens.warm_up))
         await manager.start()
         compressor.start()
+        freeze_long_lived()
         try:
             yield
         finally:

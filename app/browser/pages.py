@@ -31,7 +31,7 @@ from app.browser.snapshot_view import PageContext, SnapshotOptions
 from app.browser.views import snapshot_text
 from app.core.errors import BadInput, Conflict, LookoutError, NotFound, Unavailable
 from app.core.events import EventBus
-from app.core.gc_pause import gc_paused
+from app.core.gc_tuning import gc_paused
 from app.core.ids import check_id, new_id
 from app.core.images import ImageFormat, encode, resize
 from app.core.scaling import RAW_WARNING, Scale, fit, image_tokens

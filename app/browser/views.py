@@ -11,7 +11,7 @@ from app.browser.diff import FULL_ABOVE, diff, render_diff
 from app.browser.search import subtree
 from app.browser.snapshot_view import PageContext, Snapshot, SnapshotOptions, header_lines, render
 from app.core.errors import BackendFailure, Conflict
-from app.core.gc_pause import gc_paused
+from app.core.gc_tuning import gc_paused
 
 
 def snapshot_text(

@@ -48,7 +48,9 @@ class FrameStore:
         self.index: dict[str, list[int]] = {}
         self.latest_observation: dict[str, dict[str, int]] = {}
         self.pinned: dict[str, list[int]] = {}
-        self._cumulative: dict[str, list[tuple[int, Counter[str]]]] = {}
+        self._cumulative: dict[str, list[tuple[int, dict[str, int]]]] = {}
+        """Per view, the counts at the end of each block: plain dicts of str to int, which the garbage
+        collector stops tracking (Counters it would walk in every full collection, two a frame)."""
         self._running: dict[str, Counter[str]] = {}
         self._size = 0
         self._load()
@@ -90,7 +92,7 @@ class FrameStore:
         first, _ = block_range(block)
         touched = {key for meta in self.metas[first - 1 :] for key in view_keys(meta)}
         for key in touched:
-            self._cumulative.setdefault(key, []).append((block, Counter(self._running[key])))
+            self._cumulative.setdefault(key, []).append((block, dict(self._running[key])))
 
     def _checkpoint(self, block: int) -> None:
         first, last = block_range(block)

@@ -1,10 +1,11 @@
-"""The collector pause around big snapshot trees: counted across threads, state restored."""
+"""The collector kept out of the way: frozen after startup, paused around big snapshot trees (counted across
+threads, state restored)."""
 from __future__ import annotations
 
 import gc
 import threading
 
-from app.core.gc_pause import gc_paused
+from app.core.gc_tuning import freeze_long_lived, gc_paused
 
 
 def test_overlapping_pauses_end_with_the_last_one() -> None:
@@ -44,3 +45,19 @@ def test_a_collector_that_was_off_stays_off_and_errors_pass_through() -> None:
     except ValueError:
         pass
     assert gc.isenabled()
+
+
+def test_what_is_alive_at_startup_is_frozen_out_of_later_collections() -> None:
+    class Survivor:
+        pass
+
+    alive = Survivor()
+    try:
+        frozen = freeze_long_lived()
+        assert frozen == gc.get_freeze_count() > 0
+        assert not any(o is alive for o in gc.get_objects())  # full collections no longer walk it
+        later = Survivor()
+        assert any(o is later for o in gc.get_objects())
+    finally:
+        gc.unfreeze()
+    assert any(o is alive for o in gc.get_objects())
