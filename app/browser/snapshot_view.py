@@ -101,13 +101,6 @@ class _Item:
         return self._line
 
     @property
-    def bare_line(self) -> str:
-        """Its line without the ref when it is only structure (the same object as `line` otherwise)."""
-        if self.node.ref and _structural(self.node):
-            return self.line.replace(f" [ref={self.node.ref}]", "", 1)
-        return self.line
-
-    @property
     def cost(self) -> int:
         """The tokens of its line (counted on first use: most lines of a big page never need it)."""
         if self._cost is None:
@@ -281,10 +274,14 @@ def _body(items: list[_Item], chosen: set[int]) -> tuple[list[str], list[_Item],
         shown.append(item)
         kept = [c for c in item.children if id(c) in chosen]
         left = [c for c in item.children if id(c) not in chosen]
-        own = item.line if left or not kept else item.bare_line
-        if item.node.ref and own is item.line and item.node.role != "text":
-            refs.append(item.node.ref)
-        line = "  " * depth + own
+        ref = item.node.ref
+        bare = ref is not None and kept and not left and _structural(item.node)  # see the module's grammar
+        if bare:
+            line = "  " * depth + item.line.replace(f" [ref={ref}]", "", 1)
+        else:
+            line = "  " * depth + item.line
+            if ref and item.node.role != "text":
+                refs.append(ref)
         if left and not kept:
             summary = _fold_summary(left)
             lines.append(f"{line} [{summary}]" if item.node.text else f"{line}: {summary}")

@@ -7,10 +7,11 @@ generation, a full collection no longer walks it. Under bench/load.py a full col
 
 `gc_paused`: no collection while a large tree is built and dropped. A page snapshot of 5,000 nodes
 allocates tens of thousands of containers; each 700 of them start a young collection, and every tenth of
-those an older one that walks every object the daemon holds (browser handles, sessions, routes). Measured on a 5,600-node page: parse and render take twice as long with the
-collector on. Reference counting still frees everything that is not in a cycle at once; cycles made
-meanwhile wait for the next collection after the pause. Threads share the collector, so the pause is
-counted: it ends when the last of the overlapping pauses does.
+those an older one that walks every object the daemon holds (browser handles, sessions, routes). Measured
+on a 5,600-node page: parse and render take twice as long with the collector on. Reference counting still
+frees everything that is not in a cycle at once; cycles made meanwhile wait for the next collection after
+the pause. Threads share the collector, so the pause is counted: it ends when the last of the overlapping
+pauses does.
 """
 from __future__ import annotations
 
