@@ -13,10 +13,11 @@ RUN npm ci --no-audit --no-fund --omit=dev
 FROM python:3.11-slim-bookworm
 
 # bash and zsh: the shells terminals run, with lookout's shell integration; chromium and fonts: browser
-# pages; adb: Android devices; tini: PID 1, which reaps the processes that terminals leave behind
+# pages; libatomic1: the node that Playwright's driver bundles needs it; adb: Android devices; tini: PID 1,
+# which reaps the processes that terminals leave behind
 RUN apt-get update \
     && apt-get install -y --no-install-recommends \
-        bash zsh chromium fonts-dejavu-core fonts-liberation fonts-noto-color-emoji adb tini \
+        bash zsh chromium fonts-dejavu-core fonts-liberation fonts-noto-color-emoji libatomic1 adb tini \
     && rm -rf /var/lib/apt/lists/*
 
 ENV PIP_NO_CACHE_DIR=1 \
@@ -26,16 +27,22 @@ ENV PIP_NO_CACHE_DIR=1 \
 
 WORKDIR /opt/lookout
 
-# the dependencies first, in their own layer, so a change to the code does not reinstall them
-COPY pyproject.toml README.md ./
+# the dependencies first, in their own layer, so a change to the code does not reinstall them; at the versions
+# pinned in requirements.lock, the file `make` installs from too
+COPY pyproject.toml requirements.lock README.md ./
 RUN python -c "import subprocess, sys, tomllib; \
 deps = tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies']; \
-subprocess.check_call([sys.executable, '-m', 'pip', 'install', *deps])"
+subprocess.check_call([sys.executable, '-m', 'pip', 'install', '-c', 'requirements.lock', *deps])"
 
 COPY app ./app
 COPY clients ./clients
 COPY --from=web /web/node_modules ./app/web/node_modules
 RUN pip install --no-deps .
+
+# the build fails here when the daemon's own launch code cannot start the browser (Playwright's driver, its
+# libraries, Chromium itself), instead of every page call failing at run time
+RUN python -c "import asyncio; from app.browser.browser import BrowserHost; \
+asyncio.run(BrowserHost('/usr/bin/chromium').check())"
 
 RUN useradd --create-home --uid 1000 --shell /bin/bash lookout \
     && mkdir /data \

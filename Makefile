@@ -2,13 +2,14 @@
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
-STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+LOCK   := requirements.lock
+STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml $(LOCK) | cksum | cut -d' ' -f1)
 APT    := DEBIAN_FRONTEND=noninteractive apt-get
 
 WEB       := app/web
 WEB_STAMP := $(WEB)/node_modules/.installed-$(shell cat $(WEB)/package-lock.json | cksum | cut -d' ' -f1)
 
-.PHONY: run test deps system-deps browser-deps web-deps ui-deps bench soak clean
+.PHONY: run test deps lock system-deps browser-deps web-deps ui-deps bench soak clean
 
 run: deps browser-deps ui-deps
 	$(VENV)/bin/lookout serve
@@ -28,11 +29,19 @@ bench: deps system-deps
 
 deps: $(STAMP)
 
-$(STAMP): pyproject.toml
+# Every package at the version pinned in requirements.lock (the Dockerfile installs from the same file).
+$(STAMP): pyproject.toml $(LOCK)
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --disable-pip-version-check -e '.[test]'
+	$(PY) -m pip install -q --disable-pip-version-check -c $(LOCK) -e '.[test]'
 	@rm -f $(VENV)/.installed-*
 	@touch $@
+
+# Updates the pins on purpose: a fresh resolve of pyproject.toml (with the test extras) in a throwaway venv.
+lock:
+	rm -rf .lock-venv && $(PYTHON) -m venv .lock-venv
+	.lock-venv/bin/pip install -q --disable-pip-version-check '.[test]'
+	{ sed -n '1,2p' $(LOCK); .lock-venv/bin/pip freeze --exclude-editable --exclude lookout; } > $(LOCK).new
+	mv $(LOCK).new $(LOCK) && rm -rf .lock-venv
 
 # System parts the tests use: tmux (the oracle for screen tests and the benchmark's peer), zsh (shell
 # integration is tested in real bash and zsh), curl and jq (clients/scripts are run against a live daemon),

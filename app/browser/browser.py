@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+import subprocess
 
 from playwright.async_api import Browser, Playwright, async_playwright
 from playwright.async_api import Error as PlaywrightError
@@ -48,10 +49,21 @@ class BrowserHost:
             self._browser = await self._launch()
             return self._browser
 
+    async def check(self) -> None:
+        """Start the browser once and stop it: raises `Unavailable` with the reason when it cannot start."""
+        try:
+            await self.browser()
+        finally:
+            await self.stop()
+
     async def _launch(self) -> Browser:
         executable = find_executable(self.configured)
         if self._playwright is None:
-            self._playwright = await async_playwright().start()
+            try:
+                self._playwright = await async_playwright().start()
+            except Exception as exc:  # the driver reports a failed start as a bare Exception
+                reason = await asyncio.to_thread(_driver_problem) or str(exc).strip() or type(exc).__name__
+                raise Unavailable(f"Playwright's driver could not start ({reason}); the browser needs it") from exc
         try:
             return await self._playwright.chromium.launch(executable_path=executable, args=list(FLAGS), headless=True)
         except PlaywrightError as exc:
@@ -70,3 +82,16 @@ class BrowserHost:
             if self._playwright is not None:
                 await self._playwright.stop()
                 self._playwright = None
+
+
+def _driver_problem() -> str | None:
+    """Why Playwright's bundled Node.js cannot run (e.g. a missing shared library), from its own stderr."""
+    try:
+        from playwright._impl._driver import compute_driver_executable  # not public: probe only
+
+        node = compute_driver_executable()[0]
+        done = subprocess.run([node, "--version"], capture_output=True, text=True, timeout=20)
+    except (ImportError, AttributeError, OSError, subprocess.SubprocessError) as exc:
+        return str(exc) or None
+    lines = done.stderr.strip().splitlines()
+    return lines[-1] if done.returncode != 0 and lines else None

@@ -138,6 +138,24 @@ def test_no_browser_is_a_503_that_says_how_to_get_one(tmp_path: Path) -> None:
         daemon.stop()
 
 
+def test_a_browser_driver_that_cannot_start_is_a_503_with_its_reason(tmp_path: Path) -> None:
+    """Playwright's bundled Node.js failing to load (as it did without libatomic1 in the image) is a 503 that
+    carries the loader's own words, not an opaque 500. The stand-in node fails the way the real one did."""
+    node = tmp_path / "node"
+    node.write_text("#!/bin/sh\necho 'node: error while loading shared libraries: libatomic.so.1: cannot open "
+                    "shared object file: No such file or directory' >&2\nexit 127\n")  # fmt: skip
+    node.chmod(0o755)
+    daemon = Daemon(tmp_path / "data", PLAYWRIGHT_NODEJS_PATH=str(node)).start()
+    try:
+        with daemon.client() as api:
+            response = api.post("/v1/pages", json={})
+            assert response.status_code == 503, response.text
+            message = response.json()["error"]["message"]
+            assert "driver could not start" in message and "libatomic.so.1" in message
+    finally:
+        daemon.stop()
+
+
 APP = """<!doctype html><html><head><title>App</title></head><body>
 <h1>App</h1>
 <label>Name <input id="name"></label>

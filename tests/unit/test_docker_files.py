@@ -9,6 +9,9 @@ import tomllib
 from dataclasses import dataclass
 
 import yaml
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+from packaging.version import Version
 
 from app.cli import is_loopback
 from app.config import Settings
@@ -85,7 +88,39 @@ def test_system_parts_are_installed() -> None:
     apt = next(run for run in _all("RUN") if "apt-get install" in run)
     packages = set(apt.split())
     assert {"bash", "zsh", "chromium", "adb", "tini"} <= packages
+    assert "libatomic1" in packages, "Playwright's bundled Node.js cannot start without libatomic.so.1"
     assert any(p.startswith("fonts-") for p in packages)
+
+
+def _pins() -> dict[str, Version]:
+    pins = {}
+    for line in (REPO / "requirements.lock").read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            name, _, version = line.partition("==")
+            pins[canonicalize_name(name)] = Version(version.strip())
+    return pins
+
+
+def test_every_dependency_is_pinned_in_the_lock_and_both_installs_use_it() -> None:
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    pins = _pins()
+    for spec in [*project["dependencies"], *project["optional-dependencies"]["test"]]:
+        requirement = Requirement(spec)
+        name = canonicalize_name(requirement.name)
+        assert name in pins, f"{name} is not pinned in requirements.lock (run `make lock`)"
+        assert pins[name] in requirement.specifier, f"{name}=={pins[name]} does not meet {spec}"
+    deps_step = next(run for run in _all("RUN") if "'dependencies'" in run)
+    assert "'-c', 'requirements.lock'" in deps_step
+    assert "requirements.lock" in next(args for args in _all("COPY") if "pyproject.toml" in args)
+    makefile = (REPO / "Makefile").read_text()
+    assert "LOCK   := requirements.lock" in makefile and "pip install -q --disable-pip-version-check -c $(LOCK)" in makefile
+
+
+def test_the_build_starts_the_browser_with_the_daemons_own_launch_code() -> None:
+    runs = _all("RUN")
+    check = next(run for run in runs if "BrowserHost" in run)
+    assert ".check()" in check and runs.index(check) > runs.index("pip install --no-deps .")
+    assert "/usr/bin/chromium" in check and _env()["LOOKOUT_BROWSER_EXECUTABLE"] == "/usr/bin/chromium"
 
 
 def test_runs_lookout_serve_as_a_non_root_user_on_all_interfaces() -> None:
