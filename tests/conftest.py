@@ -23,6 +23,10 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+START_DEADLINE_S = 120
+"""Generous: on a loaded 2-core machine a start has taken over 20 s; a daemon that exits is seen at once."""
+
+
 class Daemon:
     """`lookout serve` as a subprocess on a free port with its own data dir and token."""
 
@@ -41,7 +45,7 @@ class Daemon:
         cmd = [*self.start_command, sys.executable, "-m", "app", "serve", "--port", str(self.port),
                "--data-dir", str(self.data_dir)]  # fmt: skip
         self.proc = subprocess.Popen(cmd, cwd=REPO, env=self.env, stdout=self.log.open("ab"), stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + START_DEADLINE_S
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"daemon exited with {self.proc.returncode}: {self.log.read_text()}")
