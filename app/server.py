@@ -8,7 +8,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from app import __version__
-from app.api import devices, health, pages, streams, terminals, timeline, web
+from app.api import devices, health, mcp_http, pages, streams, terminals, timeline, web
 from app.api.agent import AgentContext
 from app.api.text_guard import TextGuard
 from app.api.errors import install_error_handlers
@@ -64,7 +64,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         compressor.start()
         freeze_long_lived()
         try:
-            yield
+            async with mcp_sessions:
+                yield
         finally:
             await compressor.stop()
             await manager.shutdown()
@@ -91,6 +92,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     for api in (terminals, streams, devices, pages, timeline):
         app.include_router(api.router, responses=ERROR_RESPONSES)
     app.include_router(web.router)
+    mcp_sessions = mcp_http.mount(app, token)
     app.add_middleware(AgentContext)
     app.add_middleware(TextGuard)
     app.add_middleware(Guard, token=token, max_body=settings.max_request_bytes)

@@ -1,7 +1,8 @@
-"""The shim's one way to the daemon: an HTTP request to lookout's REST API whose failures become tool errors.
+"""The tools' one way to the daemon: an HTTP request to lookout's REST API whose failures become tool errors.
 
-Where the daemon is and how to reach it come from the environment at every call (nothing is cached, so a
-daemon started or a token rotated after the MCP client started the shim is picked up):
+The daemon's own MCP endpoint (`/mcp`) gives its server a link that calls the daemon in process. The stdio
+shim takes where the daemon is and how to reach it from the environment at every call (nothing is cached,
+so a daemon started or a token rotated after the MCP client started the shim is picked up):
 
 - `LOOKOUT_URL`: the daemon's base URL (default http://127.0.0.1:8765);
 - `LOOKOUT_TOKEN`: the API token; when unset, the token file of the local data dir (`LOOKOUT_DATA_DIR`,
@@ -11,7 +12,8 @@ daemon started or a token rotated after the MCP client started the shim is picke
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +29,24 @@ REQUEST_TIMEOUT_S = 30.0
 """For the answer to a request, on top of the time the request itself asks the daemon to wait."""
 CONNECT_TIMEOUT_S = 5.0
 AGENT_HEADER = "X-Lookout-Agent"
+
+
+@dataclass(frozen=True, slots=True)
+class DaemonLink:
+    """How tools reach the daemon: its base URL, its token, and the transport (None: the network)."""
+
+    url: str
+    token: str | None
+    transport: httpx.AsyncBaseTransport | None = None
+
+
+LINK_ATTRIBUTE = "lookout_link"
+"""An MCP server carrying a `Callable[[], DaemonLink]` under this name sends its tools' requests through it."""
+
+
+def environment_link() -> DaemonLink:
+    """The stdio shim's link: `LOOKOUT_URL` and `LOOKOUT_TOKEN` (or the token file), read now."""
+    return DaemonLink(daemon_url(), daemon_token())
 
 
 def daemon_url() -> str:
@@ -73,14 +93,15 @@ async def call(
 
     Raises ToolError with the daemon's own message for an error answer, and with how to start lookout when
     nothing listens at `LOOKOUT_URL`."""
-    url = daemon_url()
+    link_of: Callable[[], DaemonLink] = getattr(ctx.mcp_server, LINK_ATTRIBUTE, environment_link)
+    link = link_of()
+    url, token = link.url, link.token
     headers = {AGENT_HEADER: agent_name(ctx)}
-    token = daemon_token()
     if token:
         headers["Authorization"] = f"Bearer {token}"
     timeout = httpx.Timeout(REQUEST_TIMEOUT_S + wait_s, connect=CONNECT_TIMEOUT_S)
     try:
-        async with httpx.AsyncClient(base_url=url, headers=headers, timeout=timeout) as client:
+        async with httpx.AsyncClient(base_url=url, headers=headers, timeout=timeout, transport=link.transport) as client:
             json = without_none(body) if body is not None else None
             response = await client.request(method, path, json=json, params=without_none(params or {}))
     except httpx.ConnectError as exc:

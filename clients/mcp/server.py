@@ -2,11 +2,13 @@
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
 
 from mcp.server import MCPServer
 
 from app import __version__
 from clients.mcp import browser_tools, context_tools, device_tools, terminal_tools
+from clients.mcp.daemon import LINK_ATTRIBUTE, DaemonLink, environment_link
 
 INSTRUCTIONS = """\
 lookout runs terminals for you and shows them compactly. Open one with terminal_open, then use \
@@ -17,9 +19,11 @@ cursor to wait on from with terminal_wait(since=cursor). For Android devices: de
 Your own history of all of this, within a token budget: context_history; what it elided: context_extract."""
 
 
-def create_server() -> MCPServer:
-    """The MCP server with every tool registered; each tool's docstring is its description."""
+def create_server(link: Callable[[], DaemonLink] = environment_link) -> MCPServer:
+    """The MCP server with every tool registered; each tool's docstring is its description. Its tools reach
+    the daemon through `link` (default: the environment's LOOKOUT_URL and token, as the stdio shim does)."""
     server = MCPServer(name="lookout", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
+    setattr(server, LINK_ATTRIBUTE, link)
     for tool, hints in [*terminal_tools.TOOLS, *device_tools.TOOLS, *browser_tools.TOOLS, *context_tools.TOOLS]:
         description = inspect.cleandoc(tool.__doc__ or "")
         server.add_tool(tool, description=description, annotations=hints, structured_output=False)

@@ -1,0 +1,70 @@
+"""MCP over Streamable HTTP at the daemon's `/mcp`: the SDK's own HTTP client against a daemon subprocess, with
+nothing but the URL and the token, as `claude mcp add --transport http` configures it."""
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import httpx
+import httpx2
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+from mcp.types import Implementation
+
+from tests.conftest import Daemon
+from tests.e2e.test_mcp_shim import BROWSER_TOOLS, CONTEXT_TOOLS, DEVICE_TOOLS, TERMINAL_TOOLS, shim
+
+CLIENT_NAME = "http-agent"
+
+
+@asynccontextmanager
+async def over_http(daemon: Daemon, token: str) -> AsyncIterator[ClientSession]:
+    headers = {"Authorization": f"Bearer {token}"}
+    async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(60, read=120)) as client:
+        async with streamable_http_client(f"{daemon.url}/mcp", http_client=client) as (read, write):
+            info = Implementation(name=CLIENT_NAME, version="1")
+            async with ClientSession(read, write, client_info=info) as session:
+                await session.initialize()
+                yield session
+
+
+async def _call(session: ClientSession, tool: str, **arguments: Any) -> Any:
+    result = await session.call_tool(tool, arguments)
+    assert not result.is_error, result.content
+    assert len(result.content) == 1 and result.content[0].type == "text"
+    return json.loads(result.content[0].text)
+
+
+async def test_the_same_tools_as_the_stdio_shim_with_the_same_schemas(daemon: Daemon) -> None:
+    async with over_http(daemon, daemon.token) as session:
+        over_the_wire = {tool.name: tool for tool in (await session.list_tools()).tools}
+    async with shim(LOOKOUT_URL=daemon.url, LOOKOUT_TOKEN=daemon.token) as session:
+        stdio = {tool.name: tool for tool in (await session.list_tools()).tools}
+    assert set(over_the_wire) == TERMINAL_TOOLS | DEVICE_TOOLS | BROWSER_TOOLS | CONTEXT_TOOLS == set(stdio)
+    for name, tool in over_the_wire.items():
+        assert tool.input_schema == stdio[name].input_schema and tool.description == stdio[name].description
+
+
+async def test_a_terminal_driven_over_http_is_recorded_under_the_clients_name(daemon: Daemon) -> None:
+    async with over_http(daemon, daemon.token) as session:
+        tid = (await _call(session, "terminal_open", command=["bash"], cols=80, rows=12))["id"]
+        step = await _call(session, "terminal_act", terminal_id=tid, text="echo hi-$((40+2))", keys=["Enter"],
+                           until={"block_end": True})  # fmt: skip
+        assert step["wait"]["reason"] == "block_end" and "hi-42" in step["screen"]["text"]
+        missing = await session.call_tool("terminal_screen", {"terminal_id": "t_nope"})
+        assert missing.is_error and "404" in missing.content[0].text
+    with daemon.client() as api:
+        frames = api.get("/v1/timeline/frames", params={"resource": f"terminal:{tid}"}).json()["frames"]
+    assert frames and {frame["agent"] for frame in frames} == {CLIENT_NAME}
+
+
+def test_the_endpoint_needs_the_token(daemon: Daemon) -> None:
+    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "x", "version": "1"}}}  # fmt: skip
+    headers = {"Accept": "application/json, text/event-stream"}
+    for given in ({}, {"Authorization": "Bearer wrong-token-wrong-token"}):
+        answer = httpx.post(f"{daemon.url}/mcp", json=initialize, headers={**headers, **given}, timeout=30)
+        assert answer.status_code == 401, answer.text
+        assert answer.json()["error"]["code"] == "unauthorized"
