@@ -64,9 +64,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         compressor.start()
         freeze_long_lived()
         try:
-            async with mcp_sessions:
-                yield
+            yield
         finally:
+            await mcp_endpoint.close()
             await compressor.stop()
             await manager.shutdown()
             await page_manager.shutdown()
@@ -92,7 +92,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     for api in (terminals, streams, devices, pages, timeline):
         app.include_router(api.router, responses=ERROR_RESPONSES)
     app.include_router(web.router)
-    mcp_sessions = mcp_http.mount(app, token)
+    mcp_endpoint = mcp_http.mount(app, token)
     app.add_middleware(AgentContext)
     app.add_middleware(TextGuard)
     app.add_middleware(Guard, token=token, max_body=settings.max_request_bytes)

@@ -3,6 +3,7 @@ nothing but the URL and the token, as `claude mcp add --transport http` configur
 from __future__ import annotations
 
 import json
+import signal
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -68,3 +69,11 @@ def test_the_endpoint_needs_the_token(daemon: Daemon) -> None:
         answer = httpx.post(f"{daemon.url}/mcp", json=initialize, headers={**headers, **given}, timeout=30)
         assert answer.status_code == 401, answer.text
         assert answer.json()["error"]["code"] == "unauthorized"
+
+
+async def test_the_daemon_stops_cleanly_while_a_client_holds_a_session(daemon: Daemon) -> None:
+    async with over_http(daemon, daemon.token) as session:
+        assert (await _call(session, "terminal_list"))["terminals"] == []
+        code = daemon.stop()
+        log = daemon.log.read_text()
+        assert code in (0, -signal.SIGTERM) and "Application shutdown complete" in log, (code, log[-2000:])
