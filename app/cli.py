@@ -39,7 +39,20 @@ def _settings(args: argparse.Namespace) -> Settings:
 
 
 def serve(args: argparse.Namespace) -> int:
+    import asyncio
+
     import uvicorn
+
+    from app.core import tokens
+
+    class _Server(uvicorn.Server):
+        """Loads the tokenizer once the daemon listens: loading holds the GIL for about half a second, which
+        would otherwise delay the daemon's first answer (it is loaded on first use when no daemon warmed it)."""
+
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().startup(sockets)
+            if self.started:
+                self._warming = asyncio.create_task(asyncio.to_thread(tokens.warm_up))
 
     from app.server import create_app
 
@@ -57,11 +70,16 @@ def serve(args: argparse.Namespace) -> int:
     if created:
         print(f"lookout: new API token written to {token_path(settings.data_dir)} (mode 0600)", file=sys.stderr)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    uvicorn.run(
+    config = uvicorn.Config(
         app, host=settings.host, port=settings.port, access_log=False, log_level="info",
         ws_per_message_deflate=settings.ws_compression,
     )  # fmt: skip
-    return 0
+    server = _Server(config)
+    try:
+        server.run()
+    except KeyboardInterrupt:
+        pass
+    return 0 if server.started else 3  # as uvicorn.run: 3 when it never started (e.g. the port is taken)
 
 
 def token(args: argparse.Namespace) -> int:

@@ -15,7 +15,6 @@ from app.api.errors import install_error_handlers
 from app.api.guard import Guard
 from app.api.responses import ERROR_RESPONSES, JSONResponse
 from app.config import Settings
-from app.core import tokens
 from app.core.auth_token import load_or_create_token
 from app.core.events import EventBus
 from app.core.gc_tuning import freeze_long_lived
@@ -59,7 +58,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        warming = asyncio.create_task(asyncio.to_thread(tokens.warm_up))
         await manager.start()
         compressor.start()
         freeze_long_lived()
@@ -71,7 +69,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             await manager.shutdown()
             await page_manager.shutdown()
             device_manager.shutdown()
-            await warming
             await asyncio.to_thread(history.close)
 
     app = FastAPI(

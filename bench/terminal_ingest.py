@@ -57,7 +57,7 @@ COLS, ROWS = 120, 40
 SEED = 20240501
 READ_BYTES = 65536
 WAIT_TIMEOUT_MS = 120_000
-TOKEN = "bench-token"
+TOKEN = "bench-token-not-secret"
 GOAL_P99_MS = 50.0
 
 WORDS = (
