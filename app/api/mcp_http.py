@@ -1,22 +1,26 @@
 """`/mcp`: the MCP shim's tools over Streamable HTTP, served by the daemon itself.
 
 An agent then needs nothing installed beside it: `claude mcp add --transport http lookout
-http://127.0.0.1:8765/mcp --header "Authorization: Bearer $TOKEN"`. The endpoint sits behind the same guard
-as every route (token, Host, Origin, body size); its tools call the REST API in process, through the app's
-own middleware, so they answer exactly as the stdio shim's do.
+http://127.0.0.1:8765/mcp --header "Authorization: Bearer $TOKEN"`; `/mcp?tools=terminal,page` offers only
+those toolsets (as `LOOKOUT_MCP_TOOLS` does for the stdio shim). The endpoint sits behind the same guard as
+every route (token, Host, Origin, body size); its tools call the REST API in process, through the app's own
+middleware, so they answer exactly as the stdio shim's do.
 
-The MCP SDK takes seconds to import, so the server is built on the first request to `/mcp` (imported in a
+The MCP SDK takes seconds to import, so a server is built on the first request that needs it (imported in a
 thread) rather than at start: a daemon nobody reaches over MCP never pays for it.
 """
 from __future__ import annotations
 
 import asyncio
-import importlib
 from typing import Any
+from urllib.parse import parse_qs
 
 from fastapi import FastAPI
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
+
+from app.api.responses import error_response
+from clients.mcp.toolsets import parse_toolsets
 
 PATH = "/mcp"
 IN_PROCESS_URL = "http://127.0.0.1"
@@ -24,25 +28,31 @@ IN_PROCESS_URL = "http://127.0.0.1"
 
 
 class McpEndpoint:
-    """The ASGI app behind `/mcp`: builds the MCP server and runs its session manager on first use."""
+    """The ASGI app behind `/mcp`: one MCP server per toolset choice, built and run on first use."""
 
     def __init__(self, app: FastAPI, token: str) -> None:
         self._app = app
         self._token = token
-        self._handler: ASGIApp | None = None
+        self._handlers: dict[tuple[str, ...], ASGIApp] = {}
         self._lock = asyncio.Lock()
         self._stop = asyncio.Event()
-        self._runner: asyncio.Task[None] | None = None
+        self._runners: list[asyncio.Task[None]] = []
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        handler = self._handler or await self._start()
+        requested = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("tools", [None])[-1]
+        try:
+            toolsets = parse_toolsets(requested)
+        except ValueError as exc:
+            await error_response(400, "bad_input", f"tools: {exc}")(scope, receive, send)
+            return
+        handler = self._handlers.get(toolsets) or await self._start(toolsets)
         await handler(scope, receive, send)
 
-    async def _start(self) -> ASGIApp:
+    async def _start(self, toolsets: tuple[str, ...]) -> ASGIApp:
         async with self._lock:
-            if self._handler is not None:
-                return self._handler
-            server, handler = await asyncio.to_thread(self._build)
+            if toolsets in self._handlers:
+                return self._handlers[toolsets]
+            server, handler = await asyncio.to_thread(self._build, toolsets)
             started = asyncio.Event()
 
             async def run() -> None:
@@ -50,22 +60,22 @@ class McpEndpoint:
                     started.set()
                     await self._stop.wait()
 
-            self._runner = asyncio.create_task(run(), name="mcp-sessions")
+            self._runners.append(asyncio.create_task(run(), name=f"mcp-sessions-{'-'.join(toolsets)}"))
             await started.wait()
-            self._handler = handler
+            self._handlers[toolsets] = handler
             return handler
 
-    def _build(self) -> tuple[Any, ASGIApp]:
+    def _build(self, toolsets: tuple[str, ...]) -> tuple[Any, ASGIApp]:
         """The MCP server whose tools reach this app in process, and its Streamable HTTP handler (runs in a
         thread: the imports are slow)."""
         import httpx
         from mcp.server.transport_security import TransportSecuritySettings
 
         from clients.mcp.daemon import DaemonLink
+        from clients.mcp.server import create_server
 
-        create_server = importlib.import_module("clients.mcp.server").create_server
         link = DaemonLink(IN_PROCESS_URL, self._token, httpx.ASGITransport(app=self._app))
-        server = create_server(lambda: link)
+        server = create_server(lambda: link, toolsets)
         # The guard in front of the app already checks Host and Origin (with LOOKOUT_ALLOWED_HOSTS); the SDK's
         # own check knows only loopback names and would refuse a daemon published under another name.
         security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
@@ -76,8 +86,7 @@ class McpEndpoint:
     async def close(self) -> None:
         """End every MCP session (at the daemon's shutdown)."""
         self._stop.set()
-        if self._runner is not None:
-            await self._runner
+        await asyncio.gather(*self._runners)
 
 
 def mount(app: FastAPI, token: str) -> McpEndpoint:

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import inspect
+import os
+import sys
 from collections.abc import Callable
 
 from mcp.server import MCPServer
@@ -9,27 +11,48 @@ from mcp.server import MCPServer
 from app import __version__
 from clients.mcp import browser_tools, context_tools, device_tools, terminal_tools
 from clients.mcp.daemon import LINK_ATTRIBUTE, DaemonLink, environment_link
+from clients.mcp.toolsets import NAMES, parse_toolsets
 
-INSTRUCTIONS = """\
-lookout runs terminals for you and shows them compactly. Open one with terminal_open, then use \
-terminal_act for each step: it types, waits on the daemon until the output settles (or a regex, a state, \
-a command's end), and returns the screen in one call. Read a finished command's whole output with \
-terminal_blocks(n=...), not by scrolling. Waits last at most 50 s: on a timeout you get matched=false and a \
-cursor to wait on from with terminal_wait(since=cursor). For Android devices: device_screenshot (with marks=true to number the elements), then device_tap with the screenshot's pixels or an element index and its obs_id; lookout converts coordinates to the device. For web pages: browser_open, then browser_snapshot (budgeted text with refs). \
-Your own history of all of this, within a token budget: context_history; what it elided: context_extract."""
+TOOLSETS = {  # in toolsets.NAMES' order
+    "terminal": terminal_tools.TOOLS,
+    "device": device_tools.TOOLS,
+    "page": browser_tools.TOOLS,
+    "context": context_tools.TOOLS,
+}
+
+GUIDES = {
+    "terminal": "lookout runs terminals for you and shows them compactly. Open one with terminal_open, then use "
+    "terminal_act for each step: it types, waits on the daemon until the output settles (or a regex, a state, a "
+    "command's end), and returns the screen in one call. Read a finished command's whole output with "
+    "terminal_blocks(n=...), not by scrolling. Waits last at most 50 s: on a timeout you get matched=false and a "
+    "cursor to wait on from with terminal_wait(since=cursor).",
+    "device": "For Android devices: device_screenshot (with marks=true to number the elements), then device_tap "
+    "with the screenshot's pixels or an element index and its obs_id; lookout converts coordinates to the device.",
+    "page": "For web pages: browser_open, then browser_snapshot (budgeted text with refs).",
+    "context": "Your own history of all of this, within a token budget: context_history; what it elided: "
+    "context_extract.",
+}
 
 
-def create_server(link: Callable[[], DaemonLink] = environment_link) -> MCPServer:
-    """The MCP server with every tool registered; each tool's docstring is its description. Its tools reach
+def create_server(
+    link: Callable[[], DaemonLink] = environment_link, toolsets: tuple[str, ...] = NAMES
+) -> MCPServer:
+    """The MCP server with the tools of `toolsets`; each tool's docstring is its description. Its tools reach
     the daemon through `link` (default: the environment's LOOKOUT_URL and token, as the stdio shim does)."""
-    server = MCPServer(name="lookout", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
+    instructions = " ".join(GUIDES[name] for name in toolsets)
+    server = MCPServer(name="lookout", version=__version__, instructions=instructions, log_level="WARNING")
     setattr(server, LINK_ATTRIBUTE, link)
-    for tool, hints in [*terminal_tools.TOOLS, *device_tools.TOOLS, *browser_tools.TOOLS, *context_tools.TOOLS]:
-        description = inspect.cleandoc(tool.__doc__ or "")
-        server.add_tool(tool, description=description, annotations=hints, structured_output=False)
+    for name in toolsets:
+        for tool, hints in TOOLSETS[name]:
+            description = inspect.cleandoc(tool.__doc__ or "")
+            server.add_tool(tool, description=description, annotations=hints, structured_output=False)
     return server
 
 
 def main() -> None:
-    """Serve over stdin and stdout until the client closes them."""
-    create_server().run()
+    """Serve over stdin and stdout until the client closes them, with the tools `LOOKOUT_MCP_TOOLS` names."""
+    try:
+        toolsets = parse_toolsets(os.environ.get("LOOKOUT_MCP_TOOLS"))
+    except ValueError as exc:
+        sys.exit(f"lookout-mcp: LOOKOUT_MCP_TOOLS: {exc}")
+    create_server(toolsets=toolsets).run()

@@ -21,10 +21,11 @@ CLIENT_NAME = "http-agent"
 
 
 @asynccontextmanager
-async def over_http(daemon: Daemon, token: str) -> AsyncIterator[ClientSession]:
+async def over_http(daemon: Daemon, token: str, tools: str | None = None) -> AsyncIterator[ClientSession]:
     headers = {"Authorization": f"Bearer {token}"}
+    url = f"{daemon.url}/mcp" + (f"?tools={tools}" if tools else "")
     async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(60, read=120)) as client:
-        async with streamable_http_client(f"{daemon.url}/mcp", http_client=client) as (read, write):
+        async with streamable_http_client(url, http_client=client) as (read, write):
             info = Implementation(name=CLIENT_NAME, version="1")
             async with ClientSession(read, write, client_info=info) as session:
                 await session.initialize()
@@ -77,3 +78,12 @@ async def test_the_daemon_stops_cleanly_while_a_client_holds_a_session(daemon: D
         code = daemon.stop()
         log = daemon.log.read_text()
         assert code in (0, -signal.SIGTERM) and "Application shutdown complete" in log, (code, log[-2000:])
+
+
+async def test_a_client_chooses_its_toolsets(daemon: Daemon) -> None:
+    async with over_http(daemon, daemon.token, tools="page,context") as session:
+        names = {tool.name for tool in (await session.list_tools()).tools}
+        assert names == BROWSER_TOOLS | CONTEXT_TOOLS
+    headers = {"Authorization": f"Bearer {daemon.token}", "Accept": "application/json, text/event-stream"}
+    refused = httpx.post(f"{daemon.url}/mcp?tools=terminal,bogus", json={}, headers=headers, timeout=30)
+    assert refused.status_code == 400 and "bogus" in refused.json()["error"]["message"]

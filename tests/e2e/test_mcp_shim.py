@@ -285,3 +285,11 @@ async def test_browser_tools_open_and_snapshot_a_page(daemon: Daemon) -> None:
         image, described = shot.content
         assert image.type == "image" and Image.open(io.BytesIO(base64.b64decode(image.data))).size == (1000, 562)
         assert json.loads(described.text)["scale_factor"] == 1.28
+
+
+async def test_lookout_mcp_tools_chooses_the_toolsets(daemon: Daemon) -> None:
+    async with shim(LOOKOUT_URL=daemon.url, LOOKOUT_TOKEN=daemon.token, LOOKOUT_MCP_TOOLS="terminal") as session:
+        assert {tool.name for tool in (await session.list_tools()).tools} == TERMINAL_TOOLS
+    with pytest.raises(Exception):
+        async with shim(LOOKOUT_URL=daemon.url, LOOKOUT_MCP_TOOLS="terminal,web"):
+            pass
