@@ -49,8 +49,9 @@ async def definitions(params: StdioServerParameters) -> dict[str, int]:
 
 
 def lookout(toolsets: str) -> StdioServerParameters:
-    shim = Path(sys.executable).parent / "lookout-mcp"
-    return StdioServerParameters(command=str(shim), env={**os.environ, "LOOKOUT_MCP_TOOLS": toolsets})
+    """The stdio shim of this checkout (what `lookout-mcp` runs)."""
+    return StdioServerParameters(command=sys.executable, args=["-c", "from clients.mcp.server import main; main()"],
+                                 env={**os.environ, "LOOKOUT_MCP_TOOLS": toolsets}, cwd=REPO)  # fmt: skip
 
 
 def peer(name: str) -> StdioServerParameters | None:

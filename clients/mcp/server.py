@@ -7,10 +7,12 @@ import sys
 from collections.abc import Callable
 
 from mcp.server import MCPServer
+from mcp.types import Tool
 
 from app import __version__
 from clients.mcp import browser_tools, context_tools, device_tools, terminal_tools
 from clients.mcp.daemon import LINK_ATTRIBUTE, DaemonLink, environment_link
+from clients.mcp.lean_schema import lean_schema
 from clients.mcp.toolsets import NAMES, parse_toolsets
 
 TOOLSETS = {  # in toolsets.NAMES' order
@@ -34,13 +36,20 @@ GUIDES = {
 }
 
 
+class LookoutServer(MCPServer):
+    """Lists its tools with lean input schemas (see clients.mcp.lean_schema); calls validate as before."""
+
+    async def list_tools(self) -> list[Tool]:
+        return [tool.model_copy(update={"input_schema": lean_schema(tool.input_schema)}) for tool in await super().list_tools()]
+
+
 def create_server(
     link: Callable[[], DaemonLink] = environment_link, toolsets: tuple[str, ...] = NAMES
 ) -> MCPServer:
     """The MCP server with the tools of `toolsets`; each tool's docstring is its description. Its tools reach
     the daemon through `link` (default: the environment's LOOKOUT_URL and token, as the stdio shim does)."""
     instructions = " ".join(GUIDES[name] for name in toolsets)
-    server = MCPServer(name="lookout", version=__version__, instructions=instructions, log_level="WARNING")
+    server = LookoutServer(name="lookout", version=__version__, instructions=instructions, log_level="WARNING")
     setattr(server, LINK_ATTRIBUTE, link)
     for name in toolsets:
         for tool, hints in TOOLSETS[name]:

@@ -1,0 +1,43 @@
+"""The lean tool schemas: titles and "or null" go, everything that constrains an argument stays."""
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+from pydantic import BaseModel, Field
+
+from clients.mcp.lean_schema import lean_schema
+
+
+class Until(BaseModel):
+    regex: Annotated[str | None, Field(description="a pattern")] = None
+    stable_ms: Annotated[int | None, Field(ge=0, le=50)] = None
+
+
+class Arguments(BaseModel):
+    terminal_id: str
+    keys: list[str] | None = None
+    until: Until | None = None
+    timeout_ms: Annotated[int, Field(ge=0, le=50_000)] = 10_000
+    either: int | str | None = None
+
+
+def test_titles_and_or_null_go_and_constraints_stay() -> None:
+    lean = lean_schema(Arguments.model_json_schema())
+    assert '"title"' not in json.dumps(lean)
+    props = lean["properties"]
+    assert props["terminal_id"] == {"type": "string"} and lean["required"] == ["terminal_id"]
+    assert props["keys"] == {"type": "array", "items": {"type": "string"}}
+    assert props["until"] == {"$ref": "#/$defs/Until"}
+    assert props["timeout_ms"] == {"type": "integer", "minimum": 0, "maximum": 50_000, "default": 10_000}
+    until = lean["$defs"]["Until"]["properties"]
+    assert until["regex"] == {"type": "string", "description": "a pattern"}
+    assert until["stable_ms"] == {"type": "integer", "minimum": 0, "maximum": 50}
+    assert len(props["either"]["anyOf"]) == 3, "a union of several types keeps its null"
+
+
+def test_a_property_named_title_is_kept() -> None:
+    class Page(BaseModel):
+        title: str
+
+    assert "title" in lean_schema(Page.model_json_schema())["properties"]
