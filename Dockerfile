@@ -38,7 +38,7 @@ COPY --from=web /web/node_modules ./app/web/node_modules
 RUN pip install --no-deps .
 
 RUN useradd --create-home --uid 1000 --shell /bin/bash lookout \
-    && mkdir /data \
+    && mkdir -m 700 /data \
     && chown lookout:lookout /data
 
 USER lookout

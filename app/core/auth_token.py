@@ -20,21 +20,27 @@ def load_or_create_token(data_dir: Path, configured: str | None) -> str:
     if configured:
         return configured
     path = token_path(data_dir)
-    try:
-        fd = open_file(path, os.O_RDONLY)
-    except FileNotFoundError:
-        pass
-    else:
-        with open(fd, "rb") as f:
-            check_token_file(path, fd)
-            existing = f.read().decode(errors="replace").strip()
-        if existing:
-            return existing
+    existing = read_token(path)
+    if existing:
+        return existing
+    if existing is not None:
         os.unlink(path)  # an empty token file (a crash between create and write) is made again
     token = secrets.token_urlsafe(32)
     with open(open_file(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL), "wb") as f:
         f.write((token + "\n").encode())
     return token
+
+
+def read_token(path: Path) -> str | None:
+    """The token in the token file at `path` ("" when empty, None when missing), read without following a
+    link; UnsafePath when the file is someone else's or open to others."""
+    try:
+        fd = open_file(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return None
+    with open(fd, "rb") as f:
+        check_token_file(path, fd)
+        return f.read().decode(errors="replace").strip()
 
 
 def token_matches(expected: str, given: str | None) -> bool:

@@ -20,7 +20,7 @@ from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 
 from app.config import default_data_dir
-from app.core.auth_token import token_path
+from app.core.auth_token import read_token, token_path
 
 DEFAULT_URL = "http://127.0.0.1:8765"
 REQUEST_TIMEOUT_S = 30.0
@@ -44,8 +44,8 @@ def daemon_token() -> str | None:
     if configured:
         return configured
     try:
-        return token_file().read_text().strip() or None
-    except OSError:
+        return read_token(token_file()) or None
+    except OSError:  # unreadable, or refused as someone else's or open to others (UnsafePath)
         return None
 
 

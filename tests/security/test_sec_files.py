@@ -235,3 +235,24 @@ def test_the_terminal_writers_refuse_a_planted_link(tmp_path: Path) -> None:
             else:
                 append_jsonl(directory / name, {"type": "created"})
     assert outside.read_bytes() == b"keep\n"
+
+
+def test_the_mcp_shim_reads_the_token_file_with_the_same_checks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from clients.mcp.daemon import daemon_token
+
+    monkeypatch.delenv("LOOKOUT_TOKEN", raising=False)
+    monkeypatch.setenv("LOOKOUT_DATA_DIR", str(tmp_path))
+    token = tmp_path / "token"
+    token.write_text("known\n")
+    os.chmod(token, 0o600)
+    assert daemon_token() == "known"
+    os.chmod(token, 0o644)
+    assert daemon_token() is None
+    os.chmod(token, 0o600)
+    os.chown(token, NOBODY, NOBODY)
+    assert daemon_token() is None
+    token.unlink()
+    (tmp_path / "elsewhere").write_text("planted\n")
+    os.chmod(tmp_path / "elsewhere", 0o600)
+    token.symlink_to(tmp_path / "elsewhere")
+    assert daemon_token() is None
