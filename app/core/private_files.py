@@ -58,19 +58,22 @@ def read_bytes(path: Path | str) -> bytes:
 
 
 def make_dir(path: Path) -> None:
-    """`path` as a 0700 directory of ours, with its missing parents (each 0700); an existing one must be a
-    real directory, not a link."""
+    """`path` as a 0700 directory, with its missing parents (each 0700). An existing one must be a real
+    directory, not a link; one left open to others by an earlier version is tightened to 0700."""
     try:
         os.mkdir(path, DIR_MODE)
         return
     except FileNotFoundError:
         make_dir(path.parent)
-        os.mkdir(path, DIR_MODE)
+        make_dir(path)
         return
     except FileExistsError:
         pass
-    if not stat.S_ISDIR(os.lstat(path).st_mode):
-        raise _linked(path) if path.is_symlink() else UnsafePath(f"{path} is not a directory: move it away")
+    info = os.lstat(path)
+    if not stat.S_ISDIR(info.st_mode):
+        raise _linked(path) if stat.S_ISLNK(info.st_mode) else UnsafePath(f"{path} is not a directory: move it away")
+    if info.st_mode & 0o077:
+        os.chmod(path, DIR_MODE)
 
 
 def check_data_dir(path: Path) -> str | None:

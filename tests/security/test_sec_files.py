@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
-from app.core.private_files import UnsafePath
+from app.core.private_files import UnsafePath, make_dir
 from app.core.storage import append_jsonl
 from app.terminal.deltas import DeltaLog
 from app.terminal.journal import JournalWriter
@@ -256,3 +256,22 @@ def test_the_mcp_shim_reads_the_token_file_with_the_same_checks(tmp_path: Path, 
     os.chmod(tmp_path / "elsewhere", 0o600)
     token.symlink_to(tmp_path / "elsewhere")
     assert daemon_token() is None
+
+
+def test_make_dir_is_0700_under_umask_0_refuses_a_link_and_tightens_an_old_dir(tmp_path: Path) -> None:
+    old_umask = os.umask(0)
+    try:
+        make_dir(tmp_path / "a" / "b" / "c")
+    finally:
+        os.umask(old_umask)
+    assert [_mode(tmp_path / p) for p in ("a", "a/b", "a/b/c")] == [0o700] * 3
+    (tmp_path / "old").mkdir()
+    os.chmod(tmp_path / "old", 0o755)
+    make_dir(tmp_path / "old")
+    assert _mode(tmp_path / "old") == 0o700
+    (tmp_path / "elsewhere").mkdir()
+    os.chmod(tmp_path / "elsewhere", 0o755)
+    (tmp_path / "link").symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(UnsafePath, match="link is a symbolic link"):
+        make_dir(tmp_path / "link")
+    assert _mode(tmp_path / "elsewhere") == 0o755
