@@ -91,7 +91,8 @@ def check_data_dir(path: Path) -> str | None:
                          f"(--data-dir {os.path.realpath(path)}) after checking it is yours")  # fmt: skip
     if not stat.S_ISDIR(info.st_mode):
         raise UnsafePath(f"data dir {path} is not a directory")
-    _check_owner_and_writers(path, info, "data dir", f"chmod 700 {path}")
+    _check_owner_and_writers(path, info, "data dir", owner_fix="use a data dir of your own (--data-dir), or chown "
+                             "it to yourself after checking its content", writers_fix=f"chmod 700 {path}")  # fmt: skip
     loose = stat.S_IMODE(info.st_mode) & 0o077
     if not loose:
         return None
@@ -104,21 +105,21 @@ def check_token_file(path: Path, fd: int) -> None:
     info = os.fstat(fd)
     if not stat.S_ISREG(info.st_mode):
         raise UnsafePath(f"token file {path} is not a regular file: remove it")
-    _check_owner_and_writers(path, info, "token file", f"rm {path}")
+    _check_owner_and_writers(path, info, "token file", owner_fix=f"remove it (rm {path}) for a new token",
+                             writers_fix=f"rm {path} for a new token")  # fmt: skip
     if stat.S_IMODE(info.st_mode) & 0o077:
         raise UnsafePath(f"token file {path} is mode {stat.S_IMODE(info.st_mode):04o}: others may have read the "
                          f"token; remove it (rm {path}) for a new one, or chmod 600 {path} to keep it")  # fmt: skip
 
 
-def _check_owner_and_writers(path: Path, info: os.stat_result, what: str, fix: str) -> None:
+def _check_owner_and_writers(path: Path, info: os.stat_result, what: str, owner_fix: str, writers_fix: str) -> None:
     uid = os.geteuid()
     if info.st_uid != uid:
         raise UnsafePath(f"{what} {path} is owned by uid {info.st_uid}, not by uid {uid} who runs lookout: "
-                         f"use a {what.split()[0]} of your own (--data-dir), or chown it to yourself "
-                         f"after checking its content")  # fmt: skip
+                         f"{owner_fix}")  # fmt: skip
     if info.st_mode & 0o022:
         raise UnsafePath(f"{what} {path} is mode {stat.S_IMODE(info.st_mode):04o}, writable by others who may "
-                         f"have planted files or links in it; check it, then {fix}")  # fmt: skip
+                         f"have planted files or links in it or changed it; check it, then {writers_fix}")  # fmt: skip
 
 
 def _linked(path: Path | str) -> UnsafePath:

@@ -79,7 +79,7 @@ def test_a_token_file_of_another_user_is_refused(tmp_path: Path) -> None:
     os.chmod(data / "token", 0o600)
     os.chown(data / "token", NOBODY, NOBODY)
     stderr = _refused_serve(data)
-    assert f"token file {data / 'token'} is owned by uid {NOBODY}" in stderr
+    assert f"token file {data / 'token'} is owned by uid {NOBODY}" in stderr and f"rm {data / 'token'}" in stderr
     assert "known" not in _lookout("token", "--data-dir", data).stdout
 
 
