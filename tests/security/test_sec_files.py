@@ -129,8 +129,8 @@ def test_every_file_is_0600_and_every_dir_0700_under_umask_0(
     try:
         with daemon.client(token=(data / "token").read_text().strip()) as api:
             shell = api.post("/v1/terminals", json={"command": ["bash", "-i"]}).json()["id"]
-            api.post(f"/v1/terminals/{shell}/act", json={"input": {"text": "echo private\n"},
-                                                         "until": {"regex": "^private"}, "timeout_ms": 10000})  # fmt: skip
+            echo = {"input": {"text": "echo private\n"}, "until": {"regex": "^private"}, "timeout_ms": 10000}
+            api.post(f"/v1/terminals/{shell}/act", json=echo)
             api.post(f"/v1/terminals/{shell}/input", json={"text": "exit\n"})
             _wait_exit(api, shell)
             _, serial = make_device()
@@ -237,7 +237,9 @@ def test_the_terminal_writers_refuse_a_planted_link(tmp_path: Path) -> None:
     assert outside.read_bytes() == b"keep\n"
 
 
-def test_the_mcp_shim_reads_the_token_file_with_the_same_checks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_mcp_shim_reads_the_token_file_with_the_same_checks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from clients.mcp.daemon import daemon_token
 
     monkeypatch.delenv("LOOKOUT_TOKEN", raising=False)
