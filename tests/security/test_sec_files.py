@@ -219,6 +219,19 @@ def test_a_linked_terminal_dir_is_not_loaded_so_not_falsely_purged(tmp_path: Pat
     assert (elsewhere / tid / "meta.json").is_file() and (elsewhere / tid / "output.raw").read_bytes()
 
 
+def test_a_purge_that_cannot_remove_the_files_says_so(tmp_path: Path, daemon: Daemon, api: httpx.Client) -> None:
+    """A terminal dir swapped for a link while the daemon runs: purge is a 409 naming it, the terminal stays."""
+    tid = api.post("/v1/terminals", json={"command": "echo hello"}).json()["id"]
+    _wait_exit(api, tid)
+    directory, elsewhere = daemon.data_dir / "terminals" / tid, tmp_path / "elsewhere"
+    shutil.move(directory, elsewhere)
+    directory.symlink_to(elsewhere)
+    r = api.delete(f"/v1/terminals/{tid}", params={"purge": "true"})
+    assert r.status_code == 409 and f"its files in {directory} could not all be removed" in r.text, r.text
+    assert api.get(f"/v1/terminals/{tid}").status_code == 200
+    assert (elsewhere / "meta.json").is_file()
+
+
 def test_the_terminal_writers_refuse_a_planted_link(tmp_path: Path) -> None:
     """The journal, the delta log and every JSON-lines append open with O_NOFOLLOW."""
     outside = tmp_path / "outside"
