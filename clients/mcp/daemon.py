@@ -117,5 +117,10 @@ def error_message(response: httpx.Response, sent_token: bool) -> str:
     if response.status_code == 401:
         source = "LOOKOUT_TOKEN" if os.environ.get("LOOKOUT_TOKEN") else f"the token file {token_file()}"
         given = f"the token sent came from {source}" if sent_token else f"no token was found in {source}"
+        if not sent_token and not os.environ.get("LOOKOUT_TOKEN"):
+            try:
+                read_token(token_file())
+            except OSError as exc:  # the file is there but refused: say why
+                given += f" ({exc})"
         text += f"; {given}. Set LOOKOUT_TOKEN to the daemon's token (`lookout token` prints it)."
     return text

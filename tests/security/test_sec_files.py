@@ -253,7 +253,7 @@ def test_the_terminal_writers_refuse_a_planted_link(tmp_path: Path) -> None:
 def test_the_mcp_shim_reads_the_token_file_with_the_same_checks(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from clients.mcp.daemon import daemon_token
+    from clients.mcp.daemon import daemon_token, error_message
 
     monkeypatch.delenv("LOOKOUT_TOKEN", raising=False)
     monkeypatch.setenv("LOOKOUT_DATA_DIR", str(tmp_path))
@@ -263,6 +263,10 @@ def test_the_mcp_shim_reads_the_token_file_with_the_same_checks(
     assert daemon_token() == "known"
     os.chmod(token, 0o644)
     assert daemon_token() is None
+    refused = httpx.Response(401, json={"error": {"code": "unauthorized", "message": "missing token"}})
+    assert f"no token was found in the token file {token} (token file {token} is mode 0644" in error_message(
+        refused, sent_token=False
+    )
     os.chmod(token, 0o600)
     os.chown(token, NOBODY, NOBODY)
     assert daemon_token() is None
