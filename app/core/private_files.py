@@ -8,7 +8,8 @@ reuses must be a real directory, not a link. At start (`check_data_dir`, `check_
   links, or set the token;
 - one that group or others may write is refused: anyone could have planted files or links in it already;
 - a data dir that is a symbolic link is refused (pass the directory itself);
-- a token file that group or others may read is refused: the token may have been read, so it is replaced;
+- a token file that group or others may read is refused: the token may have been read (remove the file
+  for a new token, or chmod 600 it to keep this one);
 - a data dir of ours that group or others may only read or enter (0755 of earlier versions, or made under
   a umask of 022) is tightened to 0700, and the log says so. Files inside it from earlier versions keep
   their 0644: the 0700 directory keeps everyone else out of them.
