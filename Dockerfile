@@ -45,7 +45,7 @@ RUN python -c "import asyncio; from app.browser.browser import BrowserHost; \
 asyncio.run(BrowserHost('/usr/bin/chromium').check())"
 
 RUN useradd --create-home --uid 1000 --shell /bin/bash lookout \
-    && mkdir /data \
+    && mkdir -m 700 /data \
     && chown lookout:lookout /data
 
 USER lookout

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from app.config import Settings
 from app.core.auth_token import load_or_create_token, token_path
+from app.core.private_files import check_data_dir
 
 
 def is_loopback(host: str) -> bool:
@@ -65,7 +66,11 @@ def serve(args: argparse.Namespace) -> int:
         )
         return 2
     created = not settings.token and not token_path(settings.data_dir).exists()
-    app = create_app(settings)
+    try:
+        app = create_app(settings)
+    except OSError as exc:  # UnsafePath among them: says what to fix
+        print(f"lookout: refusing to start: {exc}", file=sys.stderr)
+        return 2
     print(f"lookout: http://{settings.host}:{settings.port}  data: {settings.data_dir}", file=sys.stderr)
     if created:
         print(f"lookout: new API token written to {token_path(settings.data_dir)} (mode 0600)", file=sys.stderr)
@@ -84,7 +89,13 @@ def serve(args: argparse.Namespace) -> int:
 
 def token(args: argparse.Namespace) -> int:
     settings = _settings(args)
-    print(load_or_create_token(settings.data_dir, settings.token))
+    try:
+        if tightened := check_data_dir(settings.data_dir):
+            print(f"lookout: {tightened}", file=sys.stderr)
+        print(load_or_create_token(settings.data_dir, settings.token))
+    except OSError as exc:  # UnsafePath among them: says what to fix
+        print(f"lookout: {exc}", file=sys.stderr)
+        return 2
     return 0
 
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -18,6 +19,7 @@ from app.config import Settings
 from app.core.auth_token import load_or_create_token
 from app.core.events import EventBus
 from app.core.gc_tuning import freeze_long_lived
+from app.core.private_files import check_data_dir
 from app.browser.browser import BrowserHost
 from app.browser.pages import PageManager
 from app.device.adb import Adb
@@ -30,8 +32,10 @@ from app.timeline.timeline import Timeline
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
+    """Raises UnsafePath when the data dir, the token file or a file opened here is not lookout's alone."""
     settings = settings or Settings()
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    if tightened := check_data_dir(settings.data_dir):
+        logging.getLogger("lookout").warning("%s", tightened)
     token = load_or_create_token(settings.data_dir, settings.token)
     limits = SessionLimits(
         scrollback=settings.scrollback_lines,

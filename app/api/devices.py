@@ -1,15 +1,17 @@
 """HTTP adapter for Android devices: request models and routes. The logic is in app.device."""
 from __future__ import annotations
 
+import asyncio
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Path, Query, Request
-from fastapi.responses import FileResponse
+from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from app.api.responses import MAX_JSON_INT, JSONResponse
 from app.timeline.recording import current_agent
 from app.core.images import MEDIA_TYPES
+from app.core.private_files import read_bytes
 from app.device.logcat import LEVELS
 from app.device.manager import LOGCAT_MAX_LINES, DeviceManager
 
@@ -114,9 +116,9 @@ async def screenshot(serial: Serial, request: Request, body: ScreenshotRequest |
 
 
 @router.get("/{serial}/observations/{obs_id}/image")
-async def observation_image(serial: Serial, obs_id: ObsId, request: Request) -> FileResponse:
+async def observation_image(serial: Serial, obs_id: ObsId, request: Request) -> Response:
     path, fmt = _manager(request).image(serial, obs_id)
-    return FileResponse(path, media_type=MEDIA_TYPES[fmt])
+    return Response(await asyncio.to_thread(read_bytes, path), media_type=MEDIA_TYPES[fmt])  # links not followed
 
 
 @router.get("/{serial}/ui")

@@ -6,12 +6,13 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 from fastapi import APIRouter, Request
-from fastapi.responses import FileResponse
+from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from app.api.responses import JSONResponse
 from app.core.errors import BadInput
 from app.core.images import MEDIA_TYPES
+from app.core.private_files import read_bytes
 from app.browser.actions import Action, ActionName
 from app.browser.pages import PageManager
 from app.browser.snapshot_view import SnapshotOptions
@@ -168,9 +169,9 @@ async def observation(page_id: str, obs_id: str, request: Request) -> JSONRespon
 
 
 @router.get("/{page_id}/observations/{obs_id}/image")
-async def observation_image(page_id: str, obs_id: str, request: Request) -> FileResponse:
+async def observation_image(page_id: str, obs_id: str, request: Request) -> Response:
     path, fmt = _manager(request).image(page_id, obs_id)
-    return FileResponse(path, media_type=MEDIA_TYPES[fmt])
+    return Response(await asyncio.to_thread(read_bytes, path), media_type=MEDIA_TYPES[fmt])  # links not followed
 
 
 class ScriptRequest(_Strict):

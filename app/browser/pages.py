@@ -35,7 +35,8 @@ from app.core.gc_tuning import gc_paused
 from app.core.ids import check_id, new_id
 from app.core.images import ImageFormat, encode, resize
 from app.core.scaling import RAW_WARNING, Scale, fit, image_tokens
-from app.core.storage import append_jsonl, atomic_write_json, read_json
+from app.core.private_files import make_dir
+from app.core.storage import append_jsonl, atomic_write_bytes, atomic_write_json, read_json
 from app.timeline.recording import NullRecorder, Recorder
 
 EVENTS_KEPT = 500
@@ -108,7 +109,7 @@ class PageManager:
     def _register(self, page: Page, viewport: tuple[int, int]) -> PageRecord:
         page_id = new_id("p")
         folder = self.root / page_id
-        (folder / "observations").mkdir(parents=True, exist_ok=True)
+        make_dir(folder / "observations")
         record = PageRecord(page_id, page, time.time(), folder, viewport)
         self._pages[page_id] = record
         self._capture(record)
@@ -233,7 +234,7 @@ class PageManager:
         folder = record.folder / "observations"
         stored = {"obs_id": obs_id, "kind": "screenshot", "ts": time.time(), "url": record.page.url,
                   "full_page": full_page, "scroll": scroll, "format": fmt, "scale": asdict(scale)}  # fmt: skip
-        await asyncio.to_thread((folder / f"{obs_id}.{fmt}").write_bytes, data)
+        await asyncio.to_thread(atomic_write_bytes, folder / f"{obs_id}.{fmt}", data)
         await asyncio.to_thread(atomic_write_json, folder / f"{obs_id}.json", stored)
         result = {"obs_id": obs_id, "page": {"width": scale.device_width, "height": scale.device_height},
                   "image": {"width": scale.image_width, "height": scale.image_height},

@@ -1,4 +1,5 @@
-"""Crash-safe files: atomic rewrites, append-only JSON lines whose torn last line is skipped on read."""
+"""Crash-safe files: atomic rewrites, append-only JSON lines whose torn last line is skipped on read. Every
+file is private and opened without following links (app.core.private_files)."""
 from __future__ import annotations
 
 import os
@@ -9,17 +10,24 @@ from typing import Any
 
 import orjson
 
+from app.core.private_files import open_file, read_bytes
+
 
 def dumps(obj: Any) -> bytes:
     """Compact JSON bytes (orjson; non-str keys allowed)."""
     return orjson.dumps(obj, option=orjson.OPT_NON_STR_KEYS)
 
 
-def atomic_write_bytes(path: Path, data: bytes, mode: int = 0o644, durable: bool = False) -> None:
-    """Write through a temp file in the same directory and rename it over `path`. Readers see the old or
-    the new content, never a mix; `durable` also fsyncs (survives power loss, not just a crash)."""
+def atomic_write_bytes(path: Path, data: bytes, durable: bool = False) -> None:
+    """Write through a new temp file in the same directory and rename it over `path` (the rename replaces a
+    link at `path`, it does not follow it). Readers see the old or the new content, never a mix; `durable`
+    also fsyncs (survives power loss, not just a crash)."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+    try:
+        fd = open_file(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+    except FileExistsError:  # left by a crashed run with the same pid and thread id
+        tmp.unlink()
+        fd = open_file(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
     try:
         try:
             view = memoryview(data)
@@ -40,13 +48,13 @@ def atomic_write_json(path: Path, obj: Any) -> None:
 
 
 def read_json(path: Path) -> Any:
-    return orjson.loads(path.read_bytes())
+    return orjson.loads(read_bytes(path))
 
 
 def append_jsonl(path: Path, obj: Any) -> int:
     """Append one JSON line with a single write; returns the file size after it."""
     line = dumps(obj) + b"\n"
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    fd = open_file(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
     try:
         os.write(fd, line)
         return os.fstat(fd).st_size
@@ -58,7 +66,7 @@ def cut_torn_tail(path: Path) -> int:
     """Cut a last line that has no newline (a write torn by a crash), so the next append starts a clean
     line instead of joining it. Returns the bytes cut."""
     try:
-        with open(path, "rb+") as f:
+        with open(open_file(path, os.O_RDWR), "rb+") as f:
             size = f.seek(0, os.SEEK_END)
             if size == 0:
                 return 0
@@ -84,7 +92,7 @@ def cut_torn_tail(path: Path) -> int:
 def iter_jsonl(path: Path) -> Iterator[Any]:
     """Every complete, parseable line of a JSON-lines file; a torn or corrupt line is skipped."""
     try:
-        data = path.read_bytes()
+        data = read_bytes(path)
     except FileNotFoundError:
         return
     for line in data.split(b"\n"):

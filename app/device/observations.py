@@ -16,6 +16,7 @@ from typing import Any
 
 from app.core.errors import NotFound
 from app.core.ids import check_id, new_id
+from app.core.private_files import make_dir, read_bytes
 from app.core.storage import append_jsonl, atomic_write_bytes, atomic_write_json, read_json
 from app.core.scaling import Scale
 from app.device.ui_tree import UiNode, parse_hierarchy
@@ -74,7 +75,7 @@ class ObservationStore:
 
     def dir(self, serial: str) -> Path:
         path = self.root / serial_dir_name(serial) / "observations"
-        path.mkdir(parents=True, exist_ok=True)
+        make_dir(path)
         return path
 
     def save(self, obs: Observation, image: bytes | None = None, ui_xml: bytes | None = None) -> Observation:
@@ -127,7 +128,7 @@ class ObservationStore:
         with self._lock:
             nodes = self._dumps.get(key)
         if nodes is None:
-            nodes = parse_hierarchy((self.dir(obs.serial) / f"{obs.obs_id}.xml").read_bytes())
+            nodes = parse_hierarchy(read_bytes(self.dir(obs.serial) / f"{obs.obs_id}.xml"))
             with self._lock:
                 if len(self._dumps) >= _CACHED_DUMPS:
                     self._dumps.pop(next(iter(self._dumps)))
@@ -137,5 +138,5 @@ class ObservationStore:
     def record(self, serial: str, entry: dict[str, Any]) -> None:
         """Append an action or observation record to the device's `actions.jsonl`."""
         folder = self.root / serial_dir_name(serial)
-        folder.mkdir(parents=True, exist_ok=True)
+        make_dir(folder)
         append_jsonl(folder / "actions.jsonl", entry)

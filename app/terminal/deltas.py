@@ -16,6 +16,7 @@ from typing import Any
 import orjson
 
 from app.core.errors import BadInput
+from app.core.private_files import open_file
 from app.core.storage import dumps
 
 _READ_CHUNK = 1 << 16
@@ -62,7 +63,7 @@ class DeltaLog:
         self._closed = False
 
     def append(self, delta: dict[str, Any]) -> None:
-        fd = self._fd if self._fd is not None else os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        fd = self._fd if self._fd is not None else open_file(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
         try:
             os.write(fd, dumps(delta) + b"\n")
         finally:
@@ -80,7 +81,7 @@ class DeltaLog:
 
     def size(self) -> int:
         try:
-            return self.path.stat().st_size
+            return self.path.lstat().st_size  # a link is refused when read, never followed
         except FileNotFoundError:
             return 0
 
@@ -88,7 +89,7 @@ class DeltaLog:
         """Up to `limit` deltas from byte `cursor`; a cursor off a line boundary or past the end is a 400.
         A torn last line (a crash mid-write) is not returned and not consumed."""
         try:
-            fd = os.open(self.path, os.O_RDONLY)
+            fd = open_file(self.path, os.O_RDONLY)
         except FileNotFoundError:
             fd = None
         try:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from app.core.private_files import open_file
 from app.core.storage import dumps, iter_jsonl
 
 log = logging.getLogger(__name__)
@@ -42,8 +43,12 @@ class JournalWriter:
     def __init__(self, directory: Path, max_bytes: int, started_at: float | None = None) -> None:
         self.raw_path = directory / "output.raw"
         self.idx_path = directory / "output.idx"
-        self._raw_fd = os.open(self.raw_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-        self._idx_fd = os.open(self.idx_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        self._raw_fd = open_file(self.raw_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+        try:
+            self._idx_fd = open_file(self.idx_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+        except OSError:
+            os.close(self._raw_fd)
+            raise
         self.size = os.fstat(self._raw_fd).st_size
         self.dropped = 0
         self.failure: str | None = None
@@ -116,7 +121,7 @@ class JournalWriter:
 
 def raw_size(directory: Path) -> int:
     try:
-        return (directory / "output.raw").stat().st_size
+        return (directory / "output.raw").lstat().st_size  # a link is refused when read, never followed
     except FileNotFoundError:
         return 0
 
@@ -124,7 +129,7 @@ def raw_size(directory: Path) -> int:
 def read_raw(directory: Path, offset: int, limit: int) -> bytes:
     """Up to `limit` bytes of `output.raw` from `offset`."""
     try:
-        fd = os.open(directory / "output.raw", os.O_RDONLY)
+        fd = open_file(directory / "output.raw", os.O_RDONLY)
     except FileNotFoundError:
         return b""
     try:

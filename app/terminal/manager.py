@@ -15,6 +15,7 @@ from typing import Any
 from app.core.errors import BadInput, Conflict, NotFound
 from app.core.events import EventBus
 from app.core.ids import check_id, new_id
+from app.core.private_files import make_dir
 from app.terminal.persistence import TerminalMeta
 from app.terminal.pty_reader import PtyReader
 from app.terminal.session import SessionLimits, TerminalSession
@@ -75,8 +76,12 @@ class TerminalManager:
 
     async def start(self) -> None:
         """Load the sessions of earlier runs (listed as exited or lost)."""
-        self.root.mkdir(parents=True, exist_ok=True)
+        make_dir(self.root)
         for directory in sorted(self.root.iterdir()):
+            if directory.is_symlink():
+                log.warning("skipping terminal %s: it is a symbolic link, and lookout does not follow links in its "
+                            "data dir; remove it", directory.name)  # fmt: skip
+                continue
             if not (directory / "meta.json").is_file():
                 continue
             try:
@@ -154,8 +159,14 @@ class TerminalManager:
         session = self.get(terminal_id)
         await session.stop()
         if purge:
+            try:
+                await asyncio.to_thread(shutil.rmtree, session.directory)
+            except FileNotFoundError:
+                pass
+            except OSError as exc:
+                raise Conflict(f"terminal {terminal_id} is stopped, but its files in {session.directory} could not "
+                               f"all be removed ({exc}); it stays listed, not purged") from exc  # fmt: skip
             del self._sessions[terminal_id]
-            await asyncio.to_thread(shutil.rmtree, session.directory, True)
         self.bus.publish("terminal.deleted", id=terminal_id, purged=purge)
         return session
 

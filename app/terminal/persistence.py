@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from app.core.private_files import make_dir
 from app.core.storage import append_jsonl, atomic_write_json, read_json
 from app.terminal.engines import create_engine
 from app.terminal.engines.base import ScreenEngine
@@ -69,7 +70,7 @@ def load_snapshot(directory: Path) -> dict[str, Any] | None:
 def save_checkpoint(directory: Path, offset: int, cols: int, rows: int, dump: str) -> None:
     """Store an engine dump taken at journal `offset`, keeping the newest few."""
     folder = directory / "checkpoints"
-    folder.mkdir(exist_ok=True)
+    make_dir(folder)
     atomic_write_json(folder / f"{offset:016d}.json", {"offset": offset, "cols": cols, "rows": rows, "dump": dump})
     for old in sorted(folder.glob("*.json"))[:-KEEP_CHECKPOINTS]:
         old.unlink(missing_ok=True)

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from app.core.errors import BadInput, Conflict, TooLarge
+from app.core.private_files import DIR_MODE, make_dir
 from app.terminal import persistence as files
 from app.terminal import shell_integration
 from app.terminal.blocks import BlockTracker
@@ -138,7 +139,8 @@ class TerminalSession:
         cls, meta: files.TerminalMeta, directory: Path, env: dict[str, str], limits: SessionLimits, reader: PtyReader
     ) -> TerminalSession:
         """Spawn the process and start reading it. Exec failures raise FileNotFoundError/PermissionError."""
-        directory.mkdir(parents=True, exist_ok=False)
+        make_dir(directory.parent)
+        os.mkdir(directory, DIR_MODE)  # a new id: exists neither as a directory nor as a link
         argv, env, nonce = shell_integration.launch(meta, directory, env)
         self = cls(meta, directory, limits, nonce)
         self._engine = create_engine(meta.engine, meta.cols, meta.rows, limits.scrollback)

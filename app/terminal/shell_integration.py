@@ -12,6 +12,7 @@ import secrets
 from importlib.resources import files
 from pathlib import Path
 
+from app.core.private_files import DIR_MODE, open_file
 from app.terminal.persistence import TerminalMeta
 
 SHELLS = ("bash", "zsh")
@@ -40,7 +41,7 @@ def launch(
         return meta.argv, env, None
     nonce = secrets.token_hex(16)
     folder = directory / "shell"
-    folder.mkdir(mode=0o700)
+    os.mkdir(folder, DIR_MODE)
     if os.path.basename(meta.argv[0]) == "bash":
         rcfile = folder / "bashrc"
         _write(rcfile, "bashrc.bash", nonce)
@@ -56,6 +57,6 @@ def launch(
 
 def _write(path: Path, template: str, nonce: str) -> None:
     text = files("app.terminal").joinpath("shell", template).read_text()
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    fd = open_file(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
     with os.fdopen(fd, "w") as f:
         f.write(text.replace(_NONCE, nonce))

@@ -16,6 +16,7 @@ from typing import Any
 
 import orjson
 
+from app.core.private_files import make_dir, open_file
 from app.core.storage import append_jsonl, atomic_write_json, dumps, read_json
 from app.timeline.frames import FrameMeta
 
@@ -43,7 +44,7 @@ class FrameStore:
         self.directory = directory
         self.path = directory / "frames.jsonl"
         self.checkpoints = directory / "checkpoints"
-        self.checkpoints.mkdir(parents=True, exist_ok=True)
+        make_dir(self.checkpoints)
         self.metas: list[FrameMeta] = []
         self.index: dict[str, list[int]] = {}
         self.latest_observation: dict[str, dict[str, int]] = {}
@@ -54,7 +55,7 @@ class FrameStore:
         self._running: dict[str, Counter[str]] = {}
         self._size = 0
         self._load()
-        self._reader = os.open(self.path, os.O_RDONLY | os.O_CREAT, 0o644)
+        self._reader = open_file(self.path, os.O_RDONLY | os.O_CREAT)
 
     @property
     def last_seq(self) -> int:
@@ -123,7 +124,7 @@ class FrameStore:
         """Index the frames from `offset` on; a torn or corrupt line ends the file (it is cut off, so the
         next append starts on a clean line). Returns the file's size."""
         try:
-            with open(self.path, "rb") as f:
+            with open(open_file(self.path, os.O_RDONLY), "rb") as f:
                 f.seek(offset)
                 data = f.read()
         except FileNotFoundError:
@@ -144,7 +145,11 @@ class FrameStore:
                 self._checkpoint(block_of(meta.seq))
             position = end
         if position < offset + len(data):
-            os.truncate(self.path, position)
+            fd = open_file(self.path, os.O_WRONLY)
+            try:
+                os.ftruncate(fd, position)
+            finally:
+                os.close(fd)
         return position
 
     # reading

@@ -17,6 +17,7 @@ from typing import Any
 import orjson
 
 from app.core.errors import BadInput
+from app.core.private_files import make_dir
 from app.timeline.frames import LEVELS, build_frame, header, level_of
 from app.timeline.history import StoreHistory
 from app.timeline.linediff import line_diff
@@ -34,7 +35,7 @@ SYNC_TIMEOUT_S = 10.0
 
 class Timeline:
     def __init__(self, directory: Path) -> None:
-        directory.mkdir(parents=True, exist_ok=True)
+        make_dir(directory)
         self.store = FrameStore(directory)
         self.summaries = SummaryStore(directory / "summaries.jsonl", BLOCK)
         self.lock = threading.Lock()

@@ -22,7 +22,7 @@ from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 
 from app.config import default_data_dir
-from app.core.auth_token import token_path
+from app.core.auth_token import read_token, token_path
 
 DEFAULT_URL = "http://127.0.0.1:8765"
 REQUEST_TIMEOUT_S = 30.0
@@ -64,8 +64,8 @@ def daemon_token() -> str | None:
     if configured:
         return configured
     try:
-        return token_file().read_text().strip() or None
-    except OSError:
+        return read_token(token_file()) or None
+    except OSError:  # unreadable, or refused as someone else's or open to others (UnsafePath)
         return None
 
 
@@ -138,5 +138,10 @@ def error_message(response: httpx.Response, sent_token: bool) -> str:
     if response.status_code == 401:
         source = "LOOKOUT_TOKEN" if os.environ.get("LOOKOUT_TOKEN") else f"the token file {token_file()}"
         given = f"the token sent came from {source}" if sent_token else f"no token was found in {source}"
+        if not sent_token and not os.environ.get("LOOKOUT_TOKEN"):
+            try:
+                read_token(token_file())
+            except OSError as exc:  # the file is there but refused: say why
+                given += f" ({exc})"
         text += f"; {given}. Set LOOKOUT_TOKEN to the daemon's token (`lookout token` prints it)."
     return text

@@ -198,6 +198,7 @@ async def test_sends_the_agent_name_and_the_token_from_the_data_dir(
 ) -> None:
     url, handler = recorder
     (tmp_path / "token").write_text("token-from-file\n")
+    (tmp_path / "token").chmod(0o600)  # as `lookout serve` writes it (one others may read is refused)
     async with shim(LOOKOUT_URL=url, LOOKOUT_DATA_DIR=str(tmp_path)) as session:
         assert await call(session, "terminal_list") == {"terminals": []}
     async with shim(LOOKOUT_URL=url, LOOKOUT_TOKEN="from-env", LOOKOUT_AGENT="planner") as session:
