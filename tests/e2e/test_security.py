@@ -35,7 +35,7 @@ def _walk(routes: list[BaseRoute], prefix: str = "") -> Iterator[tuple[str, Base
 
 def routes(tmp_path: Path) -> tuple[list[tuple[str, str]], list[str]]:
     """(method, path) of every HTTP route that needs the token, and the path of every WebSocket route."""
-    app = create_app(Settings(data_dir=tmp_path / "routes", token="x"))
+    app = create_app(Settings(data_dir=tmp_path / "routes", token="x" * 16))
     http, ws = [], []
     for path, route in _walk(app.routes):
         if isinstance(route, WebSocketRoute):
