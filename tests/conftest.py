@@ -41,7 +41,7 @@ class Daemon:
         cmd = [*self.start_command, sys.executable, "-m", "app", "serve", "--port", str(self.port),
                "--data-dir", str(self.data_dir)]  # fmt: skip
         self.proc = subprocess.Popen(cmd, cwd=REPO, env=self.env, stdout=self.log.open("ab"), stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 60  # generous: a loaded 2-core machine takes 20 s and more
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"daemon exited with {self.proc.returncode}: {self.log.read_text()}")
