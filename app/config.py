@@ -31,7 +31,9 @@ class Settings(BaseSettings):
     allowed_hosts: Annotated[tuple[str, ...], NoDecode] = Field(
         (), description="Host header names (comma-separated) accepted besides loopback ones, as clients reach lookout"
     )
-    header_timeout_s: float = Field(10.0, gt=0, le=600, description="a request's line and headers must arrive within it")
+    header_timeout_s: float = Field(
+        10.0, gt=0, le=600, description="a request's line and headers must arrive within it"
+    )
     body_timeout_s: float = Field(30.0, gt=0, le=3600, description="a request's body must arrive within it")
     screen_engine: Literal["avt", "pyte"] = "avt"
     scrollback_lines: int = Field(2000, ge=0, le=100_000)

@@ -44,7 +44,8 @@ class RedactSecrets(logging.Filter):
 def redact_all_handlers(secrets: Iterable[str]) -> RedactSecrets:
     """Put one RedactSecrets on every handler configured so far (the root's and every named logger's)."""
     redaction = RedactSecrets(secrets)
-    loggers = [logging.getLogger(), *(v for v in logging.Logger.manager.loggerDict.values() if isinstance(v, logging.Logger))]
+    named = logging.Logger.manager.loggerDict.values()
+    loggers = [logging.getLogger(), *(v for v in named if isinstance(v, logging.Logger))]
     for handler in {h for logger in loggers for h in logger.handlers}:
         handler.addFilter(redaction)
     return redaction

@@ -3,6 +3,7 @@ token in the log, hostile /ui/ names, ambiguous credentials, and requests that n
 from __future__ import annotations
 
 import base64
+import os
 import re
 import socket
 import subprocess
@@ -78,7 +79,8 @@ def test_a_foreign_host_is_refused_on_http_and_websocket(secure: Daemon) -> None
 def test_a_foreign_origin_is_refused_on_http_and_websocket(secure: Daemon) -> None:
     auth = {"Authorization": f"Bearer {TOKEN}"}
     own = f"http://127.0.0.1:{secure.port}"
-    for origin in ("http://evil.example", f"http://localhost:{secure.port + 1}", "null", f"http://lookout.test:{secure.port}"):
+    others = ("http://evil.example", f"http://localhost:{secure.port + 1}", "null", f"http://lookout.test:{secure.port}")
+    for origin in others:
         answer = httpx.get(f"{secure.url}/v1/terminals", headers={**auth, "Origin": origin})
         assert answer.status_code == 403, (origin, answer.text)
         assert answer.json()["error"]["code"] == "forbidden_origin"
@@ -89,9 +91,9 @@ def test_a_foreign_origin_is_refused_on_http_and_websocket(secure: Daemon) -> No
 
 
 def _serve(tmp_path: Path, *args: str, token: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in Daemon(tmp_path / "data").env.items() if k != "LOOKOUT_TOKEN"}
-    return subprocess.run([sys.executable, "-m", "app", "serve", "--data-dir", str(tmp_path / "data"), *args],
-                          cwd=REPO, env={**env, "LOOKOUT_TOKEN": token}, capture_output=True, text=True, timeout=60)  # fmt: skip
+    command = [sys.executable, "-m", "app", "serve", "--data-dir", str(tmp_path / "data"), *args]
+    env = {**os.environ, "LOOKOUT_TOKEN": token}
+    return subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=60)
 
 
 def test_a_short_token_is_refused_at_start(tmp_path: Path) -> None:
