@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from app.config import Settings
-from app.core.auth_token import load_or_create_token, token_path
+from app.core.auth_token import WeakToken, load_or_create_token, token_path
 from app.core.private_files import check_data_dir
 
 
@@ -30,6 +30,7 @@ def _settings(args: argparse.Namespace) -> Settings:
             "port": getattr(args, "port", None),
             "data_dir": args.data_dir,
             "token": getattr(args, "token", None),
+            "allowed_hosts": getattr(args, "allowed_hosts", None),
             "screen_engine": getattr(args, "screen_engine", None),
             "adb_host": getattr(args, "adb_host", None),
             "adb_port": getattr(args, "adb_port", None),
@@ -44,7 +45,9 @@ def serve(args: argparse.Namespace) -> int:
 
     import uvicorn
 
+    from app.api.header_timeout import header_deadline_protocol
     from app.core import tokens
+    from app.core.log_redaction import redact_all_handlers
 
     class _Server(uvicorn.Server):
         """Loads the tokenizer once the daemon listens: loading holds the GIL for about half a second, which
@@ -74,12 +77,15 @@ def serve(args: argparse.Namespace) -> int:
     print(f"lookout: http://{settings.host}:{settings.port}  data: {settings.data_dir}", file=sys.stderr)
     if created:
         print(f"lookout: new API token written to {token_path(settings.data_dir)} (mode 0600)", file=sys.stderr)
+    if not is_loopback(settings.host) and not settings.allowed_hosts:
+        print("lookout: only loopback Host names are answered; list the names clients use in LOOKOUT_ALLOWED_HOSTS",
+              file=sys.stderr)  # fmt: skip
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    config = uvicorn.Config(
+    server = _Server(uvicorn.Config(
         app, host=settings.host, port=settings.port, access_log=False, log_level="info",
-        ws_per_message_deflate=settings.ws_compression,
-    )  # fmt: skip
-    server = _Server(config)
+        ws_per_message_deflate=settings.ws_compression, http=header_deadline_protocol(settings.header_timeout_s),
+    ))  # fmt: skip
+    redact_all_handlers([load_or_create_token(settings.data_dir, settings.token)])  # after uvicorn set up its log
     try:
         server.run()
     except KeyboardInterrupt:
@@ -107,6 +113,8 @@ def main(argv: list[str] | None = None) -> None:
     p_serve.add_argument("--port", type=int, help="port (default 8765)")
     p_serve.add_argument("--data-dir", type=Path, help="where sessions and the token are stored")
     p_serve.add_argument("--token", help="API token (default: LOOKOUT_TOKEN, else generated into the data dir)")
+    p_serve.add_argument("--allowed-hosts", help="comma-separated Host names answered besides loopback ones "
+                         "(LOOKOUT_ALLOWED_HOSTS; needed to reach lookout by another name)")  # fmt: skip
     p_serve.add_argument("--screen-engine", choices=["avt", "pyte"], help="terminal emulator (default avt)")
     p_serve.add_argument("--adb-host", help="host of the adb server to use (default 127.0.0.1)")
     p_serve.add_argument("--adb-port", type=int, help="port of the adb server to use (default 5037)")
@@ -115,4 +123,8 @@ def main(argv: list[str] | None = None) -> None:
     p_token.add_argument("--data-dir", type=Path)
     p_token.set_defaults(func=token)
     args = parser.parse_args(argv)
-    sys.exit(args.func(args))
+    try:
+        sys.exit(args.func(args))
+    except WeakToken as weak:
+        print(f"lookout: {weak}", file=sys.stderr)
+        sys.exit(2)

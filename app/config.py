@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 _SOURCE_ROOT = Path(__file__).resolve().parent.parent
 
@@ -28,6 +28,13 @@ class Settings(BaseSettings):
     port: int = Field(8765, ge=0, le=65535)
     data_dir: Path = Field(default_factory=default_data_dir)
     token: str | None = Field(None, description="API token; generated into <data_dir>/token when unset")
+    allowed_hosts: Annotated[tuple[str, ...], NoDecode] = Field(
+        (), description="Host header names (comma-separated) accepted besides loopback ones, as clients reach lookout"
+    )
+    header_timeout_s: float = Field(
+        10.0, gt=0, le=600, description="a request's line and headers must arrive within it"
+    )
+    body_timeout_s: float = Field(30.0, gt=0, le=3600, description="a request's body must arrive within it")
     screen_engine: Literal["avt", "pyte"] = "avt"
     scrollback_lines: int = Field(2000, ge=0, le=100_000)
     max_sessions: int = Field(64, ge=1)
@@ -60,3 +67,8 @@ class Settings(BaseSettings):
     ws_compression: bool = Field(
         False, description="permessage-deflate on WebSockets: less traffic, but the daemon's loop pays the CPU"
     )
+
+    @field_validator("allowed_hosts", mode="before")
+    @classmethod
+    def _split_hosts(cls, value: object) -> object:
+        return tuple(h.strip() for h in value.split(",") if h.strip()) if isinstance(value, str) else value

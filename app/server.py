@@ -96,5 +96,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     mcp_endpoint = mcp_http.mount(app, token)
     app.add_middleware(AgentContext)
     app.add_middleware(TextGuard)
-    app.add_middleware(Guard, token=token, max_body=settings.max_request_bytes)
+    app.add_middleware(Guard, token=token, max_body=settings.max_request_bytes, allowed_hosts=settings.allowed_hosts,
+                       body_timeout_s=settings.body_timeout_s)  # fmt: skip
     return app

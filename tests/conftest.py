@@ -30,7 +30,7 @@ START_DEADLINE_S = 120
 class Daemon:
     """`lookout serve` as a subprocess on a free port with its own data dir and token."""
 
-    def __init__(self, data_dir: Path, token: str = "test-token", **env: str) -> None:
+    def __init__(self, data_dir: Path, token: str = "test-token-0123456789", **env: str) -> None:
         self.data_dir = data_dir
         self.token = token
         self.port = free_port()

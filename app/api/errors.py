@@ -3,10 +3,12 @@ from __future__ import annotations
 
 import errno
 import logging
+from collections.abc import Iterator
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException
+from starlette.routing import BaseRoute, compile_path
 
 from app.api.responses import JSONResponse, error_response
 from app.core.errors import LookoutError
@@ -19,6 +21,24 @@ _HTTP_CODES = {404: "not_found", 405: "method_not_allowed", 413: "too_large", 40
 
 def _where(loc: tuple[object, ...]) -> str:
     return ".".join(str(p) for p in loc if p not in ("body", "query", "path"))
+
+
+def _methods(routes: list[BaseRoute], prefix: str = "") -> Iterator[tuple[str, set[str]]]:
+    """(full path, methods) of every HTTP route, also inside included routers (FastAPI wraps them)."""
+    for route in routes:
+        inner = getattr(route, "original_router", None)
+        if inner is not None:
+            yield from _methods(inner.routes, prefix + route.include_context.prefix)
+        elif getattr(route, "methods", None):
+            yield prefix + getattr(route, "path", ""), route.methods
+
+
+def _allowed(request: Request) -> str:
+    """Every method some route takes on this path (a path is often several routes, one per method)."""
+    path = request.scope["path"]
+    allowed = {m for pattern, methods in _methods(request.app.routes) if compile_path(pattern)[0].match(path)
+               for m in methods}  # fmt: skip
+    return ", ".join(sorted(allowed))
 
 
 def install_error_handlers(app: FastAPI) -> None:
@@ -35,9 +55,10 @@ def install_error_handlers(app: FastAPI) -> None:
         return error_response(422, "validation", summary or "invalid request", problems=problems)
 
     @app.exception_handler(HTTPException)
-    async def http_error(_: Request, exc: HTTPException) -> JSONResponse:
+    async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
         code = _HTTP_CODES.get(exc.status_code, "http_error")
-        return error_response(exc.status_code, code, str(exc.detail))
+        headers = {**(exc.headers or {}), "Allow": _allowed(request)} if exc.status_code == 405 else exc.headers
+        return error_response(exc.status_code, code, str(exc.detail), headers=headers)
 
     @app.exception_handler(OSError)
     async def os_error(request: Request, exc: OSError) -> JSONResponse:

@@ -1,11 +1,15 @@
-"""ASGI middleware in front of every route: the bearer token and the request size limit."""
+"""ASGI middleware in front of every route: Host and Origin, the bearer token, and the request body's size and time."""
 from __future__ import annotations
 
-from typing import Any
-from urllib.parse import parse_qs, urlsplit
+import asyncio
+import base64
+import binascii
+from urllib.parse import parse_qs
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from app.api.auth_throttle import AuthThrottle
+from app.api.hosts import host_allowed, normalized_hosts, origin_allowed
 from app.api.responses import error_response
 from app.core.auth_token import token_matches
 
@@ -13,60 +17,111 @@ OPEN_PATHS = frozenset({"/healthz", "/"})
 OPEN_PREFIXES = ("/ui/",)
 """The web UI's static files: its sign-in page asks for the token, so loading it cannot need one."""
 
+SUBPROTOCOL = "lookout"
+BEARER_SUBPROTOCOL = "lookout.bearer."
+"""Browsers cannot set headers on a WebSocket, but they can offer subprotocols: the web UI offers `lookout` and
+`lookout.bearer.<the token in unpadded base64url>`, lookout accepts `lookout`, and the token stays out of URLs."""
+
 
 class Guard:
-    """Refuses requests without the token (401), bodies over `max_body` bytes (413) and WebSocket upgrades
-    from another origin (403).
+    """Refuses requests addressed to another host or sent from another origin (403), with a repeated
+    Authorization header (400), without the token (401, slowed for a client that keeps guessing), and bodies
+    over `max_body` bytes (413) or slower than `body_timeout_s` (408).
 
-    HTTP requests carry the token as `Authorization: Bearer <token>`; WebSocket upgrades may also pass it
-    as `?token=` (browsers cannot set headers on them)."""
+    HTTP requests carry the token as `Authorization: Bearer <token>`; WebSocket upgrades may also pass it in a
+    `lookout.bearer.` subprotocol or as `?token=` (for scripts; the log masks it)."""
 
-    def __init__(self, app: ASGIApp, token: str, max_body: int) -> None:
+    def __init__(self, app: ASGIApp, token: str, max_body: int, allowed_hosts: tuple[str, ...] = (),
+                 body_timeout_s: float = 30.0, throttle: AuthThrottle | None = None) -> None:  # fmt: skip
         self.app = app
         self.token = token
         self.max_body = max_body
+        self.allowed_hosts = normalized_hosts(allowed_hosts)
+        self.body_timeout_s = body_timeout_s
+        self.throttle = throttle or AuthThrottle()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        path = scope.get("path", "")
-        if scope["type"] not in ("http", "websocket") or path in OPEN_PATHS or path.startswith(OPEN_PREFIXES):
+        if scope["type"] not in ("http", "websocket"):
             await self.app(scope, receive, send)
             return
-        if not token_matches(self.token, _given_token(scope)):
-            if scope["type"] == "websocket":
-                await send({"type": "websocket.close", "code": 4401, "reason": "missing or wrong token"})
+        refusal = await self._refusal(scope)
+        if refusal is not None:
+            status, code, message, headers = refusal
+            if scope["type"] == "websocket":  # closed before the handshake: the client sees a 403
+                await send({"type": "websocket.close", "code": 4000 + status, "reason": message[:120]})
             else:
-                await error_response(401, "unauthorized", "missing or wrong token (Authorization: Bearer <token>)")(
-                    scope, receive, send
-                )
+                await error_response(status, code, message, headers=headers)(scope, receive, send)
             return
         if scope["type"] == "websocket":
-            if not _same_origin(scope):
-                await send({"type": "websocket.close", "code": 4403, "reason": "cross-origin WebSocket refused"})
-                return
+            await self._websocket(scope, receive, send)
+        else:
+            await self._with_body(scope, receive, send)
+
+    async def _refusal(self, scope: Scope) -> tuple[int, str, str, dict[str, str] | None] | None:
+        """Why this request may not go on (status, code, message, headers), or None."""
+        host = _header(scope, b"host")
+        if not host_allowed(host, self.allowed_hosts):
+            return 403, "forbidden_host", (
+                f"Host {host!r} is not a loopback name or address: lookout answers other names only when they "
+                "are listed in LOOKOUT_ALLOWED_HOSTS (a guard against DNS rebinding)"), None  # fmt: skip
+        if not origin_allowed(_header(scope, b"origin"), host or ""):
+            return 403, "forbidden_origin", "requests from a page on another origin are refused", None
+        path = scope.get("path", "")
+        if path in OPEN_PATHS or path.startswith(OPEN_PREFIXES):
+            return None
+        if sum(name == b"authorization" for name, _ in scope["headers"]) > 1:
+            return 400, "bad_request", "more than one Authorization header", None
+        client = (scope.get("client") or ("",))[0]
+        if not await self.throttle.wait_turn(client):
+            retry = {"Retry-After": str(self.throttle.retry_after(client))}
+            return 429, "too_many_attempts", "too many wrong tokens from this address: wait and retry", retry
+        if not token_matches(self.token, _given_token(scope)):
+            self.throttle.failed(client)
+            retry_after = self.throttle.retry_after(client)
+            headers = {"Retry-After": str(retry_after)} if retry_after else None
+            return 401, "unauthorized", "missing or wrong token (Authorization: Bearer <token>)", headers
+        self.throttle.succeeded(client)
+        return None
+
+    async def _websocket(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """The app sees no bearer subprotocol; when the client offered `lookout`, the accept names it (a browser
+        fails a handshake that names none of the subprotocols it offered)."""
+        offered = scope.get("subprotocols") or []
+        scope = {**scope, "subprotocols": [p for p in offered if not p.startswith(BEARER_SUBPROTOCOL)]}
+        if SUBPROTOCOL not in offered:
             await self.app(scope, receive, send)
             return
-        length = dict(scope["headers"]).get(b"content-length")
+
+        async def accept_lookout(message: Message) -> None:
+            if message["type"] == "websocket.accept" and not message.get("subprotocol"):
+                message = {**message, "subprotocol": SUBPROTOCOL}
+            await send(message)
+
+        await self.app(scope, receive, accept_lookout)
+
+    async def _with_body(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """The body is read up front, within the size limit and the time limit, then replayed to the app."""
+        length = _header(scope, b"content-length")
         if length is not None and length.isdigit() and int(length) > self.max_body:
             await self._too_large(scope, receive, send)
             return
-        await self._limited(scope, receive, send)
-
-    async def _limited(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """A body without Content-Length (chunked) is read up front, within the limit, then replayed."""
-        if dict(scope["headers"]).get(b"content-length") is not None:
-            await self.app(scope, receive, send)
-            return
         body = bytearray()
-        while True:
-            message = await receive()
-            if message["type"] != "http.request":
-                return
-            body += message.get("body", b"")
-            if len(body) > self.max_body:
-                await self._too_large(scope, receive, send)
-                return
-            if not message.get("more_body", False):
-                break
+        try:
+            async with asyncio.timeout(self.body_timeout_s):
+                while True:
+                    message = await receive()
+                    if message["type"] != "http.request":
+                        return  # the client left
+                    body += message.get("body", b"")
+                    if len(body) > self.max_body:
+                        await self._too_large(scope, receive, send)
+                        return
+                    if not message.get("more_body", False):
+                        break
+        except TimeoutError:
+            message = f"the request body did not arrive within {self.body_timeout_s:g} s"
+            await error_response(408, "request_timeout", message, headers={"Connection": "close"})(scope, receive, send)
+            return
         replayed = False
 
         async def replay() -> Message:
@@ -82,22 +137,29 @@ class Guard:
         await error_response(413, "too_large", f"request body exceeds {self.max_body} bytes")(scope, receive, send)
 
 
-def _same_origin(scope: Scope) -> bool:
-    """A WebSocket upgrade from a web page must come from a page this daemon served (a page elsewhere must
-    not drive a local shell); clients that are not browsers send no Origin."""
-    headers: dict[bytes, bytes] = dict(scope["headers"])
-    origin = headers.get(b"origin")
-    if origin is None:
-        return True
-    return urlsplit(origin.decode("latin-1")).netloc == headers.get(b"host", b"").decode("latin-1")
+def _header(scope: Scope, name: bytes) -> str | None:
+    """The first value of header `name`, or None."""
+    for key, value in scope["headers"]:
+        if key == name:
+            return value.decode("latin-1")
+    return None
 
 
 def _given_token(scope: Scope) -> str | None:
-    headers: dict[bytes, Any] = dict(scope["headers"])
-    auth = headers.get(b"authorization", b"").decode("latin-1")
+    auth = _header(scope, b"authorization") or ""
     if auth[:7].lower() == "bearer ":
         return auth[7:].strip()
-    if scope["type"] == "websocket":
-        values = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("token")
-        return values[0] if values else None
-    return None
+    if scope["type"] != "websocket":
+        return None
+    for protocol in scope.get("subprotocols") or []:
+        if protocol.startswith(BEARER_SUBPROTOCOL):
+            return _unbase64(protocol[len(BEARER_SUBPROTOCOL) :])
+    values = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("token")
+    return values[0] if values else None
+
+
+def _unbase64(text: str) -> str | None:
+    try:
+        return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)).decode()
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        return None

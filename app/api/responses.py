@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from fastapi.responses import JSONResponse as StarletteJSONResponse
@@ -25,12 +26,13 @@ class JSONResponse(StarletteJSONResponse):
             return json.dumps(content, separators=(",", ":"), default=str).encode()
 
 
-def error_response(status: int, code: str, message: str, **details: Any) -> JSONResponse:
+def error_response(status: int, code: str, message: str, *, headers: Mapping[str, str] | None = None,
+                   **details: Any) -> JSONResponse:  # fmt: skip
     body: dict[str, Any] = {"code": code, "message": message}
     if details:
         body["details"] = details
-    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
-    return JSONResponse({"error": body}, status_code=status, headers=headers)
+    headers = {**(headers or {}), **({"WWW-Authenticate": "Bearer"} if status == 401 else {})}
+    return JSONResponse({"error": body}, status_code=status, headers=headers or None)
 
 
 class ErrorDetail(BaseModel):

@@ -21,6 +21,8 @@ VENDOR = {
 }
 MEDIA = {".html": "text/html", ".js": "text/javascript", ".mjs": "text/javascript", ".css": "text/css",
          ".svg": "image/svg+xml"}  # fmt: skip
+MAX_NAME = 200
+"""The longest UI file name looked up (the UI's own are far shorter; the file system refuses 255+ a part)."""
 HEADERS = {"Cache-Control": "no-cache", "X-Content-Type-Options": "nosniff"}
 PAGE_HEADERS = {
     **HEADERS,
@@ -69,6 +71,8 @@ async def vendor(name: str, request: Request) -> FileResponse:
 @router.get("/ui/{name:path}")
 async def static(name: str, request: Request) -> FileResponse:
     """The UI's own files: js/*.js, css, nothing outside app/web, nothing from node_modules."""
+    if len(name) > MAX_NAME or "\x00" in name:
+        raise NotFound(f"no UI file {name[:80]!r}")
     root = _web_dir(request).resolve()
     path = (root / name).resolve()
     inside = path.is_relative_to(root) and "node_modules" not in path.relative_to(root).parts

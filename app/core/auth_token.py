@@ -9,6 +9,13 @@ from pathlib import Path
 from app.core.private_files import check_token_file, open_file
 
 
+MIN_LENGTH = 16
+
+
+class WeakToken(ValueError):
+    """A token too short to resist guessing."""
+
+
 def token_path(data_dir: Path) -> Path:
     return data_dir / "token"
 
@@ -16,13 +23,13 @@ def token_path(data_dir: Path) -> Path:
 def load_or_create_token(data_dir: Path, configured: str | None) -> str:
     """The configured token if any, else the one stored in `<data_dir>/token` (refused as UnsafePath when
     the file is a link, someone else's, or open to others), created when missing. `data_dir` has passed
-    `check_data_dir`."""
+    `check_data_dir`. Raises WeakToken when the one found is shorter than MIN_LENGTH characters."""
     if configured:
-        return configured
+        return _strong(configured, "LOOKOUT_TOKEN (or --token)")
     path = token_path(data_dir)
     existing = read_token(path)
     if existing:
-        return existing
+        return _strong(existing, f"the token file {path}")
     if existing is not None:
         os.unlink(path)  # an empty token file (a crash between create and write) is made again
     token = secrets.token_urlsafe(32)
@@ -41,6 +48,13 @@ def read_token(path: Path) -> str | None:
     with open(fd, "rb") as f:
         check_token_file(path, fd)
         return f.read().decode(errors="replace").strip()
+
+
+def _strong(token: str, source: str) -> str:
+    if len(token) < MIN_LENGTH:
+        raise WeakToken(f"{source} holds a token of {len(token)} characters; it must be at least {MIN_LENGTH} characters "
+                        "(e.g. `openssl rand -hex 32`)")  # fmt: skip
+    return token
 
 
 def token_matches(expected: str, given: str | None) -> bool:

@@ -35,7 +35,7 @@ def _walk(routes: list[BaseRoute], prefix: str = "") -> Iterator[tuple[str, Base
 
 def routes(tmp_path: Path) -> tuple[list[tuple[str, str]], list[str]]:
     """(method, path) of every HTTP route that needs the token, and the path of every WebSocket route."""
-    app = create_app(Settings(data_dir=tmp_path / "routes", token="x"))
+    app = create_app(Settings(data_dir=tmp_path / "routes", token="x" * 16))
     http, ws = [], []
     for path, route in _walk(app.routes):
         if isinstance(route, WebSocketRoute):
@@ -59,13 +59,16 @@ def secure(tmp_path: Path) -> Iterator[Daemon]:
 def test_every_route_needs_the_token(secure: Daemon, tmp_path: Path) -> None:
     http, ws = routes(tmp_path)
     assert len(http) >= 35 and len(ws) >= 2, (http, ws)
-    for method, path in http:
-        for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": f"Basic {secure.token}"}):
-            answer = httpx.request(method, f"{secure.url}{fill(path)}", headers=headers, json={})
-            assert answer.status_code == 401, (method, path, headers, answer.text)
-            assert answer.json()["error"]["code"] == "unauthorized"
-        wrong_query = httpx.request(method, f"{secure.url}{fill(path)}?token=wrong", json={})
-        assert wrong_query.status_code == 401, (method, path)
+    for n, (method, path) in enumerate(http):
+        # each route probed from its own loopback address: one address's wrong tokens are slowed (test_sec_network)
+        transport = httpx.HTTPTransport(local_address=f"127.0.{n // 200 + 1}.{n % 200 + 2}")
+        with httpx.Client(base_url=secure.url, transport=transport) as probe:
+            for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": f"Basic {secure.token}"}):
+                answer = probe.request(method, fill(path), headers=headers, json={})
+                assert answer.status_code == 401, (method, path, headers, answer.text)
+                assert answer.json()["error"]["code"] == "unauthorized"
+            wrong_query = probe.request(method, f"{fill(path)}?token=wrong", json={})
+            assert wrong_query.status_code == 401, (method, path)
     assert httpx.get(f"{secure.url}/openapi.json").status_code == 401
     assert httpx.get(f"{secure.url}/docs").status_code == 401
 

@@ -1,4 +1,4 @@
-// The one way to the daemon: fetch with the token (kept in session storage) and WebSocket URLs.
+// The one way to the daemon: fetch with the token (kept in session storage) and WebSockets.
 const TOKEN_KEY = "lookout-token";
 export const AGENT = "web-ui";
 
@@ -64,12 +64,20 @@ export async function objectUrl(path) {
   return URL.createObjectURL(await response.blob());
 }
 
-/** A WebSocket to the daemon; browsers cannot set its headers, so the token and agent go in the query. */
+/** The token as a WebSocket subprotocol: unpadded base64url of its UTF-8 bytes (any token fits the header). */
+function bearerProtocol() {
+  const bytes = new TextEncoder().encode(token() ?? "");
+  const base64 = btoa(String.fromCharCode(...bytes));
+  return `lookout.bearer.${base64.replaceAll("+", "-").replaceAll("/", "_").replaceAll("=", "")}`;
+}
+
+/** A WebSocket to the daemon. Browsers cannot set its headers, so the token goes in a subprotocol the daemon
+ * reads and never echoes (it accepts "lookout"): never in the URL, where logs and history would keep it. */
 export function socket(path, params = {}) {
   const url = new URL(path, location.href);
   url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
-  for (const [key, value] of Object.entries({ ...params, token: token() ?? "", agent: AGENT })) {
+  for (const [key, value] of Object.entries({ ...params, agent: AGENT })) {
     url.searchParams.set(key, value);
   }
-  return new WebSocket(url);
+  return new WebSocket(url, ["lookout", bearerProtocol()]);
 }
