@@ -60,7 +60,7 @@ def test_another_users_data_dir_and_token_are_refused(tmp_path: Path) -> None:
     data = tmp_path / "D"
     data.mkdir()
     os.chmod(data, 0o1777)
-    (data / "token").write_text("known\n")
+    (data / "token").write_text("known-token-0123456789\n")
     os.chown(data, NOBODY, NOBODY)
     os.chown(data / "token", NOBODY, NOBODY)
     os.chmod(data / "token", 0o644)
@@ -75,7 +75,7 @@ def test_another_users_data_dir_and_token_are_refused(tmp_path: Path) -> None:
 
 def test_a_token_file_of_another_user_is_refused(tmp_path: Path) -> None:
     data = _private_dir(tmp_path / "data")
-    (data / "token").write_text("known\n")
+    (data / "token").write_text("known-token-0123456789\n")
     os.chmod(data / "token", 0o600)
     os.chown(data / "token", NOBODY, NOBODY)
     stderr = _refused_serve(data)
@@ -85,14 +85,14 @@ def test_a_token_file_of_another_user_is_refused(tmp_path: Path) -> None:
 
 def test_a_token_file_others_may_read_is_refused_with_what_to_do(tmp_path: Path) -> None:
     data = _private_dir(tmp_path / "data")
-    (data / "token").write_text("known\n")
+    (data / "token").write_text("known-token-0123456789\n")
     os.chmod(data / "token", 0o644)
     stderr = _refused_serve(data)
     assert f"token file {data / 'token'} is mode 0644" in stderr
     assert f"rm {data / 'token'}" in stderr and f"chmod 600 {data / 'token'}" in stderr
     os.chmod(data / "token", 0o600)  # the fix it names
     token = _lookout("token", "--data-dir", data)
-    assert token.returncode == 0 and token.stdout == "known\n"
+    assert token.returncode == 0 and token.stdout == "known-token-0123456789\n"
 
 
 @pytest.mark.parametrize("mode", [0o777, 0o770, 0o1777])
@@ -258,9 +258,9 @@ def test_the_mcp_shim_reads_the_token_file_with_the_same_checks(
     monkeypatch.delenv("LOOKOUT_TOKEN", raising=False)
     monkeypatch.setenv("LOOKOUT_DATA_DIR", str(tmp_path))
     token = tmp_path / "token"
-    token.write_text("known\n")
+    token.write_text("known-token-0123456789\n")
     os.chmod(token, 0o600)
-    assert daemon_token() == "known"
+    assert daemon_token() == "known-token-0123456789"
     os.chmod(token, 0o644)
     assert daemon_token() is None
     refused = httpx.Response(401, json={"error": {"code": "unauthorized", "message": "missing token"}})
