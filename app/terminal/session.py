@@ -141,18 +141,19 @@ class TerminalSession:
         """Spawn the process and start reading it. Exec failures raise FileNotFoundError/PermissionError."""
         directory.mkdir(parents=True, exist_ok=False)
         launch = shell_integration.launch(meta, directory, env)
-        self = cls(meta, directory, limits, launch.nonce)
-        self._engine = create_engine(meta.engine, meta.cols, meta.rows, limits.scrollback)
-        self._journal = JournalWriter(directory, limits.max_journal_bytes)
-        self._journal.record("r", f"{meta.cols}x{meta.rows}")
         try:
-            self._handle = await asyncio.to_thread(
-                PtyProcessHandle.spawn, launch.argv, meta.cwd, launch.env, meta.cols, meta.rows, launch.nonce_fd
-            )
-        except BaseException:
-            self._journal.close()
-            raise
-        finally:
+            self = cls(meta, directory, limits, launch.nonce)
+            self._engine = create_engine(meta.engine, meta.cols, meta.rows, limits.scrollback)
+            self._journal = JournalWriter(directory, limits.max_journal_bytes)
+            self._journal.record("r", f"{meta.cols}x{meta.rows}")
+            try:
+                self._handle = await asyncio.to_thread(
+                    PtyProcessHandle.spawn, launch.argv, meta.cwd, launch.env, meta.cols, meta.rows, launch.nonce_fd
+                )
+            except BaseException:
+                self._journal.close()
+                raise
+        finally:  # the shell has its own copy of the nonce's pipe, or none is needed any more
             if launch.nonce_fd is not None:
                 os.close(launch.nonce_fd)
         meta.pid = self._handle.pid

@@ -64,7 +64,9 @@ sys.exit(42)
 
 
 @pytest.mark.parametrize("shell", ["bash", "zsh"])
-def test_a_program_cannot_find_the_nonce_to_forge_its_end(daemon: Daemon, api: httpx.Client, shell: str, tmp_path: Path) -> None:
+def test_a_program_cannot_find_the_nonce_to_forge_its_end(
+    daemon: Daemon, api: httpx.Client, shell: str, tmp_path: Path
+) -> None:
     assert shutil.which(shell), f"{shell} is not installed (`make test` installs it)"
     home = tmp_path / "home"
     home.mkdir()
@@ -147,8 +149,11 @@ def _started(daemon: Daemon) -> list[int]:
         ({"type": "resize", "cols": 1, "rows": 20}, "cols"),
     ],
 )
-async def test_websocket_input_is_validated_like_http_input(daemon: Daemon, api: httpx.Client, message: dict, field: str) -> None:
-    tid = api.post("/v1/terminals", json={"command": ["bash", "--norc", "--noprofile"], "cols": 80, "rows": 24}).json()["id"]
+async def test_websocket_input_is_validated_like_http_input(
+    daemon: Daemon, api: httpx.Client, message: dict, field: str
+) -> None:
+    bash = ["bash", "--norc", "--noprofile"]
+    tid = api.post("/v1/terminals", json={"command": bash, "cols": 80, "rows": 24}).json()["id"]
     assert api.post(f"/v1/terminals/{tid}/wait", json={"until": {"state_in": ["idle"]}}).json()["matched"]
     url = f"ws://127.0.0.1:{daemon.port}/v1/terminals/{tid}/stream?mode=raw&token={daemon.token}"
     async with websockets.connect(url) as ws:
