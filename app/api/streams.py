@@ -10,13 +10,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from dataclasses import asdict
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 import orjson
 from fastapi import APIRouter, Query, Request, WebSocket, WebSocketDisconnect
 from fastapi.responses import StreamingResponse
+from pydantic import BaseModel, ValidationError
 
 from app.api.responses import MAX_JSON_INT, JSONResponse
+from app.api.terminals import Resize, TerminalInput, send
 from app.core.errors import BadInput, LookoutError
 from app.core.feed import BoundedFeed
 from app.terminal.manager import TerminalManager
@@ -24,6 +26,7 @@ from app.terminal.recording import asciicast
 from app.terminal.session import TerminalSession
 
 router = APIRouter(tags=["streams"])
+_Model = TypeVar("_Model", bound=BaseModel)
 
 FEED_BYTES = 4 << 20
 """What one client may have pending before it is resynced."""
@@ -67,7 +70,8 @@ async def stream(
     screen), then the output as binary messages. `mode=deltas`: a full delta, then each delta (JSON; with
     `styles=true` each also carries the colour and style runs of its rows).
     Either way the client may send `{"type": "input", "text"|"keys"|"paste": ...}`,
-    `{"type": "resize", "cols", "rows"}` or binary input; an `exit` message ends the stream."""
+    `{"type": "resize", "cols", "rows"}` (checked as the bodies of POST /input and /resize are; a bad one
+    gets an `error` message) or binary input; an `exit` message ends the stream."""
     try:
         session = _manager(websocket.app.state).get(terminal_id)
     except LookoutError as exc:
@@ -167,11 +171,22 @@ def _apply(session: TerminalSession, message: dict[str, Any]) -> None:
         raise BadInput(f"not JSON: {exc}") from exc
     kind = body.get("type") if isinstance(body, dict) else None
     if kind == "input":
-        session.send(text=body.get("text"), keys=body.get("keys"), paste=body.get("paste"))
-    elif kind == "resize" and all(isinstance(body.get(k), int) and 2 <= body[k] <= 1000 for k in ("cols", "rows")):
-        session.resize(body["cols"], body["rows"])
+        send(session, _validated(TerminalInput, body))
+    elif kind == "resize":
+        size = _validated(Resize, body)
+        session.resize(size.cols, size.rows)
     else:
         raise BadInput('expected {"type": "input", ...} or {"type": "resize", "cols": int, "rows": int}')
+
+
+def _validated(model: type[_Model], body: dict[str, Any]) -> _Model:
+    """A message (less its `type`) as the model of the matching HTTP route."""
+    try:
+        return model.model_validate({k: v for k, v in body.items() if k != "type"})
+    except ValidationError as exc:
+        problem = exc.errors()[0]
+        where = ".".join(str(p) for p in problem.get("loc", ()))
+        raise BadInput(f"{where or 'message'}: {problem.get('msg', 'invalid')}", field=where) from exc
 
 
 @router.websocket("/v1/events")

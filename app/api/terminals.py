@@ -122,7 +122,8 @@ def _check_until(session: TerminalSession, until: Until) -> None:
         )
 
 
-def _send(session: TerminalSession, body: TerminalInput) -> dict[str, Any]:
+def send(session: TerminalSession, body: TerminalInput) -> dict[str, Any]:
+    """Type `body` (of an HTTP request or a stream's input message) into `session`."""
     if body.text is None and not body.keys and body.paste is None:
         raise BadInput("input needs text, keys or paste")
     return session.send(text=body.text, keys=body.keys, paste=body.paste)
@@ -153,7 +154,7 @@ async def delete_terminal(terminal_id: str, request: Request, purge: bool = Fals
 
 @router.post("/{terminal_id}/input")
 async def send_input(terminal_id: str, body: TerminalInput, request: Request) -> JSONResponse:
-    return JSONResponse(_send(_manager(request).get(terminal_id), body))
+    return JSONResponse(send(_manager(request).get(terminal_id), body))
 
 
 @router.post("/{terminal_id}/resize")
@@ -194,7 +195,7 @@ async def act(terminal_id: str, body: ActRequest, request: Request) -> JSONRespo
         until = compile_until(stable_ms=DEFAULT_ACT_STABLE_MS)
     _check_until(session, until)
     since = session.raw_offset
-    sent = _send(session, body.input) if body.input else None
+    sent = send(session, body.input) if body.input else None
     waited = await session.wait(until, since, body.timeout_ms)
     screen = await _screen(session, body.screen, view)
     return JSONResponse({"input": sent, "wait": waited, "screen": screen})

@@ -11,6 +11,7 @@ import signal
 import struct
 import termios
 from dataclasses import dataclass
+from functools import partial
 
 from ptyprocess import PtyProcess
 
@@ -38,9 +39,15 @@ class PtyProcessHandle:
         self.pts_name = _slave_name(self.fd)
 
     @classmethod
-    def spawn(cls, argv: list[str], cwd: str, env: dict[str, str], cols: int, rows: int) -> PtyProcessHandle:
-        """Fork and exec `argv` on a new PTY. Raises FileNotFoundError or PermissionError from exec."""
-        proc = PtyProcess.spawn(argv, cwd=cwd, env=env, dimensions=(rows, cols), preexec_fn=_default_signals)
+    def spawn(
+        cls, argv: list[str], cwd: str, env: dict[str, str], cols: int, rows: int, pass_fd: int | None = None
+    ) -> PtyProcessHandle:
+        """Fork and exec `argv` on a new PTY; the child inherits no descriptor but its terminal and `pass_fd`.
+        Raises FileNotFoundError or PermissionError from exec."""
+        passed = () if pass_fd is None else (pass_fd,)
+        proc = PtyProcess.spawn(
+            argv, cwd=cwd, env=env, dimensions=(rows, cols), preexec_fn=partial(_prepare_child, passed), pass_fds=passed
+        )
         return cls(proc)
 
     def pidfd(self) -> int:
@@ -131,12 +138,19 @@ def session_members(sid: int) -> list[int]:
     return members
 
 
-def _default_signals() -> None:
-    """In the child before exec: undo what Python did to signals (it ignores SIGPIPE and SIGXFSZ, and
-    ignored signals stay ignored across exec), and unblock everything."""
-    for sig in (signal.SIGPIPE, signal.SIGXFSZ):
-        signal.signal(sig, signal.SIG_DFL)
+def _prepare_child(passed: tuple[int, ...]) -> None:
+    """In the child before exec: every signal back to its default (ignored signals stay ignored across
+    exec: Python ignores SIGPIPE and SIGXFSZ, and a daemon started by nohup ignores SIGHUP) and none
+    blocked; the descriptors in `passed` made inheritable."""
+    for sig in signal.valid_signals():
+        if sig not in (signal.SIGKILL, signal.SIGSTOP):
+            try:
+                signal.signal(sig, signal.SIG_DFL)
+            except (OSError, ValueError):  # the C library's own real-time signals
+                pass
     signal.pthread_sigmask(signal.SIG_SETMASK, [])
+    for fd in passed:
+        os.set_inheritable(fd, True)
 
 
 def _slave_name(master_fd: int) -> str:

@@ -102,6 +102,7 @@ class TerminalSession:
         self._handle: PtyProcessHandle | None = None
         self._journal: JournalWriter | None = None
         self._scanner = SideScanner()
+        self._nonce_filter = shell_integration.NonceFilter(nonce) if nonce else None
         self._pulse = Pulse()
         self._outbox = bytearray()
         self._pidfd: int | None = None
@@ -141,18 +142,22 @@ class TerminalSession:
         """Spawn the process and start reading it. Exec failures raise FileNotFoundError/PermissionError."""
         make_dir(directory.parent)
         os.mkdir(directory, DIR_MODE)  # a new id: exists neither as a directory nor as a link
-        argv, env, nonce = shell_integration.launch(meta, directory, env)
-        self = cls(meta, directory, limits, nonce)
-        self._engine = create_engine(meta.engine, meta.cols, meta.rows, limits.scrollback)
-        self._journal = JournalWriter(directory, limits.max_journal_bytes)
-        self._journal.record("r", f"{meta.cols}x{meta.rows}")
+        launch = shell_integration.launch(meta, directory, env)
         try:
-            self._handle = await asyncio.to_thread(
-                PtyProcessHandle.spawn, argv, meta.cwd, env, meta.cols, meta.rows
-            )
-        except BaseException:
-            self._journal.close()
-            raise
+            self = cls(meta, directory, limits, launch.nonce)
+            self._engine = create_engine(meta.engine, meta.cols, meta.rows, limits.scrollback)
+            self._journal = JournalWriter(directory, limits.max_journal_bytes)
+            self._journal.record("r", f"{meta.cols}x{meta.rows}")
+            try:
+                self._handle = await asyncio.to_thread(
+                    PtyProcessHandle.spawn, launch.argv, meta.cwd, launch.env, meta.cols, meta.rows, launch.nonce_fd
+                )
+            except BaseException:
+                self._journal.close()
+                raise
+        finally:  # the shell has its own copy of the nonce's pipe, or none is needed any more
+            if launch.nonce_fd is not None:
+                os.close(launch.nonce_fd)
         meta.pid = self._handle.pid
         try:
             files.save_meta(directory, meta)
@@ -197,14 +202,21 @@ class TerminalSession:
         elif not self._finalizing:
             self._feed.resume()
 
-    def _ingest(self, data: bytes) -> None:
+    def _ingest(self, data: bytes, final: bool = False) -> None:
+        """Process output read from the PTY (`final`: the last of it). The scanner reads it as is; everything
+        else (journal, screen, listeners) gets it with the shell integration's nonce masked."""
         assert self._journal is not None
+        shown = data
+        if self._nonce_filter is not None:
+            data, shown = self._nonce_filter.feed(data, final)
+        if not data:
+            return
         base = self._journal.size
-        self._journal.write_output(data)
+        self._journal.write_output(shown)
         pos = 0
         for event in self._scanner.feed(data):
             if isinstance(event, Query):
-                self._defer(data[pos : event.end])
+                self._defer(shown[pos : event.end])
                 pos = event.end
                 cur = self._sync().cursor()
                 self._answer(query_reply(event.kind, cur.row, cur.col))
@@ -219,9 +231,9 @@ class TerminalSession:
                     self._block_event(what, block)
             elif isinstance(event, ModeChanged) and event.mode == "bracketed_paste":
                 self.bracketed_paste = event.on
-        self._defer(data[pos:] if pos else data)
+        self._defer(shown[pos:] if pos else shown)
         for listener in tuple(self._output_listeners):
-            listener(data)
+            listener(shown)
         self._schedule_delta()
         self.last_output_at = time.monotonic()
         self._since_checkpoint += len(data)
@@ -339,6 +351,7 @@ class TerminalSession:
             drained, _ = read_batch(self._handle.fd)
             if taken or drained:
                 self._ingest(taken + drained)
+        self._ingest(b"", final=True)  # what the nonce filter held back
         loop.remove_writer(self._handle.fd)
         self._handle.close_fd()
         self._outbox.clear()

@@ -1,17 +1,26 @@
-# lookout shell integration for bash, generated for one terminal (bash --rcfile <this file>).
+# lookout shell integration for bash, copied for one terminal (bash --rcfile <this file>).
 # It runs what bash would have run (~/.bashrc; bash itself still reads the system bashrc), then adds marks:
 #   OSC 133 A (prompt start) and B (prompt end), 633 E (the command line) and 133 C (output start) once per
 #   command line, 133 D;<status> when it finished, and 633 P;Cwd=<cwd>. Each 133/633 mark ends with
 #   `nonce=<this terminal's nonce>`, so output that merely looks like a mark is ignored by lookout.
-# The nonce lives only in unexported shell variables: the programs the shell runs never see it.
+# The nonce comes through a pipe that only this shell holds (descriptor $LOOKOUT_NONCE_FD): it is read and
+# the pipe closed first of all (only the system bashrc runs earlier), and then lives only in unexported
+# shell variables, so the programs the shell runs never see it. This file holds no secret.
 # Needs bash >= 4.4 (PS0); older versions run without marks.
+
+__lookout_nonce=
+if [[ ${LOOKOUT_NONCE_FD-} =~ ^[0-9]+$ ]]; then
+    builtin read -r __lookout_nonce <&"$LOOKOUT_NONCE_FD"
+    exec {LOOKOUT_NONCE_FD}<&-
+fi
+builtin unset LOOKOUT_NONCE_FD
+builtin declare +x __lookout_nonce  # even under `set -a`
 
 if [ -f ~/.bashrc ]; then . ~/.bashrc; fi
 
 if ((BASH_VERSINFO[0] > 4 || (BASH_VERSINFO[0] == 4 && BASH_VERSINFO[1] >= 4))); then
     case $- in *a*) __lookout_allexport=1; set +a ;; *) __lookout_allexport= ;; esac
 
-    __lookout_nonce=@NONCE@
     __lookout_running=
     __lookout_b=$'\e]133;B;nonce='$__lookout_nonce$'\a'
     __lookout_ps0='$(__lookout_preexec)${__lookout_set[__lookout_running=1]-}'

@@ -2,14 +2,15 @@
 #   OSC 133 A (prompt start) and B (prompt end), 633 E (the command line) and 133 C (output start) once per
 #   command line, 133 D;<status> when it finished, and 633 P;Cwd=<cwd>. Each 133/633 mark ends with
 #   `nonce=<this terminal's nonce>`, so output that merely looks like a mark is ignored by lookout.
-# The nonce lives only in unexported shell parameters: the programs the shell runs never see it.
+# The nonce (read by lookout's .zshenv) lives only in unexported shell parameters: the programs the shell
+# runs never see it.
 if [[ -n ${__lookout_user_zdotdir+x} ]]; then ZDOTDIR=$__lookout_user_zdotdir; else unset ZDOTDIR; fi
 unset __lookout_user_zdotdir
 if [[ -f ${ZDOTDIR:-$HOME}/.zshrc ]]; then builtin source ${ZDOTDIR:-$HOME}/.zshrc; fi
 
 () {
     setopt localoptions noallexport
-    typeset -g __lookout_nonce=@NONCE@ __lookout_running=
+    typeset -g __lookout_running=
     typeset -g __lookout_b=$'%{\e]133;B;nonce='$__lookout_nonce$'\a%}'
 
     __lookout_mark() { builtin printf '\e]%s;nonce=%s\a' "$1" "$__lookout_nonce"; }
