@@ -9,12 +9,12 @@ milliseconds run in a small thread pool (RE2 releases the GIL while it matches).
 """
 from __future__ import annotations
 
-import asyncio
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
 import re2
+
+from app.core.workers import BoundedPool
 
 IGNORECASE = 1
 MULTILINE = 2
@@ -35,7 +35,7 @@ SYNTAX_HELP = (
     f"at most {MAX_PROGRAM_MEM >> 20} MiB compiled"
 )
 
-_pool = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="patterns")
+_pool = BoundedPool("patterns", WORKERS)
 
 
 class TooCostly(ValueError):
@@ -112,7 +112,7 @@ class UserPattern:
 
 async def run_bounded(fn: Any, *args: Any) -> Any:
     """Run `fn(*args)` in the pattern threads (at most WORKERS at once; the rest wait their turn)."""
-    return await asyncio.get_running_loop().run_in_executor(_pool, fn, *args)
+    return await _pool.run(fn, *args)
 
 
 def _decode(data: bytes) -> str:
