@@ -5,8 +5,8 @@ so a character split across two feeds is never broken. Rows are indexed from 0 (
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Protocol, Union
 
 Color = Union[int, tuple[int, int, int], None]

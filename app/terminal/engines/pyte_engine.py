@@ -4,8 +4,8 @@ from __future__ import annotations
 import copy
 import itertools
 import logging
-from collections.abc import Callable
 import re
+from collections.abc import Callable
 
 import pyte
 from pyte.screens import Char
