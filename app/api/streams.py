@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from dataclasses import asdict
 from typing import Annotated, Any, Literal, TypeVar
 
 import orjson
@@ -31,6 +30,8 @@ _Model = TypeVar("_Model", bound=BaseModel)
 FEED_BYTES = 4 << 20
 """What one client may have pending before it is resynced."""
 MAX_MESSAGE = 256 << 10
+MAX_DELTAS_BYTES = 1 << 20
+"""A deltas page stops before the delta that would take it past this many bytes of the file."""
 SEND_TIMEOUT_S = 10.0
 """A client that takes longer than this to accept one message is dropped."""
 
@@ -46,9 +47,12 @@ async def read_deltas(
     cursor: Annotated[int, Query(ge=0, le=MAX_JSON_INT)] = 0,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
 ) -> JSONResponse:
+    """Up to `limit` deltas and about MAX_DELTAS_BYTES of them (at least one): page on from resume_cursor."""
     session = _manager(request.app.state).get(terminal_id)
-    page = await session.read_deltas(cursor, limit)
-    return JSONResponse(asdict(page))
+    page = await session.read_deltas(cursor, limit, MAX_DELTAS_BYTES)
+    return JSONResponse(
+        {"cursor": page.cursor, "resume_cursor": page.resume_cursor, "file_size": page.file_size, "deltas": page.deltas}
+    )
 
 
 @router.get("/v1/terminals/{terminal_id}/recording")

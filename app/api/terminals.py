@@ -55,7 +55,7 @@ class Resize(_Strict):
 
 
 class UntilSpec(_Strict):
-    regex: str | None = Field(None, max_length=10_000, description="Python regex, multiline mode")
+    regex: str | None = Field(None, max_length=10_000, description="RE2 regex (Python syntax without backreferences and lookaround), multiline mode")
     on: Literal["stream", "screen"] = "stream"
     stable_ms: int | None = Field(None, ge=0, le=MAX_TIMEOUT_MS)
     state_in: list[str] | None = None

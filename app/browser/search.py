@@ -1,12 +1,11 @@
 """Looking inside a parsed snapshot: a subtree by ref (`expand`), and text or regex search (`find`)."""
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 
 from app.browser.aria import AriaNode
 from app.browser.snapshot_view import render_line
-from app.core.patterns import IGNORECASE, SEARCH_LIMIT_S, UserPattern
+from app.core.patterns import IGNORECASE, Budget, UserPattern
 
 MAX_MATCHES = 50
 
@@ -28,8 +27,8 @@ def find(root: AriaNode, pattern: str, regex: bool = False, limit: int = MAX_MAT
     """The nodes whose line (role, name, text, url...) contains `pattern` (case-insensitive) or matches it
     as a regex; at most `limit`, with the number of all matches."""
     if regex:
-        compiled, deadline = UserPattern(pattern, IGNORECASE), time.monotonic() + SEARCH_LIMIT_S
-        test = lambda line: compiled.search(line, deadline) is not None
+        compiled, budget = UserPattern(pattern, IGNORECASE), Budget()
+        test = lambda line: compiled.search(line, budget) is not None
     else:
         needle = pattern.casefold()
         test = lambda line: needle in line.casefold()

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from functools import wraps
+from functools import partial, wraps
 from typing import Any, TypeVar
 
 from app.core.errors import BackendFailure, BadInput, Conflict, LookoutError, NotFound
@@ -25,6 +25,7 @@ from app.device import text_input
 from app.device.adb import Adb
 from app.device.frames import device_frame, failed_action_frame
 from app.core.images import ImageFormat, encode, resize
+from app.core.patterns import run_bounded
 from app.device.capture import BLACK_WARNING, is_black
 from app.device.info import INFO_COMMAND, DeviceInfo, parse_info
 from app.device.keys import keycode
@@ -201,7 +202,7 @@ class DeviceManager:
         await self._ready(serial)
         obs, nodes = await self._thread(self._ui, serial, obs_id)
         try:
-            found = find(nodes, **criteria)
+            found = await run_bounded(partial(find, nodes, **criteria))  # regexes: off the loop
         except ValueError as exc:
             raise BadInput(str(exc)) from exc
         result = render_elements(found, obs.scale.factor, all=True, header=self._observation_json(obs))

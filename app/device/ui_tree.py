@@ -6,7 +6,6 @@ never change. Bounds are device pixels here; `element()` gives them in an observ
 from __future__ import annotations
 
 import re
-import time
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -14,7 +13,7 @@ from typing import Any
 
 import orjson
 
-from app.core.patterns import IGNORECASE, SEARCH_LIMIT_S, UserPattern
+from app.core.patterns import IGNORECASE, Budget, UserPattern
 from app.core.tokens import count_tokens
 
 FLAGS = ("clickable", "long-clickable", "checkable", "checked", "focusable", "focused", "scrollable", "selected",
@@ -199,7 +198,7 @@ def _matcher(name: str, value: str, regex: bool) -> Callable[[str], bool]:
             pattern = UserPattern(value, IGNORECASE)
         except ValueError as exc:
             raise ValueError(f"{name}: {exc}") from exc
-        deadline = time.monotonic() + SEARCH_LIMIT_S
-        return lambda candidate: pattern.search(candidate, deadline) is not None
+        budget = Budget()
+        return lambda candidate: pattern.search(candidate, budget) is not None
     needle = value.casefold()
     return lambda candidate: needle in candidate.casefold()

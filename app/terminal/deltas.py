@@ -85,9 +85,10 @@ class DeltaLog:
         except FileNotFoundError:
             return 0
 
-    def read(self, cursor: int, limit: int) -> DeltaPage:
-        """Up to `limit` deltas from byte `cursor`; a cursor off a line boundary or past the end is a 400.
-        A torn last line (a crash mid-write) is not returned and not consumed."""
+    def read(self, cursor: int, limit: int, max_bytes: int | None = None) -> DeltaPage:
+        """Up to `limit` deltas from byte `cursor`, and no more than `max_bytes` of them (but at least one):
+        `resume_cursor` is where the next read goes on. A cursor off a line boundary or past the end is a
+        400. A torn last line (a crash mid-write) is not returned and not consumed."""
         try:
             fd = open_file(self.path, os.O_RDONLY)
         except FileNotFoundError:
@@ -110,6 +111,8 @@ class DeltaLog:
                         break
                     buf += more
                     continue
+                if max_bytes is not None and deltas and pos + end + 1 - cursor > max_bytes:
+                    break
                 try:
                     deltas.append(orjson.loads(buf[:end]))
                 except orjson.JSONDecodeError:

@@ -17,13 +17,14 @@ def screen_data(
     changed_rows: AbstractSet[int] | None = None,
     extra: Mapping[str, Any] | None = None,
 ) -> ScreenData:
-    """The engine's current screen with the newest `scrollback` lines; cells are read only on demand."""
+    """The engine's current screen with the newest `scrollback` lines; cells are read only on demand, from
+    the screen as it was at this call (so the view can be rendered in another thread while output goes on)."""
     return ScreenData(
         cols=engine.cols,
         rows=engine.rows,
         cursor=engine.cursor(),
         text=engine.text_rows(),
-        row_cells=engine.row_cells,
+        row_cells=engine.frozen_cells(),
         title=title,
         alt_screen=engine.alt_screen,
         scrollback=engine.scrollback(scrollback),

@@ -19,6 +19,7 @@ from typing import Any
 
 from app.core.errors import BadInput, Conflict, TooLarge
 from app.core.private_files import DIR_MODE, make_dir
+from app.core.workers import BoundedPool
 from app.terminal import persistence as files
 from app.terminal import shell_integration
 from app.terminal.blocks import BlockTracker
@@ -50,6 +51,9 @@ the second in a flood of plain text). Slow engines get small batches so that one
 holds the event loop for long; in a plain flood, large batches let skip_ahead spare the engine what nobody
 can see."""
 DELTA_STYLE_LAYERS = ("fgColors", "bgColors", "styles")
+RENDERS = BoundedPool("screens", 2)
+"""Layered views are built in these threads (a 1000x500 screen with every cell layer is seconds of CPU):
+the event loop stays free, and more big renders at once wait their turn."""
 SNAPSHOT_INTERVAL_S = 0.25
 CHECKPOINT_BYTES = 8 << 20
 EXIT_DRAIN_S = 1.0
@@ -522,10 +526,9 @@ class TerminalSession:
         cursor = engine.cursor()
         facts = {"cols": engine.cols, "rows": engine.rows, "state": extra["state"], "title": self.title,
                  "cwd": self.reported_cwd or self.meta.cwd, "raw_size": extra["raw_offset"]}  # fmt: skip
-        self.recorder.record(screen_frame(self.id, engine.text_rows(), (cursor.row, cursor.col), facts))
-        return render(
-            screen_data(engine, title=self.title, scrollback=scrollback, changed_rows=changed, extra=extra), options
-        )
+        data = screen_data(engine, title=self.title, scrollback=scrollback, changed_rows=changed, extra=extra)
+        self.recorder.record(screen_frame(self.id, list(data.text), (cursor.row, cursor.col), facts))
+        return await RENDERS.run(render, data, options)
 
     def send(self, text: str | None = None, keys: list[str] | None = None, paste: str | None = None) -> dict[str, Any]:
         """Write input: `paste` (bracketed when the program asked for it), then `text`, then `keys`."""
@@ -649,15 +652,17 @@ class TerminalSession:
         engine = self._sync()
         rows = [row for row, _ in delta["changed"] if row < engine.rows]
         layers = CellLayers(DELTA_STYLE_LAYERS)
+        row_cells = engine.frozen_cells() if len(rows) > 1 else engine.row_cells  # one read of the screen
         for row in rows:
-            layers.add_row(engine.row_cells(row), 0, engine.cols)
+            layers.add_row(row_cells(row), 0, engine.cols)
         encoded = layers.encode("runs", lambda runs, cells: runs)
         return {**delta, **encoded.layers, "colorPalette": encoded.palette, "styleLegend": encoded.style_legend}
 
-    async def read_deltas(self, cursor: int, limit: int) -> DeltaPage:
-        """Deltas from `cursor` on, the pending one included (the file is read in a thread)."""
+    async def read_deltas(self, cursor: int, limit: int, max_bytes: int | None = None) -> DeltaPage:
+        """Deltas from `cursor` on, the pending one included (the file is read in a thread); see
+        DeltaLog.read."""
         self._flush_delta()
-        return await asyncio.to_thread(self._deltas.read, cursor, limit)
+        return await asyncio.to_thread(self._deltas.read, cursor, limit, max_bytes)
 
     def _flush_delta(self) -> None:
         """Write the delta that is waiting for the rate limit now: a reader sees every change so far."""

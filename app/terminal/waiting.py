@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from app.core.errors import BadInput
-from app.core.patterns import MULTILINE, TooCostly, UserPattern
+from app.core.patterns import INLINE_COST, MULTILINE, Match, TooCostly, UserPattern, run_bounded
 from app.terminal.state import STATES
 from app.terminal.stream_text import clean_stream
 
@@ -17,8 +17,9 @@ OVERLAP = 4096
 """Bytes of already scanned output scanned again, so a match split across two arrivals is found."""
 MAX_SCAN = 8 << 20
 """At most this much output is scanned per check; older output after `since` is skipped."""
-IN_THREAD = 1 << 20
-"""Larger scans run in a worker thread, so the event loop never waits on them."""
+INLINE_SCAN = 64 << 10
+"""Larger scans (reading, cleaning and searching the output) run in the pattern threads, as do searches
+that could cost more than a few milliseconds (see app.core.patterns): the event loop never waits on them."""
 POLL_S = 0.05
 """How often conditions without an event (stable_ms, state_in) are checked."""
 MIN_RECHECK_S = 0.01
@@ -99,15 +100,15 @@ async def wait_until(term: Waitable, until: Until, since: int, timeout_s: float)
         if until.regex is not None and until.on == "stream":
             end = term.raw_offset
             start = max(since, scanned - OVERLAP, end - MAX_SCAN)
-            if end - start > IN_THREAD:
-                found = await asyncio.to_thread(_scan_stream, term, until.regex, start, end)
+            if end - start > INLINE_SCAN or until.regex.cost(end - start) > INLINE_COST:
+                found = await run_bounded(_scan_stream, term, until.regex, start, end)
             else:
                 found = _scan_stream(term, until.regex, start, end)
             scanned = max(scanned, end)
             if found is not None:
                 hit = _result(term, "regex", *found)
         elif until.regex is not None:
-            m = _search(until.regex, term.screen_text())
+            m = await _search_screen(until.regex, term.screen_text())
             if m:
                 hit = _result(term, "screen", term.raw_offset, _match_json(m))
         if hit is None and until.block_end:
@@ -142,10 +143,18 @@ async def wait_until(term: Waitable, until: Until, since: int, timeout_s: float)
         await asyncio.sleep(MIN_RECHECK_S)
 
 
-def _search(pattern: UserPattern, text: str) -> Any:
-    """A match, or None; a pattern that takes too long ends the wait with a 400 that says why."""
+def _search(pattern: UserPattern, text: str) -> Match | None:
+    """A match, or None; a search over the budget ends the wait with a 400 that says why."""
     try:
         return pattern.search(text)
+    except TooCostly as exc:
+        raise BadInput(str(exc), field="until.regex") from exc
+
+
+async def _search_screen(pattern: UserPattern, text: str) -> Match | None:
+    """`_search` of the screen's text, off the event loop when it could take a while."""
+    try:
+        return await pattern.search_off_loop(text)
     except TooCostly as exc:
         raise BadInput(str(exc), field="until.regex") from exc
 
@@ -160,7 +169,7 @@ def _scan_stream(
     m = _search(pattern, text.text)
     if m is None:
         return None
-    return text.raw_offset(m.end()), _match_json(m)
+    return text.raw_offset(m.end), _match_json(m)
 
 
 def _printable(s: str | None) -> str | None:
@@ -168,8 +177,8 @@ def _printable(s: str | None) -> str | None:
     return s.encode("utf-8", "surrogateescape").decode("utf-8", "replace") if s else s
 
 
-def _match_json(m: Any) -> dict[str, Any]:
-    return {"text": _printable(m.group(0)), "groups": [_printable(g) for g in m.groups()]}
+def _match_json(m: Match) -> dict[str, Any]:
+    return {"text": _printable(m.text), "groups": [_printable(g) for g in m.groups]}
 
 
 def _result(term: Waitable, reason: str, cursor: int, match: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -54,7 +54,8 @@ class Until(BaseModel):
 
     regex: str | None = Field(
         None,
-        description="Python regex, multiline (^ and $ match at each line), searched in the output written "
+        description="RE2 regex (Python syntax without backreferences and lookaround), multiline (^ and $ match at each "
+        "line), searched in the output written "
         "after `since` with escape sequences removed, or in the screen's text when on=screen",
     )
     on: Literal["stream", "screen"] = Field("stream", description="where `regex` is searched")

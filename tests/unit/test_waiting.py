@@ -7,7 +7,7 @@ import time
 import pytest
 
 from app.core.errors import BadInput
-from app.terminal.waiting import IN_THREAD, OVERLAP, compile_until, wait_until
+from app.terminal.waiting import INLINE_SCAN, OVERLAP, compile_until, wait_until
 
 
 class FakeTerminal:
@@ -56,11 +56,35 @@ def test_invalid_regex_and_unknown_state_are_bad_input() -> None:
     assert compile_until().empty and not compile_until(exit=True).empty
 
 
-async def test_a_regex_that_backtracks_forever_is_refused_not_run_forever() -> None:
+async def test_a_regex_that_would_backtrack_forever_is_answered_at_once() -> None:
     term = FakeTerminal()
-    term.write(b"a" * 60 + b"b\r\n")
-    with pytest.raises(BadInput, match="backtracks too much"):  # with `re` this search would run for ages
-        await wait_until(term, compile_until(regex=r"(a|aa)+$"), 0, 30)
+    term.write(b"a" * 5000 + b"b\r\n")  # with `re`, (a+)+$ on this line would run for ages
+    result = await wait_until(term, compile_until(regex=r"(a+)+$"), 0, 0)
+    assert result["matched"] is False and result["reason"] == "timeout"
+    term.write(b"a" * 5000 + b"\r\n")
+    result = await wait_until(term, compile_until(regex=r"(a+)+$"), 0, 30)
+    assert result["matched"] and result["match"]["text"] == "a" * 5000
+
+
+def test_patterns_re2_cannot_take_are_bad_input_that_says_why() -> None:
+    for pattern, why in [
+        ("((a{1000}){1000}){1000}", "nested repeats multiplied together, may be at most 1000"),
+        (r"(\w+) \1", "backreferences are not supported"),
+        (r"foo(?=bar)", "lookahead and lookbehind are not supported"),
+        (r"(\pL{100}\pN){10}", "compiles to more than 2 MiB"),
+    ]:
+        with pytest.raises(BadInput, match=why):
+            compile_until(regex=pattern)
+
+
+async def test_a_search_over_the_budget_is_bad_input_that_says_why() -> None:
+    term = FakeTerminal()
+    term.write(b"ab\n" * 100_000)  # RE2's DFA gives up on this pattern: each byte costs every instruction
+    with pytest.raises(BadInput, match="over the limit of .* instruction-bytes per request: search less text"):
+        await wait_until(term, compile_until(regex=r"(?s)a.{999}c"), 0, 30)
+    term.screen = "ab\n" * 100_000
+    with pytest.raises(BadInput, match="over the limit"):
+        await wait_until(term, compile_until(regex=r"(?s)a.{999}c", on="screen"), 0, 30)
 
 
 async def test_regex_arriving_later_is_found_and_cursor_is_its_end() -> None:
@@ -174,7 +198,7 @@ class EdgeTerminal(FakeTerminal):
 
 async def test_output_that_arrives_during_a_scan_is_not_missed() -> None:
     term = EdgeTerminal()
-    term.raw = b"x" * (IN_THREAD + 1000) + b"\r\n"  # scanned in a thread
+    term.raw = b"x" * (INLINE_SCAN + 1000) + b"\r\n"  # scanned in a thread
     term.late = b"all done\r\n"
     result = await wait_until(term, compile_until(regex=r"all done"), 0, 3)
     assert result["matched"] and term.waits == 0, "found by the next pass, without waiting for a wake-up"

@@ -1,6 +1,8 @@
 """The default screen engine: asciinema's Rust `avt` through the pyavt bindings (tens of MB/s)."""
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import avt
 
 from .base import DEFAULT_STYLE, Cell, Color, Cursor, Style
@@ -25,6 +27,17 @@ def _style(pen: avt.Pen) -> Style:
         italic=pen.italic, underline=pen.underline, strikethrough=pen.strikethrough, blink=pen.blink,
         inverse=pen.inverse,
     )
+
+
+def _cells(line: avt.Line) -> list[Cell]:
+    """The line's cells; neighbours with an equal pen (most of them) share one Style."""
+    cells: list[Cell] = []
+    pen, style = None, DEFAULT_STYLE
+    for cell in line.cells:
+        if (cell_pen := cell.pen) != pen:
+            pen, style = cell_pen, _style(cell_pen)
+        cells.append(Cell(cell.char if cell.width else "", cell.width, style))
+    return cells
 
 
 class AvtEngine:
@@ -75,10 +88,11 @@ class AvtEngine:
         return [line.text.rstrip() for line in self._vt.view()]
 
     def row_cells(self, row: int) -> list[Cell]:
-        return [
-            Cell(cell.char if cell.width else "", cell.width, _style(cell.pen))
-            for cell in self._vt.view()[row].cells
-        ]
+        return _cells(self._vt.view()[row])
+
+    def frozen_cells(self) -> Callable[[int], list[Cell]]:
+        view = self._vt.view()  # avt's lines are copies: later feeds do not change them
+        return lambda row: _cells(view[row])
 
     def cursor(self) -> Cursor:
         cursor = self._vt.cursor

@@ -5,6 +5,7 @@ so a character split across two feeds is never broken. Rows are indexed from 0 (
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol, Union
 
@@ -71,6 +72,10 @@ class ScreenEngine(Protocol):
 
     def row_cells(self, row: int) -> list[Cell]:
         """The cells of one view row, exactly `cols` of them."""
+
+    def frozen_cells(self) -> Callable[[int], list[Cell]]:
+        """`row_cells` of the view as it is now: safe to call from another thread while the engine is fed,
+        and cheap to take (the cells are made when asked for)."""
 
     def cursor(self) -> Cursor: ...
 

@@ -1,9 +1,11 @@
 """The pure-Python fallback screen engine: pyte 0.8.2 with its known defects worked around."""
 from __future__ import annotations
 
+import copy
 import itertools
 import logging
 import re
+from collections.abc import Callable
 
 import pyte
 from pyte.screens import Char
@@ -115,6 +117,11 @@ class PyteEngine:
 
     def row_cells(self, row: int) -> list[Cell]:
         return self._line_cells(self._screen.buffer.get(row))
+
+    def frozen_cells(self) -> Callable[[int], list[Cell]]:
+        buffer = self._screen.buffer
+        lines = {row: copy.copy(buffer[row]) for row in range(self.rows) if row in buffer}
+        return lambda row: self._line_cells(lines.get(row))
 
     def cursor(self) -> Cursor:
         cursor = self._screen.cursor

@@ -1,0 +1,81 @@
+"""Issue 16, big answers: a deltas page is bounded in bytes and pages on; a huge layered screen is built off
+the event loop, so /healthz answers while several render."""
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from pathlib import Path
+
+import httpx
+
+from app.api.streams import MAX_DELTAS_BYTES
+from app.terminal.deltas import DeltaLog
+from tests.conftest import Daemon
+
+ALL_LAYERS = "text,cursor,fgColors,bgColors,styles,bold,italic,underline"
+COLOURED = (
+    "import sys, time\n"
+    "row = ''.join(f'\\x1b[3{i % 8};4{(i + 3) % 8}{\";1\" if i % 3 else \"\"}m' + 'x' * 9 for i in range(99))\n"
+    "for n in range(400):\n"
+    "    sys.stdout.write(row + f'\\x1b[0m{n}\\r\\n')\n"
+    "sys.stdout.write('all-printed\\r\\n'); sys.stdout.flush(); time.sleep(600)\n"
+)
+
+
+def test_a_deltas_page_stops_at_its_byte_budget_and_pages_on(tmp_path: Path) -> None:
+    log = DeltaLog(tmp_path)
+    for i in range(10):
+        log.append({"cols": 1000, "rows": 500, "changed": [[row, f"{i}" * 1000] for row in range(300)]})
+    cursor, seen, sizes = 0, 0, []
+    while cursor < log.size():
+        page = log.read(cursor, 1000, max_bytes=1 << 20)
+        sizes.append(page.resume_cursor - cursor)
+        seen += len(page.deltas)
+        cursor = page.resume_cursor
+    assert seen == 10 and len(sizes) > 1 and max(sizes) <= 1 << 20
+    alone = log.read(0, 1000, max_bytes=10)
+    assert len(alone.deltas) == 1, "a delta larger than the budget still comes, alone, so paging goes on"
+    log.close()
+
+
+def test_big_renders_and_deltas_do_not_hold_the_loop(daemon: Daemon) -> None:
+    """Before: a 1000x500 screen of 3,000 coloured lines with every layer held every client 6.6 s (three at
+    once 16 s), and /deltas?limit=1000 was 79 MB. Here 400 coloured lines: the view is still 500,000 cells."""
+    with daemon.client(timeout=300) as api:
+        create = {"command": [sys.executable, "-c", COLOURED], "cols": 1000, "rows": 500}
+        tid = api.post("/v1/terminals", json=create).json()["id"]
+        until = {"until": {"regex": "^all-printed"}, "since": 0, "timeout_ms": 120000}
+        assert api.post(f"/v1/terminals/{tid}/wait", json=until).json()["matched"]
+
+        cursor, size = 0, None
+        while size is None or cursor < size:
+            page = api.get(f"/v1/terminals/{tid}/deltas", params={"cursor": cursor, "limit": 1000})
+            body = page.json()
+            assert len(page.content) < 2 * MAX_DELTAS_BYTES or len(body["deltas"]) == 1
+            cursor, size = body["resume_cursor"], body["file_size"]
+
+        renders: list[float] = []
+        screens: list[httpx.Response] = []
+
+        def render() -> None:
+            try:
+                with daemon.client(timeout=300) as client:
+                    params = {"layers": ALL_LAYERS, "encoding": "cells", "scrollback": 2000}
+                    screens.append(client.get(f"/v1/terminals/{tid}/screen", params=params))
+            finally:
+                renders.append(time.monotonic())
+
+        threads = [threading.Thread(target=render) for _ in range(3)]
+        for thread in threads:
+            thread.start()
+        health: list[float] = []
+        while len(renders) < 3:
+            assert httpx.get(f"{daemon.url}/healthz", timeout=300).status_code == 200
+            health.append(time.monotonic())
+        for thread in threads:
+            thread.join()
+    assert [screen.status_code for screen in screens] == [200] * 3
+    assert [len(screen.json()["fgColors"]) for screen in screens] == [400] * 3, "the 400 coloured rows"
+    answered_during = [t for t in health if t < min(renders)]
+    assert len(answered_during) >= 3, "/healthz kept answering while the first big screen rendered"
