@@ -29,6 +29,11 @@ class ScreenshotRequest(_Strict):
     format: Literal["png", "jpeg", "webp"] = "png"
     inline: bool = Field(False, description="include the image as base64 in `image_b64`")
     marks: bool = Field(False, description="draw the indices of the UI elements on the image (set-of-marks)")
+    ui: bool = Field(False, description="dump the UI right after the frame and return its elements in `ui`, "
+                     "in this image's space (one observation: the way to see a screen and act on it)")
+    all: bool = Field(False, description="with ui: every node, hidden ones flagged")
+    bounds: bool = Field(False, description="with ui: each element's bounds besides its centre")
+    max_tokens: int | None = Field(None, ge=50, le=1_000_000, description="with ui: cut the element list to this")
 
 
 class FindRequest(_Strict):
@@ -38,6 +43,9 @@ class FindRequest(_Strict):
     class_name: str | None = None
     regex: bool = Field(False, description="criteria are regular expressions (case-insensitive)")
     obs_id: str | None = Field(None, description="search this observation's UI dump; default: a fresh dump")
+    all: bool = Field(False, description="every match as it is, hidden ones flagged; by default a hidden match "
+                      "gives way to the visible node carrying the same text or description")
+    bounds: bool = Field(False, description="each element's bounds besides its centre")
 
 
 class TapRequest(_Strict):
@@ -108,7 +116,8 @@ async def screenshot(serial: Serial, request: Request, body: ScreenshotRequest |
     body = body or ScreenshotRequest()
     result = await _manager(request).screenshot(
         serial, max_dimension=body.max_dimension, raw=body.raw, fmt=body.format, inline=body.inline,
-        marks=body.marks, agent=current_agent.get(),
+        marks=body.marks, agent=current_agent.get(), ui=body.ui, all_nodes=body.all, bounds=body.bounds,
+        max_tokens=body.max_tokens,
     )  # fmt: skip
     return JSONResponse(result)
 
@@ -125,18 +134,21 @@ async def ui(
     request: Request,
     obs_id: str | None = None,
     max_tokens: Annotated[int | None, Query(ge=50, le=1_000_000)] = None,
-    all: Annotated[bool, Query(description="every node, not only interactive and text-bearing ones")] = False,
+    all: Annotated[bool, Query(description="every node as it is, hidden ones flagged")] = False,
+    bounds: Annotated[bool, Query(description="each element's bounds besides its centre")] = False,
 ) -> JSONResponse:
     result = await _manager(request).ui(
-        serial, obs_id=obs_id, all_nodes=all, max_tokens=max_tokens, agent=current_agent.get()
+        serial, obs_id=obs_id, all_nodes=all, max_tokens=max_tokens, agent=current_agent.get(), bounds=bounds
     )
     return JSONResponse(result)
 
 
 @router.post("/{serial}/find")
 async def find(serial: Serial, body: FindRequest, request: Request) -> JSONResponse:
-    criteria: dict[str, Any] = body.model_dump(exclude={"obs_id"}, exclude_none=True)
-    return JSONResponse(await _manager(request).find(serial, criteria, body.obs_id, current_agent.get()))
+    criteria: dict[str, Any] = body.model_dump(exclude={"obs_id", "all", "bounds"}, exclude_none=True)
+    result = await _manager(request).find(serial, criteria, body.obs_id, current_agent.get(), all_nodes=body.all,
+                                          bounds=body.bounds)  # fmt: skip
+    return JSONResponse(result)
 
 
 @router.post("/{serial}/tap")
