@@ -354,6 +354,37 @@ class DeviceManager:
         self._record(serial, agent, "action", "app", package=package, app_action=action)
         return {"ok": True, "package": package, "action": action}
 
+    async def script(self, serial: str, steps: list[tuple[str, dict[str, Any]]], agent: str) -> dict[str, Any]:
+        """Run steps in order, each as its single action would run (coordinates converted with the
+        observation it names, or the latest one: a screenshot step's, once it ran); stop at the first
+        failure and say which step and why. {ok, results: [{step, action, ok, ...}], stopped_at?}."""
+        await self._ready(serial)
+        results: list[dict[str, Any]] = []
+        stopped: dict[str, Any] | None = None
+        for index, (action, args) in enumerate(steps):
+            try:
+                done = await self._step(serial, action, args, agent)
+            except LookoutError as exc:
+                results.append({"step": index, "action": action, "ok": False,
+                                "error": {"code": exc.code, "message": exc.message}})  # fmt: skip
+                stopped = {"step": index, "action": action, "reason": exc.message}
+                break
+            results.append({"step": index, "action": action, **done})
+        out: dict[str, Any] = {"ok": stopped is None, "results": results}
+        if stopped is not None:
+            out["stopped_at"] = stopped
+        return out
+
+    async def _step(self, serial: str, action: str, args: dict[str, Any], agent: str) -> dict[str, Any]:
+        if action == "wait":
+            await asyncio.sleep(args["ms"] / 1000)
+            return {"ok": True, "waited_ms": args["ms"]}
+        if action == "screenshot":
+            done = await self.screenshot(serial, **args, inline=False, agent=agent)
+            return {"ok": True, **{k: v for k, v in done.items() if k not in ("path", "serial")}}
+        run = {"tap": self.tap, "swipe": self.swipe, "type": self.type_text, "key": self.key, "app": self.app}[action]
+        return await run(serial, **args, agent=agent)
+
     async def logcat(self, serial: str, *, lines: int, package: str | None, tag: str | None,
                      level: str | None) -> dict[str, Any]:  # fmt: skip
         await self._ready(serial)

@@ -122,3 +122,33 @@ def test_unknown_serials_create_no_directories(
     _error(dev_api.post("/v1/devices/ghost-5/find", json={"text": "x"}), 404)
     after = sorted(p.name for p in devices.iterdir()) if devices.exists() else []
     assert after == before
+
+
+def test_a_script_runs_steps_converting_coordinates_and_stops_at_the_first_failure(
+    dev_api: httpx.Client, make_device: Callable[..., Any]
+) -> None:
+    fake, serial = _phone(make_device, "whatsapp_chats", WHATSAPP)
+    steps = [
+        {"action": "screenshot", "ui": True},
+        {"action": "tap", "element": 204},  # the latest observation: the screenshot of step 0
+        {"action": "wait", "ms": 10},
+        {"action": "tap", "x": 243, "y": 500},
+        {"action": "swipe", "direction": "up"},
+        {"action": "type", "text": "oi"},
+        {"action": "key", "key": "BACK"},
+        {"action": "app", "package": "com.whatsapp", "action_": "launch"},
+    ]
+    _error(dev_api.post(f"/v1/devices/{serial}/script", json={"steps": steps}), 400)  # checked before any runs
+    assert fake.inputs() == []
+    steps[-1] = {"action": "tap", "element": 208}  # the hidden tab label: refused
+    steps.append({"action": "key", "key": "HOME"})  # never runs
+    done = _ok(dev_api.post(f"/v1/devices/{serial}/script", json={"steps": steps}))
+    assert done["ok"] is False and done["stopped_at"]["step"] == 7 and "not on the screen" in done["stopped_at"]["reason"]
+    assert [r["ok"] for r in done["results"]] == [True] * 7 + [False]
+    assert done["results"][0]["image"] == {"width": 486, "height": 1000} and done["results"][0]["ui"]["shown"] > 20
+    assert done["results"][1]["device_point"] == [450, 1449]
+    assert fake.inputs() == [["tap", "450", "1449"], ["tap", "360", "742"], ["swipe", "360", "1112", "360", "370", "300"],
+                             ["text", "oi"], ["keyevent", "4"]]  # fmt: skip
+    assert done["results"][7]["error"]["code"] == "conflict"
+    message = _error(dev_api.post(f"/v1/devices/{serial}/script", json={"steps": [{"action": "fly"}]}), 400)
+    assert "step 0: action must be one of tap, swipe" in message
