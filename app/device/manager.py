@@ -182,8 +182,7 @@ class DeviceManager:
         if with_ui:
             ui_xml = self.observer.dump_ui(serial)
             nodes = _parse(ui_xml)
-            now = self._info(serial)
-            reason = join_refusal(obs, now.width, now.height, now.rotation, now.window, time.time())
+            reason = join_refusal(obs, time.time(), _screen(self._info(serial)))
             if reason is not None:
                 raise Conflict(f"the device changed while it was observed ({reason}): observe again")
         image = resize(image, scale.image_width, scale.image_height)
@@ -222,13 +221,11 @@ class DeviceManager:
             nodes = self.store.ui_nodes(obs)
             if nodes is not None:
                 return obs, nodes
-            reason = join_refusal(obs, obs.scale.device_width, obs.scale.device_height, obs.rotation, obs.window,
-                                  time.time())  # fmt: skip
+            reason = join_refusal(obs, time.time())
             if reason is None:
                 xml = self.observer.dump_ui(serial)
                 nodes = _parse(xml)
-                now = self._info(serial)
-                reason = join_refusal(obs, now.width, now.height, now.rotation, now.window, time.time())
+                reason = join_refusal(obs, time.time(), _screen(self._info(serial)))
                 if reason is None:
                     return self.store.attach_ui(obs, xml), nodes
             raise Conflict(
@@ -453,6 +450,10 @@ class DeviceManager:
         self.store.record(serial, entry)
         self.recorder.record(replace(device_frame(entry, frame_elements, app), agent=agent))
         self.bus.publish(f"device.{kind}", **{k: v for k, v in entry.items() if k != "ts"})
+
+
+def _screen(info: DeviceInfo) -> tuple[int, int, int, str | None]:
+    return info.width, info.height, info.rotation, info.window
 
 
 def _app(nodes: list[UiNode]) -> str | None:

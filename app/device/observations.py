@@ -149,13 +149,15 @@ class ObservationStore:
         append_jsonl(folder / "actions.jsonl", entry)
 
 
-def join_refusal(obs: Observation, width: int, height: int, rotation: int, window: str | None,
-                 now: float) -> str | None:  # fmt: skip
-    """Why a UI dump of the screen as it is now (`width` x `height`, `rotation`, `window` focused) must not
-    join `obs`, or None when it may: the screenshot is too old, or the device is not as it was."""
+def join_refusal(obs: Observation, now: float, screen: tuple[int, int, int, str | None] | None = None) -> str | None:
+    """Why a UI dump taken `now` must not join `obs`, or None when it may: the screenshot is too old, or
+    the device, as `screen` (width, height, rotation, focused window) says it is now, is not as it was."""
     age = now - obs.created_at
     if age > UI_JOIN_MAX_AGE_S:
         return f"it is {age:.0f} s old (a dump joins a screenshot at most {UI_JOIN_MAX_AGE_S:g} s old)"
+    if screen is None:
+        return None
+    width, height, rotation, window = screen
     was = (obs.scale.device_width, obs.scale.device_height, obs.rotation)
     if was != (width, height, rotation):
         return (f"the screen was {was[0]}x{was[1]} at rotation {was[2]} and is now {width}x{height} at "

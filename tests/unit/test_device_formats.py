@@ -216,12 +216,15 @@ def test_parse_info_reads_the_focused_window() -> None:
 def test_a_dump_joins_a_screenshot_only_while_the_screen_is_as_it_was() -> None:
     scale = fit(1080, 2400, 1000)
     obs = Observation("o_1", "s", 100.0, 0, scale, window="com.a/.Main")
-    assert join_refusal(obs, 1080, 2400, 0, "com.a/.Main", 100.0 + UI_JOIN_MAX_AGE_S) is None
-    assert "old" in join_refusal(obs, 1080, 2400, 0, "com.a/.Main", 100.1 + UI_JOIN_MAX_AGE_S)
-    assert "now 2400x1080 at rotation 1" in join_refusal(obs, 2400, 1080, 1, "com.a/.Main", 101.0)
-    assert "rotation 3" in join_refusal(replace(obs, rotation=1, scale=fit(2400, 1080, 1000)), 2400, 1080, 3,
-                                        "com.a/.Main", 101.0)  # fmt: skip
-    assert "was com.a/.Main and is now com.b/.Main" in join_refusal(obs, 1080, 2400, 0, "com.b/.Main", 101.0)
+    assert join_refusal(obs, 100.0 + UI_JOIN_MAX_AGE_S, (1080, 2400, 0, "com.a/.Main")) is None
+    assert join_refusal(obs, 100.0 + UI_JOIN_MAX_AGE_S) is None
+    assert "old" in join_refusal(obs, 100.1 + UI_JOIN_MAX_AGE_S, (1080, 2400, 0, "com.a/.Main"))
+    assert "old" in join_refusal(obs, 100.1 + UI_JOIN_MAX_AGE_S)
+    assert "now 2400x1080 at rotation 1" in join_refusal(obs, 101.0, (2400, 1080, 1, "com.a/.Main"))
+    landscape = replace(obs, rotation=1, scale=fit(2400, 1080, 1000))
+    assert "rotation 3" in join_refusal(landscape, 101.0, (2400, 1080, 3, "com.a/.Main"))
+    assert "was com.a/.Main and is now com.b/.Main" in join_refusal(obs, 101.0, (1080, 2400, 0, "com.b/.Main"))
+    assert "was com.a/.Main and is now none" in join_refusal(obs, 101.0, (1080, 2400, 0, None))
 
 
 def test_same_shape_ignores_resolution_not_orientation() -> None:
