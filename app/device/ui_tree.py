@@ -198,7 +198,7 @@ def listing(nodes: Sequence[UiNode], screen: tuple[int, int]) -> list[Listed]:
             continue
         if _tappable(node):
             tappable_inside.add(up)
-        elif node.label and not "scrollable" in node.flags:
+        elif node.label and "scrollable" not in node.flags:
             texts = carried.setdefault(up, [nodes[up].label] if nodes[up].label else [])
             if len(texts) < CARRIED_TEXTS and node.label not in texts:
                 texts.append(node.label)
