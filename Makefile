@@ -24,6 +24,7 @@ bench: deps system-deps
 	$(PY) bench/terminal_fanout.py
 	$(PY) bench/terminal_tokens.py
 	$(PY) bench/device_capture.py
+	$(PY) bench/device_listing.py
 	$(PY) bench/browser_snapshot.py
 	$(PY) bench/timeline_render.py
 

@@ -6,9 +6,10 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import Response
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from app.api.responses import MAX_JSON_INT, JSONResponse
+from app.core.errors import BadInput
 from app.timeline.recording import current_agent
 from app.core.images import MEDIA_TYPES
 from app.core.private_files import read_bytes
@@ -19,6 +20,8 @@ router = APIRouter(prefix="/v1/devices", tags=["devices"])
 
 Serial = Annotated[str, Path(min_length=1, max_length=128, pattern=r"^[\x21-\x7e]+$", description="adb serial")]
 ObsId = Annotated[str, Path(min_length=1, max_length=64)]
+MAX_STEPS = 50
+MAX_WAIT_MS = 30_000
 
 
 class _Strict(BaseModel):
@@ -31,6 +34,11 @@ class ScreenshotRequest(_Strict):
     format: Literal["png", "jpeg", "webp"] = "png"
     inline: bool = Field(False, description="include the image as base64 in `image_b64`")
     marks: bool = Field(False, description="draw the indices of the UI elements on the image (set-of-marks)")
+    ui: bool = Field(False, description="dump the UI right after the frame and return its elements in `ui`, "
+                     "in this image's space (one observation: the way to see a screen and act on it)")
+    all: bool = Field(False, description="with ui: every node, hidden ones flagged")
+    bounds: bool = Field(False, description="with ui: each element's bounds besides its centre")
+    max_tokens: int | None = Field(None, ge=50, le=1_000_000, description="with ui: cut the element list to this")
 
 
 class FindRequest(_Strict):
@@ -40,6 +48,9 @@ class FindRequest(_Strict):
     class_name: str | None = None
     regex: bool = Field(False, description="criteria are regular expressions (case-insensitive)")
     obs_id: str | None = Field(None, description="search this observation's UI dump; default: a fresh dump")
+    all: bool = Field(False, description="every match as it is, hidden ones flagged; by default a hidden match "
+                      "gives way to the visible node carrying the same text or description")
+    bounds: bool = Field(False, description="each element's bounds besides its centre")
 
 
 class TapRequest(_Strict):
@@ -95,6 +106,65 @@ class AppRequest(_Strict):
     action: Literal["launch", "stop"] = "launch"
 
 
+class WaitStep(_Strict):
+    ms: int = Field(ge=0, le=MAX_WAIT_MS, description="milliseconds to wait")
+
+
+class ScreenshotStep(ScreenshotRequest):
+    inline: Literal[False] = Field(False, description="a script returns no image data: fetch it from `url`")
+
+
+_STEP_MODELS: dict[str, type[BaseModel]] = {"tap": TapRequest, "swipe": SwipeRequest, "type": TypeRequest,
+                                            "key": KeyRequest, "app": AppRequest, "wait": WaitStep,
+                                            "screenshot": ScreenshotStep}  # fmt: skip
+
+
+class ScriptRequest(_Strict):
+    steps: list[dict[str, Any]] = Field(
+        min_length=1, max_length=MAX_STEPS,
+        description='each {"action": "tap"|"swipe"|"type"|"key"|"app"|"wait"|"screenshot", ...the fields of that '
+        'single action (wait: ms; screenshot: without inline)}',
+    )  # fmt: skip
+
+    def parsed_steps(self) -> list[tuple[str, dict[str, Any]]]:
+        """Every step checked before any runs: (action, the manager's arguments for it)."""
+        out = []
+        for index, step in enumerate(self.steps):
+            action = step.get("action")
+            model = _STEP_MODELS.get(action) if isinstance(action, str) else None
+            if model is None:
+                raise BadInput(f"step {index}: action must be one of {', '.join(_STEP_MODELS)}", field="steps")
+            fields = {k: v for k, v in step.items() if k != "action"}
+            try:
+                parsed = model(**fields)
+            except ValidationError as exc:
+                problem = exc.errors()[0]
+                where = ".".join(str(p) for p in problem.get("loc", ()))
+                raise BadInput(f"step {index} ({action}): {where or 'step'}: {problem.get('msg', 'invalid')}",
+                               field="steps") from exc  # fmt: skip
+            out.append((action, _step_arguments(action, parsed)))
+        return out
+
+
+def _step_arguments(action: str, body: Any) -> dict[str, Any]:
+    """A validated step's request model as the manager's keyword arguments (as the single routes pass them)."""
+    if action == "tap":
+        return {"x": body.x, "y": body.y, "element": body.element, "obs_id": body.obs_id}
+    if action == "swipe":
+        return {"points": body.points(), "direction": body.direction, "distance": body.distance,
+                "duration_ms": body.duration_ms, "obs_id": body.obs_id}  # fmt: skip
+    if action == "type":
+        return {"text": body.text}
+    if action == "key":
+        return {"key": body.key}
+    if action == "app":
+        return {"package": body.package, "action": body.action}
+    if action == "wait":
+        return {"ms": body.ms}
+    return {"max_dimension": body.max_dimension, "raw": body.raw, "fmt": body.format, "marks": body.marks,
+            "ui": body.ui, "all_nodes": body.all, "bounds": body.bounds, "max_tokens": body.max_tokens}  # fmt: skip
+
+
 def _manager(request: Request) -> DeviceManager:
     return request.app.state.devices
 
@@ -110,7 +180,8 @@ async def screenshot(serial: Serial, request: Request, body: ScreenshotRequest |
     body = body or ScreenshotRequest()
     result = await _manager(request).screenshot(
         serial, max_dimension=body.max_dimension, raw=body.raw, fmt=body.format, inline=body.inline,
-        marks=body.marks, agent=current_agent.get(),
+        marks=body.marks, agent=current_agent.get(), ui=body.ui, all_nodes=body.all, bounds=body.bounds,
+        max_tokens=body.max_tokens,
     )  # fmt: skip
     return JSONResponse(result)
 
@@ -127,18 +198,21 @@ async def ui(
     request: Request,
     obs_id: str | None = None,
     max_tokens: Annotated[int | None, Query(ge=50, le=1_000_000)] = None,
-    all: Annotated[bool, Query(description="every node, not only interactive and text-bearing ones")] = False,
+    all: Annotated[bool, Query(description="every node as it is, hidden ones flagged")] = False,
+    bounds: Annotated[bool, Query(description="each element's bounds besides its centre")] = False,
 ) -> JSONResponse:
     result = await _manager(request).ui(
-        serial, obs_id=obs_id, all_nodes=all, max_tokens=max_tokens, agent=current_agent.get()
+        serial, obs_id=obs_id, all_nodes=all, max_tokens=max_tokens, agent=current_agent.get(), bounds=bounds
     )
     return JSONResponse(result)
 
 
 @router.post("/{serial}/find")
 async def find(serial: Serial, body: FindRequest, request: Request) -> JSONResponse:
-    criteria: dict[str, Any] = body.model_dump(exclude={"obs_id"}, exclude_none=True)
-    return JSONResponse(await _manager(request).find(serial, criteria, body.obs_id, current_agent.get()))
+    criteria: dict[str, Any] = body.model_dump(exclude={"obs_id", "all", "bounds"}, exclude_none=True)
+    result = await _manager(request).find(serial, criteria, body.obs_id, current_agent.get(), all_nodes=body.all,
+                                          bounds=body.bounds)  # fmt: skip
+    return JSONResponse(result)
 
 
 @router.post("/{serial}/tap")
@@ -171,6 +245,13 @@ async def key(serial: Serial, body: KeyRequest, request: Request) -> JSONRespons
 @router.post("/{serial}/app")
 async def app_action(serial: Serial, body: AppRequest, request: Request) -> JSONResponse:
     return JSONResponse(await _manager(request).app(serial, body.package, body.action, current_agent.get()))
+
+
+@router.post("/{serial}/script")
+async def script(serial: Serial, body: ScriptRequest, request: Request) -> JSONResponse:
+    """Several steps in one call, each converted as its single action is; stops at the first failure and
+    says which step (`stopped_at`)."""
+    return JSONResponse(await _manager(request).script(serial, body.parsed_steps(), current_agent.get()))
 
 
 @router.get("/{serial}/logcat")

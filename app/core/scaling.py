@@ -49,6 +49,16 @@ def fit(device_width: int, device_height: int, max_dimension: int | None) -> Sca
     return Scale(device_width, device_height, width, height, factor)
 
 
+SHAPE_TOLERANCE = 0.02
+
+
+def same_shape(a: tuple[int, int], b: tuple[int, int]) -> bool:
+    """Whether two sizes have the same aspect ratio (within 2%): a frame and the screen it shows, at any
+    resolution (a `wm size` override scales the screen, not the frame)."""
+    ratio_a, ratio_b = a[0] / max(a[1], 1), b[0] / max(b[1], 1)
+    return abs(ratio_a - ratio_b) <= SHAPE_TOLERANCE * ratio_b
+
+
 def image_tokens(width: int, height: int) -> int:
     """The estimated model cost of an image of this size."""
     return math.ceil(width * height * TOKENS_PER_PIXEL)

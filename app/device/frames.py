@@ -43,6 +43,8 @@ def device_frame(entry: dict[str, Any], elements: list[dict[str, Any]] | None = 
         line = f"screenshot {entry['image']['width']}x{entry['image']['height']} (obs {obs})"
         url = f"/v1/devices/{serial}/observations/{obs}/image"
         full = f"{line}: GET {url}" + (f"; warning: {entry['warning']}" if entry.get("warning") else "")
+        if elements:  # a screenshot with its UI
+            full += f"\n{len(elements)} elements:\n" + "\n".join(orjson.dumps(e).decode() for e in elements)
         return FrameInput(resource, "observation", CATEGORIES[what], full, line, subject=what,
                           refs={**refs, "image": url}, data=data)  # fmt: skip
     shown = elements or []

@@ -1,4 +1,4 @@
-"""What a device says about itself: model, screen size and rotation from one shell command's output."""
+"""What a device says about itself: model, screen size, rotation and focused window from one shell command."""
 from __future__ import annotations
 
 import re
@@ -8,10 +8,12 @@ from app.core.errors import BackendFailure
 
 INFO_COMMAND = (
     "echo model=$(getprop ro.product.model); wm size; "
-    "dumpsys display | grep -m 1 -o 'orientation=[0-9]'"
+    "dumpsys display | grep -m 1 -o 'orientation=[0-9]'; "
+    "dumpsys window | grep -m 1 mCurrentFocus="
 )
 _SIZE = re.compile(r"(Physical|Override) size:\s*(\d+)x(\d+)")
 _ORIENTATION = re.compile(r"orientation=(\d)")
+_FOCUS = re.compile(r"mCurrentFocus=(?:Window\{\S+ \S+ ([^\s}]+)\}?|null)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,6 +24,8 @@ class DeviceInfo:
     height: int
     rotation: int
     """0-3, quarter turns from the natural orientation."""
+    window: str | None = None
+    """The focused window (`package/activity`), None when none has focus or the device does not say."""
 
 
 def parse_info(output: str) -> DeviceInfo:
@@ -35,4 +39,6 @@ def parse_info(output: str) -> DeviceInfo:
     match = _ORIENTATION.search(output)
     rotation = int(match.group(1)) % 4 if match else 0
     width, height = size if rotation % 2 == 0 else (size[1], size[0])
-    return DeviceInfo(model_line.removeprefix("model=").strip(), width, height, rotation)
+    focus = _FOCUS.search(output)
+    window = focus.group(1) if focus else None
+    return DeviceInfo(model_line.removeprefix("model=").strip(), width, height, rotation, window)

@@ -5,6 +5,11 @@ what to do), an unknown serial is a 404, and no adb server is a 503. Screenshots
 observations; taps and swipes take image coordinates and are converted with the observation they name
 (or the device's latest one), after checking that the device has not rotated since. Every action and
 observation is recorded in the device's `actions.jsonl` and published on the event bus.
+
+A UI dump joins an earlier screenshot only while the device still shows what it showed (same size,
+rotation and focused window, and the screenshot at most a few seconds old): otherwise it is refused with
+a 409 that says to observe again. A screenshot with `ui` takes the dump right after the frame, as one
+observation: the default path for agents.
 """
 from __future__ import annotations
 
@@ -31,10 +36,11 @@ from app.device.info import INFO_COMMAND, DeviceInfo, parse_info
 from app.device.keys import keycode
 from app.device.logcat import filter_lines
 from app.device.marks import draw_marks
-from app.device.observations import Observation, ObservationStore
+from app.device.observations import Observation, ObservationStore, join_refusal
 from app.device.observer import Observer
-from app.core.scaling import RAW_WARNING, Scale, fit, image_tokens
-from app.device.ui_tree import UiNode, UiParseError, find, is_relevant, parse_hierarchy, render_elements
+from app.core.scaling import RAW_WARNING, Scale, fit, image_tokens, same_shape
+from app.device.ui_tree import UiNode, UiParseError, find, listing, parse_hierarchy, prefer_visible, render_elements
+from app.device.ui_tree import element as node_element
 from app.timeline.recording import NullRecorder, Recorder
 
 T = TypeVar("T")
@@ -126,11 +132,11 @@ class DeviceManager:
 
     async def screenshot(
         self, serial: str, *, max_dimension: int | None, raw: bool, fmt: ImageFormat, inline: bool, marks: bool,
-        agent: str,
+        agent: str, ui: bool = False, all_nodes: bool = False, bounds: bool = False, max_tokens: int | None = None,
     ) -> dict[str, Any]:  # fmt: skip
         await self._ready(serial)
         limit = None if raw else (max_dimension or self.max_dimension)
-        obs, data, warnings = await self._thread(self._screenshot, serial, limit, fmt, marks)
+        obs, data, warnings, nodes = await self._thread(self._screenshot, serial, limit, fmt, marks or ui)
         if raw:
             warnings.insert(0, RAW_WARNING)
         result = self._observation_json(obs)
@@ -138,76 +144,125 @@ class DeviceManager:
         result["tokens"] = image_tokens(obs.scale.image_width, obs.scale.image_height)
         if warnings:
             result["warning"] = " ".join(warnings)
+        frame_elements = None
+        if ui and nodes is not None:
+            result["ui"] = self._render(obs, nodes, all_nodes=all_nodes, bounds=bounds, max_tokens=max_tokens)
+            frame_elements = result["ui"]["elements"]
         if inline:
             result["image_b64"] = base64.b64encode(data).decode()
         self._record(serial, agent, "observation", "screenshot", obs_id=obs.obs_id, image=result["image"],
-                     warning=result.get("warning"))  # fmt: skip
+                     warning=result.get("warning"), frame_elements=frame_elements,
+                     app=_app(nodes) if ui and nodes else None)  # fmt: skip
         return result
 
     def _screenshot(
-        self, serial: str, limit: int | None, fmt: ImageFormat, marks: bool
-    ) -> tuple[Observation, bytes, list[str]]:
+        self, serial: str, limit: int | None, fmt: ImageFormat, with_ui: bool
+    ) -> tuple[Observation, bytes, list[str], list[UiNode] | None]:
+        """The frame, scaled by its own size; the device's report is checked against it (once more after a
+        disagreement, which a rotation under way explains) and a frame that still disagrees is kept with a
+        warning (taps on it are refused until the device and a new frame agree). With `with_ui`, the UI is
+        dumped right after the frame and joins it only if the device is still as it was."""
         info = self._info(serial)
         capture = self.observer.capture(serial)
-        image = capture.image
-        if (image.width > image.height) != (info.width > info.height):  # rotated while we looked
+        if not same_shape(capture.image.size, (info.width, info.height)):
             info = self._info(serial)
-        scale = fit(info.width, info.height, limit)
-        obs = self.store.new(serial, scale, info.rotation, image_format=fmt, black=is_black(image))
+            capture = self.observer.capture(serial)
+        image = capture.image
+        warnings = list(capture.warnings)
+        size = (info.width, info.height)
+        if not same_shape(image.size, size):
+            size = image.size
+            warnings.append(
+                f"The frame is {image.width}x{image.height} but the device reports {info.width}x{info.height} "
+                f"(rotation {info.rotation}), twice: the image is scaled by the frame's own size, and taps on "
+                "this observation are refused. Observe again once the screen has settled."
+            )
+        scale = fit(size[0], size[1], limit)
+        obs = self.store.new(serial, scale, info.rotation, image_format=fmt, black=is_black(image), window=info.window)
         ui_xml = nodes = None
-        if marks:
+        if with_ui:
             ui_xml = self.observer.dump_ui(serial)
             nodes = _parse(ui_xml)
+            reason = join_refusal(obs, time.time(), _screen(self._info(serial)))
+            if reason is not None:
+                raise Conflict(f"the device changed while it was observed ({reason}): observe again")
         image = resize(image, scale.image_width, scale.image_height)
         if nodes is not None:
-            marked = [(n.index, n.bounds.to_image(scale.factor)) for n in nodes if is_relevant(n)]
+            screen = (scale.device_width, scale.device_height)
+            marked = [(item.node.index, item.node.bounds.to_image(scale.factor)) for item in listing(nodes, screen)]
             image = draw_marks(image, marked)
         data = encode(image, fmt)
         obs = self.store.save(obs, data, ui_xml)
-        return obs, data, capture.warnings + ([BLACK_WARNING] if obs.black else [])
+        return obs, data, warnings + ([BLACK_WARNING] if obs.black else []), nodes
+
+    def _render(self, obs: Observation, nodes: list[UiNode], *, all_nodes: bool, bounds: bool,
+                max_tokens: int | None, header: dict[str, Any] | None = None) -> dict[str, Any]:  # fmt: skip
+        screen = (obs.scale.device_width, obs.scale.device_height)
+        return render_elements(nodes, obs.scale.factor, screen=screen, all=all_nodes, bounds=bounds,
+                               max_tokens=max_tokens, header=header)  # fmt: skip
 
     async def ui(
-        self, serial: str, *, obs_id: str | None, all_nodes: bool, max_tokens: int | None, agent: str
-    ) -> dict[str, Any]:
+        self, serial: str, *, obs_id: str | None, all_nodes: bool, max_tokens: int | None, agent: str,
+        bounds: bool = False,
+    ) -> dict[str, Any]:  # fmt: skip
         await self._ready(serial)
         obs, nodes = await self._thread(self._ui, serial, obs_id)
         header = self._observation_json(obs)
-        result = render_elements(nodes, obs.scale.factor, all=all_nodes, max_tokens=max_tokens, header=header)
+        result = self._render(obs, nodes, all_nodes=all_nodes, bounds=bounds, max_tokens=max_tokens, header=header)
         self._record(serial, agent, "observation", "ui", obs_id=obs.obs_id, elements=result.get("shown"),
                      frame_elements=result["elements"], app=_app(nodes))  # fmt: skip
         return result
 
     def _ui(self, serial: str, obs_id: str | None) -> tuple[Observation, list[UiNode]]:
-        """The UI of the named observation (dumped now if it has none yet), or of a new observation that
-        takes its scale from the device's latest one."""
+        """The UI of the named observation (dumped now if it has none yet and the device still shows what
+        it showed; else a 409), or of a new observation, in the image space of the device's latest one
+        when the device is still as it was then."""
         if obs_id is not None:
             obs = self.store.get(serial, obs_id)
             nodes = self.store.ui_nodes(obs)
-            if nodes is None:
+            if nodes is not None:
+                return obs, nodes
+            reason = join_refusal(obs, time.time())
+            if reason is None:
                 xml = self.observer.dump_ui(serial)
                 nodes = _parse(xml)
-                obs = self.store.attach_ui(obs, xml)
-            return obs, nodes
+                reason = join_refusal(obs, time.time(), _screen(self._info(serial)))
+                if reason is None:
+                    return self.store.attach_ui(obs, xml), nodes
+            raise Conflict(
+                f"observation {obs.obs_id} cannot take a UI dump of the screen now: {reason}. Observe again: "
+                "POST /screenshot with ui=true (screenshot and UI together), or GET /ui without obs_id",
+                obs_id=obs.obs_id,
+            )
         info = self._info(serial)
         xml = self.observer.dump_ui(serial)
         nodes = _parse(xml)
         latest = self.store.latest(serial)
-        if latest is not None and (latest.scale.device_width, latest.scale.device_height) == (info.width, info.height):
+        was = None if latest is None else (latest.scale.device_width, latest.scale.device_height, latest.rotation)
+        if latest is not None and was == (info.width, info.height, info.rotation):
             scale = latest.scale
         else:
             scale = fit(info.width, info.height, self.max_dimension)
-        return self.store.save(self.store.new(serial, scale, info.rotation), ui_xml=xml), nodes
+        return self.store.save(self.store.new(serial, scale, info.rotation, window=info.window), ui_xml=xml), nodes
 
-    async def find(self, serial: str, criteria: dict[str, Any], obs_id: str | None, agent: str) -> dict[str, Any]:
+    async def find(self, serial: str, criteria: dict[str, Any], obs_id: str | None, agent: str,
+                   all_nodes: bool = False, bounds: bool = False) -> dict[str, Any]:  # fmt: skip
+        """The matching nodes; a hidden match (no visible area, or off the screen) gives way to the visible
+        node around it that carries the same text or description, unless `all_nodes` asks for every match
+        as it is (hidden ones flagged)."""
         await self._ready(serial)
         obs, nodes = await self._thread(self._ui, serial, obs_id)
         try:
             found = await run_bounded(partial(find, nodes, **criteria))  # regexes: off the loop
         except ValueError as exc:
             raise BadInput(str(exc)) from exc
-        result = render_elements(found, obs.scale.factor, all=True, header=self._observation_json(obs))
+        screen = (obs.scale.device_width, obs.scale.device_height)
+        if not all_nodes:
+            found = prefer_visible(nodes, found, screen)
+        elements = [node_element(n, obs.scale.factor, bounds=bounds, hidden=not n.visible(screen)) for n in found]
+        result = {**self._observation_json(obs), "elements": elements, "total": len(nodes), "matched": len(found)}
         self._record(serial, agent, "observation", "find", obs_id=obs.obs_id, criteria=criteria, found=len(found),
-                     frame_elements=result["elements"], app=_app(nodes))  # fmt: skip
+                     frame_elements=elements, app=_app(nodes))  # fmt: skip
         return result
 
     def image(self, serial: str, obs_id: str) -> tuple[Path, str]:
@@ -228,6 +283,13 @@ class DeviceManager:
         detail: dict[str, Any] = {"obs_id": obs.obs_id}
         if element is not None:
             node = self._element(obs, element)
+            if not node.visible((obs.scale.device_width, obs.scale.device_height)):
+                b = node.bounds
+                raise Conflict(
+                    f"element {node.index} of observation {obs.obs_id} is not on the screen (bounds [{b.left},"
+                    f"{b.top}][{b.right},{b.bottom}] have no visible area): a tap there would land elsewhere. "
+                    "Use an element of the listing (GET /ui, or find, which give the visible node)"
+                )
             point = node.bounds.center
             detail["element"] = {"index": node.index, "class": node.cls, "text": node.text or None}
         else:
@@ -290,6 +352,37 @@ class DeviceManager:
         self._record(serial, agent, "action", "app", package=package, app_action=action)
         return {"ok": True, "package": package, "action": action}
 
+    async def script(self, serial: str, steps: list[tuple[str, dict[str, Any]]], agent: str) -> dict[str, Any]:
+        """Run steps in order, each as its single action would run (coordinates converted with the
+        observation it names, or the latest one: a screenshot step's, once it ran); stop at the first
+        failure and say which step and why. {ok, results: [{step, action, ok, ...}], stopped_at?}."""
+        await self._ready(serial)
+        results: list[dict[str, Any]] = []
+        stopped: dict[str, Any] | None = None
+        for index, (action, args) in enumerate(steps):
+            try:
+                done = await self._step(serial, action, args, agent)
+            except LookoutError as exc:
+                results.append({"step": index, "action": action, "ok": False,
+                                "error": {"code": exc.code, "message": exc.message}})  # fmt: skip
+                stopped = {"step": index, "action": action, "reason": exc.message}
+                break
+            results.append({"step": index, "action": action, **done})
+        out: dict[str, Any] = {"ok": stopped is None, "results": results}
+        if stopped is not None:
+            out["stopped_at"] = stopped
+        return out
+
+    async def _step(self, serial: str, action: str, args: dict[str, Any], agent: str) -> dict[str, Any]:
+        if action == "wait":
+            await asyncio.sleep(args["ms"] / 1000)
+            return {"ok": True, "waited_ms": args["ms"]}
+        if action == "screenshot":
+            done = await self.screenshot(serial, **args, inline=False, agent=agent)
+            return {"ok": True, **{k: v for k, v in done.items() if k not in ("path", "serial")}}
+        run = {"tap": self.tap, "swipe": self.swipe, "type": self.type_text, "key": self.key, "app": self.app}[action]
+        return await run(serial, **args, agent=agent)
+
     async def logcat(self, serial: str, *, lines: int, package: str | None, tag: str | None,
                      level: str | None) -> dict[str, Any]:  # fmt: skip
         await self._ready(serial)
@@ -336,7 +429,7 @@ class DeviceManager:
 
     def _check_rotation(self, serial: str, obs: Observation) -> None:
         info = self._info(serial)
-        if (info.width, info.height) != (obs.scale.device_width, obs.scale.device_height):
+        if (info.width, info.height, info.rotation) != (obs.scale.device_width, obs.scale.device_height, obs.rotation):
             raise Conflict(
                 f"the device changed since observation {obs.obs_id} (screen was {obs.scale.device_width}x"
                 f"{obs.scale.device_height}, rotation {obs.rotation}; now {info.width}x{info.height}, rotation "
@@ -358,6 +451,10 @@ class DeviceManager:
         self.store.record(serial, entry)
         self.recorder.record(replace(device_frame(entry, frame_elements, app), agent=agent))
         self.bus.publish(f"device.{kind}", **{k: v for k, v in entry.items() if k != "ts"})
+
+
+def _screen(info: DeviceInfo) -> tuple[int, int, int, str | None]:
+    return info.width, info.height, info.rotation, info.window
 
 
 def _app(nodes: list[UiNode]) -> str | None:

@@ -1,8 +1,10 @@
 """Observations of devices, stored under `<data>/devices/<serial>/observations/<obs_id>.{json,png,xml}`.
 
-An observation remembers how its image maps to the device (the scale, the device's size and rotation at
-capture time) and, once the UI was dumped for it, the dump itself: taps and UI bounds are converted with
-the numbers of the observation they name, and element indices stay those of that dump.
+An observation remembers how its image maps to the device (the scale, the device's size, rotation and
+focused window at capture time) and, once the UI was dumped for it, the dump itself: taps and UI bounds
+are converted with the numbers of the observation they name, and element indices stay those of that dump.
+A dump joins an earlier screenshot only while that screenshot still shows the screen (`join_refusal`).
+Reading never creates a device's directory: only a saved observation or record does.
 """
 from __future__ import annotations
 
@@ -23,6 +25,8 @@ from app.device.ui_tree import UiNode, parse_hierarchy
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
 _CACHED_DUMPS = 8
+UI_JOIN_MAX_AGE_S = 5.0
+"""A UI dump joins a screenshot at most this many seconds old: past that the screen may have moved on."""
 
 
 def serial_dir_name(serial: str) -> str:
@@ -44,6 +48,8 @@ class Observation:
     """The stored image's format; None for an observation made by a UI dump alone."""
     black: bool = False
     ui_dumped_at: float | None = None
+    window: str | None = None
+    """The focused window (`package/activity`) when it was taken."""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -73,14 +79,15 @@ class ObservationStore:
     def new(self, serial: str, scale: Scale, rotation: int, **fields: Any) -> Observation:
         return Observation(new_id("o"), serial, time.time(), rotation, scale, **fields)
 
-    def dir(self, serial: str) -> Path:
+    def dir(self, serial: str, *, create: bool = False) -> Path:
         path = self.root / serial_dir_name(serial) / "observations"
-        make_dir(path)
+        if create:
+            make_dir(path)
         return path
 
     def save(self, obs: Observation, image: bytes | None = None, ui_xml: bytes | None = None) -> Observation:
         """Store the observation with its image and UI dump; it becomes the device's latest."""
-        folder = self.dir(obs.serial)
+        folder = self.dir(obs.serial, create=True)
         if image is not None:
             atomic_write_bytes(folder / f"{obs.obs_id}.{obs.image_format}", image)
         if ui_xml is not None:
@@ -111,7 +118,8 @@ class ObservationStore:
             latest = self._latest.get(serial)
         if latest is not None and (latest.ui_dumped_at or not with_ui):
             return latest
-        found = [Observation.from_json(read_json(p)) for p in self.dir(serial).glob("o_*.json")]
+        folder = self.dir(serial)
+        found = [Observation.from_json(read_json(p)) for p in folder.glob("o_*.json")] if folder.is_dir() else []
         found = [obs for obs in found if obs.ui_dumped_at or not with_ui]
         return max(found, key=lambda obs: obs.created_at, default=None)
 
@@ -140,3 +148,21 @@ class ObservationStore:
         folder = self.root / serial_dir_name(serial)
         make_dir(folder)
         append_jsonl(folder / "actions.jsonl", entry)
+
+
+def join_refusal(obs: Observation, now: float, screen: tuple[int, int, int, str | None] | None = None) -> str | None:
+    """Why a UI dump taken `now` must not join `obs`, or None when it may: the screenshot is too old, or
+    the device, as `screen` (width, height, rotation, focused window) says it is now, is not as it was."""
+    age = now - obs.created_at
+    if age > UI_JOIN_MAX_AGE_S:
+        return f"it is {age:.0f} s old (a dump joins a screenshot at most {UI_JOIN_MAX_AGE_S:g} s old)"
+    if screen is None:
+        return None
+    width, height, rotation, window = screen
+    was = (obs.scale.device_width, obs.scale.device_height, obs.rotation)
+    if was != (width, height, rotation):
+        return (f"the screen was {was[0]}x{was[1]} at rotation {was[2]} and is now {width}x{height} at "
+                f"rotation {rotation}")  # fmt: skip
+    if obs.window != window:
+        return f"the focused window was {obs.window or 'none'} and is now {window or 'none'}"
+    return None

@@ -4,6 +4,11 @@
 So spaces become `%s`, a literal `%s` is typed in two calls (`%`, then `s...`), every argument is
 shell-quoted, and newlines and tabs are typed as the ENTER and TAB keys. Anything else (non-ASCII, other
 control characters) cannot be typed this way and is refused with the reason.
+
+Stock Android offers no reliable other way without a helper app: the usual route (set the clipboard, then
+send KEYCODE_PASTE) needs something on the device to set the clipboard, and the shell has no standard
+command for it (`cmd clipboard` is missing on common images; scrcpy and similar tools push their own
+server or keyboard app to do it). So non-ASCII text stays a 400 rather than a guess that may type garbage.
 """
 from __future__ import annotations
 
@@ -26,8 +31,9 @@ def check_typeable(text: str) -> None:
         if not char.isascii() or not char.isprintable():
             raise BadInput(
                 f"character {char!r} (U+{ord(char):04X}) at index {i} cannot be typed: Android's `input text` "
-                "carries printable ASCII only (newline and tab are sent as ENTER and TAB); "
-                "use a keyboard app or the clipboard for other text",
+                "carries printable ASCII only (newline and tab are sent as ENTER and TAB), and stock Android has "
+                "no reliable shell command to set the clipboard for a paste; other text needs a keyboard app "
+                "on the device (such as ADBKeyBoard) driven with `am broadcast`",
                 field="text",
             )
 

@@ -2,6 +2,12 @@
 
 Pure functions. Every `<node>` gets an index, its position in document order, so the indices of one dump
 never change. Bounds are device pixels here; `element()` gives them in an observation's image space.
+
+The default listing is what an agent can see and use: nodes with no visible area or off the screen are
+left out (WhatsApp's tab labels have bounds [0,0][0,0]); a clickable node carries the text of the plain
+text nodes inside it, which are then not listed apart; a clickable wrapper with no label of its own and
+clickable nodes inside is left to them; flags that follow from others go. `all=True` lists every node as
+it is, hidden ones flagged.
 """
 from __future__ import annotations
 
@@ -18,6 +24,22 @@ from app.core.tokens import count_tokens
 
 FLAGS = ("clickable", "long-clickable", "checkable", "checked", "focusable", "focused", "scrollable", "selected",
          "password")  # fmt: skip
+LISTED_FLAGS = {"clickable": "tap", "long-clickable": "long", "checkable": "check", "checked": "on",
+                "focused": "focused", "scrollable": "scroll", "selected": "selected", "password": "password",
+                "disabled": "disabled"}  # fmt: skip
+"""The flags a listing shows, by their short names. `focusable` follows from the others and goes; so does
+`tap`: a listed element can be tapped unless its flags say `static` (text only) or `scroll` (a list)."""
+_TAPPABLE = {"clickable", "long-clickable", "checkable"}
+_GENERIC = {"TextView", "View", "ViewGroup", "FrameLayout", "LinearLayout", "RelativeLayout", "ConstraintLayout",
+            "ImageView"}
+"""Classes that say nothing an element's flags and text do not: left out of the listing."""
+_FRAMEWORK = ("android.", "androidx.")
+"""An app's own (often obfuscated) classes tell an agent nothing; only the framework's are listed."""
+_SPACES = re.compile(r"\s+")
+CARRIED_TEXTS = 3
+"""At most this many texts ride on one clickable node; text nodes past them are listed on their own."""
+MAX_LABEL = 40
+"""A listed label longer than this many characters is cut (with "…"); `find` still searches the whole text."""
 _BOUNDS = re.compile(r"\[(-?\d+),(-?\d+)\]\[(-?\d+),(-?\d+)\]")
 _EDITABLE = ("EditText", "AutoCompleteTextView", "SearchView")
 
@@ -60,6 +82,18 @@ class UiNode:
     depth: int
     full_class: str = ""
     full_id: str = ""
+    parent: int | None = None
+    """The index of the enclosing node; None at the top."""
+
+    def visible(self, screen: tuple[int, int]) -> bool:
+        """Whether some of the node's area is on a screen of this size (device pixels)."""
+        b = self.bounds
+        return b.right > max(b.left, 0) and b.bottom > max(b.top, 0) and b.left < screen[0] and b.top < screen[1]
+
+    @property
+    def label(self) -> str:
+        """The text, else the description, with runs of white space (newlines too) as one space."""
+        return _SPACES.sub(" ", self.text).strip() or _SPACES.sub(" ", self.desc).strip()
 
 
 def parse_hierarchy(xml: str | bytes) -> list[UiNode]:
@@ -80,16 +114,17 @@ def parse_hierarchy(xml: str | bytes) -> list[UiNode]:
     if root.tag != "hierarchy":
         raise UiParseError(f"the dump's root is <{root.tag}>, not <hierarchy>")
     nodes: list[UiNode] = []
-    stack = [(child, 0) for child in reversed(list(root))]
+    stack: list[tuple[ET.Element, int, int | None]] = [(child, 0, None) for child in reversed(list(root))]
     while stack:
-        element, depth = stack.pop()
+        element, depth, parent = stack.pop()
         if element.tag == "node":
-            nodes.append(_node(element.attrib, len(nodes), depth))
-        stack.extend((child, depth + 1) for child in reversed(list(element)))
+            nodes.append(_node(element.attrib, len(nodes), depth, parent))
+            parent = len(nodes) - 1
+        stack.extend((child, depth + 1, parent) for child in reversed(list(element)))
     return nodes
 
 
-def _node(attrs: dict[str, str], index: int, depth: int) -> UiNode:
+def _node(attrs: dict[str, str], index: int, depth: int, parent: int | None) -> UiNode:
     full_class = attrs.get("class", "")
     full_id = attrs.get("resource-id", "")
     flags = tuple(flag for flag in FLAGS if attrs.get(flag) == "true")
@@ -101,7 +136,7 @@ def _node(attrs: dict[str, str], index: int, depth: int) -> UiNode:
         index=index, cls=full_class.rsplit(".", 1)[-1], text=attrs.get("text", ""),
         resource_id=full_id.split(":id/", 1)[-1], desc=attrs.get("content-desc", ""),
         package=attrs.get("package", ""), flags=flags, bounds=bounds, depth=depth,
-        full_class=full_class, full_id=full_id,
+        full_class=full_class, full_id=full_id, parent=parent,
     )  # fmt: skip
 
 
@@ -111,33 +146,123 @@ def is_relevant(node: UiNode) -> bool:
     return bool(interactive or node.text.strip() or node.desc.strip() or node.cls in _EDITABLE)
 
 
-def element(node: UiNode, scale: float) -> dict[str, Any]:
-    """The compact form of a node, in image space; empty fields are left out."""
+def _tappable(node: UiNode) -> bool:
+    return bool(_TAPPABLE & set(node.flags)) or node.cls in _EDITABLE
+
+
+def element(node: UiNode, scale: float, *, bounds: bool = True, hidden: bool = False) -> dict[str, Any]:
+    """A node as it is, in image space; empty fields are left out (the form of `all=True` and `find`)."""
     out: dict[str, Any] = {"index": node.index, "class": node.cls}
     for key, value in (("text", node.text), ("id", node.resource_id), ("desc", node.desc)):
         if value:
             out[key] = value
     if node.flags:
         out["flags"] = list(node.flags)
-    b = node.bounds.to_image(scale)
-    out["bounds"] = [b.left, b.top, b.right, b.bottom]
+    if hidden:
+        out["hidden"] = True
+    _geometry(out, node, scale, bounds)
+    return out
+
+
+def _geometry(out: dict[str, Any], node: UiNode, scale: float, bounds: bool) -> None:
+    if bounds:
+        b = node.bounds.to_image(scale)
+        out["bounds"] = [b.left, b.top, b.right, b.bottom]
     cx, cy = node.bounds.center
     out["center"] = [round(cx / scale), round(cy / scale)]
+
+
+@dataclass(frozen=True, slots=True)
+class Listed:
+    """One entry of the default listing: a node and the label it shows (its own and what it carries)."""
+
+    node: UiNode
+    label: str
+
+
+def listing(nodes: Sequence[UiNode], screen: tuple[int, int]) -> list[Listed]:
+    """The visible, relevant nodes as an agent should see them (see the module docstring), in document order."""
+    shown = [n.visible(screen) for n in nodes]
+    owner: dict[int, int] = {}
+    """text node -> the nearest visible tappable node around it, which shows its text instead."""
+    carried: dict[int, list[str]] = {}
+    tappable_inside: set[int] = set()
+    for node in nodes:
+        if not shown[node.index]:
+            continue
+        up = node.parent
+        while up is not None and not (shown[up] and _tappable(nodes[up])):
+            up = nodes[up].parent
+        if up is None:
+            continue
+        if _tappable(node):
+            tappable_inside.add(up)
+        elif node.label and "scrollable" not in node.flags:
+            texts = carried.setdefault(up, [nodes[up].label] if nodes[up].label else [])
+            if len(texts) < CARRIED_TEXTS and node.label not in texts:
+                texts.append(node.label)
+                owner[node.index] = up
+            elif node.label in texts:
+                owner[node.index] = up
+    out: list[Listed] = []
+    seen: set[tuple[Bounds, str]] = set()
+    for node in nodes:
+        if not shown[node.index] or node.index in owner or not is_relevant(node):
+            continue
+        texts = carried.get(node.index) or ([node.label] if node.label else [])
+        if not texts and node.index in tappable_inside:
+            continue  # a label-less wrapper: its clickable content is listed
+        label = " | ".join(texts)
+        if (node.bounds, label) in seen:
+            continue  # the same thing in the same place, nested: listed once, the outermost
+        seen.add((node.bounds, label))
+        out.append(Listed(node, label if len(label) <= MAX_LABEL else label[: MAX_LABEL - 1] + "…"))
+    return out
+
+
+def listed_element(item: Listed, scale: float, *, bounds: bool = False) -> dict[str, Any]:
+    """The compact form of a listing entry: index, class (unless generic), text, id (only when there is no
+    text), short flags, and the centre (and the bounds with `bounds`) in image space."""
+    node = item.node
+    out: dict[str, Any] = {"index": node.index}
+    if node.cls not in _GENERIC and node.full_class.startswith(_FRAMEWORK):
+        out["class"] = node.cls
+    if item.label:
+        out["text"] = item.label
+    elif node.resource_id:
+        out["id"] = node.resource_id
+    flags = [LISTED_FLAGS[f] for f in node.flags if f in LISTED_FLAGS]
+    if "tap" in flags:  # the common case goes unsaid; what can be tapped can almost always be long-pressed
+        flags = [f for f in flags if f not in ("tap", "long")]
+    elif not _tappable(node) and "scroll" not in flags:
+        flags.insert(0, "static")
+    if flags:
+        out["flags"] = " ".join(flags)
+    _geometry(out, node, scale, bounds)
     return out
 
 
 def render_elements(
-    nodes: Sequence[UiNode], scale: float, *, all: bool = False, max_tokens: int | None = None,
-    header: dict[str, Any] | None = None,
+    nodes: Sequence[UiNode], scale: float, *, screen: tuple[int, int], all: bool = False,
+    max_tokens: int | None = None, header: dict[str, Any] | None = None, bounds: bool = False,
 ) -> dict[str, Any]:  # fmt: skip
-    """`header`, then {elements, total, matched, shown, cut?, tokens}: the relevant nodes (or all), in document
-    order, within `max_tokens` (the elements from the top that fit; `cut` says how many were left out).
-    `tokens` is the o200k token count of the returned object itself, serialized as compact JSON."""
-    matched = [n for n in nodes if all or is_relevant(n)]
-    elements = [element(n, scale) for n in matched]
+    """`header`, then {elements, total, matched, shown, cut?, tokens}: the listing (or every node, hidden ones
+    flagged, with `all`), in document order, within `max_tokens` (the elements from the top that fit; `cut`
+    says how many were left out). `tokens` is the o200k token count of the returned object itself,
+    serialized as compact JSON."""
+    if all:
+        elements = [element(n, scale, bounds=bounds, hidden=not n.visible(screen)) for n in nodes]
+    else:
+        elements = [listed_element(item, scale, bounds=bounds) for item in listing(nodes, screen)]
+    return budgeted(elements, len(nodes), max_tokens, header)
+
+
+def budgeted(elements: list[dict[str, Any]], total: int, max_tokens: int | None,
+             header: dict[str, Any] | None) -> dict[str, Any]:  # fmt: skip
+    """The elements from the top that fit `max_tokens`, with the counts and the answer's own token count."""
 
     def build(count: int) -> dict[str, Any]:
-        out = {**(header or {}), "elements": elements[:count], "total": len(nodes), "matched": len(matched),
+        out = {**(header or {}), "elements": elements[:count], "total": total, "matched": len(elements),
                "shown": count}  # fmt: skip
         if count < len(elements):
             out["cut"] = {"reason": "max_tokens", "omitted": len(elements) - count, "max_tokens": max_tokens}
@@ -190,6 +315,27 @@ def find(
         raise ValueError("give at least one of text, resource_id, desc, class_name")
     tests = [(_matcher(name, value, regex), values) for name, (value, values) in fields.items()]
     return [n for n in nodes if all(any(test(v) for v in values(n)) for test, values in tests)]
+
+
+def prefer_visible(nodes: Sequence[UiNode], found: Sequence[UiNode], screen: tuple[int, int]) -> list[UiNode]:
+    """`found` with each hidden node replaced by the nearest visible node around it that carries the same
+    text or description (WhatsApp's tab label at [0,0][0,0] -> its tab), or dropped when there is none;
+    in document order, each node once."""
+    chosen: dict[int, UiNode] = {}
+    for node in found:
+        if node.visible(screen):
+            chosen[node.index] = node
+            continue
+        names = {v.casefold() for v in (node.text.strip(), node.desc.strip()) if v}
+        up = node.parent
+        while up is not None:
+            candidate = nodes[up]
+            if candidate.visible(screen) and names & {v.casefold() for v in (candidate.text.strip(),
+                                                                          candidate.desc.strip()) if v}:
+                chosen[up] = candidate
+                break
+            up = candidate.parent
+    return [chosen[i] for i in sorted(chosen)]
 
 
 def _matcher(name: str, value: str, regex: bool) -> Callable[[str], bool]:

@@ -33,33 +33,42 @@ async def device_list(ctx: Context) -> str:
 async def device_screenshot(
     ctx: Context,
     serial: Serial,
+    ui: Annotated[
+        bool, Field(description="also read the UI (uiautomator) right after the frame: its elements, in this "
+                    "image's pixels, in `ui` (one observation; the way to see a screen and act on it)")
+    ] = True,
     marks: Annotated[
-        bool, Field(description="draw each UI element's index on the image (the indices of device_ui for it)")
+        bool, Field(description="draw each listed element's index on the image")
     ] = False,
     max_dimension: Annotated[int, Field(ge=200, le=2000, description="longest side in pixels")] = 1000,
     format: Annotated[Literal["png", "jpeg", "webp"], Field(description="jpeg/webp: smaller transfers")] = "png",
+    max_tokens: Annotated[int | None, Field(ge=50, description="cut the element list to this many tokens")] = None,
 ) -> list[Any]:
     """A screenshot of the device, scaled so its longest side is max_dimension (a 1080x2400 phone becomes
-    450x1000, about 600 tokens of image), and its description: {obs_id, device{width,height,rotation},
-    image{width,height}, scale_factor, tokens, warning?}. Tap and swipe in this image's pixels with its
-    obs_id; lookout converts them to the device. A `warning` says when the image is black (screen off,
-    secure app)."""
-    body = {"max_dimension": max_dimension, "format": format, "marks": marks, "inline": True}
+    450x1000, about 600 tokens of image), its description {obs_id, device{width,height,rotation},
+    image{width,height}, scale_factor, tokens, warning?} and, with ui (the default), the screen's elements
+    in `ui` as device_ui gives them. Tap and swipe in this image's pixels, or tap an element by index, with
+    its obs_id; lookout converts them to the device. A `warning` says when the image is black (screen off,
+    secure app) or did not match the device's orientation."""
+    body = {"max_dimension": max_dimension, "format": format, "marks": marks, "ui": ui, "max_tokens": max_tokens,
+            "inline": True}  # fmt: skip
     result = json.loads(await call(ctx, "POST", _path(serial, "screenshot"), body=body))
     data = base64.b64decode(result.pop("image_b64"))
-    return [Image(data=data, format=format), json.dumps(result, separators=(",", ":"))]
+    return [Image(data=data, format=format), json.dumps(result, separators=(",", ":"), ensure_ascii=False)]
 
 
 async def device_ui(
     ctx: Context,
     serial: Serial,
     obs_id: ObsId = None,
-    all: Annotated[bool, Field(description="every node, not only interactive and text-bearing ones")] = False,
+    all: Annotated[bool, Field(description="every node as it is, hidden ones flagged `hidden`")] = False,
     max_tokens: Annotated[int | None, Field(ge=50, description="cut the list to this many tokens")] = None,
 ) -> str:
-    """The UI elements on the device's screen (uiautomator): {obs_id, elements: [{index, class, text?, id?,
-    desc?, flags?, bounds: [l,t,r,b], center: [x,y]}], total, shown, cut?}, in the pixels of the observation
-    (obs_id, or a new one at the latest screenshot's scale). About 25 tokens an element. Tap one with
+    """The visible UI elements on the device's screen (uiautomator): {obs_id, elements: [{index, class?, text?,
+    id?, flags?, center: [x,y]}], total, shown, cut?}. An element can be tapped unless its flags say `static`
+    (text) or `scroll` (a list); a clickable row carries the texts inside it. About 20 tokens an element.
+    With obs_id: that screenshot's elements, refused (conflict) if the screen changed since or it is more
+    than a few seconds old (prefer device_screenshot, which reads both at once). Tap one with
     device_tap(element=index, obs_id=...)."""
     params = {"obs_id": obs_id, "all": all or None, "max_tokens": max_tokens}
     return await call(ctx, "GET", _path(serial, "ui"), params=params)
@@ -76,7 +85,8 @@ async def device_find(
     obs_id: ObsId = None,
 ) -> str:
     """Find UI elements by text, resource id, description or class (case-insensitive substrings, or regexes;
-    all given criteria must match): the same element objects as device_ui, only the matches."""
+    all given criteria must match): {elements: [{index, class, text?, id?, desc?, flags?, center}]}. Only
+    elements on the screen: a hidden match gives way to the visible element carrying the same text."""
     body = {"text": text, "resource_id": resource_id, "desc": desc, "class_name": class_name, "regex": regex,
             "obs_id": obs_id}  # fmt: skip
     return await call(ctx, "POST", _path(serial, "find"), body=body)
@@ -91,7 +101,8 @@ async def device_tap(
     obs_id: ObsId = None,
 ) -> str:
     """Tap at (x, y) of a screenshot, or at the centre of a UI element: {ok, obs_id, device_point}. Refused
-    (conflict) when the device rotated since that observation: take a new screenshot then."""
+    (conflict) when the device rotated since that observation (take a new screenshot then), or when the
+    element is not on the screen."""
     body = {"x": x, "y": y, "element": element, "obs_id": obs_id}
     return await call(ctx, "POST", _path(serial, "tap"), body=body)
 
@@ -137,6 +148,21 @@ async def device_key(
     return await call(ctx, "POST", _path(serial, "key"), body={"key": key})
 
 
+async def device_script(
+    ctx: Context,
+    serial: Serial,
+    steps: Annotated[
+        list[dict[str, Any]],
+        Field(min_length=1, max_length=50, description='in order, each {"action": "tap"|"swipe"|"type"|"key"|"app"|'
+              '"wait"|"screenshot", ...that tool\'s fields}; wait takes ms; a tap or swipe without obs_id uses the '
+              "latest observation (a screenshot step's once it ran)"),
+    ],
+) -> str:
+    """Several device actions in one call: {ok, results: [{step, action, ok, ...}], stopped_at?: {step,
+    action, reason}}. Stops at the first step that fails."""
+    return await call(ctx, "POST", _path(serial, "script"), body={"steps": steps})
+
+
 _READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 _WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=True)
 
@@ -149,4 +175,5 @@ TOOLS: list[tuple[Callable[..., Awaitable[Any]], ToolAnnotations]] = [
     (device_swipe, _WRITE),
     (device_type, _WRITE),
     (device_key, _WRITE),
+    (device_script, _WRITE),
 ]

@@ -10,10 +10,9 @@ serial=${1:-$(http_api GET /v1/devices | jq -r '[.devices[] | select(.state == "
 file=${2:-screenshot.png}
 
 # key:=json is a JSON value; the image comes back inline (base64) with inline:=true
-shot=$(http_api POST "/v1/devices/$serial/screenshot" max_dimension:=1000 inline:=true)
+shot=$(http_api POST "/v1/devices/$serial/screenshot" max_dimension:=1000 inline:=true ui:=true)
 jq -r .image_b64 <<<"$shot" | base64 -d >"$file"
 jq -r --arg file "$file" '"\($file): \(.image.width)x\(.image.height), ~\(.tokens) tokens, \(.obs_id)"' <<<"$shot"
 
-# the UI elements of the same observation, in the image's pixels (query parameters are name==value)
-http_api GET "/v1/devices/$serial/ui" obs_id=="$(jq -r .obs_id <<<"$shot")" \
-  | jq -r '.elements[] | "[\(.index)] \(.class) \(.text // .desc // .id // "") at \(.center | map(tostring) | join(","))"'
+# the UI elements read with the frame (ui:=true), in the image's pixels
+jq -r '.ui.elements[] | "[\(.index)] \([.class, (.text // .id), .flags] | map(select(. != null)) | join(" ")) at \(.center | map(tostring) | join(","))"' <<<"$shot"

@@ -121,7 +121,7 @@ def test_tap_by_element_on_a_scaled_screenshot_hits_its_centre(
     fake, serial = make_device(size=(1080, 2400))
     fake.set_ui(UI_XML)
     shot = _ok(dev_api.post(f"/v1/devices/{serial}/screenshot", json={"marks": True}))
-    ui = _ok(dev_api.get(f"/v1/devices/{serial}/ui", params={"obs_id": shot["obs_id"]}))
+    ui = _ok(dev_api.get(f"/v1/devices/{serial}/ui", params={"obs_id": shot["obs_id"], "bounds": "true"}))
     assert ui["obs_id"] == shot["obs_id"]
     button = next(e for e in ui["elements"] if e.get("text") == "Log in")
     assert button["bounds"] == [38, 625, 412, 688] or button["bounds"] == [38, 625, 413, 688]

@@ -30,7 +30,7 @@ TERMINAL_TOOLS = {
 }
 DEVICE_TOOLS = {
     "device_list", "device_screenshot", "device_ui", "device_find", "device_tap", "device_swipe", "device_type",
-    "device_key",
+    "device_key", "device_script",
 }
 BROWSER_TOOLS = {
     "browser_open", "browser_pages", "browser_snapshot", "browser_action", "browser_script", "browser_screenshot",
@@ -246,6 +246,8 @@ async def test_device_tools_return_the_screenshot_as_an_image(
             described = json.loads(text.text)
             assert described["image"] == {"width": 450, "height": 1000} and described["tokens"] == 600
             assert "image_b64" not in described
+            (listed,) = described["ui"]["elements"]  # the screenshot reads the UI too, by default
+            assert listed["text"] == "Log in" and listed["center"] == [225, 656]
 
             ui = await call(session, "device_ui", serial=serial, obs_id=described["obs_id"])
             (button,) = ui["elements"]
@@ -256,6 +258,10 @@ async def test_device_tools_return_the_screenshot_as_an_image(
             await call(session, "device_type", serial=serial, text="hello world")
             await call(session, "device_key", serial=serial, key="BACK")
             assert fake.inputs() == [["tap", "540", "1575"], ["text", "hello%sworld"], ["keyevent", "4"]]
+            scripted = await call(session, "device_script", serial=serial, steps=[
+                {"action": "key", "key": "HOME"}, {"action": "tap", "x": 1, "y": 1, "obs_id": "o_0000000000"}])
+            assert scripted["ok"] is False and scripted["stopped_at"]["step"] == 1
+            assert fake.inputs()[-1] == ["keyevent", "3"]
 
             refused = await session.call_tool("device_type", {"serial": serial, "text": "naïve"})
             assert refused.is_error and "printable ASCII only" in _text(refused)

@@ -45,6 +45,7 @@ SYNC_DATA_MAX = 64 * 1024
 # compression, no abb/abb_exec (so `adb install` falls back to `pm`), no delayed_ack.
 FEATURES = ("shell_v2", "cmd", "stat_v2", "ls_v2", "fixed_push_mkdir")
 MODES = ("device", "unauthorized", "offline")
+LAUNCHER_WINDOW = "com.android.launcher3/com.android.launcher3.uioverride.QuickstepLauncher"
 AVOIDED_PORTS = frozenset({5037, *range(5554, 5586)})  # the default server; the emulator ports it scans
 MULTI_DISPLAY_WARNING = (
     "[Warning] Multiple displays were found, but no display id was specified! Defaulting to the first display "
@@ -236,6 +237,7 @@ class FakeDevice:
         self._write("model", model)
         self.set_size(*size)
         self.set_rotation(0)
+        self.set_focus(LAUNCHER_WINDOW)
         self.set_screen(default_screen(*size))
         self.set_ui(default_ui(*size))
         self.port = 0
@@ -489,6 +491,10 @@ class FakeDevice:
         else:
             self._write("override_size", f"{width}x{height}")
 
+    def set_focus(self, window: str | None) -> None:
+        """The focused window `dumpsys window` reports (`package/activity`), or None for `mCurrentFocus=null`."""
+        self._write("focus", window or "")
+
     def set_ui(self, xml: str) -> None:
         """What `uiautomator dump` writes."""
         self._write("ui.xml", xml)
@@ -648,6 +654,16 @@ exit 0
 """,
     "dumpsys": """#!/bin/sh
 PATH=/usr/bin:/bin
+if [ "$1" = window ]; then
+  echo "WINDOW MANAGER WINDOWS (dumpsys window windows)"
+  if [ -s "$FAKE_STATE/focus" ]; then
+    echo "  mCurrentFocus=Window{5e1b2a0 u0 $(cat "$FAKE_STATE/focus")}"
+  else
+    echo "  mCurrentFocus=null"
+  fi
+  echo "  mFocusedApp=null"
+  exit 0
+fi
 [ "$1" = display ] || exit 0
 size=$(cat "$FAKE_STATE/size"); r=$(cat "$FAKE_STATE/rotation")
 w=${size%x*}; h=${size#*x}

@@ -4,6 +4,7 @@ from __future__ import annotations
 import io
 import shlex
 import struct
+from dataclasses import replace
 
 import pytest
 from hypothesis import given
@@ -16,7 +17,8 @@ from app.device.capture import CaptureError, is_black, parse_png, parse_raw
 from app.device.info import parse_info
 from app.device.keys import keycode
 from app.device.logcat import filter_lines
-from app.core.scaling import fit, image_tokens
+from app.core.scaling import fit, image_tokens, same_shape
+from app.device.observations import UI_JOIN_MAX_AGE_S, Observation, join_refusal
 from app.device.text_input import type_commands
 
 WARNING = b"[Warning] Multiple displays were found, but no display id was specified!\n"
@@ -201,3 +203,31 @@ def test_resize_and_encode(fmt: str) -> None:
     data = encode(resize(_bands(300, 600), 100, 200), fmt)  # type: ignore[arg-type]
     decoded = Image.open(io.BytesIO(data))
     assert decoded.format == fmt.upper() and decoded.size == (100, 200)
+
+
+def test_parse_info_reads_the_focused_window() -> None:
+    head = "model=X\nPhysical size: 1080x2400\n"
+    focused = parse_info(head + "  mCurrentFocus=Window{5e1b2a0 u0 com.whatsapp/com.whatsapp.HomeActivity}\n")
+    assert focused.window == "com.whatsapp/com.whatsapp.HomeActivity"
+    assert parse_info(head + "  mCurrentFocus=null\n").window is None
+    assert parse_info(head).window is None
+
+
+def test_a_dump_joins_a_screenshot_only_while_the_screen_is_as_it_was() -> None:
+    scale = fit(1080, 2400, 1000)
+    obs = Observation("o_1", "s", 100.0, 0, scale, window="com.a/.Main")
+    assert join_refusal(obs, 100.0 + UI_JOIN_MAX_AGE_S, (1080, 2400, 0, "com.a/.Main")) is None
+    assert join_refusal(obs, 100.0 + UI_JOIN_MAX_AGE_S) is None
+    assert "old" in join_refusal(obs, 100.1 + UI_JOIN_MAX_AGE_S, (1080, 2400, 0, "com.a/.Main"))
+    assert "old" in join_refusal(obs, 100.1 + UI_JOIN_MAX_AGE_S)
+    assert "now 2400x1080 at rotation 1" in join_refusal(obs, 101.0, (2400, 1080, 1, "com.a/.Main"))
+    landscape = replace(obs, rotation=1, scale=fit(2400, 1080, 1000))
+    assert "rotation 3" in join_refusal(landscape, 101.0, (2400, 1080, 3, "com.a/.Main"))
+    assert "was com.a/.Main and is now com.b/.Main" in join_refusal(obs, 101.0, (1080, 2400, 0, "com.b/.Main"))
+    assert "was com.a/.Main and is now none" in join_refusal(obs, 101.0, (1080, 2400, 0, None))
+
+
+def test_same_shape_ignores_resolution_not_orientation() -> None:
+    assert same_shape((1080, 2400), (720, 1600))
+    assert not same_shape((1080, 2400), (2400, 1080))
+    assert not same_shape((1000, 1000), (1080, 2400))

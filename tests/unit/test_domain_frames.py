@@ -51,6 +51,9 @@ def test_device_frames() -> None:
     elements = [{"index": 1, "class": "Button", "text": "Log in"}, {"index": 2, "class": "View"}]
     ui = device_frame({"serial": "emu-1", "kind": "observation", "what": "ui", "obs_id": "o_2"}, elements, "com.x")
     assert ui.full.startswith("UI of com.x (obs o_2):\n{") and ui.data == {"app": "com.x", "screen": "Log in"}
+    with_ui = device_frame({"serial": "emu-1", "kind": "observation", "what": "screenshot", "obs_id": "o_3",
+                            "image": {"width": 462, "height": 1000}}, elements, "com.x")  # fmt: skip
+    assert with_ui.full.endswith('2 elements:\n{"index":1,"class":"Button","text":"Log in"}\n{"index":2,"class":"View"}')
     tap = device_frame({"serial": "emu-1", "kind": "action", "what": "tap", "device_point": [540, 1575],
                         "element": {"index": 1, "class": "Button", "text": "Log in"}})  # fmt: skip
     assert tap.full == "tapped element 1 (Button Log in) device point [540, 1575]" and tap.kind == "action"

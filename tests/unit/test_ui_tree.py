@@ -74,6 +74,7 @@ LOGIN = hierarchy(
     ]),
 )  # fmt: skip
 RELEVANT = [2, 3, 4, 5, 6, 7, 8, 10]
+SCREEN = (1080, 2400)
 
 
 @pytest.fixture(scope="module")
@@ -212,12 +213,14 @@ def _self_consistent(result: dict) -> bool:
 
 
 def test_render_relevant_or_all(nodes: list[UiNode]) -> None:
-    relevant = render_elements(nodes, 2.4)
+    relevant = render_elements(nodes, 2.4, screen=SCREEN)
     assert (relevant["total"], relevant["matched"], relevant["shown"]) == (12, 8, 8)
     assert [e["index"] for e in relevant["elements"]] == RELEVANT
-    assert relevant["elements"][4] == element(nodes[6], 2.4)
+    assert relevant["elements"][4] == {"index": 6, "class": "Button", "text": "Log in", "center": [225, 656]}
+    assert relevant["elements"][0] == {"index": 2, "text": "Welcome", "flags": "static", "center": [225, 150]}
+    assert relevant["elements"][5]["flags"] == "disabled" and relevant["elements"][7]["flags"] == "selected"
     assert "cut" not in relevant and _self_consistent(relevant)
-    everything = render_elements(nodes, 2.4, all=True)
+    everything = render_elements(nodes, 2.4, screen=SCREEN, all=True)
     assert (everything["total"], everything["matched"], everything["shown"]) == (12, 12, 12)
     assert [e["index"] for e in everything["elements"]] == list(range(12))
     assert _self_consistent(everything)
@@ -225,24 +228,24 @@ def test_render_relevant_or_all(nodes: list[UiNode]) -> None:
 
 
 def test_render_within_max_tokens_states_the_cut(nodes: list[UiNode]) -> None:
-    full = render_elements(nodes, 2.4)
-    assert render_elements(nodes, 2.4, max_tokens=full["tokens"]) == full  # exactly enough: nothing cut
-    floor = render_elements(nodes, 2.4, max_tokens=1)["tokens"]
+    full = render_elements(nodes, 2.4, screen=SCREEN)
+    assert render_elements(nodes, 2.4, screen=SCREEN, max_tokens=full["tokens"]) == full  # exactly enough: nothing cut
+    floor = render_elements(nodes, 2.4, screen=SCREEN, max_tokens=1)["tokens"]
     for budget in range(floor, full["tokens"]):
-        result = render_elements(nodes, 2.4, max_tokens=budget)
+        result = render_elements(nodes, 2.4, screen=SCREEN, max_tokens=budget)
         assert result["tokens"] <= budget and _self_consistent(result)
         assert result["cut"] == {"reason": "max_tokens", "omitted": 8 - result["shown"], "max_tokens": budget}
         assert [e["index"] for e in result["elements"]] == RELEVANT[: result["shown"]]
         assert (result["total"], result["matched"]) == (12, 8)
-    assert render_elements(nodes, 2.4, max_tokens=full["tokens"] - 1)["shown"] == 7
+    assert render_elements(nodes, 2.4, screen=SCREEN, max_tokens=full["tokens"] - 1)["shown"] < 8
 
 
 def test_render_with_a_budget_below_the_empty_result(nodes: list[UiNode]) -> None:
-    result = render_elements(nodes, 2.4, max_tokens=5)
+    result = render_elements(nodes, 2.4, screen=SCREEN, max_tokens=5)
     assert result["elements"] == [] and result["shown"] == 0
     assert result["cut"] == {"reason": "max_tokens", "omitted": 8, "max_tokens": 5}
     assert result["tokens"] > 5 and _self_consistent(result)
-    empty = render_elements([], 1.0, max_tokens=1)
+    empty = render_elements([], 1.0, screen=SCREEN, max_tokens=1)
     assert (empty["elements"], empty["total"], "cut" in empty) == ([], 0, False)
 
 
@@ -343,8 +346,8 @@ def test_render_never_exceeds_a_budget_the_empty_result_fits(
     tree: list[dict], scale: float, everything: bool, budget: int
 ) -> None:
     nodes = parse_hierarchy(hierarchy(_serialise(tree)))
-    full = render_elements(nodes, scale, all=everything)
-    result = render_elements(nodes, scale, all=everything, max_tokens=budget)
+    full = render_elements(nodes, scale, screen=SCREEN, all=everything)
+    result = render_elements(nodes, scale, screen=SCREEN, all=everything, max_tokens=budget)
     assert _self_consistent(result)
     if result["tokens"] > budget:  # only when even zero elements do not fit
         assert result["shown"] == 0

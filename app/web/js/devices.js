@@ -39,16 +39,15 @@ export function showDevice(main, serial) {
     const say = (text, isError = false) => notice(status, before ? `${before} ${text}` : text, isError);
     say("Taking a screenshot…");
     try {
-      current = await api("POST", `${path}/screenshot`, { marks: true });
+      current = await api("POST", `${path}/screenshot`, { marks: true, ui: true });
       const url = await objectUrl(current.url);
       if (imageUrl) URL.revokeObjectURL(imageUrl);
       imageUrl = url;
       image.src = url;
       image.dataset.obsId = current.obs_id;
-      const ui = await api("GET", `${path}/ui?obs_id=${encodeURIComponent(current.obs_id)}`);
-      elements.replaceChildren(...ui.elements.map((e) => el("li", {},
+      elements.replaceChildren(...current.ui.elements.map((e) => el("li", {},
         el("button", { type: "button", class: "secondary", onclick: () => tap({ element: e.index }, `element ${e.index}`) }, `[${e.index}]`),
-        `${e.class} ${e.text || e.desc || e.id || ""}`)));
+        [e.class, e.text || e.id, e.flags].filter(Boolean).join(" "))));
       say(`Observation ${current.obs_id}: ${current.image.width}x${current.image.height} of ${current.device.width}x${current.device.height}.`);
     } catch (error) {
       say(error.message, true);
