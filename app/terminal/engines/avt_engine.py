@@ -3,10 +3,11 @@ from __future__ import annotations
 
 import avt
 
+from .avt_clusters import ClusterCodec
 from .base import DEFAULT_STYLE, Cell, Color, Cursor, Style
 from .escapes import sgr_semicolons, to_7bit
 from .modes import AltScreenTracker
-from .text import fold_zero_width, utf8_decoder
+from .text import utf8_decoder
 
 
 def _color(color: avt.Color | None) -> Color:
@@ -32,7 +33,8 @@ class AvtEngine:
 
     What avt lacks is added here: the alternate-screen flag (tracked from the output), the primary
     scrollback while the alternate screen is shown (avt's `lines()` then holds only the alternate buffer),
-    and zero-width characters, which avt would give a cell each (they are folded away before feeding).
+    and cells of more than one code point (a character with combining marks, variation selectors or a ZWJ
+    sequence), which avt holds as stand-ins (see avt_clusters.py).
     """
 
     name = "avt"
@@ -41,6 +43,7 @@ class AvtEngine:
         self._vt = avt.Vt(cols, rows, scrollback)
         self._cols, self._rows = cols, rows
         self._decoder = utf8_decoder()
+        self._clusters = ClusterCodec(self._vt)
         self._alt = AltScreenTracker()
         self._primary_scrollback: list[str] = []  # snapshot taken when the alternate screen was entered
 
@@ -53,7 +56,7 @@ class AvtEngine:
         return self._rows
 
     def feed(self, data: bytes) -> set[int]:
-        text = fold_zero_width(self._decoder.decode(data))
+        text = self._clusters.encode(self._decoder.decode(data))
         entered = self._alt.scan(text)
         if entered is None:
             if not self._alt.active:
@@ -66,18 +69,21 @@ class AvtEngine:
 
     def resize(self, cols: int, rows: int) -> None:
         self._vt.resize(cols, rows)
+        self._clusters.forget_position()
         self._cols, self._rows = cols, rows
 
     def row_text(self, row: int) -> str:
-        return self._vt.view()[row].text.rstrip()
+        return self._clusters.decode(self._vt[row].text.rstrip())
 
     def text_rows(self) -> list[str]:
-        return [line.text.rstrip() for line in self._vt.view()]
+        decode = self._clusters.decode
+        return [decode(line.text.rstrip()) for line in self._vt.view()]
 
     def row_cells(self, row: int) -> list[Cell]:
+        cell_text = self._clusters.cell_text
         return [
-            Cell(cell.char if cell.width else "", cell.width, _style(cell.pen))
-            for cell in self._vt.view()[row].cells
+            Cell(cell_text(cell.char) if cell.width else "", cell.width, _style(cell.pen))
+            for cell in self._vt[row].cells
         ]
 
     def cursor(self) -> Cursor:
@@ -100,10 +106,11 @@ class AvtEngine:
         return self._scrollback_lines(limit)
 
     def dump(self) -> str:
-        return to_7bit(sgr_semicolons(self._vt.dump()))
+        return self._clusters.decode(to_7bit(sgr_semicolons(self._vt.dump())))
 
     def _scrollback_lines(self, limit: int | None = None) -> list[str]:
         lines = self._vt.lines()
         end = len(lines) - self._rows
         start = 0 if limit is None else max(0, end - limit)
-        return [line.text.rstrip() for line in lines[start:end]]
+        decode = self._clusters.decode
+        return [decode(line.text.rstrip()) for line in lines[start:end]]

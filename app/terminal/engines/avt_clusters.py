@@ -1,0 +1,161 @@
+"""Cells holding more than one code point, for avt, which keeps one code point a cell.
+
+Before text reaches avt, a character with something joined to it (see text.py: combining marks, variation
+selectors, ZWJ sequences) is replaced by a stand-in: a code point from a reserved range that avt gives the
+width of that character, one stand-in per distinct cell text. avt moves, scrolls, erases, wraps and dumps
+that cell like any other; what is read back is translated to the cell text. A code point of the reserved
+ranges that the program printed itself gets a stand-in too (meaning itself), so reading back never takes
+output for a stand-in.
+
+A zero-width character at the start of a feed joins the character that ended the previous feed (a PTY read
+may cut a cluster anywhere): that cell is drawn again with the longer stand-in. One with no character to
+join (after a cursor movement, say) is dropped; tmux would join it to the cell left of the cursor.
+"""
+from __future__ import annotations
+
+import functools
+import logging
+import re
+
+import avt
+
+from .escapes import partial_escape
+from .text import ZWJ, capped, zero_width_classes
+
+log = logging.getLogger(__name__)
+
+NARROW = 0x10E000
+"""4,096 code points of Supplementary Private Use Area-B, one column wide in avt: narrow stand-ins."""
+WIDE = 0x3E000
+"""4,096 unassigned code points of plane 3, two columns wide in avt (East Asian Width W): wide stand-ins."""
+POOL = 4096
+"""Stand-ins of each width. Past that many distinct cell texts, a new one keeps only its first character."""
+
+_RESERVED = f"\\U{WIDE:08x}-\\U{WIDE + POOL - 1:08x}\\U{NARROW:08x}-\\U{NARROW + POOL - 1:08x}"
+_CONTROL = "\x00-\x1f\x7f-\x9f"
+_ESCAPE = (
+    r"\x1b\[[0-?]*[ -/]*[@-~]|\x9b[0-?]*[ -/]*[@-~]"  # CSI
+    r"|[\x1b][\]P_^X][^\x07\x1b\x9c]*|[\x90\x9d\x9e\x9f][^\x07\x1b\x9c]*"  # OSC, DCS, APC, PM, SOS payloads
+    r"|\x1b[ -/]*[0-~]"  # other escapes (ESC \ ends a string)
+)
+
+
+class _Patterns:
+    def __init__(self) -> None:
+        bmp, astral = zero_width_classes()
+        zero_width = f"(?:[{bmp}]|[\U00010000-\U0010ffff](?<=[{astral}]))"
+        extra = f"(?:{zero_width}|{ZWJ}[^\x00-\x9f{ZWJ}])"  # what joins the cell before it
+        self.needed = re.compile(f"[{bmp}{ZWJ}]|[\U00010000-\U0010ffff](?<=[{astral}{_RESERVED}])")
+        """Finds, in the non-ASCII characters of a text, one that makes encoding needed."""
+        self.leading = re.compile(f"(?:{extra})+")
+        self.token = re.compile(
+            f"(?P<escape>{_ESCAPE})|(?P<stray>(?:{zero_width}|{ZWJ})+)|[^{_CONTROL}](?:{extra})+|[{_RESERVED}]"
+        )
+        self.escape_at_end = re.compile(f"(?:{_ESCAPE})\\Z")
+
+
+@functools.cache
+def _patterns() -> _Patterns:
+    return _Patterns()
+
+
+@functools.lru_cache(maxsize=4096)
+def avt_width(char: str) -> int:
+    """The columns avt gives `char`."""
+    vt = avt.Vt(4, 1, 0)
+    vt.feed_str(char)
+    return vt.cursor.col
+
+
+_ASCII = bytes(range(128))
+
+
+def _reserved(char: str) -> bool:
+    return any(base <= ord(char) < base + POOL for base in (NARROW, WIDE))
+
+
+class ClusterCodec:
+    """Stand-ins for the multi-code-point cells of one avt.Vt (see the module docstring)."""
+
+    def __init__(self, vt: avt.Vt) -> None:
+        self._vt = vt
+        self._stand_ins: dict[str, str] = {}  # cell text -> stand-in
+        self._texts: dict[str, str] = {}  # stand-in -> cell text
+        self._by_ord: dict[int, str] = {}  # the same, for str.translate
+        self._used = {NARROW: 0, WIDE: 0}
+        self._full = False
+        self._previous = ""  # the last text given to avt
+        self._held = ""  # a ZWJ that ended the last feed: what follows decides whether it joins
+
+    def encode(self, text: str) -> str:
+        """The text to give avt for `text`, the next decoded output."""
+        if self._held:
+            text, self._held = self._held + text, ""
+        if text.isascii():
+            self._previous = text
+            return text
+        patterns = _patterns()
+        # Only the non-ASCII characters can need encoding: search just them (deleting the ASCII bytes runs at
+        # memory speed, the class search over the whole text would not).
+        others = text.encode("utf-8", "surrogatepass").translate(None, _ASCII).decode("utf-8", "surrogatepass")
+        if patterns.needed.search(others) is None:
+            self._previous = text
+            return text
+        if text.endswith(ZWJ):
+            text, self._held = text[:-1], ZWJ
+        prefix = ""
+        leading = patterns.leading.match(text)
+        if leading is not None:
+            prefix = self._redraw_previous(leading.group())
+            text = text[leading.end():]
+        # an escape sequence the last feed began is not a character to join to: parse it whole
+        context = self._previous[partial_escape(self._previous):] if not prefix else ""
+        encoded = prefix + patterns.token.sub(self._replace, context + text)[len(context):]
+        self._previous = encoded or self._previous
+        return encoded
+
+    def decode(self, text: str) -> str:
+        """`text` read from avt with every stand-in replaced by its cell text."""
+        return text if not self._by_ord or text.isascii() else text.translate(self._by_ord)
+
+    def cell_text(self, char: str) -> str:
+        """The text of a cell whose char avt holds."""
+        return self._texts.get(char, char) if char > "\U0003dfff" else char
+
+    def forget_position(self) -> None:
+        """The cursor may have moved since the last feed (a resize): do not join what comes to that cell."""
+        self._previous = ""
+
+    def _replace(self, match: re.Match[str]) -> str:
+        group = match.lastgroup
+        if group == "escape":
+            return match.group()
+        return "" if group == "stray" else self._stand_in(capped(match.group()))
+
+    def _redraw_previous(self, extras: str) -> str:
+        """Escapes that draw the cell of the character that ended the last feed again, with `extras` joined;
+        "" (the extras are dropped) if no character ended it or that cell no longer holds it."""
+        previous = self._previous
+        last = previous[-1:]
+        if not last or last < " " or "\x7f" <= last <= "\x9f" or _patterns().escape_at_end.search(previous[-256:]):
+            return ""
+        cursor, width = self._vt.cursor, avt_width(last)
+        col = min(cursor.col, self._vt.size[0]) - width
+        if col < 0 or self._vt[cursor.row][col].char != last:
+            return ""
+        return f"\x1b[{col + 1}G{self._stand_in(capped(self._texts.get(last, last) + extras))}"
+
+    def _stand_in(self, text: str) -> str:
+        stand_in = self._stand_ins.get(text)
+        if stand_in is not None:
+            return stand_in
+        pool = WIDE if avt_width(text[0]) == 2 else NARROW
+        if self._used[pool] == POOL:
+            if not self._full:
+                self._full = True
+                log.warning("over %d distinct multi-code-point cells: new ones keep their first character", POOL)
+            return "\ufffd" if _reserved(text[0]) else text[0]
+        stand_in = chr(pool + self._used[pool])
+        self._used[pool] += 1
+        self._stand_ins[text], self._texts[stand_in], self._by_ord[ord(stand_in)] = stand_in, text, text
+        return stand_in
