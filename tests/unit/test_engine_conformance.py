@@ -180,7 +180,9 @@ def test_flag_is_two_regional_indicators_of_one_column(name: str) -> None:
 
 def test_skin_tone_modifier_takes_a_cell_of_its_own(name: str) -> None:
     engine = make(name, output="\U0001F44D\U0001F3FD|")
-    assert engine.row_cells(0)[:5] == [Cell("\U0001F44D", 2), Cell("", 0), Cell("\U0001F3FD", 2), Cell("", 0), Cell("|", 1)]
+    assert engine.row_cells(0)[:5] == [
+        Cell("\U0001F44D", 2), Cell("", 0), Cell("\U0001F3FD", 2), Cell("", 0), Cell("|", 1),
+    ]
 
 
 def test_zwj_before_ascii_and_zero_width_with_nothing_to_join_are_dropped(name: str) -> None:

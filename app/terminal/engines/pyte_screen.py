@@ -56,7 +56,8 @@ class _Cells(dict[str, Char]):
 class PyteScreen(pyte.Screen):
     """pyte.Screen plus what pyte lacks: an alternate buffer, a bounded scrollback (only `index()` is
     extended: pyte's HistoryScreen is 2.5-5x slower), zero-width characters and ZWJ sequences joined to
-    their cell as tmux joins them (see text.py) without cutting the text run, REP, SU/SD, palette indexes and faint in SGR, and a resize that keeps the cursor row visible."""
+    their cell as tmux joins them (see text.py) without cutting the text run, REP, SU/SD, palette indexes
+    and faint in SGR, and a resize that keeps the cursor row visible."""
 
     def __init__(self, columns: int, lines: int, scrollback: int) -> None:
         self.history: deque[Line] = deque(maxlen=scrollback)
