@@ -108,9 +108,7 @@ class ClusterCodec:
         if leading is not None:
             prefix = self._redraw_previous(leading.group())
             text = text[leading.end():]
-        # an escape sequence the last feed began is not a character to join to: parse it whole
-        context = self._previous[partial_escape(self._previous):] if not prefix else ""
-        encoded = prefix + patterns.token.sub(self._replace, context + text)[len(context):]
+        encoded = prefix + self._substitute(text, "" if prefix else self._previous[partial_escape(self._previous):])
         self._previous = encoded or self._previous
         return encoded
 
@@ -125,6 +123,16 @@ class ClusterCodec:
     def forget_position(self) -> None:
         """The cursor may have moved since the last feed (a resize): do not join what comes to that cell."""
         self._previous = ""
+
+    def _substitute(self, text: str, context: str) -> str:
+        """`text` with stand-ins. `context` is an escape sequence the last feed began: parsed with `text`, so
+        that its end is not taken for a character to join to (unless it is no sequence after all)."""
+        token = _patterns().token
+        if context:
+            encoded = token.sub(self._replace, context + text)
+            if encoded.startswith(context):
+                return encoded[len(context):]
+        return token.sub(self._replace, text)
 
     def _replace(self, match: re.Match[str]) -> str:
         group = match.lastgroup
