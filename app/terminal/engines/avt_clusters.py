@@ -42,14 +42,16 @@ _ESCAPE = (
 
 class _Patterns:
     def __init__(self) -> None:
-        bmp, astral = zero_width_classes()
-        zero_width = f"(?:[{bmp}]|[\U00010000-\U0010ffff](?<=[{astral}]))"
+        bmp, astral, hull = zero_width_classes()
+        zero_width = f"(?:[{bmp}]|[{hull}](?<=[{astral}]))"
         extra = f"(?:{zero_width}|{ZWJ}[^\x00-\x9f{ZWJ}])"  # what joins the cell before it
         self.needed = re.compile(f"[{bmp}{ZWJ}]|[\U00010000-\U0010ffff](?<=[{astral}{_RESERVED}])")
         """Finds, in the non-ASCII characters of a text, one that makes encoding needed."""
         self.leading = re.compile(f"(?:{extra})+")
+        # what joins a cell, and what to tell from it; every alternative starts with a rare character, so
+        # the search skips plain text fast (a pattern starting at the base would be tried at every character)
         self.token = re.compile(
-            f"(?P<escape>{_ESCAPE})|(?P<stray>(?:{zero_width}|{ZWJ})+)|[^{_CONTROL}](?:{extra})+|[{_RESERVED}]"
+            f"(?P<escape>{_ESCAPE})|(?P<extras>(?:{extra})+)|(?P<reserved>[{_RESERVED}](?:{extra})*)|{ZWJ}"
         )
         self.escape_at_end = re.compile(f"(?:{_ESCAPE})\\Z")
 
@@ -68,6 +70,11 @@ def avt_width(char: str) -> int:
 
 
 _ASCII = bytes(range(128))
+
+
+def _drawn(char: str) -> bool:
+    """Whether `char` (not part of an escape sequence) is drawn in a cell."""
+    return char >= " " and not "\x7f" <= char <= "\x9f"
 
 
 def _reserved(char: str) -> bool:
@@ -127,25 +134,39 @@ class ClusterCodec:
     def _substitute(self, text: str, context: str) -> str:
         """`text` with stand-ins. `context` is an escape sequence the last feed began: parsed with `text`, so
         that its end is not taken for a character to join to (unless it is no sequence after all)."""
-        token = _patterns().token
         if context:
-            encoded = token.sub(self._replace, context + text)
+            encoded = self._stand_ins_in(context + text)
             if encoded.startswith(context):
                 return encoded[len(context):]
-        return token.sub(self._replace, text)
+        return self._stand_ins_in(text)
 
-    def _replace(self, match: re.Match[str]) -> str:
-        group = match.lastgroup
-        if group == "escape":
-            return match.group()
-        return "" if group == "stray" else self._stand_in(capped(match.group()))
+    def _stand_ins_in(self, text: str) -> str:
+        out: list[str] = []
+        stand_ins = self._stand_ins
+        pos = floor = 0  # floor: where a character to join to may start (not in an escape sequence)
+        for match in _patterns().token.finditer(text):
+            kind = match.lastgroup
+            if kind == "escape":
+                floor = match.end()
+                continue
+            start, end = match.span()
+            if kind == "extras" and start > floor and _drawn(text[start - 1]):
+                cell = text[start - 1:end]
+                out += (text[pos:start - 1], stand_ins.get(cell) or self._stand_in(capped(cell)))
+            elif kind == "reserved":
+                out += (text[pos:start], self._stand_in(capped(match.group())))
+            else:  # nothing to join to, or a ZWJ before an ASCII character or a control: dropped
+                out.append(text[pos:start])
+            pos = floor = end
+        out.append(text[pos:])
+        return "".join(out)
 
     def _redraw_previous(self, extras: str) -> str:
         """Escapes that draw the cell of the character that ended the last feed again, with `extras` joined;
         "" (the extras are dropped) if no character ended it or that cell no longer holds it."""
         previous = self._previous
         last = previous[-1:]
-        if not last or last < " " or "\x7f" <= last <= "\x9f" or _patterns().escape_at_end.search(previous[-256:]):
+        if not last or not _drawn(last) or _patterns().escape_at_end.search(previous[-256:]):
             return ""
         cursor, width = self._vt.cursor, avt_width(last)
         col = min(cursor.col, self._vt.size[0]) - width
