@@ -29,3 +29,25 @@ def test_a_cell_redrawn_across_feeds_keeps_its_style_and_the_cursor() -> None:
     cells = engine.row_cells(0)
     assert (cells[0].char, cells[0].style.bold, cells[0].style.underline) == ("\u2764\ufe0f", True, True)
     assert (cells[1].char, cells[1].style.bold) == ("|", False)
+
+
+@pytest.mark.parametrize("before", ["\x1b7", "\x1b[s", "\x1b[4h\x1b[4l", "\x1b[?6h\x1b[?6l"])
+def test_no_join_left_of_the_cursor_once_the_program_used_the_saved_cursor_insert_or_origin_mode(
+    before: str,
+) -> None:
+    # the cell would be drawn again between DECSC and DECRC, which would lose the program's saved cursor (or
+    # insert, or address the wrong cell): the zero-width character is dropped instead
+    engine = create_engine("avt", 10, 3, 10)
+    engine.feed(f"{before}\x1b[Hab\x1b[1;3H\u0301c".encode())
+    assert engine.row_text(0) == "abc"
+    assert engine.cursor().col == 3
+
+
+def test_join_left_of_the_cursor_keeps_the_cursor_and_the_pen() -> None:
+    engine = create_engine("avt", 10, 3, 10)
+    engine.feed("\x1b[1mab\x1b[0;32m\x1b[1;3H\u0301c\x1b[2;1H\u0301".encode())
+    cells = engine.row_cells(0)
+    assert [(cell.char, cell.style.bold, cell.style.fg) for cell in cells[:3]] == [
+        ("a", True, None), ("b\u0301", True, None), ("c", False, 2),
+    ]
+    assert engine.cursor().col == 0 and engine.cursor().row == 1

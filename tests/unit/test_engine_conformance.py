@@ -199,6 +199,22 @@ def test_a_cell_holds_at_most_21_bytes(name: str) -> None:
     assert screen(engine) == [FAMILY + "\u200d|", england[:5] + "|", "a" + "\u0301" * 10 + "|"]
 
 
+@pytest.mark.parametrize(("output", "expected"), [
+    ("ab\x1b[31m\u0301c", "ab\u0301c"),  # after an escape sequence
+    ("ab\x1b]0;t\x07\u0301c", "ab\u0301c"),
+    ("ab\bx\b\u0301", "a\u0301x"),
+    ("x\U0001F3F4\x1b[1;4H\U000E0067\U000E0062\U000E007Fz", "x\U0001F3F4\U000E0067\U000E0062\U000E007Fz"),
+    ("ab\r\u0301c", "cb"),  # nothing left of the cursor
+])
+def test_zero_width_character_after_a_cursor_movement_joins_the_cell_left_of_the_cursor(
+    name: str, output: str, expected: str
+) -> None:
+    # as tmux does (vim writes a flag's tag characters after moving the cursor past the flag)
+    engine = make(name, output=output)
+    assert engine.row_text(0) == expected
+    assert engine.row_cells(0)[1].style == Style()
+
+
 def test_escape_sequence_before_a_zero_width_character_stays_whole(name: str) -> None:
     engine = make(name)
     for part in ("\x1b[1;3", "1m\u0301x", "\x1b]0;caf\u0065\u0301\x07", "y"):

@@ -8,14 +8,19 @@ ranges that the program printed itself gets a stand-in too (meaning itself), so 
 output for a stand-in.
 
 A zero-width character at the start of a feed joins the character that ended the previous feed (a PTY read
-may cut a cluster anywhere): that cell is drawn again with the longer stand-in. One with no character to
-join (after a cursor movement, say) is dropped; tmux would join it to the cell left of the cursor.
+may cut a cluster anywhere): that cell is drawn again with the longer stand-in. One with no character
+before it in the text (after a cursor movement, say: vim writes a flag's tag characters after moving to
+the column after it) joins the cell left of the cursor, as in tmux: that cell is drawn again in its own
+style between a save and a restore of the cursor (DECSC, DECRC). That is skipped (the characters are
+dropped) once the program has used the saved cursor, insert mode or origin mode itself, or while the cursor
+waits to wrap at the right edge, which DECRC would forget.
 """
 from __future__ import annotations
 
 import functools
 import logging
 import re
+from collections.abc import Callable
 
 import avt
 
@@ -32,12 +37,18 @@ POOL = 4096
 """Stand-ins of each width. Past that many distinct cell texts, a new one keeps only its first character."""
 
 _RESERVED = f"\\U{WIDE:08x}-\\U{WIDE + POOL - 1:08x}\\U{NARROW:08x}-\\U{NARROW + POOL - 1:08x}"
-_CONTROL = "\x00-\x1f\x7f-\x9f"
 _ESCAPE = (
     r"\x1b\[[0-?]*[ -/]*[@-~]|\x9b[0-?]*[ -/]*[@-~]"  # CSI
     r"|[\x1b][\]P_^X][^\x07\x1b\x9c]*|[\x90\x9d\x9e\x9f][^\x07\x1b\x9c]*"  # OSC, DCS, APC, PM, SOS payloads
     r"|\x1b[ -/]*[0-~]"  # other escapes (ESC \ ends a string)
 )
+
+
+ORPHAN = "\ud800"
+"""Marks where zero-width characters with nothing before them were, in encoded text (a lone surrogate, which
+decoded output never holds)."""
+_UNSAFE = ("\x1b7", "\x1b[s", "\x1b[4h", "\x1b[?6h")
+"""Sequences after which the cursor is not saved and restored around a redraw (see the module docstring)."""
 
 
 class _Patterns:
@@ -84,8 +95,9 @@ def _reserved(char: str) -> bool:
 class ClusterCodec:
     """Stand-ins for the multi-code-point cells of one avt.Vt (see the module docstring)."""
 
-    def __init__(self, vt: avt.Vt) -> None:
+    def __init__(self, vt: avt.Vt, pen_sgr: Callable[[avt.Pen], str]) -> None:
         self._vt = vt
+        self._pen_sgr = pen_sgr
         self._stand_ins: dict[str, str] = {}  # cell text -> stand-in
         self._texts: dict[str, str] = {}  # stand-in -> cell text
         self._by_ord: dict[int, str] = {}  # the same, for str.translate
@@ -93,6 +105,8 @@ class ClusterCodec:
         self._full = False
         self._previous = ""  # the last text given to avt
         self._held = ""  # a ZWJ that ended the last feed: what follows decides whether it joins
+        self._orphans: list[str] = []  # zero-width characters where ORPHAN is, to join left of the cursor
+        self._unsafe = False  # the program used one of _UNSAFE
 
     def encode(self, text: str) -> str:
         """The text to give avt for `text`, the next decoded output."""
@@ -113,11 +127,26 @@ class ClusterCodec:
         prefix = ""
         leading = patterns.leading.match(text)
         if leading is not None:
-            prefix = self._redraw_previous(leading.group())
+            prefix = self._redraw_previous(leading.group()) or self._orphan(leading.group())
             text = text[leading.end():]
-        encoded = prefix + self._substitute(text, "" if prefix else self._previous[partial_escape(self._previous):])
+        context = "" if prefix else self._previous[partial_escape(self._previous):]
+        encoded = prefix + self._substitute(text, context)
         self._previous = encoded or self._previous
         return encoded
+
+    def feed(self, encoded: str) -> set[int]:
+        """Feed avt encoded text; the rows that changed."""
+        if not self._unsafe and "\x1b" in encoded and any(sequence in encoded for sequence in _UNSAFE):
+            self._unsafe = True
+        if not self._orphans or ORPHAN not in encoded:
+            return set(self._vt.feed_str(encoded)[0])
+        *pieces, last = encoded.split(ORPHAN)
+        changed: set[int] = set()
+        for piece in pieces:
+            changed.update(self._vt.feed_str(piece)[0])
+            changed.update(self._vt.feed_str(self._join_left(self._orphans.pop(0)))[0])
+        changed.update(self._vt.feed_str(last)[0])
+        return changed
 
     def decode(self, text: str) -> str:
         """`text` read from avt with every stand-in replaced by its cell text."""
@@ -155,7 +184,9 @@ class ClusterCodec:
                 out += (text[pos:start - 1], stand_ins.get(cell) or self._stand_in(capped(cell)))
             elif kind == "reserved":
                 out += (text[pos:start], self._stand_in(capped(match.group())))
-            else:  # nothing to join to, or a ZWJ before an ASCII character or a control: dropped
+            elif kind == "extras":  # no character before it in the text
+                out += (text[pos:start], self._orphan(match.group()))
+            else:  # a ZWJ before an ASCII character or a control: dropped
                 out.append(text[pos:start])
             pos = floor = end
         out.append(text[pos:])
@@ -173,6 +204,24 @@ class ClusterCodec:
         if col < 0 or self._vt[cursor.row][col].char != last:
             return ""
         return f"\x1b[{col + 1}G{self._stand_in(capped(self._texts.get(last, last) + extras))}"
+
+    def _orphan(self, extras: str) -> str:
+        self._orphans.append(extras)
+        return ORPHAN
+
+    def _join_left(self, extras: str) -> str:
+        """Escapes that draw the cell left of the cursor again with `extras` joined, keeping the cursor and
+        pen; "" (the extras are dropped) where that is not safe (see the module docstring) or no cell is."""
+        cursor = self._vt.cursor
+        if self._unsafe or not 0 < cursor.col < self._vt.size[0]:
+            return ""
+        line = self._vt[cursor.row]
+        col = cursor.col - 1
+        if line[col].width == 0 and col > 0:  # the right half of a wide character
+            col -= 1
+        cell = line[col]
+        stand_in = self._stand_in(capped(self._texts.get(cell.char, cell.char) + extras))
+        return f"\x1b7\x1b[{cursor.row + 1};{col + 1}H{self._pen_sgr(cell.pen)}{stand_in}\x1b8"
 
     def _stand_in(self, text: str) -> str:
         stand_in = self._stand_ins.get(text)

@@ -5,7 +5,7 @@ import avt
 
 from .avt_clusters import ClusterCodec
 from .base import DEFAULT_STYLE, Cell, Color, Cursor, Style
-from .escapes import sgr_semicolons, to_7bit
+from .escapes import sgr, sgr_semicolons, to_7bit
 from .modes import AltScreenTracker
 from .text import utf8_decoder
 
@@ -43,7 +43,7 @@ class AvtEngine:
         self._vt = avt.Vt(cols, rows, scrollback)
         self._cols, self._rows = cols, rows
         self._decoder = utf8_decoder()
-        self._clusters = ClusterCodec(self._vt)
+        self._clusters = ClusterCodec(self._vt, lambda pen: sgr(_style(pen)))
         self._alt = AltScreenTracker()
         self._primary_scrollback: list[str] = []  # snapshot taken when the alternate screen was entered
 
@@ -61,10 +61,10 @@ class AvtEngine:
         if entered is None:
             if not self._alt.active:
                 self._primary_scrollback = []
-            return set(self._vt.feed_str(text)[0])
-        changed = set(self._vt.feed_str(text[:entered])[0])
+            return self._clusters.feed(text)
+        changed = self._clusters.feed(text[:entered])
         self._primary_scrollback = self._scrollback_lines()
-        changed.update(self._vt.feed_str(text[entered:])[0])
+        changed.update(self._clusters.feed(text[entered:]))
         return changed
 
     def resize(self, cols: int, rows: int) -> None:
