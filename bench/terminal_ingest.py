@@ -210,7 +210,7 @@ class Daemon:
         env = {**os.environ, "LOOKOUT_TOKEN": TOKEN, "LOOKOUT_SCREEN_ENGINE": self.engine, **self.env}
         with self.log.open("ab") as log:
             self.proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 60  # a loaded machine can take that long
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"daemon exited with {self.proc.returncode}:\n{self.log.read_text()}")

@@ -47,8 +47,9 @@ _ESCAPE = (
 ORPHAN = "\ud800"
 """Marks where zero-width characters with nothing before them were, in encoded text (a lone surrogate, which
 decoded output never holds)."""
-_UNSAFE = ("\x1b7", "\x1b[s", "\x1b[4h", "\x1b[?6h")
-"""Sequences after which the cursor is not saved and restored around a redraw (see the module docstring)."""
+_UNSAFE = re.compile(r"\x1b(?:7|\[s|\[4h|\[\?6h)")
+"""DECSC, SCOSC, IRM and DECOM: after them the cursor is not saved and restored around a redraw (see the
+module docstring)."""
 
 
 class _Patterns:
@@ -136,7 +137,7 @@ class ClusterCodec:
 
     def feed(self, encoded: str) -> set[int]:
         """Feed avt encoded text; the rows that changed."""
-        if not self._unsafe and "\x1b" in encoded and any(sequence in encoded for sequence in _UNSAFE):
+        if not self._unsafe and _UNSAFE.search(encoded):
             self._unsafe = True
         if not self._orphans or ORPHAN not in encoded:
             return set(self._vt.feed_str(encoded)[0])
