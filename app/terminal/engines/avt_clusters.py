@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import avt
 
@@ -60,17 +60,32 @@ class _Patterns:
         self.needed = re.compile(f"[{bmp}{ZWJ}]|[\U00010000-\U0010ffff](?<=[{astral}{_RESERVED}])")
         """Finds, in the non-ASCII characters of a text, one that makes encoding needed."""
         self.leading = re.compile(f"(?:{extra})+")
-        # what joins a cell, and what to tell from it; every alternative starts with a rare character, so
-        # the search skips plain text fast (a pattern starting at the base would be tried at every character)
+        # what joins a cell, and what to tell from it, matched where `start` finds a character that can begin
+        # one: a search for a single class skips plain text in C, an alternation is tried at every character
         self.token = re.compile(
             f"(?P<escape>{_ESCAPE})|(?P<extras>(?:{extra})+)|(?P<reserved>[{_RESERVED}](?:{extra})*)|{ZWJ}"
         )
+        self.start = re.compile(f"[\x1b\x90\x9b\x9d-\x9f{bmp}{ZWJ}{hull}{_RESERVED}]")
         self.escape_at_end = re.compile(f"(?:{_ESCAPE})\\Z")
 
 
 @functools.cache
 def _patterns() -> _Patterns:
     return _Patterns()
+
+
+def _tokens(text: str) -> Iterator[re.Match[str]]:
+    """The matches of the token pattern in `text`, left to right."""
+    patterns = _patterns()
+    search, match = patterns.start.search, patterns.token.match
+    found = search(text)
+    while found is not None:
+        token = match(text, found.start())
+        if token is None:  # a character of the zero-width hull that is not zero-width
+            found = search(text, found.start() + 1)
+        else:
+            yield token
+            found = search(text, token.end())
 
 
 @functools.lru_cache(maxsize=4096)
@@ -174,7 +189,7 @@ class ClusterCodec:
         out: list[str] = []
         stand_ins = self._stand_ins
         pos = floor = 0  # floor: where a character to join to may start (not in an escape sequence)
-        for match in _patterns().token.finditer(text):
+        for match in _tokens(text):
             kind = match.lastgroup
             if kind == "escape":
                 floor = match.end()
