@@ -8,7 +8,8 @@ A cell holds a character and what tmux appends to it (screen-write.c, `screen_wr
 zero-width character after it (combining marks, variation selectors, ZERO WIDTH SPACE, emoji tags), and
 after a ZERO WIDTH JOINER the ZWJ and the next non-ASCII character whatever its width (👨‍👩‍👧 is one
 cell, as wide as 👨). Nothing is normalised (e + U+0301 stays two code points). A ZWJ before an ASCII
-character or a control, and a zero-width character with nothing to join, are dropped. A cell holds at most
+character (in the avt engine also before a control or an escape sequence), and a zero-width character with
+nothing to join, are dropped. A cell holds at most
 CELL_BYTES bytes of UTF-8; what would not fit is dropped. Two quirks of tmux 3.3 are not copied: a ZWJ
 before ASCII characters stays pending there until the next non-ASCII character (which then joins the cell
 before it), and a ZWJ that ends one of its reads of the pane is lost.
