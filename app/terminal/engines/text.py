@@ -9,10 +9,10 @@ zero-width character after it (combining marks, variation selectors, ZERO WIDTH 
 after a ZERO WIDTH JOINER the ZWJ and the next non-ASCII character whatever its width (👨‍👩‍👧 is one
 cell, as wide as 👨). Nothing is normalised (e + U+0301 stays two code points). A ZWJ before an ASCII
 character (in the avt engine also before a control or an escape sequence), and a zero-width character with
-nothing to join, are dropped. A cell holds at most
-CELL_BYTES bytes of UTF-8; what would not fit is dropped. Two quirks of tmux 3.3 are not copied: a ZWJ
-before ASCII characters stays pending there until the next non-ASCII character (which then joins the cell
-before it), and a ZWJ that ends one of its reads of the pane is lost.
+nothing to join, are dropped. A cell holds at most CELL_BYTES bytes of UTF-8; what would not fit is
+dropped. Two quirks of tmux 3.3 are not copied: a ZWJ before ASCII characters stays pending there until the
+next non-ASCII character (which then joins the cell before it), and a ZWJ that ends one of its reads of the
+pane is lost.
 """
 from __future__ import annotations
 
