@@ -44,11 +44,12 @@ lock:
 	{ sed -n '1,2p' $(LOCK); .lock-venv/bin/pip freeze --exclude-editable --exclude lookout; } > $(LOCK).new
 	mv $(LOCK).new $(LOCK) && rm -rf .lock-venv
 
-# System parts the tests use: tmux (the oracle for screen tests and the benchmark's peer), zsh (shell
-# integration is tested in real bash and zsh), curl and jq (clients/scripts are run against a live daemon),
-# and Chromium (browser pages; Playwright's own download does not work everywhere, Debian's package does).
+# System parts the tests use: tmux (the oracle for screen tests and the benchmark's peer), vim, less, htop and
+# git (recorded through a real PTY and replayed into tmux and the screen engines), zsh (shell integration is
+# tested in real bash and zsh), curl and jq (clients/scripts are run against a live daemon), and Chromium
+# (browser pages; Playwright's own download does not work everywhere, Debian's package does).
 system-deps:
-	@missing=$$(for p in tmux zsh curl jq chromium; do command -v $$p >/dev/null || echo $$p; done); \
+	@missing=$$(for p in tmux vim less htop git zsh curl jq chromium; do command -v $$p >/dev/null || echo $$p; done); \
 	if [ -n "$$missing" ]; then $(APT) update -qq && $(APT) install -y -qq $$missing; fi
 
 # `make run` goes on without it (browser pages then answer 503 with how to install one).

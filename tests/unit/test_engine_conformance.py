@@ -144,33 +144,118 @@ def test_overwriting_half_of_a_wide_character_blanks_the_other_half(name: str) -
     assert screen(make(name, output="中文\x1b[1;2Hx")) == [" x文"]
 
 
-def test_combining_character(name: str) -> None:
-    engine = make(name, output="e\u0301x")
-    assert engine.row_text(0) == "\u00e9x"
-    assert engine.row_cells(0)[0] == Cell("\u00e9", 1)
-    assert engine.cursor() == Cursor(2, 0)
+FAMILY = "\U0001F468\u200d\U0001F469\u200d\U0001F467"
+RAINBOW_FLAG = "\U0001F3F3\ufe0f\u200d\U0001F308"
 
 
-def test_zwj_emoji_sequence_takes_two_columns(name: str) -> None:
-    engine = make(name, output="\U0001F468\u200d\U0001F469|ok")
-    text = engine.row_text(0)
-    assert text.startswith("\U0001F468") and text.endswith("|ok")
-    assert engine.row_cells(0)[0].width == 2
-    assert engine.row_cells(0)[2].char == "|"
+# What joins a cell, and how wide it is, is what tmux 3.3 shows (checked against tmux in
+# tests/integration/test_engine_vs_tmux.py).
+@pytest.mark.parametrize(("output", "cell", "width"), [
+    ("e\u0301", "e\u0301", 1),  # as written, not normalised
+    ("a\u0301\u0302", "a\u0301\u0302", 1),
+    ("\u2764\ufe0f", "\u2764\ufe0f", 1),  # VS16 stays; the width is the first character's
+    ("\u2764\ufe0e", "\u2764\ufe0e", 1),
+    ("\u2b50\ufe0f", "\u2b50\ufe0f", 2),
+    ("1\ufe0f\u20e3", "1\ufe0f\u20e3", 1),  # keycap
+    ("\u845b\U000E0100", "\u845b\U000E0100", 2),  # ideographic variation selector
+    ("a\u200b", "a\u200b", 1),
+    (FAMILY, FAMILY, 2),
+    (RAINBOW_FLAG, RAINBOW_FLAG, 1),  # after a ZWJ any non-ASCII character joins, whatever its width
+])
+def test_what_joins_a_cell(name: str, output: str, cell: str, width: int) -> None:
+    engine = make(name, output=f"|{output}|ok")
+    cells = engine.row_cells(0)
+    assert cells[1] == Cell(cell, width)
+    assert [c.char for c in cells[1 + width:3 + width]] == ["|", "o"]
+    assert engine.row_text(0) == f"|{cell}|ok"
+    assert engine.cursor() == Cursor(width + 4, 0)
+
+
+def test_flag_is_two_regional_indicators_of_one_column(name: str) -> None:
+    engine = make(name, output="\U0001F1E9\U0001F1EA\U0001F1EB\U0001F1F7|")
+    assert engine.row_text(0) == "\U0001F1E9\U0001F1EA\U0001F1EB\U0001F1F7|"
+    assert [cell.width for cell in engine.row_cells(0)[:5]] == [1, 1, 1, 1, 1]
     assert engine.cursor() == Cursor(5, 0)
 
 
-def test_variation_selector_keeps_the_rest_of_the_run(name: str) -> None:
-    engine = make(name, output="\u2764\ufe0f ok done")
-    assert engine.row_text(0).startswith("\u2764")
-    assert engine.row_text(0).endswith(" ok done")
-    assert engine.cursor() == Cursor(9, 0)
+def test_skin_tone_modifier_takes_a_cell_of_its_own(name: str) -> None:
+    engine = make(name, output="\U0001F44D\U0001F3FD|")
+    assert engine.row_cells(0)[:5] == [
+        Cell("\U0001F44D", 2), Cell("", 0), Cell("\U0001F3FD", 2), Cell("", 0), Cell("|", 1),
+    ]
 
 
-def test_zero_width_space_takes_no_column(name: str) -> None:
-    engine = make(name, output="a\u200bb")
-    assert engine.row_text(0).replace("\u200b", "") == "ab"
-    assert engine.cursor() == Cursor(2, 0)
+def test_zwj_before_ascii_and_zero_width_with_nothing_to_join_are_dropped(name: str) -> None:
+    engine = make(name, output="a\u200db\r\n\u0301x\r\n\x1b[31m\u200by")
+    assert screen(engine) == ["ab", "x", "y"]
+    assert engine.row_cells(2)[0] == Cell("y", 1, Style(fg=1))
+
+
+def test_a_cell_holds_at_most_21_bytes(name: str) -> None:
+    family4 = FAMILY + "\u200d\U0001F466"  # 25 bytes: the ZWJ fits, the last member does not
+    england = "\U0001F3F4\U000E0067\U000E0062\U000E0065\U000E006E\U000E0067\U000E007F"
+    marks = "\u0301" * 30
+    engine = make(name, output=f"{family4}|\r\n{england}|\r\na{marks}|")
+    assert screen(engine) == [FAMILY + "\u200d|", england[:5] + "|", "a" + "\u0301" * 10 + "|"]
+
+
+@pytest.mark.parametrize(("output", "expected"), [
+    ("ab\x1b[31m\u0301c", "ab\u0301c"),  # after an escape sequence
+    ("ab\x1b]0;t\x07\u0301c", "ab\u0301c"),
+    ("ab\bx\b\u0301", "a\u0301x"),
+    ("x\U0001F3F4\x1b[1;4H\U000E0067\U000E0062\U000E007Fz", "x\U0001F3F4\U000E0067\U000E0062\U000E007Fz"),
+    ("ab\r\u0301c", "cb"),  # nothing left of the cursor
+])
+def test_zero_width_character_after_a_cursor_movement_joins_the_cell_left_of_the_cursor(
+    name: str, output: str, expected: str
+) -> None:
+    # as tmux does (vim writes a flag's tag characters after moving the cursor past the flag)
+    engine = make(name, output=output)
+    assert engine.row_text(0) == expected
+    assert engine.row_cells(0)[1].style == Style()
+
+
+def test_escape_sequence_before_a_zero_width_character_stays_whole(name: str) -> None:
+    engine = make(name)
+    for part in ("\x1b[1;3", "1m\u0301x", "\x1b]0;caf\u0065\u0301\x07", "y"):
+        engine.feed(part.encode())
+    assert screen(engine) == ["xy"]
+    assert [cell.style for cell in engine.row_cells(0)[:2]] == [Style(fg=1, bold=True)] * 2
+
+
+def test_cell_split_across_feeds(name: str) -> None:
+    engine = make(name)
+    for part in ("abc\x1b[31me", "\u0301", "\u0302\r\n\U0001F468\u200d", "\U0001F469", "\u200d\U0001F467", "|\r\n",
+                 "\x1b[0mab\U0001F44D\U0001F3FD", "\ufe0f", "Z"):
+        engine.feed(part.encode())
+    assert screen(engine) == ["abce\u0301\u0302", FAMILY + "|", "ab\U0001F44D\U0001F3FD\ufe0fZ"]
+    assert engine.row_cells(0)[3] == Cell("e\u0301\u0302", 1, Style(fg=1))
+    assert engine.row_cells(2)[4] == Cell("\U0001F3FD\ufe0f", 2)
+
+
+def test_cell_split_across_feeds_at_the_last_column(name: str) -> None:
+    engine = make(name, cols=5)
+    for part in ("abcd\u2764", "\ufe0f", "x\r\nabc\U0001F468", "\u200d", "\U0001F469", "y"):
+        engine.feed(part.encode())
+    assert screen(engine) == ["abcd\u2764\ufe0f", "x", "abc\U0001F468\u200d\U0001F469", "y"]
+    assert engine.cursor() == Cursor(1, 3)
+
+
+def test_private_use_characters_print_as_themselves(name: str) -> None:
+    # the avt engine keeps cells of several code points as private-use stand-ins; these are output
+    text = "\U0010E000|\U0003E000|\U000F0001|\ue0b0|\U0010E000\u0301|"
+    engine = make(name, output=text)
+    assert engine.row_text(0) == text
+    assert engine.cursor() == Cursor(11, 0)
+
+
+def test_cells_of_several_code_points_in_scrollback_and_after_a_resize(name: str) -> None:
+    engine = make(name, cols=10, rows=2, output=f"{FAMILY}1\r\ne\u0301 2\r\n\u2764\ufe0f 3")
+    assert engine.scrollback(10) == [f"{FAMILY}1"]
+    engine.resize(6, 3)
+    assert engine.text_rows() == [f"{FAMILY}1", "e\u0301 2", "\u2764\ufe0f 3"]
+    engine.feed(b"\xcc\x81")  # after a resize: joins the cell left of the cursor
+    assert engine.row_text(2) == "\u2764\ufe0f 3\u0301"
 
 
 def test_dec_line_drawing(name: str) -> None:
@@ -324,7 +409,8 @@ def test_feed_returns_the_changed_rows(name: str) -> None:
 
 SCENE = (
     "$ ls --color\r\n\x1b[01;34mdir\x1b[0m  \x1b[38;5;208mwarm\x1b[0m  \x1b[38;2;10;200;30mrgb\x1b[0m\r\n"
-    "中文 \x1b[1;3;4;7mstyled\x1b[0m \x1b[9;2mold\x1b[0m\r\n\x1b[44m" + " " * 20 + "\x1b[0m\r\n$ vim"
+    "中文 \x1b[1;3;4;7mstyled\x1b[0m \x1b[9;2mold\x1b[0m\r\n\x1b[44m" + " " * 20 + "\x1b[0m\r\n"
+    f"$ \x1b[32m{FAMILY}e\u0301\u2764\ufe0f\U0001F1E9\U0001F1EA\x1b[0m vim"
 )
 
 

@@ -152,6 +152,17 @@ def test_region_cuts_wide_characters_into_blanks(engine_name: str) -> None:
     assert view("中文ab", engine=engine_name, region=Region(0, 0, 3, 1))["text"] == ["中"]
 
 
+def test_region_over_cells_of_several_code_points(engine_name: str) -> None:
+    # a cell keeps its whole text (a ZWJ family, a letter and its accent) and the layers count its columns
+    family = "\U0001F468\u200d\U0001F469\u200d\U0001F467"
+    output = f"a{family}e\u0301\x1b[31m\u2764\ufe0fx\x1b[0m\U0001F1E9\U0001F1EA"
+    v = view(output, engine=engine_name, region=Region(1, 0, 6, 1), layers=("text", "fgColors"), encoding="runs")
+    assert v["text"] == [f"{family}e\u0301\u2764\ufe0fx\U0001F1E9"]
+    assert v["fgColors"] == [[[3, 5, "1"]]]
+    assert view(output, engine=engine_name, region=Region(2, 0, 3, 1))["text"] == [" e\u0301\u2764\ufe0f"]
+    assert view(output, engine=engine_name)["text"][0] == f"a{family}e\u0301\u2764\ufe0fx\U0001F1E9\U0001F1EA"
+
+
 def test_around_cursor_at_the_top_and_bottom_rows() -> None:
     lines = "\r\n".join(f"line {i}" for i in range(10))
     top = view(lines + "\x1b[1;3H", rows=10, around_cursor=2)

@@ -5,10 +5,11 @@ from collections.abc import Callable
 
 import avt
 
+from .avt_clusters import ClusterCodec
 from .base import DEFAULT_STYLE, Cell, Color, Cursor, Style
-from .escapes import sgr_semicolons, to_7bit
+from .escapes import sgr, sgr_semicolons, to_7bit
 from .modes import AltScreenTracker
-from .text import fold_zero_width, utf8_decoder
+from .text import utf8_decoder
 
 
 def _color(color: avt.Color | None) -> Color:
@@ -29,14 +30,15 @@ def _style(pen: avt.Pen) -> Style:
     )
 
 
-def _cells(line: avt.Line) -> list[Cell]:
-    """The line's cells; neighbours with an equal pen (most of them) share one Style."""
+def _cells(line: avt.Line, cell_text: Callable[[str], str]) -> list[Cell]:
+    """The line's cells, each with its whole text (`cell_text` turns a stand-in back into the cluster it
+    stands for); neighbours with an equal pen (most of them) share one Style."""
     cells: list[Cell] = []
     pen, style = None, DEFAULT_STYLE
     for cell in line.cells:
         if (cell_pen := cell.pen) != pen:
             pen, style = cell_pen, _style(cell_pen)
-        cells.append(Cell(cell.char if cell.width else "", cell.width, style))
+        cells.append(Cell(cell_text(cell.char) if cell.width else "", cell.width, style))
     return cells
 
 
@@ -45,7 +47,8 @@ class AvtEngine:
 
     What avt lacks is added here: the alternate-screen flag (tracked from the output), the primary
     scrollback while the alternate screen is shown (avt's `lines()` then holds only the alternate buffer),
-    and zero-width characters, which avt would give a cell each (they are folded away before feeding).
+    and cells of more than one code point (a character with combining marks, variation selectors or a ZWJ
+    sequence), which avt holds as stand-ins (see avt_clusters.py).
     """
 
     name = "avt"
@@ -54,6 +57,7 @@ class AvtEngine:
         self._vt = avt.Vt(cols, rows, scrollback)
         self._cols, self._rows = cols, rows
         self._decoder = utf8_decoder()
+        self._clusters = ClusterCodec(self._vt, lambda pen: sgr(_style(pen)))
         self._alt = AltScreenTracker()
         self._primary_scrollback: list[str] = []  # snapshot taken when the alternate screen was entered
 
@@ -66,33 +70,36 @@ class AvtEngine:
         return self._rows
 
     def feed(self, data: bytes) -> set[int]:
-        text = fold_zero_width(self._decoder.decode(data))
+        text = self._clusters.encode(self._decoder.decode(data))
         entered = self._alt.scan(text)
         if entered is None:
             if not self._alt.active:
                 self._primary_scrollback = []
-            return set(self._vt.feed_str(text)[0])
-        changed = set(self._vt.feed_str(text[:entered])[0])
+            return self._clusters.feed(text)
+        changed = self._clusters.feed(text[:entered])
         self._primary_scrollback = self._scrollback_lines()
-        changed.update(self._vt.feed_str(text[entered:])[0])
+        changed.update(self._clusters.feed(text[entered:]))
         return changed
 
     def resize(self, cols: int, rows: int) -> None:
         self._vt.resize(cols, rows)
+        self._clusters.forget_position()
         self._cols, self._rows = cols, rows
 
     def row_text(self, row: int) -> str:
-        return self._vt.view()[row].text.rstrip()
+        return self._clusters.decode(self._vt[row].text.rstrip())
 
     def text_rows(self) -> list[str]:
-        return [line.text.rstrip() for line in self._vt.view()]
+        decode = self._clusters.decode
+        return [decode(line.text.rstrip()) for line in self._vt.view()]
 
     def row_cells(self, row: int) -> list[Cell]:
-        return _cells(self._vt.view()[row])
+        return _cells(self._vt[row], self._clusters.cell_text)
 
     def frozen_cells(self) -> Callable[[int], list[Cell]]:
         view = self._vt.view()  # avt's lines are copies: later feeds do not change them
-        return lambda row: _cells(view[row])
+        cell_text = self._clusters.cell_text
+        return lambda row: _cells(view[row], cell_text)
 
     def cursor(self) -> Cursor:
         cursor = self._vt.cursor
@@ -114,10 +121,11 @@ class AvtEngine:
         return self._scrollback_lines(limit)
 
     def dump(self) -> str:
-        return to_7bit(sgr_semicolons(self._vt.dump()))
+        return self._clusters.decode(to_7bit(sgr_semicolons(self._vt.dump())))
 
     def _scrollback_lines(self, limit: int | None = None) -> list[str]:
         lines = self._vt.lines()
         end = len(lines) - self._rows
         start = 0 if limit is None else max(0, end - limit)
-        return [line.text.rstrip() for line in lines[start:end]]
+        decode = self._clusters.decode
+        return [decode(line.text.rstrip()) for line in lines[start:end]]

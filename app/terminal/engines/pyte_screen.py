@@ -4,7 +4,6 @@ from __future__ import annotations
 import copy
 import functools
 import inspect
-import unicodedata
 from collections import defaultdict, deque
 from collections.abc import Callable
 
@@ -14,7 +13,7 @@ from pyte.charsets import LAT1_MAP
 from pyte.screens import Char, Margins, StaticDefaultDict
 
 from .modes import ALT_SCREEN_MODES
-from .text import ZWJ, char_width
+from .text import ZWJ, char_width, joined
 
 Line = StaticDefaultDict[int, Char]
 
@@ -56,13 +55,15 @@ class _Cells(dict[str, Char]):
 
 class PyteScreen(pyte.Screen):
     """pyte.Screen plus what pyte lacks: an alternate buffer, a bounded scrollback (only `index()` is
-    extended: pyte's HistoryScreen is 2.5-5x slower), zero-width characters that do not cut the text run,
-    REP, SU/SD, palette indexes and faint in SGR, and a resize that keeps the cursor row visible."""
+    extended: pyte's HistoryScreen is 2.5-5x slower), zero-width characters and ZWJ sequences joined to
+    their cell as tmux joins them (see text.py) without cutting the text run, REP, SU/SD, palette indexes
+    and faint in SGR, and a resize that keeps the cursor row visible."""
 
     def __init__(self, columns: int, lines: int, scrollback: int) -> None:
         self.history: deque[Line] = deque(maxlen=scrollback)
         self.primary: tuple[dict[int, Line], pyte.screens.Cursor] | None = None  # saved while on the alt screen
         self._last_char = ""
+        self._zwj = False  # a ZWJ came last: the next non-ASCII character joins the cell before it
         self._cells_by_attrs: dict[Char, _Cells] = {}
         super().__init__(columns, lines)
 
@@ -207,14 +208,24 @@ class PyteScreen(pyte.Screen):
             self.dirty.add(cursor.y)
             i += take
         self._last_char = data[-1]
+        self._zwj = False
 
     def _put_char(self, char: str) -> None:
         width = char_width(char)
         if width < 0:  # a control character inside a text run: pyte would drop the rest of the run
             return
+        if char == ZWJ:
+            self._zwj = True
+            return
         cursor = self.cursor
         line = self.buffer[cursor.y]
-        if width == 0 or (width == 2 and self._previous_cell(line)[1].data.endswith(ZWJ)):
+        if self._zwj and char > "\x7f":
+            self._zwj = False
+            self._combine(line, ZWJ)
+            self._combine(line, char)
+            return
+        self._zwj = False
+        if width == 0:
             self._combine(line, char)
             return
         if cursor.x + width > self.columns:
@@ -243,11 +254,11 @@ class PyteScreen(pyte.Screen):
         return x, line[x] if x >= 0 else self.default_char
 
     def _combine(self, line: Line, char: str) -> None:
-        """Append a zero-width character (or a character joined by ZWJ) to the previous cell; with no
-        previous cell it is dropped."""
+        """Append a character to the cell left of the cursor (see text.py for the rules); at the left edge
+        it is dropped."""
         x, cell = self._previous_cell(line)
         if x >= 0:
-            line[x] = cell._replace(data=unicodedata.normalize("NFC", cell.data + char))
+            line[x] = cell._replace(data=joined(cell.data, char))
             self.dirty.add(self.cursor.y)
 
     def _split_wide(self, line: Line, start: int, end: int) -> None:
