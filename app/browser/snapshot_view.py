@@ -2,9 +2,11 @@
 
 Pure functions over the parsed tree (app.browser.aria). Unnamed wrappers (`generic` without a name or
 text) are hoisted away, and so is a label's text beside the control it names (`- text: Email` next to
-`- textbox "Email"`). Each node is scored by its role (the seed's table, with text that carries meaning
-kept in) and graded by its distance to the viewport; nodes are taken by score, each with the ancestors
-that place it, until `max_elements` or `max_tokens` would be passed. Nothing is cut silently: a node whose
+`- textbox "Email"`). Each node is graded by its distance to the viewport and then scored by its role (the
+seed's table, with text that carries meaning kept in): the viewport first, then role. Nodes are taken by
+score, each with the ancestors that place it, until `max_elements` or `max_tokens` would be passed; the
+element limit never cuts a control on screen (only the token budget can: an agent must see what it can act
+on whenever the budget holds it), so `included_elements` can exceed `max_elements` by those. Nothing is cut silently: a node whose
 descendants were left out says how many and of what (`- navigation "Main" [ref=e7]: 48 links folded`),
 and the header says what was cut and why. `tokens` is the o200k count of the whole text, header included,
 and never exceeds `max_tokens`.
@@ -40,6 +42,9 @@ ROLE_PRIORITY = {
     "alert": 98, "heading": 88, "status": 80, "text": 45, "paragraph": 45, "cell": 42, "listitem": 42,
 }  # fmt: skip
 DEFAULT_PRIORITY = 40
+VIEWPORT_GRADE = 50.0
+GRADE_WEIGHT = 10
+"""A grade step (15 at least) times this outweighs any difference of role (100 at most): viewport first."""
 INTERACTIVE = frozenset(role for role, score in ROLE_PRIORITY.items() if score >= 70 and role not in (
     "alert", "heading", "status"))  # fmt: skip
 SHORT_TEXT = 80
@@ -101,6 +106,8 @@ class _Item:
     parent: _Item | None
     order: int
     score: float = 0.0
+    grade: float = 0.0
+    """VIEWPORT_GRADE in the viewport, less the further away it is."""
     inline: list[_Item] = field(default_factory=list)
     """Its inline children, shown or folded with it as one unit (a paragraph's text, code and links)."""
     in_unit: bool = False
@@ -164,7 +171,8 @@ def _items(root: AriaNode, ctx: PageContext) -> list[_Item]:
             continue
         node = _merged(node)
         item = _Item(node, parent, len(out))
-        item.score = ROLE_PRIORITY.get(node.role, DEFAULT_PRIORITY) + _viewport_grade(node, parent, ctx)
+        item.grade = _viewport_grade(node, parent, ctx)
+        item.score = GRADE_WEIGHT * item.grade + ROLE_PRIORITY.get(node.role, DEFAULT_PRIORITY)
         out.append(item)
         if parent is not None:
             parent.children.append(item)
@@ -206,7 +214,7 @@ def _merged(node: AriaNode) -> AriaNode:
 def _inline_text(node: AriaNode, depth: int) -> str | None:
     """The text of a subtree that is only inline text (no name, no link or control in it), else None."""
     if node.role == "text":
-        return node.text
+        return None if node.children else node.text
     if node.role not in INLINE or node.role == "link" or node.name or node.props or depth > INLINE_DEPTH:
         return None
     if not node.children:
@@ -244,17 +252,23 @@ def _viewport_grade(node: AriaNode, parent: _Item | None, ctx: PageContext) -> f
     option of a closed select) takes its parent's grade."""
     box = node.box
     if box is None or (box[2] == 0 and box[3] == 0):
-        return parent.score - ROLE_PRIORITY.get(parent.node.role, DEFAULT_PRIORITY) if parent else 0.0
+        return parent.grade if parent else 0.0
     height = ctx.viewport[1]
     top, bottom = box[1], box[1] + box[3]
     if bottom >= 0 and top <= height:
-        return 50.0
+        return VIEWPORT_GRADE
     distance = (top - height) / height if top > height else -bottom / height
     return 30.0 if distance < 1 else 15.0 if distance < 2 else 0.0
 
 
 def _in_viewport(item: _Item) -> bool:
-    return item.score - ROLE_PRIORITY.get(item.node.role, DEFAULT_PRIORITY) >= 50
+    return item.grade >= VIEWPORT_GRADE
+
+
+def _on_screen_control(item: _Item) -> bool:
+    """A control with a box of some size in the viewport (not an option of a closed select)."""
+    box = item.node.box
+    return item.node.role in INTERACTIVE and box is not None and box[2] > 0 and box[3] > 0 and _in_viewport(item)
 
 
 def _wanted(item: _Item, options: SnapshotOptions) -> bool:
@@ -277,14 +291,15 @@ def _choose(
     used_tokens = used_elements = 0
     reasons = {"filters"} if len(wanted) < total else set()
     for item in sorted(wanted, key=lambda i: (-i.score, i.order)):
-        if used_elements >= options.max_elements:
-            reasons.add("element limit")  # nothing more can be taken: no need to look at the rest
-            break
         if id(item) in chosen:
+            continue
+        exempt = _on_screen_control(item)  # the element limit never cuts a control on screen
+        if used_elements >= options.max_elements and not exempt:
+            reasons.add("element limit")
             continue
         path = [a for a in _with_ancestors(item) if id(a) not in chosen]
         missing = _with_units(path, chosen)
-        if used_elements + len(missing) > options.max_elements:
+        if used_elements + len(missing) > options.max_elements and not exempt:
             reasons.add("element limit")
             continue
         cost = sum(a.cost for a in missing) + FOLD_LINE_TOKENS * _new_folds(path)

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from app.browser.aria import AriaNode, AriaParseError, parse
 from app.browser.diff import diff, render_diff
-from app.browser.snapshot_view import PageContext, SnapshotOptions, render
+from app.browser.snapshot_view import INTERACTIVE, PageContext, SnapshotOptions, render
 from app.core.tokens import count_tokens
 
 SAMPLE = """\
@@ -76,8 +76,10 @@ def test_render_hoists_wrappers_and_drops_noise() -> None:
 
 def test_limits_fold_with_a_summary() -> None:
     view = render(parse(SAMPLE), SnapshotOptions(max_elements=5), CTX)
-    assert view.truncated and view.reason == "element limit" and view.included_elements <= 5
+    assert view.truncated and view.reason == "element limit" and "Far link" not in view.text
     assert "folded" in view.text
+    # the element limit never cuts a control on screen: every one is shown, beyond the limit of 5
+    assert {"e3", "e11", "e14", "e24", "e25"} <= set(view.refs) and view.included_elements > 5
     assert "- main [ref=e6]" in view.text  # a container with folded children keeps its ref, for `expand`
     viewport = render(parse(SAMPLE), SnapshotOptions(viewport_only=True), CTX)
     assert "Far link" not in viewport.text and viewport.reason == "filters"
@@ -107,7 +109,12 @@ def test_the_budget_always_holds(root: AriaNode, max_tokens: int, max_elements: 
     options = SnapshotOptions(max_elements, max_tokens, viewport_only, interactive_only)
     view = render(root, options, CTX)
     assert view.tokens == count_tokens(view.text) <= max_tokens
-    assert view.included_elements <= max_elements
+    on_screen = {n.ref for n in root.walk() if n.role in INTERACTIVE and n.box and n.box[2] and n.box[3]
+                 and n.box[1] <= 720 and n.box[1] + n.box[3] >= 0}  # fmt: skip
+    if not on_screen:
+        assert view.included_elements <= max_elements
+    elif view.reason != "token budget":  # the element limit never cuts them
+        assert on_screen <= set(view.refs)
     assert f"# Elements: {view.included_elements} of {view.total_elements}" in view.text
     shown_refs = {line.split("[ref=")[1].split("]")[0] for line in view.text.splitlines() if "[ref=" in line}
     assert set(view.refs) == shown_refs
