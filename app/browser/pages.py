@@ -22,7 +22,7 @@ from PIL import Image
 from playwright.async_api import Dialog, Download, Page
 from playwright.async_api import Error as PlaywrightError
 
-from app.browser.actions import Action, RefCheck, check_ref, effects, focus, perform, settle
+from app.browser.actions import Action, RefCheck, check_ref, effects, focus, outcome, perform, settle, watch
 from app.browser.browser import BrowserHost
 from app.browser.frames import action_frame, closed_frame, opened_frame, screenshot_frame, snapshot_frame
 from app.browser.aria import parse
@@ -337,13 +337,15 @@ class PageManager:
         page = record.page
         started, seq = time.monotonic(), record.seq
         url_before, focus_before = page.url, await focus(page)
+        await watch(page)
         await perform(page, action, point)
         await settle(page, lambda: any(t >= started for t in record.pending.values()))
+        text = await outcome(page)
         new_events = [e for e in record.events if e["seq"] > seq]
         if any(e["kind"] == "navigation" for e in new_events):
             record.history.append(await _title(page) or page.url)
         return {"ok": True, "action": action.action, "url": page.url, "title": await _title(page),
-                "effects": effects(new_events, url_before, page.url, focus_before, await focus(page))}  # fmt: skip
+                "effects": effects(new_events, url_before, page.url, focus_before, await focus(page), text)}  # fmt: skip
 
     async def script(self, page_id: str, steps: list[Action | str], snapshot: SnapshotOptions) -> dict[str, Any]:
         """Run steps in order (actions, "snapshot", "screenshot"); stop at the first error, or at a

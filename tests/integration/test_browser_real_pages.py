@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
+from app.browser.actions import Action
 from app.browser.browser import BrowserHost
 from app.browser.pages import PageManager
 from app.browser.snapshot_view import SnapshotOptions
@@ -97,3 +98,31 @@ async def test_folding_never_alters_a_shown_line(pages: PageManager, docs_url: s
         if line.startswith(("#", "- …")):
             continue
         assert _REF.sub("", _FOLD.sub("", line)) in full_lines, line
+
+
+def _ref(text: str, line_start: str) -> str:
+    """The ref of the first line of a snapshot that starts (indent aside) with `line_start`."""
+    line = next(line for line in text.splitlines() if line.strip().startswith(line_start))
+    return re.search(r"\[ref=([^\]]+)\]", line)[1]  # type: ignore[index]
+
+
+async def test_an_actions_answer_shows_what_changed_because_of_it(pages: PageManager, django_url: str) -> None:
+    """Django's admin: a checkbox's click changes the selection counter; Save navigates to the list with
+    its "was changed successfully" message; Save with a required field emptied shows the field's error."""
+    page_id = await _django_page(pages, django_url, "/admin/shop/product/")
+    snap = await pages.snapshot(page_id, SnapshotOptions())
+    clicked = await pages.act(page_id, Action("click", ref=_ref(snap["text"], '- checkbox "Select this object')), None)
+    assert {"kind": "added", "text": "1 of 100 selected"} in clicked["effects"]["text"], clicked
+
+    await pages.act(page_id, Action("navigate", url=f"{django_url}/admin/shop/product/7/change/"), None)
+    snap = await pages.snapshot(page_id, SnapshotOptions())
+    saved = await pages.act(page_id, Action("click", ref=_ref(snap["text"], '- button "Save" [')), None)
+    assert saved["effects"]["navigation"]["url"] == f"{django_url}/admin/shop/product/"
+    messages = [t for t in saved["effects"]["text"] if "was changed successfully" in t["text"]]
+    assert messages and messages[0]["kind"] == "message", saved
+
+    await pages.act(page_id, Action("navigate", url=f"{django_url}/admin/shop/product/7/change/"), None)
+    snap = await pages.snapshot(page_id, SnapshotOptions())
+    await pages.act(page_id, Action("fill", ref=_ref(snap["text"], '- textbox "Name:"'), text=""), None)
+    refused = await pages.act(page_id, Action("click", ref=_ref(snap["text"], '- button "Save" [')), None)
+    assert {"kind": "field_error", "text": "This field is required."} in refused["effects"]["text"], refused
