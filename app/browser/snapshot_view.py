@@ -435,7 +435,7 @@ def _fold_summary(items: list[_Item], more: bool = False) -> str:
     shown keeps its context: `4 more folded: 1 link, 3 others ("Item 19", "$26.03")`."""
     nodes = [n for item in items for n in _subtree(item)]
     roles = Counter(n.node.role for n in nodes if n.node.role in INTERACTIVE)
-    parts = [f"{count} {role}{'s' if count > 1 else ''}" for role, count in roles.most_common(4)]
+    parts = [f"{count} {_plural(role, count)}" for role, count in roles.most_common(4)]
     others = len(nodes) - sum(roles.values())
     if others:
         parts.append(f"{others} other{'s' if others > 1 else ''}")
@@ -445,6 +445,11 @@ def _fold_summary(items: list[_Item], more: bool = False) -> str:
         if texts:
             summary += " (" + ", ".join(json.dumps(t[:CONTEXT_CHARS], ensure_ascii=False) for t in texts[:3]) + ")"
     return summary
+
+
+def _plural(role: str, count: int) -> str:
+    """`1 checkbox`, `2 checkboxes`, `3 links`."""
+    return role if count == 1 else role + ("es" if role.endswith(("x", "s", "ch", "sh")) else "s")
 
 
 def _subtree(item: _Item) -> list[_Item]:

@@ -198,3 +198,12 @@ def test_inline_children_are_part_of_their_parents_text_or_shown(max_elements: i
         assert lines[start : start + 3] == paragraph
     else:
         assert not any("keyword" in line or "#elif" in line for line in lines if "folded" not in line)
+
+
+def test_fold_summaries_say_checkboxes_and_textboxes() -> None:
+    boxes = "".join(f'  - checkbox "c{i}" [ref=c{i}] [box=0,{2000 + i * 20},10,10]\n'
+                    f'  - textbox "t{i}" [ref=t{i}] [box=0,{2010 + i * 20},10,10]\n' for i in range(3))  # fmt: skip
+    view = render(parse('- button "Go" [ref=b] [box=0,0,10,10]\n- form "F" [ref=f] [box=0,2000,100,60]:\n' + boxes),
+                  SnapshotOptions(max_elements=1), CTX)  # fmt: skip
+    assert '- … 7 more folded: 3 textboxes, 3 checkboxes, 1 other ("F")' in view.text
+    assert "checkboxs" not in view.text and "textboxs" not in view.text
