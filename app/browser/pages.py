@@ -330,9 +330,15 @@ class PageManager:
         root = self.upload_dir.resolve()
         out = []
         for name in names:
-            path = (root / name).resolve()
-            if not path.is_relative_to(root) or not path.is_file():
-                raise BadInput(f"{name!r} is not a file in the upload directory {root}", field="files")
+            shown = repr(name) if len(name) <= 200 else repr(name[:200]) + f"… ({len(name)} characters)"
+            try:
+                path = (root / name).resolve()
+                found = path.is_relative_to(root) and path.is_file()
+            except (ValueError, OSError) as exc:  # a NUL byte, a name too long for the file system
+                raise BadInput(f"{shown} cannot be a file name ({exc.strerror if isinstance(exc, OSError) else exc})",
+                               field="files") from exc  # fmt: skip
+            if not found:
+                raise BadInput(f"{shown} is not a file in the upload directory {root}", field="files")
             out.append(str(path))
         return tuple(out)
 

@@ -125,6 +125,14 @@ def test_bad_input(api: httpx.Client) -> None:
     assert api.get("/v1/pages").json()["pages"] == [], "a page that could not open is not kept"
     assert api.post("/v1/pages/p_nope/snapshot").status_code == 404
     assert api.post("/v1/pages", json={"viewport": {"width": 5}}).status_code == 422
+    page = _ok(api.post("/v1/pages", json={"url": "about:blank"}), 201)["id"]
+    for name in ("a\x00b.txt", "x" * 5000):  # a NUL byte, a name too long for the file system: 400, no traceback
+        refused = api.post(f"/v1/pages/{page}/action", json={"action": "upload", "ref": "e1", "files": [name]})
+        assert refused.status_code == 400 and refused.json()["error"]["details"]["field"] == "files", refused.text
+    # a JSON body without Content-Type: application/json (curl -d) is read as JSON
+    curl_like = api.post("/v1/pages", content=b'{"url": "about:blank"}',
+                         headers={"Content-Type": "application/x-www-form-urlencoded"})  # fmt: skip
+    assert curl_like.status_code == 201, curl_like.text
 
 
 def test_no_browser_is_a_503_that_says_how_to_get_one(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ import pytest
 
 from app.browser.browser import BrowserHost
 from app.browser.pages import PageManager
-from app.core.errors import Conflict, NotFound
+from app.core.errors import BadInput, Conflict, NotFound
 from app.core.events import EventBus
 
 PAGE = "data:text/html,<title>T</title><button>Go</button>"
@@ -53,3 +53,12 @@ async def test_a_page_past_the_limit_is_a_conflict_that_says_what_to_do(tmp_path
         await pages.create(PAGE, (1280, 720))
     finally:
         await pages.shutdown()
+
+
+@pytest.mark.parametrize("name", ["a\x00b.txt", "x" * 5000, "../../etc/passwd", "missing.txt"])
+def test_an_upload_name_that_cannot_be_a_file_there_is_bad_input(tmp_path: Path, name: str) -> None:
+    (tmp_path / "up").mkdir()
+    pages = PageManager(tmp_path / "pages", BrowserHost(None), EventBus(), tmp_path / "up")
+    with pytest.raises(BadInput) as refused:
+        pages.upload_paths([name])
+    assert refused.value.details.get("field") == "files" and len(refused.value.message) < 400
