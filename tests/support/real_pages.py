@@ -27,6 +27,9 @@ DJANGO_USER, DJANGO_PASSWORD = "admin", "lookout-admin-pw"
 CONTROL_ROLES = frozenset({"link", "button", "textbox", "searchbox", "checkbox", "radio", "switch", "combobox",
                            "listbox", "slider", "spinbutton", "tab", "menuitem", "menuitemcheckbox",
                            "menuitemradio"})  # fmt: skip
+FIELD_ROLES = frozenset({"Date", "DateTime", "InputTime", "ColorWell"})
+"""Chromium's roles of form fields whose parts (a date field's picker button) are controls of their own in its
+tree but one field to an agent (and to Playwright)."""
 _LINE = re.compile(r'^\s*- (?P<role>[a-z]+)(?: (?P<name>"(?:[^"\\]|\\.)*"))?(?P<rest>.*)$')
 
 
@@ -170,16 +173,20 @@ async def django_login(page: Page, base: str) -> None:
 
 async def onscreen_controls(page: Page) -> Counter[tuple[str, str]]:
     """(role, name) of every interactive node of Chromium's accessibility tree that is not ignored, has a
-    box of some size and meets the viewport."""
+    box of some size and meets the viewport, and is not a part of another control (a date field's picker
+    button)."""
     viewport = page.viewport_size or {"width": 1280, "height": 720}
     cdp = await page.context.new_cdp_session(page)
     try:
         await cdp.send("DOM.getDocument", {"depth": 0})
         nodes = (await cdp.send("Accessibility.getFullAXTree"))["nodes"]
+        by_id = {node["nodeId"]: node for node in nodes}
         out: Counter[tuple[str, str]] = Counter()
         for node in nodes:
             role = node.get("role", {}).get("value")
             if node.get("ignored") or role not in CONTROL_ROLES or "backendDOMNodeId" not in node:
+                continue
+            if _inside_a_control(node, by_id):
                 continue
             try:
                 quad = (await cdp.send("DOM.getBoxModel", {"backendNodeId": node["backendDOMNodeId"]}))["model"]["border"]
@@ -194,6 +201,17 @@ async def onscreen_controls(page: Page) -> Counter[tuple[str, str]]:
         return out
     finally:
         await cdp.detach()
+
+
+def _inside_a_control(node: dict, by_id: dict[str, dict]) -> bool:
+    parent = by_id.get(node.get("parentId", ""))
+    for _ in range(64):
+        if parent is None:
+            return False
+        if parent.get("role", {}).get("value") in CONTROL_ROLES | FIELD_ROLES and not parent.get("ignored"):
+            return True
+        parent = by_id.get(parent.get("parentId", ""))
+    return False
 
 
 def shown_controls(text: str) -> Counter[tuple[str, str]]:
