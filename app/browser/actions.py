@@ -39,6 +39,7 @@ _QUIET_JS = """([quiet, max]) => new Promise(resolve => {
 OUTCOME_ITEMS = 8
 OUTCOME_CHARS = 200
 _WATCH_JS = r"""() => {
+  if (window.__lookoutWatch) window.__lookoutWatch.observer.disconnect();  // an action that failed left it
   const added = new Set(), revealed = new Set();
   const observer = new MutationObserver(records => { for (const r of records) {
     if (r.type === 'childList') r.addedNodes.forEach(n => added.add(n.nodeType === 1 ? n : n.parentElement));
