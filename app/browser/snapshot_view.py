@@ -189,7 +189,7 @@ def _items(root: AriaNode, ctx: PageContext) -> list[_Item]:
 def _merged(node: AriaNode) -> AriaNode:
     """The node with its children joined into its text when they are only inline text; in a text flow
     with links or controls in it, each run of plain inline pieces between them joined into one `text`."""
-    if node.role == "text" or node.text or not node.children:
+    if node.role == "text" or node.text or not any(child.role in INLINE for child in node.children):
         return node
     parts = [_inline_text(child, 0) for child in node.children]
     if all(part is not None for part in parts):
