@@ -46,10 +46,12 @@ lock:
 
 # System parts the tests use: tmux (the oracle for screen tests and the benchmark's peer), vim, less, htop and
 # git (recorded through a real PTY and replayed into tmux and the screen engines), zsh (shell integration is
-# tested in real bash and zsh), curl and jq (clients/scripts are run against a live daemon), and Chromium
-# (browser pages; Playwright's own download does not work everywhere, Debian's package does).
+# tested in real bash and zsh), curl and jq (clients/scripts are run against a live daemon), Chromium
+# (browser pages; Playwright's own download does not work everywhere, Debian's package does), and
+# python3.11-doc: real documentation pages for the browser tests and benchmark.
 system-deps:
-	@missing=$$(for p in tmux vim less htop git zsh curl jq chromium; do command -v $$p >/dev/null || echo $$p; done); \
+	@missing=$$(for p in tmux vim less htop git zsh curl jq chromium; do command -v $$p >/dev/null || echo $$p; done; \
+	  test -f /usr/share/doc/python3.11/html/index.html || echo python3.11-doc); \
 	if [ -n "$$missing" ]; then $(APT) update -qq && $(APT) install -y -qq $$missing; fi
 
 # `make run` goes on without it (browser pages then answer 503 with how to install one).

@@ -51,6 +51,8 @@ class Settings(BaseSettings):
     browser_executable: str | None = Field(
         None, description="Chromium to drive; default: the system's chromium, else Playwright's own"
     )
+    page_idle_s: float = Field(1800, gt=0, description="a browser page unused this long is closed (page.closed event)")
+    max_pages: int = Field(20, ge=1, description="open browser pages at most; one more is a 409 that says what to do")
     upload_dir: Path | None = Field(None, description="page uploads take files from here only (default <data>/uploads)")
     device_timeout_s: float = Field(20.0, gt=0, le=600, description="limit of one adb command (capture, dump)")
     web_dir: Path = Field(

@@ -58,7 +58,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     device_manager = DeviceManager(settings.data_dir / "devices", adb, settings.device_max_dimension, bus, history)
     host = BrowserHost(settings.browser_executable)
     uploads = settings.upload_dir or settings.data_dir / "uploads"
-    page_manager = PageManager(settings.data_dir / "pages", host, bus, uploads, history)
+    page_manager = PageManager(settings.data_dir / "pages", host, bus, uploads, history,
+                               idle_s=settings.page_idle_s, max_pages=settings.max_pages)  # fmt: skip
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

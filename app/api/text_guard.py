@@ -1,4 +1,6 @@
-"""ASGI middleware refusing JSON bodies whose strings hold a lone surrogate (400), before any route sees them.
+"""ASGI middleware refusing JSON bodies whose strings hold a lone surrogate (400), before any route sees them,
+and reading a JSON body sent without `Content-Type: application/json` (curl's `-d` sends
+`application/x-www-form-urlencoded`; a bare request sends none) as JSON, as curl users expect.
 
 JSON can carry `"\\ud800"`, which Python decodes to a string that is no valid Unicode: it cannot be encoded
 as UTF-8, so it would fail wherever it is written (a terminal, a file, a page, an answer). Paired surrogates
@@ -15,6 +17,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from app.api.responses import error_response
 
 _LONE = re.compile("[\ud800-\udfff]")
+_OTHER_TYPES = (b"", b"application/x-www-form-urlencoded", b"text/plain")
+"""Content types a JSON body may come with by accident: read as JSON when the body is a JSON object or list."""
 
 
 def lone_surrogate(value: Any, where: str = "body") -> str | None:
@@ -38,8 +42,12 @@ class TextGuard:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
         content_type = dict(scope.get("headers", [])).get(b"content-type", b"")
-        if scope["type"] != "http" or b"json" not in content_type:
+        media_type = content_type.split(b";")[0].strip().lower()
+        if b"json" not in media_type and media_type not in _OTHER_TYPES:
             await self.app(scope, receive, send)
             return
         messages: list[Message] = []
@@ -53,7 +61,15 @@ class TextGuard:
             if not message.get("more_body", False):
                 break
         where = None
-        if b"\\u" in body or b"\\U" in body:
+        if b"json" not in media_type:
+            decoded = _object_or_list(body)
+            if decoded is None:  # not JSON: the route reads it as what it says it is
+                await self.app(scope, _replay(messages, receive), send)
+                return
+            headers = [(k, v) for k, v in scope["headers"] if k != b"content-type"]
+            scope = {**scope, "headers": [*headers, (b"content-type", b"application/json")]}
+            where = lone_surrogate(decoded)
+        elif b"\\u" in body or b"\\U" in body:
             try:
                 where = lone_surrogate(json.loads(body))
             except ValueError:
@@ -63,7 +79,23 @@ class TextGuard:
             await error_response(400, "bad_input", message, field=where)(scope, receive, send)
             return
 
-        async def replay() -> Message:
-            return messages.pop(0) if messages else await receive()
+        await self.app(scope, _replay(messages, receive), send)
 
-        await self.app(scope, replay, send)
+
+def _object_or_list(body: bytes) -> Any:
+    """The body decoded when it is a JSON object or list, else None."""
+    if body.lstrip()[:1] not in (b"{", b"["):
+        return None
+    try:
+        return json.loads(body)
+    except ValueError:
+        return None
+
+
+def _replay(messages: list[Message], receive: Receive) -> Receive:
+    """A receive that hands back the messages already read, then reads on."""
+
+    async def replay() -> Message:
+        return messages.pop(0) if messages else await receive()
+
+    return replay

@@ -6,7 +6,12 @@ Conflict that says to snapshot again: never a click on the wrong element, never 
 After the action the page settles: until the requests the action started have ended and the DOM has
 been quiet for a moment, bounded. The effects are read from the page's captured events since the
 action began: navigation and the new URL, new tabs, dialogs, downloads, console errors and warnings,
-failed requests, and whether the focus moved.
+failed requests, and whether the focus moved. And the text the action made appear or change (`text`): on
+the same document, what a MutationObserver installed just before the action saw added, changed or revealed
+(each with its kind: alert, status, live, message, field_error, dialog, added, changed); after a navigation,
+the new page's messages (alerts, status and live regions, open dialogs, invalid fields' errors, and
+elements whose class names them a message, an error or a notice, as Django's `messagelist` and
+`errorlist`).
 """
 from __future__ import annotations
 
@@ -31,6 +36,66 @@ _QUIET_JS = """([quiet, max]) => new Promise(resolve => {
   observer.observe(document, {subtree: true, childList: true, attributes: true, characterData: true});
   timer = setTimeout(done, quiet); setTimeout(done, max);
 })"""
+OUTCOME_ITEMS = 8
+OUTCOME_CHARS = 200
+_WATCH_JS = r"""() => {
+  if (window.__lookoutWatch) window.__lookoutWatch.observer.disconnect();  // an action that failed left it
+  const added = new Set(), revealed = new Set();
+  const observer = new MutationObserver(records => { for (const r of records) {
+    if (r.type === 'childList') r.addedNodes.forEach(n => added.add(n.nodeType === 1 ? n : n.parentElement));
+    else if (r.type === 'characterData') added.add(r.target.parentElement);
+    else revealed.add(r.target);
+  } });
+  observer.observe(document, {subtree: true, childList: true, characterData: true, attributes: true,
+                              attributeFilter: ['hidden', 'open', 'style', 'class', 'aria-hidden']});
+  const norm = t => (t || '').replace(/\s+/g, ' ').trim();
+  window.__lookoutWatch = {observer, added, revealed, before: norm(document.body && document.body.innerText)};
+}"""
+"""Before an action: watch what it adds, changes or reveals (and remember the visible text before it)."""
+_OUTCOME_JS = r"""([maxItems, maxChars]) => {
+  const norm = t => (t || '').replace(/\s+/g, ' ').trim();
+  const visible = el => el && el.isConnected && (el.checkVisibility ? el.checkVisibility() : !!el.getClientRects().length);
+  const LIVE = '[role=alert],[role=alertdialog],[role=status],[role=log],[aria-live]:not([aria-live=off]),output';
+  const MESSAGE = '[class*=message],[class*=alert],[class*=error],[class*=success],[class*=notice],[class*=warning],[class*=flash],[class*=toast],[class*=invalid-feedback]';
+  const kind = el => {
+    const live = el.closest(LIVE);
+    if (live) { const role = live.getAttribute('role'); return role === 'alert' || role === 'alertdialog' ? 'alert' : role === 'status' ? 'status' : 'live'; }
+    if (el.closest('dialog,[role=dialog]')) return 'dialog';
+    if (el.closest('[class*=errorlist],[class*=field-error],[class*=invalid-feedback]')) return 'field_error';
+    return el.closest(MESSAGE) ? 'message' : null;
+  };
+  const out = [], seen = new Set();
+  const take = (el, fallback) => {
+    if (out.length >= maxItems || !visible(el) || el === document.body || el === document.documentElement) return;
+    const text = norm(el.innerText || el.getAttribute('aria-label'));
+    if (!text || seen.has(text)) return;
+    seen.add(text);
+    out.push({kind: kind(el) || fallback, text: text.length > maxChars ? text.slice(0, maxChars - 1) + '…' : text});
+  };
+  const outermost = set => [...set].filter(el => el && el.nodeType === 1 && ![...set].some(o => o && o !== el && o.nodeType === 1 && o.contains(el)));
+  const watch = window.__lookoutWatch;
+  if (watch) {  // the same document: what the action added, changed or revealed
+    watch.observer.disconnect();
+    delete window.__lookoutWatch;
+    const tags = el => el.matches('script,style,link,meta,template,noscript');
+    for (const el of outermost(watch.added)) if (!tags(el)) take(el, 'added');
+    for (const el of outermost(watch.revealed)) {
+      const text = norm(el.innerText);
+      if (text && !watch.before.includes(text)) take(el, el.matches('dialog,[role=dialog]') ? 'dialog' : 'changed');
+    }
+    return {document: 'same', text: out};
+  }
+  // a new document: its messages
+  const found = new Set([...document.querySelectorAll(LIVE + ',dialog[open],[role=dialog],' + MESSAGE)]
+    .filter(el => el !== document.body && norm(el.innerText).length <= 2000));
+  for (const el of outermost(found)) take(el, 'message');
+  for (const field of document.querySelectorAll('[aria-invalid=true]')) {
+    const ids = (field.getAttribute('aria-errormessage') || field.getAttribute('aria-describedby') || '').split(/\s+/);
+    for (const id of ids) { const el = id && document.getElementById(id); if (el) take(el, 'field_error'); }
+  }
+  return {document: 'new', text: out};
+}"""
+"""After an action: the text it made appear or change, each with its kind (at most `maxItems`)."""
 _FOCUS_JS = """() => { const e = document.activeElement; if (!e || e === document.body) return null;
   return (e.getAttribute('aria-label') || e.name || e.id || e.tagName.toLowerCase()) + ' (' + e.tagName.toLowerCase() + ')'; }"""
 
@@ -170,6 +235,24 @@ async def _wait(page: Page, a: Action) -> None:
         await page.wait_for_load_state("networkidle", timeout=a.timeout_ms)
 
 
+async def watch(page: Page) -> None:
+    """Start watching what the next action adds, changes or reveals on the page."""
+    try:
+        await page.evaluate(_WATCH_JS)
+    except PlaywrightError:
+        pass  # a page that cannot run it (navigating): the outcome then reads the document it lands on
+
+
+async def outcome(page: Page) -> list[dict[str, str]]:
+    """The text the action made appear or change (see the module's docstring)."""
+    for _ in range(2):  # a navigation may destroy the context the first read runs in
+        try:
+            return (await page.evaluate(_OUTCOME_JS, [OUTCOME_ITEMS, OUTCOME_CHARS]))["text"]
+        except PlaywrightError:
+            await asyncio.sleep(0.05)
+    return []
+
+
 async def focus(page: Page) -> str | None:
     try:
         return await page.evaluate(_FOCUS_JS)
@@ -193,8 +276,9 @@ async def settle(page: Page, in_flight: Any, deadline_ms: int = SETTLE_MAX_MS) -
 
 
 def effects(events: list[dict[str, Any]], url_before: str, url_after: str, focus_before: str | None,
-            focus_after: str | None) -> dict[str, Any]:  # fmt: skip
-    """What happened on the page since the action began, from its captured events."""
+            focus_after: str | None, text: list[dict[str, str]] | None = None) -> dict[str, Any]:  # fmt: skip
+    """What happened on the page since the action began, from its captured events and the text it made
+    appear or change."""
     out: dict[str, Any] = {}
     if url_after != url_before or any(e["kind"] == "navigation" for e in events):
         out["navigation"] = {"url": url_after}
@@ -208,6 +292,8 @@ def effects(events: list[dict[str, Any]], url_before: str, url_after: str, focus
                         ("failed_requests", failed)):  # fmt: skip
         if values:
             out[key] = values
+    if text:
+        out["text"] = text
     if focus_after != focus_before:
         out["focus"] = focus_after
     return out

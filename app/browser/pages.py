@@ -4,7 +4,9 @@ From the moment a page is created, its console messages, failed requests, dialog
 and main-frame navigations are captured (bounded), so an action can later report its effects. Dialogs are
 answered at once (as the `dialog` action said, else dismissed), so a page never hangs on one. Snapshots
 are stored as observations under `<data>/pages/<id>/observations/<obs_id>.json`; visited URLs go to
-`<data>/pages/<id>/history.jsonl`.
+`<data>/pages/<id>/history.jsonl`. A page unused (no call names it) for `idle_s` is closed with a
+`page.closed` event (reason `idle`): an agent that forgets its pages does not keep gigabytes of them; and
+at most `max_pages` are open at once (one more is a Conflict that says what to do).
 """
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ from PIL import Image
 from playwright.async_api import Dialog, Download, Page
 from playwright.async_api import Error as PlaywrightError
 
-from app.browser.actions import Action, RefCheck, check_ref, effects, focus, perform, settle
+from app.browser.actions import Action, RefCheck, check_ref, effects, focus, outcome, perform, settle, watch
 from app.browser.browser import BrowserHost
 from app.browser.frames import action_frame, closed_frame, opened_frame, screenshot_frame, snapshot_frame
 from app.browser.aria import parse
@@ -76,6 +78,8 @@ class PageRecord:
     """The number of the last event captured."""
     dialog_answer: tuple[bool, str | None] | None = None
     """How to answer the next dialog (accept?, prompt text), set by the `dialog` action; else dismiss."""
+    used_at: float = field(default_factory=time.monotonic)
+    """When a call last named it (monotonic): idle pages are closed."""
 
     def event(self, kind: str, **fields: Any) -> float:
         self.seq += 1
@@ -86,12 +90,22 @@ class PageRecord:
 
 class PageManager:
     def __init__(self, root: Path, host: BrowserHost, bus: EventBus, upload_dir: Path,
-                 recorder: Recorder | None = None) -> None:  # fmt: skip
+                 recorder: Recorder | None = None, idle_s: float = 1800, max_pages: int = 20) -> None:  # fmt: skip
         self.root, self.host, self.bus, self.upload_dir = root, host, bus, upload_dir
         self.recorder = recorder or NullRecorder()
+        self.idle_s, self.max_pages = idle_s, max_pages
         self._pages: dict[str, PageRecord] = {}
+        self._reaper: asyncio.Task[None] | None = None
 
     async def create(self, url: str | None, viewport: tuple[int, int]) -> dict[str, Any]:
+        open_pages = [r for r in self._pages.values() if not r.page.is_closed()]
+        if len(open_pages) >= self.max_pages:
+            oldest = min(open_pages, key=lambda r: r.used_at)
+            raise Conflict(f"{len(open_pages)} pages are open, the limit (LOOKOUT_MAX_PAGES={self.max_pages}): close "
+                           f"one you are done with (DELETE /v1/pages/{{id}}; GET /v1/pages lists them; the least "
+                           f"recently used is {oldest.id}); pages idle for {self.idle_s:g} s close by themselves")  # fmt: skip
+        if self._reaper is None or self._reaper.done():
+            self._reaper = asyncio.create_task(self._close_idle())
         browser = await self.host.browser()
         context = await browser.new_context(viewport={"width": viewport[0], "height": viewport[1]}, accept_downloads=True)
         record = self._register(await context.new_page(), viewport)
@@ -160,11 +174,24 @@ class PageManager:
             raise Conflict(f"navigation to {url} failed: {str(exc).splitlines()[0]}") from exc
         record.history.append(await _title(record.page) or url)
 
+    async def _close_idle(self) -> None:
+        """Close the pages no call has named for `idle_s`, checking at a quarter of that (at most a minute)."""
+        while self._pages:
+            await asyncio.sleep(min(self.idle_s / 4, 60))
+            now = time.monotonic()
+            for record in [r for r in self._pages.values() if now - r.used_at > self.idle_s]:
+                try:
+                    await self.close(record.id, reason="idle")
+                except (LookoutError, PlaywrightError):
+                    self._pages.pop(record.id, None)
+
     def get(self, page_id: str) -> PageRecord:
         check_id(page_id, "page")
         record = self._pages.get(page_id)
         if record is None:
-            raise NotFound(f"no page {page_id!r} (GET /v1/pages lists them)")
+            raise NotFound(f"no page {page_id!r} (GET /v1/pages lists them; pages unused for "
+                           f"{self.idle_s:g} s are closed)")  # fmt: skip
+        record.used_at = time.monotonic()
         if record.page.is_closed():
             raise Conflict(f"page {page_id} was closed (by itself or with the browser); open a new one")
         return record
@@ -178,7 +205,7 @@ class PageManager:
     async def list(self) -> list[dict[str, Any]]:
         return [await self.describe(record) for record in self._pages.values()]
 
-    async def close(self, page_id: str) -> dict[str, Any]:
+    async def close(self, page_id: str, reason: str = "deleted") -> dict[str, Any]:
         check_id(page_id, "page")
         record = self._pages.pop(page_id, None)
         if record is None:
@@ -186,7 +213,7 @@ class PageManager:
         described = await self.describe(record)
         if not record.page.is_closed():
             await record.page.context.close()
-        self.bus.publish("page.closed", id=page_id)
+        self.bus.publish("page.closed", id=page_id, reason=reason)
         self.recorder.record(closed_frame(page_id, described["url"]))
         return {**described, "closed": True}
 
@@ -304,9 +331,15 @@ class PageManager:
         root = self.upload_dir.resolve()
         out = []
         for name in names:
-            path = (root / name).resolve()
-            if not path.is_relative_to(root) or not path.is_file():
-                raise BadInput(f"{name!r} is not a file in the upload directory {root}", field="files")
+            shown = repr(name) if len(name) <= 200 else repr(name[:200]) + f"… ({len(name)} characters)"
+            try:
+                path = (root / name).resolve()
+                found = path.is_relative_to(root) and path.is_file()
+            except (ValueError, OSError) as exc:  # a NUL byte, a name too long for the file system
+                raise BadInput(f"{shown} cannot be a file name ({exc.strerror if isinstance(exc, OSError) else exc})",
+                               field="files") from exc  # fmt: skip
+            if not found:
+                raise BadInput(f"{shown} is not a file in the upload directory {root}", field="files")
             out.append(str(path))
         return tuple(out)
 
@@ -338,13 +371,15 @@ class PageManager:
         page = record.page
         started, seq = time.monotonic(), record.seq
         url_before, focus_before = page.url, await focus(page)
+        await watch(page)
         await perform(page, action, point)
         await settle(page, lambda: any(t >= started for t in record.pending.values()))
+        text = await outcome(page)
         new_events = [e for e in record.events if e["seq"] > seq]
         if any(e["kind"] == "navigation" for e in new_events):
             record.history.append(await _title(page) or page.url)
         return {"ok": True, "action": action.action, "url": page.url, "title": await _title(page),
-                "effects": effects(new_events, url_before, page.url, focus_before, await focus(page))}  # fmt: skip
+                "effects": effects(new_events, url_before, page.url, focus_before, await focus(page), text)}  # fmt: skip
 
     async def script(self, page_id: str, steps: list[Action | str], snapshot: SnapshotOptions) -> dict[str, Any]:
         """Run steps in order (actions, "snapshot", "screenshot"); stop at the first error, or at a
@@ -381,6 +416,8 @@ class PageManager:
         return out
 
     async def shutdown(self) -> None:
+        if self._reaper is not None:
+            self._reaper.cancel()
         self._pages.clear()
         await self.host.stop()
 

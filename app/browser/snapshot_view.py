@@ -2,9 +2,11 @@
 
 Pure functions over the parsed tree (app.browser.aria). Unnamed wrappers (`generic` without a name or
 text) are hoisted away, and so is a label's text beside the control it names (`- text: Email` next to
-`- textbox "Email"`). Each node is scored by its role (the seed's table, with text that carries meaning
-kept in) and graded by its distance to the viewport; nodes are taken by score, each with the ancestors
-that place it, until `max_elements` or `max_tokens` would be passed. Nothing is cut silently: a node whose
+`- textbox "Email"`). Each node is graded by its distance to the viewport and then scored by its role (the
+seed's table, with text that carries meaning kept in): the viewport first, then role. Nodes are taken by
+score, each with the ancestors that place it, until `max_elements` or `max_tokens` would be passed; the
+element limit never cuts a control on screen (only the token budget can: an agent must see what it can act
+on whenever the budget holds it), so `included_elements` can exceed `max_elements` by those. Nothing is cut silently: a node whose
 descendants were left out says how many and of what (`- navigation "Main" [ref=e7]: 48 links folded`),
 and the header says what was cut and why. `tokens` is the o200k count of the whole text, header included,
 and never exceeds `max_tokens`.
@@ -15,6 +17,12 @@ interactive) and whose children are all shown has no ref (`- listitem`): its chi
 acts on, and a ref costs about 7 tokens a line; a container with folded children keeps its ref for
 `expand`. A fold is `: N role(s), ... folded` on the node (when none of its
 children is shown) or a last child line `- … N more folded: ...`.
+
+Folding never alters a line that is shown. A node whose content is only inline text (a heading or link
+made of `text`, `code`, `emphasis`... nodes) has that text joined into its own line (`- heading [level=2]:
+4.1. if Statements`); the inline children of a node with text of its own among them (a paragraph's text,
+code and links) are one unit with it: shown all together or folded all together, never a sentence with
+a hole in it.
 """
 from __future__ import annotations
 
@@ -34,6 +42,9 @@ ROLE_PRIORITY = {
     "alert": 98, "heading": 88, "status": 80, "text": 45, "paragraph": 45, "cell": 42, "listitem": 42,
 }  # fmt: skip
 DEFAULT_PRIORITY = 40
+VIEWPORT_GRADE = 50.0
+GRADE_WEIGHT = 10
+"""A grade step (15 at least) times this outweighs any difference of role (100 at most): viewport first."""
 INTERACTIVE = frozenset(role for role, score in ROLE_PRIORITY.items() if score >= 70 and role not in (
     "alert", "heading", "status"))  # fmt: skip
 SHORT_TEXT = 80
@@ -44,6 +55,12 @@ FOLD_LINE_TOKENS = 24
 CONTEXT_FOLD = 8
 """A fold of at most this many nodes quotes up to three of its texts."""
 CONTEXT_CHARS = 40
+INLINE = frozenset({"text", "code", "emphasis", "strong", "mark", "subscript", "superscript", "insertion",
+                    "deletion", "time", "link", "generic", "none"})  # fmt: skip
+"""Roles that are part of the flow of their parent's text."""
+INLINE_DEPTH = 32
+_NO_SPACE_AFTER = "([{‘“«"
+_NO_SPACE_BEFORE = ",.;:!?)]}’”»"
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +106,12 @@ class _Item:
     parent: _Item | None
     order: int
     score: float = 0.0
+    grade: float = 0.0
+    """VIEWPORT_GRADE in the viewport, less the further away it is."""
+    inline: list[_Item] = field(default_factory=list)
+    """Its inline children, shown or folded with it as one unit (a paragraph's text, code and links)."""
+    in_unit: bool = False
+    """It is one of its parent's `inline` children."""
     _line: str | None = None
     _cost: int | None = None
     children: list[_Item] = field(default_factory=list)
@@ -146,13 +169,70 @@ def _items(root: AriaNode, ctx: PageContext) -> list[_Item]:
         if node.role == "document" or (node.role in WRAPPERS and not node.name and not node.text):
             stack.extend((child, parent) for child in reversed(_seen_children(node)))
             continue
+        node = _merged(node)
         item = _Item(node, parent, len(out))
-        item.score = ROLE_PRIORITY.get(node.role, DEFAULT_PRIORITY) + _viewport_grade(node, parent, ctx)
+        item.grade = _viewport_grade(node, parent, ctx)
+        item.score = GRADE_WEIGHT * item.grade + ROLE_PRIORITY.get(node.role, DEFAULT_PRIORITY)
         out.append(item)
         if parent is not None:
             parent.children.append(item)
         if node.children:
             stack.extend((child, item) for child in reversed(_seen_children(node)))
+    for item in out:
+        if any(child.node.role == "text" for child in item.children):
+            item.inline = [child for child in item.children if child.node.role in INLINE]
+            for child in item.inline:
+                child.in_unit = True
+    return out
+
+
+def _merged(node: AriaNode) -> AriaNode:
+    """The node with its children joined into its text when they are only inline text; in a text flow
+    with links or controls in it, each run of plain inline pieces between them joined into one `text`."""
+    if node.role == "text" or node.text or not any(child.role in INLINE for child in node.children):
+        return node
+    parts = [_inline_text(child, 0) for child in node.children]
+    if all(part is not None for part in parts):
+        return replace(node, text=_joined(parts), children=[])  # type: ignore[arg-type]
+    if not any(child.role == "text" for child in node.children):
+        return node
+    children: list[AriaNode] = []
+    run: list[str] = []
+    for child, part in zip(node.children, parts):
+        if part is not None:
+            run.append(part)
+            continue
+        if run:
+            children.append(AriaNode("text", text=_joined(run)))
+            run = []
+        children.append(child)
+    if run:
+        children.append(AriaNode("text", text=_joined(run)))
+    return replace(node, children=children)
+
+
+def _inline_text(node: AriaNode, depth: int) -> str | None:
+    """The text of a subtree that is only inline text (no name, no link or control in it), else None."""
+    if node.role == "text":
+        return None if node.children else node.text
+    if node.role not in INLINE or node.role == "link" or node.name or node.props or depth > INLINE_DEPTH:
+        return None
+    if not node.children:
+        return node.text
+    parts = [_inline_text(child, depth + 1) for child in node.children]
+    return None if any(part is None for part in parts) else _joined(parts)  # type: ignore[arg-type]
+
+
+def _joined(parts: list[str]) -> str:
+    """Inline pieces as one text: a space between them but after an opening or before a closing mark."""
+    out = ""
+    for part in parts:
+        part = part.strip()
+        if not part:
+            continue
+        if out and out[-1] not in _NO_SPACE_AFTER and part[0] not in _NO_SPACE_BEFORE:
+            out += " "
+        out += part
     return out
 
 
@@ -172,17 +252,23 @@ def _viewport_grade(node: AriaNode, parent: _Item | None, ctx: PageContext) -> f
     option of a closed select) takes its parent's grade."""
     box = node.box
     if box is None or (box[2] == 0 and box[3] == 0):
-        return parent.score - ROLE_PRIORITY.get(parent.node.role, DEFAULT_PRIORITY) if parent else 0.0
+        return parent.grade if parent else 0.0
     height = ctx.viewport[1]
     top, bottom = box[1], box[1] + box[3]
     if bottom >= 0 and top <= height:
-        return 50.0
+        return VIEWPORT_GRADE
     distance = (top - height) / height if top > height else -bottom / height
     return 30.0 if distance < 1 else 15.0 if distance < 2 else 0.0
 
 
 def _in_viewport(item: _Item) -> bool:
-    return item.score - ROLE_PRIORITY.get(item.node.role, DEFAULT_PRIORITY) >= 50
+    return item.grade >= VIEWPORT_GRADE
+
+
+def _on_screen_control(item: _Item) -> bool:
+    """A control with a box of some size in the viewport (not an option of a closed select)."""
+    box = item.node.box
+    return item.node.role in INTERACTIVE and box is not None and box[2] > 0 and box[3] > 0 and _in_viewport(item)
 
 
 def _wanted(item: _Item, options: SnapshotOptions) -> bool:
@@ -205,16 +291,18 @@ def _choose(
     used_tokens = used_elements = 0
     reasons = {"filters"} if len(wanted) < total else set()
     for item in sorted(wanted, key=lambda i: (-i.score, i.order)):
-        if used_elements >= options.max_elements:
-            reasons.add("element limit")  # nothing more can be taken: no need to look at the rest
-            break
         if id(item) in chosen:
             continue
-        missing = [a for a in _with_ancestors(item) if id(a) not in chosen]
-        if used_elements + len(missing) > options.max_elements:
+        exempt = _on_screen_control(item)  # the element limit never cuts a control on screen
+        if used_elements >= options.max_elements and not exempt:
             reasons.add("element limit")
             continue
-        cost = sum(a.cost for a in missing) + FOLD_LINE_TOKENS * _new_folds(missing)
+        path = [a for a in _with_ancestors(item) if id(a) not in chosen]
+        missing = _with_units(path, chosen)
+        if used_elements + len(missing) > options.max_elements and not exempt:
+            reasons.add("element limit")
+            continue
+        cost = sum(a.cost for a in missing) + FOLD_LINE_TOKENS * _new_folds(path)
         if used_tokens + cost > budget:
             reasons.add("token budget")
         else:
@@ -235,6 +323,32 @@ def _new_folds(missing: list[_Item]) -> int:
             folds += 1
         below = item
     return folds
+
+
+def _with_units(path: list[_Item], chosen: set[int]) -> list[_Item]:
+    """`path` and the inline units of its items (an inline child brings its parent's unit: its parent is on
+    the path), each once, none already chosen."""
+    out: list[_Item] = []
+    seen = set(chosen)
+    stack = list(reversed(path))
+    while stack:
+        item = stack.pop()
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        out.append(item)
+        stack.extend(reversed(item.inline))
+    return out
+
+
+def _unit(item: _Item) -> list[_Item]:
+    """The item and its inline children, recursively."""
+    out, stack = [], [item]
+    while stack:
+        current = stack.pop()
+        out.append(current)
+        stack.extend(current.inline)
+    return out
 
 
 def _with_ancestors(item: _Item) -> list[_Item]:
@@ -258,10 +372,23 @@ def _finish(
         text, tokens = with_token_line(header, body)
         if options.full or tokens <= options.max_tokens or not shown:
             return Snapshot(text, total, len(shown), truncated, reason if truncated else None, tokens, tuple(refs))
-        leaves = [i for i in shown if not any(id(c) in chosen for c in i.children)]
-        drop = min(leaves, key=lambda i: (i.score, -i.order))
-        chosen.discard(id(drop))
+        drop = min(_droppable(shown, chosen), key=lambda unit: (unit[0].score, -unit[0].order))
+        chosen.difference_update(map(id, drop))
         reason = "token budget"
+
+
+def _droppable(shown: list[_Item], chosen: set[int]) -> list[list[_Item]]:
+    """The units that can leave the view: shown items (with their inline parts) with nothing else of theirs
+    shown below them."""
+    out = []
+    for item in shown:
+        if item.in_unit:
+            continue
+        unit = _unit(item)
+        members = set(map(id, unit))
+        if not any(id(c) in chosen and id(c) not in members for part in unit for c in part.children):
+            out.append(unit)
+    return out
 
 
 def _body(items: list[_Item], chosen: set[int]) -> tuple[list[str], list[_Item], list[str]]:
@@ -308,7 +435,7 @@ def _fold_summary(items: list[_Item], more: bool = False) -> str:
     shown keeps its context: `4 more folded: 1 link, 3 others ("Item 19", "$26.03")`."""
     nodes = [n for item in items for n in _subtree(item)]
     roles = Counter(n.node.role for n in nodes if n.node.role in INTERACTIVE)
-    parts = [f"{count} {role}{'s' if count > 1 else ''}" for role, count in roles.most_common(4)]
+    parts = [f"{count} {_plural(role, count)}" for role, count in roles.most_common(4)]
     others = len(nodes) - sum(roles.values())
     if others:
         parts.append(f"{others} other{'s' if others > 1 else ''}")
@@ -318,6 +445,11 @@ def _fold_summary(items: list[_Item], more: bool = False) -> str:
         if texts:
             summary += " (" + ", ".join(json.dumps(t[:CONTEXT_CHARS], ensure_ascii=False) for t in texts[:3]) + ")"
     return summary
+
+
+def _plural(role: str, count: int) -> str:
+    """`1 checkbox`, `2 checkboxes`, `3 links`."""
+    return role if count == 1 else role + ("es" if role.endswith(("x", "s", "ch", "sh")) else "s")
 
 
 def _subtree(item: _Item) -> list[_Item]:

@@ -47,8 +47,9 @@ async def browser_snapshot(
     full: Annotated[bool, Field(description="no limits (can be tens of thousands of tokens)")] = False,
 ) -> str:
     """The page's accessibility tree as text within max_tokens (header included): one element a line,
-    `- role "name" [flags] [ref=e12]`, indented by nesting. The most useful elements come first (controls,
-    what is in or near the viewport); what was left out is folded into lines that say how many of what.
+    `- role "name" [flags] [ref=e12]`, indented by nesting. What is in or near the viewport comes first, then
+    by role (controls first); every control on screen is shown whenever max_tokens holds it (max_elements
+    never cuts one); what was left out is folded into lines that say how many of what.
     The header says the page, `# Elements: shown of total (truncated: why)` and `# Tokens`. Refs name
     elements for later actions; a bare container (`- listitem`) has none: act on what is inside it."""
     body = {"max_tokens": max_tokens, "max_elements": max_elements, "viewport_only": viewport_only,
@@ -79,7 +80,8 @@ async def browser_action(
 ) -> str:
     """Act on the page, let it settle (requests started by the action end, the DOM goes quiet), and report
     what happened: {ok, url, title, effects: {navigation?, new_tabs?, dialogs?, downloads?, console?,
-    failed_requests?, focus?}}, about 60 tokens without a snapshot. A ref that is not in the last snapshot,
+    failed_requests?, text?: [{kind, text}] (messages, alerts, field errors, text that appeared or changed),
+    focus?}}, about 60 tokens without a snapshot. A ref that is not in the last snapshot,
     or stale because the page changed, is refused: take a new snapshot."""
     body = {"action": action, "ref": ref, "text": text, "submit": submit or None, "url": url, "key": key,
             "values": values, "wait": {"text": wait_text} if wait_text else None, "x": x, "y": y,

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from app.browser.aria import AriaNode, AriaParseError, parse
 from app.browser.diff import diff, render_diff
-from app.browser.snapshot_view import PageContext, SnapshotOptions, render
+from app.browser.snapshot_view import INTERACTIVE, PageContext, SnapshotOptions, render
 from app.core.tokens import count_tokens
 
 SAMPLE = """\
@@ -61,7 +61,7 @@ def test_parse_refuses_other_grammar(bad: str) -> None:
 def test_render_hoists_wrappers_and_drops_noise() -> None:
     view = render(parse(SAMPLE), SnapshotOptions(), CTX)
     lines = view.text.splitlines()
-    assert lines[:4] == ["# Page: Shop — http://127.0.0.1/shop", "# Elements: 13 of 13",
+    assert lines[:4] == ["# Page: Shop — http://127.0.0.1/shop", "# Elements: 12 of 12",
                          "# Navigation: Home → Shop", f"# Tokens: {view.tokens}"]  # fmt: skip
     # `main` is only structure and all of it is shown: no ref; the label "Email" is in the textbox's name
     assert lines[4:7] == ['- navigation "Main" [ref=e2]', '  - link "Home" [url=/] [ref=e3]', "- main"]
@@ -76,8 +76,10 @@ def test_render_hoists_wrappers_and_drops_noise() -> None:
 
 def test_limits_fold_with_a_summary() -> None:
     view = render(parse(SAMPLE), SnapshotOptions(max_elements=5), CTX)
-    assert view.truncated and view.reason == "element limit" and view.included_elements <= 5
+    assert view.truncated and view.reason == "element limit" and "Far link" not in view.text
     assert "folded" in view.text
+    # the element limit never cuts a control on screen: every one is shown, beyond the limit of 5
+    assert {"e3", "e11", "e14", "e24", "e25"} <= set(view.refs) and view.included_elements > 5
     assert "- main [ref=e6]" in view.text  # a container with folded children keeps its ref, for `expand`
     viewport = render(parse(SAMPLE), SnapshotOptions(viewport_only=True), CTX)
     assert "Far link" not in viewport.text and viewport.reason == "filters"
@@ -107,7 +109,12 @@ def test_the_budget_always_holds(root: AriaNode, max_tokens: int, max_elements: 
     options = SnapshotOptions(max_elements, max_tokens, viewport_only, interactive_only)
     view = render(root, options, CTX)
     assert view.tokens == count_tokens(view.text) <= max_tokens
-    assert view.included_elements <= max_elements
+    on_screen = {n.ref for n in root.walk() if n.role in INTERACTIVE and n.box and n.box[2] and n.box[3]
+                 and n.box[1] <= 720 and n.box[1] + n.box[3] >= 0}  # fmt: skip
+    if not on_screen:
+        assert view.included_elements <= max_elements
+    elif view.reason != "token budget":  # the element limit never cuts them
+        assert on_screen <= set(view.refs)
     assert f"# Elements: {view.included_elements} of {view.total_elements}" in view.text
     shown_refs = {line.split("[ref=")[1].split("]")[0] for line in view.text.splitlines() if "[ref=" in line}
     assert set(view.refs) == shown_refs
@@ -155,3 +162,48 @@ def test_a_small_fold_quotes_its_texts_so_a_shown_button_keeps_its_context() -> 
     view = render(parse("- table [ref=t1] [box=0,0,800,60]:\n" + rows), SnapshotOptions(max_elements=12), CTX)
     assert '- … 2 more folded: 2 others ("Item 2", "$2.99")' in view.text
     assert view.text.count('- button "Add"') == 3
+
+
+DOCS = """\
+- main [ref=e30] [box=246,70,819,18321]:
+  - heading [level=2] [ref=e37] [box=265,203,800,44]:
+    - text: 4.1.
+    - code [ref=e38] [box=315,211,32,29]: if
+    - text: Statements
+  - paragraph [ref=e46] [box=265,520,800,90]:
+    - text: There can be zero or more
+    - link [ref=e47] [cursor=pointer] [box=500,522,30,17]:
+      - /url: ../reference/compound_stmts.html#elif
+      - code [ref=e48] [box=500,522,30,18]: elif
+    - text: part is optional. The keyword ‘
+    - code [ref=e51] [box=861,573,39,18]: elif
+    - text: ’ is short for ‘else if’.
+  - list [ref=e60] [box=265,700,800,4000]:
+""" + "".join(f"""\
+    - listitem [ref=l{i}] [box=265,{700 + i * 40},800,40]:
+      - link "Section {i}" [ref=k{i}] [box=265,{700 + i * 40},100,18]:
+        - /url: "#s{i}"
+""" for i in range(100))  # Python's tutorial (Debian's python3.11-doc), as Playwright reads it, and a long list
+
+
+@pytest.mark.parametrize("max_elements", [3, 5, 8, 150])
+def test_inline_children_are_part_of_their_parents_text_or_shown(max_elements: int) -> None:
+    view = render(parse(DOCS), SnapshotOptions(max_elements=max_elements), CTX)
+    lines = [line.strip() for line in view.text.splitlines()]
+    assert "- heading [level=2] [ref=e37]: 4.1. if Statements" in lines
+    paragraph = ["- text: There can be zero or more", "- link [url=../reference/compound_stmts.html#elif] [ref=e47]: elif",
+                 "- text: part is optional. The keyword ‘elif’ is short for ‘else if’."]  # fmt: skip
+    if "- text: There can be zero or more" in lines:  # the paragraph is shown whole, or folded whole
+        start = lines.index(paragraph[0])
+        assert lines[start : start + 3] == paragraph
+    else:
+        assert not any("keyword" in line or "#elif" in line for line in lines if "folded" not in line)
+
+
+def test_fold_summaries_say_checkboxes_and_textboxes() -> None:
+    boxes = "".join(f'  - checkbox "c{i}" [ref=c{i}] [box=0,{2000 + i * 20},10,10]\n'
+                    f'  - textbox "t{i}" [ref=t{i}] [box=0,{2010 + i * 20},10,10]\n' for i in range(3))  # fmt: skip
+    view = render(parse('- button "Go" [ref=b] [box=0,0,10,10]\n- form "F" [ref=f] [box=0,2000,100,60]:\n' + boxes),
+                  SnapshotOptions(max_elements=1), CTX)  # fmt: skip
+    assert '- … 7 more folded: 3 textboxes, 3 checkboxes, 1 other ("F")' in view.text
+    assert "checkboxs" not in view.text and "textboxs" not in view.text
