@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from app.browser.aria import AriaNode
@@ -343,12 +344,7 @@ def _with_units(path: list[_Item], chosen: set[int]) -> list[_Item]:
 
 def _unit(item: _Item) -> list[_Item]:
     """The item and its inline children, recursively."""
-    out, stack = [], [item]
-    while stack:
-        current = stack.pop()
-        out.append(current)
-        stack.extend(current.inline)
-    return out
+    return _reach(item, lambda current: current.inline)
 
 
 def _with_ancestors(item: _Item) -> list[_Item]:
@@ -453,11 +449,16 @@ def _plural(role: str, count: int) -> str:
 
 
 def _subtree(item: _Item) -> list[_Item]:
+    return _reach(item, lambda current: current.children)
+
+
+def _reach(item: _Item, next_items: Callable[[_Item], list[_Item]]) -> list[_Item]:
+    """The item and every item reached from it through `next_items`, depth first."""
     out, stack = [], [item]
     while stack:
         current = stack.pop()
         out.append(current)
-        stack.extend(current.children)
+        stack.extend(next_items(current))
     return out
 
 
