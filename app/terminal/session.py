@@ -521,8 +521,9 @@ class TerminalSession:
         newest `scrollback` lines, the state, the journal offset it reflects, and `delta_cursor`: with
         `changed_since=<delta cursor>` only the rows changed after that cursor are returned."""
         engine = await self.engine()
-        changed = self.rows_changed_since(changed_since) if changed_since is not None else None
-        extra = {"state": self.state(), "raw_offset": self.raw_offset, "delta_cursor": self._deltas.size()}
+        delta_cursor = self._deltas.size()  # before the read: a delta written meanwhile is in the next answer too
+        changed = await self.rows_changed_since(changed_since) if changed_since is not None else None
+        extra = {"state": self.state(), "raw_offset": self.raw_offset, "delta_cursor": delta_cursor}
         cursor = engine.cursor()
         facts = {"cols": engine.cols, "rows": engine.rows, "state": extra["state"], "title": self.title,
                  "cwd": self.reported_cwd or self.meta.cwd, "raw_size": extra["raw_offset"]}  # fmt: skip
@@ -670,10 +671,10 @@ class TerminalSession:
             self._delta_due.cancel()
             self._emit_delta()
 
-    def rows_changed_since(self, cursor: int) -> set[int] | None:
+    async def rows_changed_since(self, cursor: int) -> set[int] | None:
         """Rows changed after delta cursor `cursor` (None: all of them, the size changed), including
-        changes not yet written as a delta."""
-        rows = self._deltas.rows_changed_since(cursor)
+        changes not yet written as a delta. The delta log is read in a thread (it may be megabytes)."""
+        rows = await asyncio.to_thread(self._deltas.rows_changed_since, cursor)
         if rows is None or self._resized:
             return None
         if self._engine is not None:
