@@ -11,6 +11,7 @@ import asyncio
 import logging
 import os
 import signal
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -30,7 +31,7 @@ from app.terminal.engines.base import ScreenEngine
 from app.terminal.frames import TAIL_BYTES, block_frame, exit_frame, input_frame, output_tail, screen_frame
 from app.terminal.journal import JournalWriter, raw_size, read_raw
 from app.terminal.keys import NotText, UnknownKeyError, bracketed_paste, encode_keys, encode_text
-from app.terminal.layers import ViewOptions, render
+from app.terminal.layers import ScreenData, ViewOptions, render
 from app.terminal.pty_process import PtyProcessHandle
 from app.terminal.pty_reader import Feed, PtyReader, read_batch
 from app.terminal.scanner import (
@@ -103,6 +104,8 @@ class TerminalSession:
         self.last_output_at = time.monotonic()
         self.last_input_offset = 0
         self._engine: ScreenEngine | None = None
+        self._engine_lock = threading.Lock()
+        """Held while the engine changes (feed, resize) and while a worker thread copies a view of it."""
         self._handle: PtyProcessHandle | None = None
         self._journal: JournalWriter | None = None
         self._scanner = SideScanner()
@@ -262,8 +265,9 @@ class TerminalSession:
             self._backlog.clear()
             self._backlog_size = 0
             pieces = plan_feed(data, self._engine.rows + self.limits.scrollback + 1)
-            for piece in pieces:
-                self._dirty |= self._engine.feed(piece)
+            with self._engine_lock:
+                for piece in pieces:
+                    self._dirty |= self._engine.feed(piece)
             self._sync_bytes = self._sync_sizes[len(pieces) > 1]
         return self._engine
 
@@ -524,12 +528,20 @@ class TerminalSession:
         delta_cursor = self._deltas.size()  # before the read: a delta written meanwhile is in the next answer too
         changed = await self.rows_changed_since(changed_since) if changed_since is not None else None
         extra = {"state": self.state(), "raw_offset": self.raw_offset, "delta_cursor": delta_cursor}
-        cursor = engine.cursor()
         facts = {"cols": engine.cols, "rows": engine.rows, "state": extra["state"], "title": self.title,
                  "cwd": self.reported_cwd or self.meta.cwd, "raw_size": extra["raw_offset"]}  # fmt: skip
-        data = screen_data(engine, title=self.title, scrollback=scrollback, changed_rows=changed, extra=extra)
-        self.recorder.record(screen_frame(self.id, list(data.text), (cursor.row, cursor.col), facts))
-        return await RENDERS.run(render, data, options)
+        title = self.title
+
+        def view() -> tuple[ScreenData, dict[str, Any] | str]:
+            """In a worker: copy the screen (a 1000x500 one with scrollback takes tens to hundreds of ms), then
+            render the copy while output goes on."""
+            with self._engine_lock:
+                data = screen_data(engine, title=title, scrollback=scrollback, changed_rows=changed, extra=extra)
+            return data, render(data, options)
+
+        data, answer = await RENDERS.run(view)
+        self.recorder.record(screen_frame(self.id, list(data.text), (data.cursor.row, data.cursor.col), facts))
+        return answer
 
     def send(self, text: str | None = None, keys: list[str] | None = None, paste: str | None = None) -> dict[str, Any]:
         """Write input: `paste` (bracketed when the program asked for it), then `text`, then `keys`."""
@@ -585,7 +597,9 @@ class TerminalSession:
         if not self.running or self._handle is None or self._engine is None or self._journal is None:
             raise Conflict(f"terminal {self.id} has {self.meta.status}; it cannot be resized")
         self._handle.set_size(cols, rows)
-        self._sync().resize(cols, rows)
+        engine = self._sync()
+        with self._engine_lock:
+            engine.resize(cols, rows)
         self._dirty = set(range(rows))
         self._resized = True
         self._schedule_delta()
