@@ -85,7 +85,7 @@ def serve(args: argparse.Namespace) -> int:
         app, host=settings.host, port=settings.port, access_log=False, log_level="info",
         ws_per_message_deflate=settings.ws_compression, http=header_deadline_protocol(settings.header_timeout_s),
     ))  # fmt: skip
-    redact_all_handlers([load_or_create_token(settings.data_dir, settings.token)])  # after uvicorn set up its log
+    redact_all_handlers([app.state.token])  # after uvicorn set up its log
     try:
         server.run()
     except KeyboardInterrupt:

@@ -89,6 +89,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.pages = page_manager
     app.state.events = bus
     app.state.timeline = history
+    app.state.token = token
     install_error_handlers(app)
     app.include_router(health.router)
     for api in (terminals, streams, devices, pages, timeline):

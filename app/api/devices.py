@@ -147,7 +147,7 @@ class ScriptRequest(_Strict):
 
 
 def _step_arguments(action: str, body: Any) -> dict[str, Any]:
-    """A validated step's request model as the manager's keyword arguments (as the single routes pass them)."""
+    """A validated request model (a single route's or a script step's) as the manager's keyword arguments."""
     if action == "tap":
         return {"x": body.x, "y": body.y, "element": body.element, "obs_id": body.obs_id}
     if action == "swipe":
@@ -217,18 +217,13 @@ async def find(serial: Serial, body: FindRequest, request: Request) -> JSONRespo
 
 @router.post("/{serial}/tap")
 async def tap(serial: Serial, body: TapRequest, request: Request) -> JSONResponse:
-    result = await _manager(request).tap(
-        serial, x=body.x, y=body.y, element=body.element, obs_id=body.obs_id, agent=current_agent.get()
-    )
+    result = await _manager(request).tap(serial, **_step_arguments("tap", body), agent=current_agent.get())
     return JSONResponse(result)
 
 
 @router.post("/{serial}/swipe")
 async def swipe(serial: Serial, body: SwipeRequest, request: Request) -> JSONResponse:
-    result = await _manager(request).swipe(
-        serial, points=body.points(), direction=body.direction, distance=body.distance,
-        duration_ms=body.duration_ms, obs_id=body.obs_id, agent=current_agent.get(),
-    )  # fmt: skip
+    result = await _manager(request).swipe(serial, **_step_arguments("swipe", body), agent=current_agent.get())
     return JSONResponse(result)
 
 
