@@ -17,16 +17,23 @@ run: deps browser-deps ui-deps
 test: deps system-deps web-deps
 	$(PY) -m pytest
 
+# Each benchmark prints its figures, the last line as one JSON object; bench/report.py turns those lines into
+# docs/benchmarks.md (never edited by hand).
+BENCHES   := terminal_ingest terminal_fanout terminal_tokens device_capture device_listing browser_snapshot timeline_render
+BENCH_OUT := .bench-results
+
 bench: deps system-deps
 	@missing=$$(for p in vim gcc git; do command -v $$p >/dev/null || echo $$p; done); \
 	if [ -n "$$missing" ]; then $(APT) update -qq && $(APT) install -y -qq $$missing; fi
-	$(PY) bench/terminal_ingest.py
-	$(PY) bench/terminal_fanout.py
-	$(PY) bench/terminal_tokens.py
-	$(PY) bench/device_capture.py
-	$(PY) bench/device_listing.py
-	$(PY) bench/browser_snapshot.py
-	$(PY) bench/timeline_render.py
+	@rm -f $(BENCH_OUT).jsonl
+	@for b in $(BENCHES); do \
+	  echo "== bench/$$b.py" >&2; \
+	  $(PY) bench/$$b.py > $(BENCH_OUT).log || { cat $(BENCH_OUT).log; exit 1; }; \
+	  cat $(BENCH_OUT).log; tail -n 1 $(BENCH_OUT).log >> $(BENCH_OUT).jsonl; \
+	done
+	$(PY) bench/report.py $(BENCH_OUT).jsonl > docs/benchmarks.md
+	@rm -f $(BENCH_OUT).log
+	@echo "wrote docs/benchmarks.md (the JSON lines are in $(BENCH_OUT).jsonl)"
 
 deps: $(STAMP)
 

@@ -25,6 +25,8 @@ def free_port() -> int:
 
 START_DEADLINE_S = 120
 """Generous: on a loaded 2-core machine a start has taken over 20 s; a daemon that exits is seen at once."""
+READY_LINE = b"Uvicorn running on "
+"""What the daemon prints once its lifespan has started and its socket listens (uvicorn's own line)."""
 
 
 class Daemon:
@@ -42,19 +44,27 @@ class Daemon:
         """Put in front of the daemon's command (e.g. prlimit ...)."""
 
     def start(self) -> Daemon:
+        """Starts the daemon and returns once it printed its readiness line into `self.log`; a daemon that exits
+        first is reported at once with its output."""
         cmd = [*self.start_command, sys.executable, "-m", "app", "serve", "--port", str(self.port),
                "--data-dir", str(self.data_dir)]  # fmt: skip
-        self.proc = subprocess.Popen(cmd, cwd=REPO, env=self.env, stdout=self.log.open("ab"), stderr=subprocess.STDOUT)
+        with self.log.open("ab") as log:
+            this_run = log.tell()  # a restarted daemon appends to the same log
+            self.proc = subprocess.Popen(cmd, cwd=REPO, env=self.env, stdout=log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + START_DEADLINE_S
-        while time.monotonic() < deadline:
+        while READY_LINE not in self._output(this_run):
             if self.proc.poll() is not None:
-                raise RuntimeError(f"daemon exited with {self.proc.returncode}: {self.log.read_text()}")
-            try:
-                if httpx.get(f"{self.url}/healthz", timeout=1).status_code == 200:
-                    return self
-            except httpx.TransportError:
-                time.sleep(0.05)
-        raise RuntimeError(f"daemon did not start: {self.log.read_text()}")
+                raise RuntimeError(f"daemon exited with {self.proc.returncode}: {self._output(this_run).decode()}")
+            if time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError(f"daemon not ready within {START_DEADLINE_S} s: {self._output(this_run).decode()}")
+            time.sleep(0.02)
+        return self
+
+    def _output(self, since: int) -> bytes:
+        with self.log.open("rb") as log:
+            log.seek(since)
+            return log.read()
 
     def client(self, token: str | None = None, timeout: float = 30) -> httpx.Client:
         headers = {"Authorization": f"Bearer {token or self.token}"}

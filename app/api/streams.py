@@ -195,12 +195,14 @@ def _validated(model: type[_Model], body: dict[str, Any]) -> _Model:
 
 @router.websocket("/v1/events")
 async def events(websocket: WebSocket) -> None:
-    """Lifecycle events of every resource, as JSON messages, from the moment of connection."""
+    """Lifecycle events of every resource, as JSON messages, from the moment of connection: the subscription is
+    made before the handshake completes, so every event after the client's connect() returns reaches it."""
     bus = websocket.app.state.events
-    await websocket.accept()
     subscription = bus.subscribe()
-    receiving = asyncio.ensure_future(websocket.receive())
+    receiving: asyncio.Future[Any] | None = None
     try:
+        await websocket.accept()
+        receiving = asyncio.ensure_future(websocket.receive())
         while True:
             event = asyncio.ensure_future(subscription.next())
             done, _ = await asyncio.wait([event, receiving], return_when=asyncio.FIRST_COMPLETED)
@@ -215,4 +217,5 @@ async def events(websocket: WebSocket) -> None:
         pass
     finally:
         bus.unsubscribe(subscription)
-        receiving.cancel()
+        if receiving is not None:
+            receiving.cancel()

@@ -15,10 +15,13 @@ import pytest
 import websockets
 from websockets.exceptions import InvalidStatus
 
+from app.config import Settings
+from app.server import create_app
 from app.terminal.engines import create_engine
 from tests.conftest import Daemon
 
 BASH = ["bash", "--norc", "--noprofile"]
+TOKEN = "test-token-0123456789"
 
 
 def _ws_url(daemon: Daemon, path: str) -> str:
@@ -189,8 +192,7 @@ async def test_websocket_needs_token_and_same_origin(daemon: Daemon, api: httpx.
 
 
 async def test_events_report_lifecycle(daemon: Daemon, api: httpx.Client) -> None:
-    async with websockets.connect(_ws_url(daemon, "/v1/events")) as ws:
-        await asyncio.sleep(0.2)
+    async with websockets.connect(_ws_url(daemon, "/v1/events")) as ws:  # subscribed once connected
         tid = api.post("/v1/terminals", json={"command": ["sleep", "30"]}).json()["id"]
         api.post(f"/v1/terminals/{tid}/resize", json={"cols": 50, "rows": 10})
         api.delete(f"/v1/terminals/{tid}")
@@ -199,6 +201,37 @@ async def test_events_report_lifecycle(daemon: Daemon, api: httpx.Client) -> Non
             seen.append(json.loads(await asyncio.wait_for(ws.recv(), 10)))
     kinds = [e["type"] for e in seen if e.get("id") == tid]
     assert kinds == ["terminal.created", "terminal.resized", "terminal.exited", "terminal.deleted"]
+
+
+async def test_events_subscribe_before_the_handshake_completes(tmp_path: Path) -> None:
+    """An event published as soon as the client has the handshake (the client's next request can be served
+    before the events route runs again) reaches the client: the route subscribes before it accepts. Driven
+    through the app's ASGI interface, so the order is exact."""
+    app = create_app(Settings(data_dir=tmp_path / "data", token=TOKEN))
+    inbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+    inbox.put_nowait({"type": "websocket.connect"})
+    received: list[dict[str, Any]] = []
+
+    async def send(message: dict[str, Any]) -> None:
+        if message["type"] == "websocket.accept":
+            app.state.events.publish("terminal.created", id="t_first")
+        elif message["type"] == "websocket.send":
+            received.append(json.loads(message["text"]))
+            inbox.put_nowait({"type": "websocket.disconnect", "code": 1000})
+
+    scope = {
+        "type": "websocket", "asgi": {"version": "3.0"}, "scheme": "ws", "path": "/v1/events", "raw_path": b"/v1/events",
+        "root_path": "", "query_string": b"", "client": ("127.0.0.1", 50000), "server": ("127.0.0.1", 8765),
+        "subprotocols": [], "headers": [(b"host", b"127.0.0.1:8765"), (b"authorization", f"Bearer {TOKEN}".encode())],
+    }  # fmt: skip
+    route = asyncio.create_task(app(scope, inbox.get, send))
+    try:
+        await asyncio.wait_for(asyncio.shield(route), 10)
+    except asyncio.TimeoutError:
+        pass  # the event never came, so the client never hung up
+    finally:
+        route.cancel()
+    assert [e["type"] for e in received] == ["terminal.created"]
 
 
 def test_recording_v3_and_v2_play_back(api: httpx.Client, tmp_path: Path) -> None:
@@ -228,8 +261,7 @@ def test_recording_v3_and_v2_play_back(api: httpx.Client, tmp_path: Path) -> Non
 
 
 async def test_blocks_become_events_and_recording_markers(daemon: Daemon, api: httpx.Client) -> None:
-    async with websockets.connect(_ws_url(daemon, "/v1/events")) as ws:
-        await asyncio.sleep(0.2)
+    async with websockets.connect(_ws_url(daemon, "/v1/events")) as ws:  # subscribed once connected
         tid = api.post("/v1/terminals", json={"cols": 80, "rows": 24}).json()["id"]  # the default shell
         for command in ("true", "false"):
             act = api.post(

@@ -1,5 +1,5 @@
 """The Dockerfile and compose.yaml, checked by reading them: no Docker engine runs where the tests run, so
-the image is never built here (see README, "Docker", for what this does and does not cover)."""
+the image is never built here (see docs/operations.md, "Docker", for what this does and does not cover)."""
 from __future__ import annotations
 
 import json

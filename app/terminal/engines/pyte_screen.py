@@ -1,4 +1,12 @@
-"""pyte's Screen with its defects fixed (see notes/terminal.md): the model behind PyteEngine."""
+"""pyte's Screen with its defects fixed: the model behind PyteEngine.
+
+pyte 0.8.2 (reproduced): has no alternate buffer (pyte issue 90), loses the rest of a text run at a
+zero-width character that is not a combining mark (ZWJ, ZWSP, VS16), lacks REP, and fails on erase values
+and CSI parameters that terminals ignore; PyteScreen fixes each (see its docstring). What pyte gets wrong
+before the screen, the engine and the side scanner handle: bytes are decoded incrementally (pyte would
+break a character split across reads), and OSC marks are read from the raw bytes (pyte parses OSC by its
+first character, so OSC 7, 133 and 633 never reach it intact).
+"""
 from __future__ import annotations
 
 import copy
