@@ -131,12 +131,11 @@ class ScriptRequest(_Strict):
         out = []
         for index, step in enumerate(self.steps):
             action = step.get("action")
-            model = _STEP_MODELS.get(action) if isinstance(action, str) else None
-            if model is None:
+            if not isinstance(action, str) or action not in _STEP_MODELS:
                 raise BadInput(f"step {index}: action must be one of {', '.join(_STEP_MODELS)}", field="steps")
             fields = {k: v for k, v in step.items() if k != "action"}
             try:
-                parsed = model(**fields)
+                parsed = _STEP_MODELS[action](**fields)
             except ValidationError as exc:
                 problem = exc.errors()[0]
                 where = ".".join(str(p) for p in problem.get("loc", ()))
@@ -172,7 +171,7 @@ def _manager(request: Request) -> DeviceManager:
 @router.get("")
 async def list_devices(request: Request) -> JSONResponse:
     manager = _manager(request)
-    return JSONResponse({"devices": await manager.list(), "adb_server": manager.adb.address})
+    return JSONResponse({"devices": await manager.describe_all(), "adb_server": manager.adb.address})
 
 
 @router.post("/{serial}/screenshot")

@@ -107,7 +107,7 @@ async def create_page(body: CreatePage, request: Request) -> JSONResponse:
 
 @router.get("")
 async def list_pages(request: Request) -> JSONResponse:
-    return JSONResponse({"pages": await _manager(request).list()})
+    return JSONResponse({"pages": await _manager(request).describe_all()})
 
 
 @router.get("/{page_id}")

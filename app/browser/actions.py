@@ -177,8 +177,10 @@ async def _perform(page: Page, a: Action) -> None:
     elif a.action == "press":
         if not a.key:
             raise BadInput("press needs a key (Enter, Tab, Control+A, ...)", field="key")
-        target = await _element(page, a.ref) if a.ref else page.keyboard
-        await target.press(a.key, **({"timeout": timeout} if a.ref else {}))
+        if a.ref:
+            await (await _element(page, a.ref)).press(a.key, timeout=timeout)
+        else:
+            await page.keyboard.press(a.key)
     elif a.action == "wait":
         await _wait(page, a)
     else:

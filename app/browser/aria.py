@@ -70,12 +70,13 @@ def parse(snapshot: str) -> AriaNode:
         while stack[-1][0] >= indent:
             stack.pop()
         parent = stack[-1][1]
+        node: AriaNode | None
         if other is None:
             node = _built(role, name, flags, ref, more, box, rest, value)
         else:
             node = _other_line(body, parent, lambda: snapshot.count("\n", 0, match.start()) + 1)
-            if node is None:
-                continue
+        if node is None:
+            continue
         parent.children.append(node)
         stack.append((indent, node))
     return root

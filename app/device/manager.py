@@ -90,7 +90,8 @@ class DeviceManager:
 
     # ------------------------------------------------------------------ devices
 
-    async def list(self) -> list[dict[str, Any]]:
+    async def describe_all(self) -> list[dict[str, Any]]:
+        """Every device the adb server knows, with its screen's facts where it is online."""
         devices = await self._thread(self.adb.devices)
         infos = await asyncio.gather(
             *(self._info_or_none(serial) for serial, state in devices if state == "device")
@@ -315,7 +316,9 @@ class DeviceManager:
             start, end = _direction_swipe(scale, direction, distance)
         await self._thread(self._check_rotation, serial, obs)
         await self._input(serial, f"input swipe {start[0]} {start[1]} {end[0]} {end[1]} {duration_ms}")
-        detail = {"obs_id": obs.obs_id, "device_from": list(start), "device_to": list(end), "duration_ms": duration_ms}
+        detail: dict[str, Any] = {
+            "obs_id": obs.obs_id, "device_from": list(start), "device_to": list(end), "duration_ms": duration_ms
+        }
         self._record(serial, agent, "action", "swipe", **detail, direction=direction)
         return {"ok": True, **detail}
 

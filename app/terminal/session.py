@@ -733,5 +733,8 @@ def _changed_rows(engine: ScreenEngine, dirty: set[int]) -> list[list[Any]]:
 
 def _background(fn: Any, *args: Any) -> None:
     """Run blocking file work in the default executor, logging (never raising) its failure."""
-    future = asyncio.get_running_loop().run_in_executor(None, fn, *args)
-    future.add_done_callback(lambda f: f.exception() and log.error("%s failed: %s", fn.__name__, f.exception()))
+    def report(done: asyncio.Future[Any]) -> None:
+        if done.exception():
+            log.error("%s failed: %s", fn.__name__, done.exception())
+
+    asyncio.get_running_loop().run_in_executor(None, fn, *args).add_done_callback(report)
