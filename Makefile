@@ -9,13 +9,19 @@ APT    := DEBIAN_FRONTEND=noninteractive apt-get
 WEB       := app/web
 WEB_STAMP := $(WEB)/node_modules/.installed-$(shell cat $(WEB)/package-lock.json | cksum | cut -d' ' -f1)
 
-.PHONY: run test deps lock system-deps browser-deps web-deps ui-deps bench soak clean
+.PHONY: run test check deps lock system-deps browser-deps web-deps ui-deps bench soak clean
 
 run: deps browser-deps ui-deps
 	$(VENV)/bin/lookout serve
 
 test: deps system-deps web-deps
 	$(PY) -m pytest
+
+# Formatting, lint and types of the package (configured in pyproject.toml).
+check: deps
+	$(VENV)/bin/ruff check app clients
+	$(VENV)/bin/mypy
+	$(VENV)/bin/ruff format --check app clients
 
 bench: deps system-deps
 	@missing=$$(for p in vim gcc git; do command -v $$p >/dev/null || echo $$p; done); \

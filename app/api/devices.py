@@ -10,11 +10,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from app.api.responses import MAX_JSON_INT, JSONResponse
 from app.core.errors import BadInput
-from app.timeline.recording import current_agent
 from app.core.images import MEDIA_TYPES
 from app.core.private_files import read_bytes
 from app.device.logcat import LEVELS
 from app.device.manager import LOGCAT_MAX_LINES, DeviceManager
+from app.timeline.recording import current_agent
 
 router = APIRouter(prefix="/v1/devices", tags=["devices"])
 

@@ -212,7 +212,7 @@ async def events(websocket: WebSocket) -> None:
             if receiving.result()["type"] == "websocket.disconnect":
                 return
             receiving = asyncio.ensure_future(websocket.receive())  # clients have nothing to say here
-    except (WebSocketDisconnect, asyncio.TimeoutError):
+    except (TimeoutError, WebSocketDisconnect):
         pass
     finally:
         bus.unsubscribe(subscription)

@@ -265,7 +265,7 @@ async def focus(page: Page) -> str | None:
 async def settle(page: Page, in_flight: Any, deadline_ms: int = SETTLE_MAX_MS) -> None:
     """Wait (bounded) for the requests counted by `in_flight()` to end and the DOM to be quiet."""
     deadline = time.monotonic() + deadline_ms / 1000
-    while in_flight() and time.monotonic() < deadline:
+    while in_flight() and time.monotonic() < deadline:  # noqa: ASYNC110 (a predicate; no event tells)
         await asyncio.sleep(0.05)
     left = max(0, int((deadline - time.monotonic()) * 1000))
     for _ in range(2):  # a navigation destroys the context the first wait runs in

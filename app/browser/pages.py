@@ -25,9 +25,9 @@ from playwright.async_api import Dialog, Download, Page, Request
 from playwright.async_api import Error as PlaywrightError
 
 from app.browser.actions import Action, RefCheck, check_ref, effects, focus, outcome, perform, settle, watch
+from app.browser.aria import parse
 from app.browser.browser import BrowserHost
 from app.browser.frames import action_frame, closed_frame, opened_frame, screenshot_frame, snapshot_frame
-from app.browser.aria import parse
 from app.browser.search import find
 from app.browser.snapshot_view import PageContext, SnapshotOptions
 from app.browser.views import snapshot_text
@@ -36,8 +36,8 @@ from app.core.events import EventBus
 from app.core.gc_tuning import gc_paused
 from app.core.ids import check_id, new_id
 from app.core.images import ImageFormat, encode, resize
-from app.core.scaling import RAW_WARNING, Scale, fit, image_tokens
 from app.core.private_files import make_dir
+from app.core.scaling import RAW_WARNING, Scale, fit, image_tokens
 from app.core.storage import append_jsonl, atomic_write_bytes, atomic_write_json, read_json
 from app.timeline.recording import NullRecorder, Recorder
 

@@ -199,7 +199,7 @@ def _merged(node: AriaNode) -> AriaNode:
         return node
     children: list[AriaNode] = []
     run: list[str] = []
-    for child, part in zip(node.children, parts):
+    for child, part in zip(node.children, parts, strict=True):
         if part is not None:
             run.append(part)
             continue
@@ -358,7 +358,7 @@ def _with_ancestors(item: _Item) -> list[_Item]:
 
 def _finish(
     items: list[_Item], chosen: set[int], ctx: PageContext, options: SnapshotOptions, reason: str | None, total: int
-) -> Snapshot:  # fmt: skip
+) -> Snapshot:
     """Render, then (rarely: the estimate per line is not exact) drop the lowest-scored leaves until the
     whole text fits the budget."""
     while True:

@@ -123,7 +123,7 @@ class CellLayers:
                 row_symbols = per_style.get(style)
                 if row_symbols is None:
                     row_symbols = per_style[style] = self._symbols(style, symbols)
-                for layer, symbol in zip(self.layers, row_symbols):
+                for layer, symbol in zip(self.layers, row_symbols, strict=True):
                     merged = symbol_runs[layer][-1]
                     if merged and merged[-1][2] == symbol:  # the style changed, not this layer's symbol
                         merged[-1] = (merged[-1][0], end, symbol)

@@ -35,7 +35,13 @@ from app.terminal.layers import ScreenData, ViewOptions, render
 from app.terminal.pty_process import PtyProcessHandle
 from app.terminal.pty_reader import Feed, PtyReader, read_batch
 from app.terminal.scanner import (
-    CwdChanged, ModeChanged, Query, ShellMark, SideScanner, TitleChanged, query_reply,
+    CwdChanged,
+    ModeChanged,
+    Query,
+    ShellMark,
+    SideScanner,
+    TitleChanged,
+    query_reply,
 )
 from app.terminal.screen_view import screen_data, snapshot
 from app.terminal.skip_ahead import plan_feed
@@ -81,7 +87,7 @@ class Pulse:
             self._future = asyncio.get_running_loop().create_future()
         try:
             await asyncio.wait_for(asyncio.shield(self._future), timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             pass
 
     def fire(self) -> None:
@@ -715,7 +721,7 @@ class TerminalSession:
             try:
                 await asyncio.wait_for(self._finalized.wait(), grace + EXIT_DRAIN_S)
                 break
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 continue
         else:
             log.error("terminal %s: pid %s survived SIGKILL", self.id, self._handle.pid)

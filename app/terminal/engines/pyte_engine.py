@@ -63,7 +63,7 @@ class _Stream(pyte.Stream):
     """pyte.Stream that also dispatches REP, SU, SD and HPA (pyte maps HPA to `'`), and honours G0/G1
     charset designations (DEC line drawing), which pyte ignores in its UTF-8 mode."""
 
-    csi = {
+    csi = {  # noqa: RUF012 (pyte reads it from the instance; its base declares it so)
         **pyte.Stream.csi, "b": "repeat_last", "S": "scroll_up", "T": "scroll_down", "`": "cursor_to_column",
     }
     events = pyte.Stream.events | {"repeat_last", "scroll_up", "scroll_down"}
