@@ -88,9 +88,9 @@ class SwipeRequest(_Strict):
         return self
 
     def points(self) -> tuple[float, float, float, float] | None:
-        if self.direction is not None:
-            return None
-        return (self.x1, self.y1, self.x2, self.y2)  # type: ignore[return-value]
+        if self.x1 is None or self.y1 is None or self.x2 is None or self.y2 is None:
+            return None  # a swipe by direction (`_one_form`: all four coordinates or none)
+        return (self.x1, self.y1, self.x2, self.y2)
 
 
 class TypeRequest(_Strict):

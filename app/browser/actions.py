@@ -112,7 +112,7 @@ class Action:
     wait_text: str | None = None
     wait_text_gone: str | None = None
     wait_url: str | None = None
-    wait_state: str | None = None
+    wait_state: Literal["attached", "detached", "visible", "hidden"] | None = None
     """wait with a ref: attached, detached, visible or hidden."""
     wait_dom_quiet: bool = False
     timeout_ms: int = 10_000
@@ -230,7 +230,7 @@ async def _wait(page: Page, a: Action) -> None:
         await page.wait_for_url(f"**{a.wait_url}**", timeout=a.timeout_ms)
     elif a.ref is not None:
         state = a.wait_state or "visible"
-        await page.locator(f"aria-ref={a.ref}").wait_for(state=state, timeout=a.timeout_ms)  # type: ignore[arg-type]
+        await page.locator(f"aria-ref={a.ref}").wait_for(state=state, timeout=a.timeout_ms)
     elif a.wait_dom_quiet:
         await page.evaluate(_QUIET_JS, [DOM_QUIET_MS, a.timeout_ms])
     else:

@@ -193,8 +193,9 @@ def _merged(node: AriaNode) -> AriaNode:
     if node.role == "text" or node.text or not any(child.role in INLINE for child in node.children):
         return node
     parts = [_inline_text(child, 0) for child in node.children]
-    if all(part is not None for part in parts):
-        return replace(node, text=_joined(parts), children=[])  # type: ignore[arg-type]
+    texts = [part for part in parts if part is not None]
+    if len(texts) == len(parts):
+        return replace(node, text=_joined(texts), children=[])
     if not any(child.role == "text" for child in node.children):
         return node
     children: list[AriaNode] = []
@@ -221,7 +222,8 @@ def _inline_text(node: AriaNode, depth: int) -> str | None:
     if not node.children:
         return node.text
     parts = [_inline_text(child, depth + 1) for child in node.children]
-    return None if any(part is None for part in parts) else _joined(parts)  # type: ignore[arg-type]
+    texts = [part for part in parts if part is not None]
+    return _joined(texts) if len(texts) == len(parts) else None
 
 
 def _joined(parts: list[str]) -> str:

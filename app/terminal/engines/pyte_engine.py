@@ -6,11 +6,12 @@ import itertools
 import logging
 import re
 from collections.abc import Callable
+from typing import cast
 
 import pyte
 from pyte.screens import Char
 
-from .base import Cell, Cursor, Style
+from .base import Cell, Color, Cursor, Style
 from .escapes import partial_escape, sgr, sgr_semicolons
 from .modes import DECCKM
 from .pyte_screen import Line, PyteScreen
@@ -201,7 +202,7 @@ class PyteEngine:
                 self._styles.clear()
             fg, bg, intensity, italics, underscore, strikethrough, reverse, blink = key
             style = self._styles[key] = Style(
-                fg=None if fg == "default" else fg, bg=None if bg == "default" else bg,  # type: ignore[arg-type]
+                fg=None if fg == "default" else cast(Color, fg), bg=None if bg == "default" else cast(Color, bg),
                 bold=intensity == 1, faint=intensity == 2, italic=bool(italics), underline=bool(underscore),
                 strikethrough=bool(strikethrough), blink=bool(blink), inverse=bool(reverse),
             )
