@@ -208,7 +208,7 @@ class PageManager:
                 "created_at": record.created_at, "closed": closed, "last_obs": record.last_obs}  # fmt: skip
 
     async def describe_all(self) -> list[dict[str, Any]]:
-        """Every open page's facts, as listings show them."""
+        """Every page's facts, as listings show them."""
         return [await self.describe(record) for record in self._pages.values()]
 
     async def close(self, page_id: str, reason: str = "deleted") -> dict[str, Any]:
