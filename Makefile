@@ -17,11 +17,12 @@ run: deps browser-deps ui-deps
 test: deps system-deps web-deps
 	$(PY) -m pytest
 
-# Formatting, lint and types of the package (configured in pyproject.toml).
+# Lint, types and formatting of the package (configured in pyproject.toml; `ruff format --diff` shows what
+# the formatter would change).
 check: deps
 	$(VENV)/bin/ruff check app clients
 	$(VENV)/bin/mypy
-	$(VENV)/bin/ruff format --check app clients
+	$(VENV)/bin/ruff format --check --output-format concise app clients
 
 bench: deps system-deps
 	@missing=$$(for p in vim gcc git; do command -v $$p >/dev/null || echo $$p; done); \
