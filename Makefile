@@ -9,13 +9,20 @@ APT    := DEBIAN_FRONTEND=noninteractive apt-get
 WEB       := app/web
 WEB_STAMP := $(WEB)/node_modules/.installed-$(shell cat $(WEB)/package-lock.json | cksum | cut -d' ' -f1)
 
-.PHONY: run test deps lock system-deps browser-deps web-deps ui-deps bench soak clean
+.PHONY: run test check deps lock system-deps browser-deps web-deps ui-deps bench soak clean
 
 run: deps browser-deps ui-deps
 	$(VENV)/bin/lookout serve
 
 test: deps system-deps web-deps
 	$(PY) -m pytest
+
+# Lint, types and formatting of the package (configured in pyproject.toml; `ruff format --diff` shows what
+# the formatter would change).
+check: deps
+	$(VENV)/bin/ruff check app clients
+	$(VENV)/bin/mypy
+	$(VENV)/bin/ruff format --check --output-format concise app clients
 
 # Each benchmark prints its figures, the last line as one JSON object; bench/report.py turns those lines into
 # docs/benchmarks.md (never edited by hand).

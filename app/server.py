@@ -11,17 +11,17 @@ from fastapi import FastAPI
 from app import __version__
 from app.api import devices, health, mcp_http, pages, streams, terminals, timeline, web
 from app.api.agent import AgentContext
-from app.api.text_guard import TextGuard
 from app.api.errors import install_error_handlers
 from app.api.guard import Guard
 from app.api.responses import ERROR_RESPONSES, JSONResponse
+from app.api.text_guard import TextGuard
+from app.browser.browser import BrowserHost
+from app.browser.pages import PageManager
 from app.config import Settings
 from app.core.auth_token import load_or_create_token
 from app.core.events import EventBus
 from app.core.gc_tuning import freeze_long_lived
 from app.core.private_files import check_data_dir
-from app.browser.browser import BrowserHost
-from app.browser.pages import PageManager
 from app.device.adb import Adb
 from app.device.manager import DeviceManager
 from app.terminal.manager import TerminalManager

@@ -10,11 +10,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from app.api.responses import MAX_JSON_INT, JSONResponse
 from app.core.errors import BadInput
-from app.timeline.recording import current_agent
 from app.core.images import MEDIA_TYPES
 from app.core.private_files import read_bytes
 from app.device.logcat import LEVELS
 from app.device.manager import LOGCAT_MAX_LINES, DeviceManager
+from app.timeline.recording import current_agent
 
 router = APIRouter(prefix="/v1/devices", tags=["devices"])
 
@@ -88,9 +88,9 @@ class SwipeRequest(_Strict):
         return self
 
     def points(self) -> tuple[float, float, float, float] | None:
-        if self.direction is not None:
-            return None
-        return (self.x1, self.y1, self.x2, self.y2)  # type: ignore[return-value]
+        if self.x1 is None or self.y1 is None or self.x2 is None or self.y2 is None:
+            return None  # a swipe by direction (`_one_form`: all four coordinates or none)
+        return (self.x1, self.y1, self.x2, self.y2)
 
 
 class TypeRequest(_Strict):
@@ -131,12 +131,11 @@ class ScriptRequest(_Strict):
         out = []
         for index, step in enumerate(self.steps):
             action = step.get("action")
-            model = _STEP_MODELS.get(action) if isinstance(action, str) else None
-            if model is None:
+            if not isinstance(action, str) or action not in _STEP_MODELS:
                 raise BadInput(f"step {index}: action must be one of {', '.join(_STEP_MODELS)}", field="steps")
             fields = {k: v for k, v in step.items() if k != "action"}
             try:
-                parsed = model(**fields)
+                parsed = _STEP_MODELS[action](**fields)
             except ValidationError as exc:
                 problem = exc.errors()[0]
                 where = ".".join(str(p) for p in problem.get("loc", ()))
@@ -172,7 +171,7 @@ def _manager(request: Request) -> DeviceManager:
 @router.get("")
 async def list_devices(request: Request) -> JSONResponse:
     manager = _manager(request)
-    return JSONResponse({"devices": await manager.list(), "adb_server": manager.adb.address})
+    return JSONResponse({"devices": await manager.describe_all(), "adb_server": manager.adb.address})
 
 
 @router.post("/{serial}/screenshot")

@@ -4,11 +4,12 @@ from __future__ import annotations
 import errno
 import logging
 from collections.abc import Iterator
+from typing import Protocol, runtime_checkable
 
-from fastapi import FastAPI, Request
+from fastapi import APIRouter, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException
-from starlette.routing import BaseRoute, compile_path
+from starlette.routing import BaseRoute, Route, compile_path
 
 from app.api.responses import JSONResponse, error_response
 from app.core.errors import LookoutError
@@ -23,14 +24,25 @@ def _where(loc: tuple[object, ...]) -> str:
     return ".".join(str(p) for p in loc if p not in ("body", "query", "path"))
 
 
+class _Prefixed(Protocol):
+    prefix: str
+
+
+@runtime_checkable
+class _IncludedRouter(Protocol):
+    """How FastAPI wraps a router included in another (its class for this is private)."""
+
+    original_router: APIRouter
+    include_context: _Prefixed
+
+
 def _methods(routes: list[BaseRoute], prefix: str = "") -> Iterator[tuple[str, set[str]]]:
     """(full path, methods) of every HTTP route, also inside included routers (FastAPI wraps them)."""
     for route in routes:
-        inner = getattr(route, "original_router", None)
-        if inner is not None:
-            yield from _methods(inner.routes, prefix + route.include_context.prefix)
-        elif getattr(route, "methods", None):
-            yield prefix + getattr(route, "path", ""), route.methods
+        if isinstance(route, _IncludedRouter):
+            yield from _methods(route.original_router.routes, prefix + route.include_context.prefix)
+        elif isinstance(route, Route) and route.methods:
+            yield prefix + route.path, route.methods
 
 
 def _allowed(request: Request) -> str:

@@ -119,8 +119,8 @@ class Guard:
                     if not message.get("more_body", False):
                         break
         except TimeoutError:
-            message = f"the request body did not arrive within {self.body_timeout_s:g} s"
-            await error_response(408, "request_timeout", message, headers={"Connection": "close"})(scope, receive, send)
+            reason = f"the request body did not arrive within {self.body_timeout_s:g} s"
+            await error_response(408, "request_timeout", reason, headers={"Connection": "close"})(scope, receive, send)
             return
         replayed = False
 

@@ -10,12 +10,12 @@ from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from app.api.responses import JSONResponse
-from app.core.errors import BadInput
-from app.core.images import MEDIA_TYPES
-from app.core.private_files import read_bytes
 from app.browser.actions import Action, ActionName
 from app.browser.pages import PageManager
 from app.browser.snapshot_view import SnapshotOptions
+from app.core.errors import BadInput
+from app.core.images import MEDIA_TYPES
+from app.core.private_files import read_bytes
 
 router = APIRouter(prefix="/v1/pages", tags=["pages"])
 
@@ -107,7 +107,7 @@ async def create_page(body: CreatePage, request: Request) -> JSONResponse:
 
 @router.get("")
 async def list_pages(request: Request) -> JSONResponse:
-    return JSONResponse({"pages": await _manager(request).list()})
+    return JSONResponse({"pages": await _manager(request).describe_all()})
 
 
 @router.get("/{page_id}")

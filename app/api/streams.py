@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Mapping
 from typing import Annotated, Any, Literal, TypeVar
 
 import orjson
@@ -164,7 +165,7 @@ async def _receive(websocket: WebSocket, session: TerminalSession) -> None:
                 await websocket.send_text(orjson.dumps(error).decode())
 
 
-def _apply(session: TerminalSession, message: dict[str, Any]) -> None:
+def _apply(session: TerminalSession, message: Mapping[str, Any]) -> None:
     """One message from a client: input or resize."""
     if message.get("bytes") is not None:
         session.send(text=message["bytes"].decode("utf-8", "surrogateescape"))
@@ -213,7 +214,7 @@ async def events(websocket: WebSocket) -> None:
             if receiving.result()["type"] == "websocket.disconnect":
                 return
             receiving = asyncio.ensure_future(websocket.receive())  # clients have nothing to say here
-    except (WebSocketDisconnect, asyncio.TimeoutError):
+    except (TimeoutError, WebSocketDisconnect):
         pass
     finally:
         bus.unsubscribe(subscription)

@@ -75,14 +75,14 @@ class TextGuard:
             except ValueError:
                 pass  # not JSON: the route answers that
         if where is not None:
-            message = f"{where} holds a lone surrogate (U+D800-U+DFFF without its pair), which is not a character"
-            await error_response(400, "bad_input", message, field=where)(scope, receive, send)
+            reason = f"{where} holds a lone surrogate (U+D800-U+DFFF without its pair), which is not a character"
+            await error_response(400, "bad_input", reason, field=where)(scope, receive, send)
             return
 
         await self.app(scope, _replay(messages, receive), send)
 
 
-def _object_or_list(body: bytes) -> Any:
+def _object_or_list(body: bytes | bytearray) -> Any:
     """The body decoded when it is a JSON object or list, else None."""
     if body.lstrip()[:1] not in (b"{", b"["):
         return None

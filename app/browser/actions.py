@@ -112,7 +112,7 @@ class Action:
     wait_text: str | None = None
     wait_text_gone: str | None = None
     wait_url: str | None = None
-    wait_state: str | None = None
+    wait_state: Literal["attached", "detached", "visible", "hidden"] | None = None
     """wait with a ref: attached, detached, visible or hidden."""
     wait_dom_quiet: bool = False
     timeout_ms: int = 10_000
@@ -177,8 +177,10 @@ async def _perform(page: Page, a: Action) -> None:
     elif a.action == "press":
         if not a.key:
             raise BadInput("press needs a key (Enter, Tab, Control+A, ...)", field="key")
-        target = await _element(page, a.ref) if a.ref else page.keyboard
-        await target.press(a.key, **({"timeout": timeout} if a.ref else {}))
+        if a.ref:
+            await (await _element(page, a.ref)).press(a.key, timeout=timeout)
+        else:
+            await page.keyboard.press(a.key)
     elif a.action == "wait":
         await _wait(page, a)
     else:
@@ -228,7 +230,7 @@ async def _wait(page: Page, a: Action) -> None:
         await page.wait_for_url(f"**{a.wait_url}**", timeout=a.timeout_ms)
     elif a.ref is not None:
         state = a.wait_state or "visible"
-        await page.locator(f"aria-ref={a.ref}").wait_for(state=state, timeout=a.timeout_ms)  # type: ignore[arg-type]
+        await page.locator(f"aria-ref={a.ref}").wait_for(state=state, timeout=a.timeout_ms)
     elif a.wait_dom_quiet:
         await page.evaluate(_QUIET_JS, [DOM_QUIET_MS, a.timeout_ms])
     else:
@@ -263,7 +265,7 @@ async def focus(page: Page) -> str | None:
 async def settle(page: Page, in_flight: Any, deadline_ms: int = SETTLE_MAX_MS) -> None:
     """Wait (bounded) for the requests counted by `in_flight()` to end and the DOM to be quiet."""
     deadline = time.monotonic() + deadline_ms / 1000
-    while in_flight() and time.monotonic() < deadline:
+    while in_flight() and time.monotonic() < deadline:  # noqa: ASYNC110 (a predicate; no event tells)
         await asyncio.sleep(0.05)
     left = max(0, int((deadline - time.monotonic()) * 1000))
     for _ in range(2):  # a navigation destroys the context the first wait runs in

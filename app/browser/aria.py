@@ -12,6 +12,7 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 
 _ATTRS = (
     r"(?P<flags>(?: \[(?!ref=|box=)[^\]\n]*\])*)(?: \[ref=(?P<ref>[^\]\n]+)\])?(?P<more>(?: \[(?!box=)[^\]\n]*\])*)"
@@ -70,15 +71,20 @@ def parse(snapshot: str) -> AriaNode:
         while stack[-1][0] >= indent:
             stack.pop()
         parent = stack[-1][1]
+        node: AriaNode | None
         if other is None:
             node = _built(role, name, flags, ref, more, box, rest, value)
         else:
-            node = _other_line(body, parent, lambda: snapshot.count("\n", 0, match.start()) + 1)
-            if node is None:
-                continue
+            node = _other_line(body, parent, partial(_line_number, snapshot, match.start()))
+        if node is None:
+            continue
         parent.children.append(node)
         stack.append((indent, node))
     return root
+
+
+def _line_number(text: str, offset: int) -> int:
+    return text.count("\n", 0, offset) + 1
 
 
 def _other_line(body: str, parent: AriaNode, number: Callable[[], int]) -> AriaNode | None:
@@ -121,7 +127,7 @@ def _unquote_key(body: str, number: int) -> str:
 
 def _built(
     role: str, name: str | None, flags: str, ref: str | None, more: str, box: str | None, rest: str, value: str | None
-) -> AriaNode:  # fmt: skip
+) -> AriaNode:
     if role == "text" and name is None and not (flags or ref or more or box or rest):
         return AriaNode("text", text=_value(value.strip()) if value else "")
     node = AriaNode(role, name=(json.loads(name) if "\\" in name else name[1:-1]) if name else "", ref=ref)

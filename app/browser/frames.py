@@ -21,7 +21,7 @@ def _cut(text: str) -> str:
 
 def describe_action(action: Action) -> str:
     """An action in a few words: `click e12`, `type e3 "hello"`, `navigate https://…`."""
-    parts = [action.action]
+    parts: list[str] = [action.action]
     if action.ref:
         parts.append(action.ref)
     if action.x is not None and action.y is not None:

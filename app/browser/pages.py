@@ -21,13 +21,13 @@ from pathlib import Path
 from typing import Any
 
 from PIL import Image
-from playwright.async_api import Dialog, Download, Page
+from playwright.async_api import Dialog, Download, Page, Request
 from playwright.async_api import Error as PlaywrightError
 
 from app.browser.actions import Action, RefCheck, check_ref, effects, focus, outcome, perform, settle, watch
+from app.browser.aria import parse
 from app.browser.browser import BrowserHost
 from app.browser.frames import action_frame, closed_frame, opened_frame, screenshot_frame, snapshot_frame
-from app.browser.aria import parse
 from app.browser.search import find
 from app.browser.snapshot_view import PageContext, SnapshotOptions
 from app.browser.views import snapshot_text
@@ -36,8 +36,8 @@ from app.core.events import EventBus
 from app.core.gc_tuning import gc_paused
 from app.core.ids import check_id, new_id
 from app.core.images import ImageFormat, encode, resize
-from app.core.scaling import RAW_WARNING, Scale, fit, image_tokens
 from app.core.private_files import make_dir
+from app.core.scaling import RAW_WARNING, Scale, fit, image_tokens
 from app.core.storage import append_jsonl, atomic_write_bytes, atomic_write_json, read_json
 from app.timeline.recording import NullRecorder, Recorder
 
@@ -72,7 +72,7 @@ class PageRecord:
     """Every ref of the last observation's raw snapshot (shown or folded)."""
     obs_taken_at: float = 0.0
     navigated_at: float = 0.0
-    pending: dict[Any, float] = field(default_factory=dict)
+    pending: dict[Request, float] = field(default_factory=dict)
     """Requests in flight, with the time each started."""
     seq: int = 0
     """The number of the last event captured."""
@@ -81,11 +81,15 @@ class PageRecord:
     used_at: float = field(default_factory=time.monotonic)
     """When a call last named it (monotonic): idle pages are closed."""
 
-    def event(self, kind: str, **fields: Any) -> float:
+    def event(self, kind: str, **fields: Any) -> None:
         self.seq += 1
-        now = time.time()
-        self.events.append({"seq": self.seq, "ts": now, "kind": kind, **fields})
-        return now
+        self.events.append({"seq": self.seq, "ts": time.time(), "kind": kind, **fields})
+
+    def request_started(self, request: Request) -> None:
+        self.pending[request] = time.monotonic()
+
+    def request_ended(self, request: Request) -> None:
+        self.pending.pop(request, None)
 
 
 class PageManager:
@@ -138,9 +142,9 @@ class PageManager:
         page.on("download", lambda download: self._download(record, download))
         page.on("popup", lambda popup: self._popup(record, popup))
         page.on("framenavigated", lambda frame: self._navigated(record, frame.url) if frame == page.main_frame else None)
-        page.on("request", lambda request: record.pending.__setitem__(request, time.monotonic()))
-        page.on("requestfinished", lambda request: record.pending.pop(request, None))
-        page.on("requestfailed", lambda request: record.pending.pop(request, None))
+        page.on("request", record.request_started)
+        page.on("requestfinished", record.request_ended)
+        page.on("requestfailed", record.request_ended)
 
     async def _dialog(self, record: PageRecord, dialog: Dialog) -> None:
         """Answer as the `dialog` action said (once), else dismiss: a page never hangs on a dialog."""
@@ -161,7 +165,8 @@ class PageManager:
         self.bus.publish("page.created", id=tab.id, url=popup.url, opener=record.id)
 
     def _navigated(self, record: PageRecord, url: str) -> None:
-        record.navigated_at = record.event("navigation", url=url)
+        record.navigated_at = time.time()
+        record.event("navigation", url=url)
         append_jsonl(record.folder / "history.jsonl", {"ts": time.time(), "url": url})
         self.bus.publish("page.navigated", id=record.id, url=url)
 
@@ -202,7 +207,8 @@ class PageManager:
                 "viewport": {"width": record.viewport[0], "height": record.viewport[1]},
                 "created_at": record.created_at, "closed": closed, "last_obs": record.last_obs}  # fmt: skip
 
-    async def list(self) -> list[dict[str, Any]]:
+    async def describe_all(self) -> list[dict[str, Any]]:
+        """Every page's facts, as listings show them."""
         return [await self.describe(record) for record in self._pages.values()]
 
     async def close(self, page_id: str, reason: str = "deleted") -> dict[str, Any]:

@@ -28,10 +28,14 @@ def find(root: AriaNode, pattern: str, regex: bool = False, limit: int = MAX_MAT
     as a regex; at most `limit`, with the number of all matches."""
     if regex:
         compiled, budget = UserPattern(pattern, IGNORECASE), Budget()
-        test = lambda line: compiled.search(line, budget) is not None
+
+        def test(line: str) -> bool:
+            return compiled.search(line, budget) is not None
     else:
         needle = pattern.casefold()
-        test = lambda line: needle in line.casefold()
+
+        def test(line: str) -> bool:
+            return needle in line.casefold()
     matches: list[Match] = []
     count = 0
     stack: list[tuple[AriaNode, tuple[str, ...]]] = [(child, ()) for child in reversed(root.children)]

@@ -193,13 +193,14 @@ def _merged(node: AriaNode) -> AriaNode:
     if node.role == "text" or node.text or not any(child.role in INLINE for child in node.children):
         return node
     parts = [_inline_text(child, 0) for child in node.children]
-    if all(part is not None for part in parts):
-        return replace(node, text=_joined(parts), children=[])  # type: ignore[arg-type]
+    texts = [part for part in parts if part is not None]
+    if len(texts) == len(parts):
+        return replace(node, text=_joined(texts), children=[])
     if not any(child.role == "text" for child in node.children):
         return node
     children: list[AriaNode] = []
     run: list[str] = []
-    for child, part in zip(node.children, parts):
+    for child, part in zip(node.children, parts, strict=True):
         if part is not None:
             run.append(part)
             continue
@@ -221,7 +222,8 @@ def _inline_text(node: AriaNode, depth: int) -> str | None:
     if not node.children:
         return node.text
     parts = [_inline_text(child, depth + 1) for child in node.children]
-    return None if any(part is None for part in parts) else _joined(parts)  # type: ignore[arg-type]
+    texts = [part for part in parts if part is not None]
+    return _joined(texts) if len(texts) == len(parts) else None
 
 
 def _joined(parts: list[str]) -> str:
@@ -358,7 +360,7 @@ def _with_ancestors(item: _Item) -> list[_Item]:
 
 def _finish(
     items: list[_Item], chosen: set[int], ctx: PageContext, options: SnapshotOptions, reason: str | None, total: int
-) -> Snapshot:  # fmt: skip
+) -> Snapshot:
     """Render, then (rarely: the estimate per line is not exact) drop the lowest-scored leaves until the
     whole text fits the budget."""
     while True:

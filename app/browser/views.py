@@ -44,8 +44,10 @@ def _view_of(
                 ctx = replace(ctx, note=f"Full snapshot: {changes.changed_share:.0%} of the page changed since {since}")
             else:
                 counts = {kind: sum(c.kind == kind for c in changes.changes) for kind in "+-~"}
-                header = header_lines(ctx, changes.total, changes.total, None)[:1] + [
-                    f"# Diff against {since}: {counts['+']} added, {counts['-']} removed, {counts['~']} changed"]
+                header = [
+                    *header_lines(ctx, changes.total, changes.total, None)[:1],
+                    f"# Diff against {since}: {counts['+']} added, {counts['-']} removed, {counts['~']} changed",
+                ]
                 text, tokens, shown = render_diff(changes, header, options.max_tokens)
                 return text, {"diff_against": since, "added": counts["+"], "removed": counts["-"],
                               "changed": counts["~"], "unchanged": changes.unchanged,

@@ -8,7 +8,6 @@ from pathlib import Path
 
 from app.core.private_files import check_token_file, open_file
 
-
 MIN_LENGTH = 16
 
 

@@ -6,6 +6,7 @@ cannot be reached is an `Unavailable` error naming the address tried.
 """
 from __future__ import annotations
 
+import socket
 from dataclasses import dataclass
 
 from adbutils import AdbClient, AdbDevice
@@ -31,7 +32,7 @@ class ShellResult:
 class _Connection(AdbConnection):
     """An adb server connection that fails instead of starting a server."""
 
-    def _safe_connect(self):  # type: ignore[no-untyped-def]
+    def _safe_connect(self) -> socket.socket:
         return self._create_socket()
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import struct
+from typing import cast
 
 from PIL import Image
 
@@ -80,5 +81,5 @@ def is_black(image: Image.Image) -> bool:
     """Whether every pixel is (almost) black."""
     thumb = image.copy()
     thumb.thumbnail((64, 64))
-    _, brightest = thumb.convert("L").getextrema()
+    _, brightest = cast(tuple[int, int], thumb.convert("L").getextrema())  # one band: one (min, max) pair
     return brightest <= BLACK_LEVEL

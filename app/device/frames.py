@@ -48,7 +48,7 @@ def device_frame(entry: dict[str, Any], elements: list[dict[str, Any]] | None = 
         return FrameInput(resource, "observation", CATEGORIES[what], full, line, subject=what,
                           refs={**refs, "image": url}, data=data)  # fmt: skip
     shown = elements or []
-    texts = [e.get("text") or e.get("desc") for e in shown if e.get("text") or e.get("desc")]
+    texts: list[str] = [said for e in shown if (said := e.get("text") or e.get("desc"))]
     if texts:
         data["screen"] = " / ".join(texts[:3])[:80]
     label = f"UI of {app or 'the device'}" if what == "ui" else f"search {entry.get('criteria')}"

@@ -18,27 +18,27 @@ import base64
 import re
 import time
 from collections.abc import Callable
-from dataclasses import replace
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
+from dataclasses import replace
 from functools import partial, wraps
+from pathlib import Path
 from typing import Any, TypeVar
 
 from app.core.errors import BackendFailure, BadInput, Conflict, LookoutError, NotFound
 from app.core.events import EventBus
-from app.device import text_input
-from app.device.adb import Adb
-from app.device.frames import device_frame, failed_action_frame
 from app.core.images import ImageFormat, encode, resize
 from app.core.patterns import run_bounded
+from app.core.scaling import RAW_WARNING, Scale, fit, image_tokens, same_shape
+from app.device import text_input
+from app.device.adb import Adb
 from app.device.capture import BLACK_WARNING, is_black
+from app.device.frames import device_frame, failed_action_frame
 from app.device.info import INFO_COMMAND, DeviceInfo, parse_info
 from app.device.keys import keycode
 from app.device.logcat import filter_lines
 from app.device.marks import draw_marks
 from app.device.observations import Observation, ObservationStore, join_refusal
 from app.device.observer import Observer
-from app.core.scaling import RAW_WARNING, Scale, fit, image_tokens, same_shape
 from app.device.ui_tree import UiNode, UiParseError, find, listing, parse_hierarchy, prefer_visible, render_elements
 from app.device.ui_tree import element as node_element
 from app.timeline.recording import NullRecorder, Recorder
@@ -90,12 +90,13 @@ class DeviceManager:
 
     # ------------------------------------------------------------------ devices
 
-    async def list(self) -> list[dict[str, Any]]:
+    async def describe_all(self) -> list[dict[str, Any]]:
+        """Every device the adb server knows, with its screen's facts where it is online."""
         devices = await self._thread(self.adb.devices)
         infos = await asyncio.gather(
             *(self._info_or_none(serial) for serial, state in devices if state == "device")
         )
-        by_serial = dict(zip((s for s, state in devices if state == "device"), infos))
+        by_serial = dict(zip((s for s, state in devices if state == "device"), infos, strict=True))
         out = []
         for serial, state in devices:
             info = by_serial.get(serial)
@@ -111,7 +112,7 @@ class DeviceManager:
     async def _info_or_none(self, serial: str) -> DeviceInfo | None:
         try:
             return await self._thread(self._info, serial)
-        except Exception:  # a device that fails to describe itself is still listed
+        except Exception:  # noqa: BLE001 (a device that fails to describe itself is still listed)
             return None
 
     def _info(self, serial: str) -> DeviceInfo:
@@ -315,7 +316,9 @@ class DeviceManager:
             start, end = _direction_swipe(scale, direction, distance)
         await self._thread(self._check_rotation, serial, obs)
         await self._input(serial, f"input swipe {start[0]} {start[1]} {end[0]} {end[1]} {duration_ms}")
-        detail = {"obs_id": obs.obs_id, "device_from": list(start), "device_to": list(end), "duration_ms": duration_ms}
+        detail: dict[str, Any] = {
+            "obs_id": obs.obs_id, "device_from": list(start), "device_to": list(end), "duration_ms": duration_ms
+        }
         self._record(serial, agent, "action", "swipe", **detail, direction=direction)
         return {"ok": True, **detail}
 

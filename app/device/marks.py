@@ -25,9 +25,9 @@ def draw_marks(image: Image.Image, marks: Sequence[tuple[int, Bounds]]) -> Image
         colour = COLOURS[n % len(COLOURS)]
         draw.rectangle((left, top, right, bottom), outline=colour, width=2)
         label = str(index)
-        l, t, r, b = draw.textbbox((0, 0), label, font=font)
-        w, h = r - l + 4, b - t + 4
+        text_left, text_top, text_right, text_bottom = draw.textbbox((0, 0), label, font=font)
+        w, h = text_right - text_left + 4, text_bottom - text_top + 4
         x, y = max(0, min(left, width - w)), max(0, min(top, height - h))
         draw.rectangle((x, y, x + w, y + h), fill=colour)
-        draw.text((x + 2 - l, y + 2 - t), label, fill=(255, 255, 255), font=font)
+        draw.text((x + 2 - text_left, y + 2 - text_top), label, fill=(255, 255, 255), font=font)
     return out

@@ -19,8 +19,8 @@ from typing import Any
 from app.core.errors import NotFound
 from app.core.ids import check_id, new_id
 from app.core.private_files import make_dir, read_bytes
-from app.core.storage import append_jsonl, atomic_write_bytes, atomic_write_json, read_json
 from app.core.scaling import Scale
+from app.core.storage import append_jsonl, atomic_write_bytes, atomic_write_json, read_json
 from app.device.ui_tree import UiNode, parse_hierarchy
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")

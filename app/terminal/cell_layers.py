@@ -116,14 +116,14 @@ class CellLayers:
         symbols, overflow = assign_symbols(self._usage)
         per_style: dict[Style, tuple[str, ...]] = {}
         symbol_runs: dict[str, list[list[tuple[int, int, str]]]] = {layer: [] for layer in self.layers}
-        for runs in self._rows:
+        for styled in self._rows:
             for layer in self.layers:
                 symbol_runs[layer].append([])
-            for start, end, style in runs:
+            for start, end, style in styled:
                 row_symbols = per_style.get(style)
                 if row_symbols is None:
                     row_symbols = per_style[style] = self._symbols(style, symbols)
-                for layer, symbol in zip(self.layers, row_symbols):
+                for layer, symbol in zip(self.layers, row_symbols, strict=True):
                     merged = symbol_runs[layer][-1]
                     if merged and merged[-1][2] == symbol:  # the style changed, not this layer's symbol
                         merged[-1] = (merged[-1][0], end, symbol)

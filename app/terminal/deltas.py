@@ -95,7 +95,7 @@ class DeltaLog:
             fd = None
         try:
             size = os.fstat(fd).st_size if fd is not None else 0
-            if cursor < 0 or cursor > size or (cursor > 0 and os.pread(fd, 1, cursor - 1) != b"\n"):
+            if cursor < 0 or cursor > size or (cursor > 0 and fd is not None and os.pread(fd, 1, cursor - 1) != b"\n"):
                 raise BadInput(
                     f"cursor {cursor} is not the start of a delta (file is {size} bytes; use a resume_cursor)",
                     field="cursor",

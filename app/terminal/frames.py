@@ -64,7 +64,7 @@ def screen_frame(terminal_id: str, rows: list[str], cursor: tuple[int, int], fac
 def output_tail(raw: bytes) -> str:
     """The last lines of a command's output as plain text (escapes and carriage returns removed)."""
     lines = [line.rstrip() for line in clean_stream(raw, 0).text.split("\n")]
-    return "\n".join(_cut(line, 200) for line in [l for l in lines if l.strip()][-TAIL_LINES:])
+    return "\n".join(_cut(line, 200) for line in [kept for kept in lines if kept.strip()][-TAIL_LINES:])
 
 
 def block_frame(terminal_id: str, block: dict[str, Any], tail: str, agent: str) -> FrameInput:

@@ -282,7 +282,7 @@ def _fewer_tokens(runs: list[Any], cells: list[Any]) -> list[Any]:
             n = counted[text] = count_tokens(text)
         return n
 
-    return [c if c == "" or cost(r) > cost(c) else r for r, c in zip(runs, cells)]
+    return [c if c == "" or cost(r) > cost(c) else r for r, c in zip(runs, cells, strict=True)]
 
 
 def _dumps(value: Any) -> str:
@@ -388,7 +388,7 @@ def _as_text(view: _View, tokens: int) -> str:
             lines.append(f"# {name}{_legend_note(view, name)}")
         if name != "text":
             values = _without_trailing_empty(values)
-        for i, (row, value) in enumerate(zip(view.rows, values)):
+        for i, (row, value) in enumerate(zip(view.rows, values, strict=False)):  # values: trailing empties dropped
             if i == view.gap:
                 lines.append(gap_line)
             lines.append(f"{row:>{width}}: {value}" if numbered else value)

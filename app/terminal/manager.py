@@ -97,7 +97,8 @@ class TerminalManager:
         await asyncio.gather(*(s.stop() for s in self._sessions.values() if s.running))
         await asyncio.to_thread(self._reader.close)
 
-    def list(self) -> list[TerminalSession]:
+    def sessions(self) -> list[TerminalSession]:
+        """Every terminal, oldest first."""
         return sorted(self._sessions.values(), key=lambda s: s.meta.created_at)
 
     async def describe_all(self) -> list[dict[str, Any]]:
@@ -105,7 +106,7 @@ class TerminalManager:
         the loop run other work between groups of LISTING_GROUP: a listing of hundreds of terminals (a
         terminal-state syscall each) would otherwise hold every other request up for its whole length."""
         out = []
-        for i, session in enumerate(self.list()):
+        for i, session in enumerate(self.sessions()):
             if i and i % LISTING_GROUP == 0:
                 await asyncio.sleep(0)
             out.append(session.describe(fresh=False))

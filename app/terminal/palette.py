@@ -61,7 +61,7 @@ def assign_symbols(usage: Mapping[str, int]) -> tuple[dict[str, str], int]:
     use, most used first (ties: first seen). Returns colour -> symbol and how many colours had to share
     the symbol of their nearest neighbour because the palette was full."""
     ordered = sorted(usage, key=lambda colour: (colour not in _THEME_COLOURS, -usage[colour]))
-    symbols = dict(zip(ordered, SYMBOLS))
+    symbols = dict(zip(ordered, SYMBOLS, strict=False))  # the colours past the palette's end share symbols
     overflow = ordered[len(SYMBOLS) :]
     kept = [colour for colour in symbols if colour not in _THEME_COLOURS]
     for colour in overflow:

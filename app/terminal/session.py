@@ -35,7 +35,13 @@ from app.terminal.layers import ScreenData, ViewOptions, render
 from app.terminal.pty_process import PtyProcessHandle
 from app.terminal.pty_reader import Feed, PtyReader, read_batch
 from app.terminal.scanner import (
-    CwdChanged, ModeChanged, Query, ShellMark, SideScanner, TitleChanged, query_reply,
+    CwdChanged,
+    ModeChanged,
+    Query,
+    ShellMark,
+    SideScanner,
+    TitleChanged,
+    query_reply,
 )
 from app.terminal.screen_view import screen_data, snapshot
 from app.terminal.skip_ahead import plan_feed
@@ -81,7 +87,7 @@ class Pulse:
             self._future = asyncio.get_running_loop().create_future()
         try:
             await asyncio.wait_for(asyncio.shield(self._future), timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             pass
 
     def fire(self) -> None:
@@ -715,7 +721,7 @@ class TerminalSession:
             try:
                 await asyncio.wait_for(self._finalized.wait(), grace + EXIT_DRAIN_S)
                 break
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 continue
         else:
             log.error("terminal %s: pid %s survived SIGKILL", self.id, self._handle.pid)
@@ -733,5 +739,8 @@ def _changed_rows(engine: ScreenEngine, dirty: set[int]) -> list[list[Any]]:
 
 def _background(fn: Any, *args: Any) -> None:
     """Run blocking file work in the default executor, logging (never raising) its failure."""
-    future = asyncio.get_running_loop().run_in_executor(None, fn, *args)
-    future.add_done_callback(lambda f: f.exception() and log.error("%s failed: %s", fn.__name__, f.exception()))
+    def report(done: asyncio.Future[Any]) -> None:
+        if done.exception():
+            log.error("%s failed: %s", fn.__name__, done.exception())
+
+    asyncio.get_running_loop().run_in_executor(None, fn, *args).add_done_callback(report)

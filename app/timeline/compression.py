@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from typing import Any
 
 from app.timeline.llm_summarizer import ChatSummarizer
 from app.timeline.store import BLOCK, block_of, block_range
@@ -45,7 +46,7 @@ class Compressor:
             found.append(block)
         return found
 
-    def compress(self, block: int) -> dict | None:
+    def compress(self, block: int) -> dict[str, Any] | None:
         """Summarise one block (blocking: run in a worker thread). None when it already has its summary."""
         frames, raw = self.timeline.block_frames(block)
         first, last = block_range(block)

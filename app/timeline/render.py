@@ -121,10 +121,10 @@ def plan(history: History, budget: int, elision: int) -> Plan:
     remaining = budget - elision
     for seq in sorted(history.latest_observations(), reverse=True):
         meta = history.meta(seq)
-        for level in ("full", "diff", "line"):
-            if meta.tokens(level) <= remaining:
-                result.special[seq] = level
-                remaining -= meta.tokens(level)
+        for form in ("full", "diff", "line"):
+            if meta.tokens(form) <= remaining:
+                result.special[seq] = form
+                remaining -= meta.tokens(form)
                 break
     if history.last_seq == 0:
         return result

@@ -63,7 +63,7 @@ async def browser_action(
     page_id: PageId,
     action: Annotated[
         Literal["navigate", "click", "type", "fill", "select", "press", "hover", "check", "uncheck", "back",
-                "forward", "reload", "wait"],  # fmt: skip
+                "forward", "reload", "wait"],
         Field(description="what to do; element actions take a ref from the last browser_snapshot"),
     ],
     ref: Annotated[str | None, Field(description="the element, e.g. e12, from the last snapshot")] = None,

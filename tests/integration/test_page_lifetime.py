@@ -35,7 +35,7 @@ async def test_an_idle_page_closes_with_an_event_and_a_used_one_stays(tmp_path: 
         assert closed is not None and closed["id"] == idle["id"] and closed["reason"] == "idle"
         with pytest.raises(NotFound):
             pages.get(idle["id"])
-        assert [p["id"] for p in await pages.list()] == [used["id"]]
+        assert [p["id"] for p in await pages.describe_all()] == [used["id"]]
     finally:
         await pages.shutdown()
 

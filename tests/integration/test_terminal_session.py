@@ -170,7 +170,7 @@ async def test_unknown_key_and_missing_program(manager: TerminalManager) -> None
         s.send(keys=["NoSuchKey"])
     with pytest.raises(BadInput, match="command not found"):
         await manager.create(TerminalSpec(command=["definitely-not-a-program-xyz"]))
-    assert len(manager.list()) == 1
+    assert len(manager.sessions()) == 1
 
 
 async def test_snapshot_checkpoint_and_rebuild_match_the_live_screen(manager: TerminalManager) -> None:

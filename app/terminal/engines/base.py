@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol, Union
+from typing import Protocol
 
-Color = Union[int, tuple[int, int, int], None]
+Color = int | tuple[int, int, int] | None
 """None is the default colour; an int is an indexed colour (0-255); a tuple is 24-bit RGB."""
 
 

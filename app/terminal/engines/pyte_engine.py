@@ -6,11 +6,12 @@ import itertools
 import logging
 import re
 from collections.abc import Callable
+from typing import cast
 
 import pyte
 from pyte.screens import Char
 
-from .base import Cell, Cursor, Style
+from .base import Cell, Color, Cursor, Style
 from .escapes import partial_escape, sgr, sgr_semicolons
 from .modes import DECCKM
 from .pyte_screen import Line, PyteScreen
@@ -63,7 +64,7 @@ class _Stream(pyte.Stream):
     """pyte.Stream that also dispatches REP, SU, SD and HPA (pyte maps HPA to `'`), and honours G0/G1
     charset designations (DEC line drawing), which pyte ignores in its UTF-8 mode."""
 
-    csi = {
+    csi = {  # noqa: RUF012 (pyte reads it from the instance; its base declares it so)
         **pyte.Stream.csi, "b": "repeat_last", "S": "scroll_up", "T": "scroll_down", "`": "cursor_to_column",
     }
     events = pyte.Stream.events | {"repeat_last", "scroll_up", "scroll_down"}
@@ -201,7 +202,7 @@ class PyteEngine:
                 self._styles.clear()
             fg, bg, intensity, italics, underscore, strikethrough, reverse, blink = key
             style = self._styles[key] = Style(
-                fg=None if fg == "default" else fg, bg=None if bg == "default" else bg,  # type: ignore[arg-type]
+                fg=None if fg == "default" else cast(Color, fg), bg=None if bg == "default" else cast(Color, bg),
                 bold=intensity == 1, faint=intensity == 2, italic=bool(italics), underline=bool(underscore),
                 strikethrough=bool(strikethrough), blink=bool(blink), inverse=bool(reverse),
             )

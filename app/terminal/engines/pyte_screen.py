@@ -211,7 +211,7 @@ class PyteScreen(pyte.Screen):
             take = min(n - i, columns - x)
             line = self.buffer[cursor.y]
             self._split_wide(line, x, x + take)
-            line.update(zip(range(x, x + take), map(cells.__getitem__, data[i:i + take])))
+            line.update(zip(range(x, x + take), map(cells.__getitem__, data[i:i + take]), strict=True))
             cursor.x = x + take
             self.dirty.add(cursor.y)
             i += take
