@@ -1,6 +1,6 @@
-"""Playwright and adbutils are imported on their first use (issue 20), in a worker thread so the event loop
-goes on meanwhile, and two first uses at once share one import and one client. Each check runs in a fresh
-interpreter (this test process has both loaded) against the real Chromium or the real adb server."""
+"""Playwright, adbutils and the tokenizer are imported on their first use (issue 20), in a worker thread so the
+event loop goes on meanwhile, and two first uses at once share one import and one client. Each check runs in
+a fresh interpreter (this test process has them loaded) against the real Chromium or the real adb server."""
 from __future__ import annotations
 
 import json
@@ -23,7 +23,7 @@ class Watch:
     \"\"\"Notes the thread that imports each watched module (asked only when it is not yet imported).\"\"\"
 
     def find_spec(self, name, path=None, target=None):
-        if name in ("playwright.async_api", "adbutils"):
+        if name in ("playwright.async_api", "adbutils", "quicktok"):
             imported_on.setdefault(name, threading.current_thread().name)
         return None
 
@@ -53,7 +53,9 @@ async def main():
     adb = Adb("127.0.0.1", int(sys.argv[1]), 10)
     manager = DeviceManager(Path(sys.argv[2]), adb, 1000, EventBus())
     first, second = await asyncio.gather(manager.list(), manager.list())
-    print(json.dumps({"lists": [first, second], "imported_on": imported_on}))
+    listed = imported_on.copy()
+    ui = await manager.ui(first[0]["serial"], obs_id=None, all_nodes=False, max_tokens=300, agent="test")
+    print(json.dumps({"lists": [first, second], "listed": listed, "ui": ui, "imported_on": imported_on}))
     manager.shutdown()
 
 asyncio.run(main())
@@ -73,7 +75,7 @@ def test_two_first_browser_starts_import_playwright_once_in_a_worker_thread() ->
     assert result["imported_on"]["playwright.async_api"] != "MainThread"
 
 
-def test_two_first_device_listings_import_adbutils_in_an_adb_thread(adb_server: AdbServer,
+def test_device_first_uses_import_adbutils_and_the_tokenizer_off_the_loop(adb_server: AdbServer,
                                                                      make_device: MakeDevice) -> None:  # fmt: skip
     _, serial = make_device(model="Pixel 7")
     with tempfile.TemporaryDirectory() as devices:
@@ -81,5 +83,7 @@ def test_two_first_device_listings_import_adbutils_in_an_adb_thread(adb_server: 
     first, second = result["lists"]
     assert first == second and [d["serial"] for d in first] == [serial]
     assert first[0]["model"] == "Pixel 7"
-    assert set(result["imported_on"]) == {"adbutils"}
+    assert set(result["listed"]) == {"adbutils"}  # listing counts no tokens
     assert result["imported_on"]["adbutils"].startswith("adb")  # the manager's adb threads
+    assert 0 < result["ui"]["tokens"] <= 300  # counted: the first token count, a UI listing
+    assert result["imported_on"]["quicktok"] != "MainThread"
