@@ -21,4 +21,5 @@ async def load() -> ModuleType:
 
 
 def __getattr__(name: str) -> Any:
+    """`pw.Error` and the rest: Playwright's own names (PEP 562)."""
     return getattr(importlib.import_module(MODULE), name)
