@@ -41,23 +41,10 @@ def _settings(args: argparse.Namespace) -> Settings:
 
 
 def serve(args: argparse.Namespace) -> int:
-    import asyncio
-
     import uvicorn
 
     from app.api.header_timeout import header_deadline_protocol
-    from app.core import tokens
     from app.core.log_redaction import redact_all_handlers
-
-    class _Server(uvicorn.Server):
-        """Loads the tokenizer once the daemon listens: loading holds the GIL for about half a second, which
-        would otherwise delay the daemon's first answer (it is loaded on first use when no daemon warmed it)."""
-
-        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
-            await super().startup(sockets)
-            if self.started:
-                self._warming = asyncio.create_task(asyncio.to_thread(tokens.warm_up))
-
     from app.server import create_app
 
     settings = _settings(args)
@@ -81,7 +68,7 @@ def serve(args: argparse.Namespace) -> int:
         print("lookout: only loopback Host names are answered; list the names clients use in LOOKOUT_ALLOWED_HOSTS",
               file=sys.stderr)  # fmt: skip
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    server = _Server(uvicorn.Config(
+    server = uvicorn.Server(uvicorn.Config(
         app, host=settings.host, port=settings.port, access_log=False, log_level="info",
         ws_per_message_deflate=settings.ws_compression, http=header_deadline_protocol(settings.header_timeout_s),
     ))  # fmt: skip

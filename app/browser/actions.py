@@ -18,12 +18,13 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from playwright.async_api import Error as PlaywrightError
-from playwright.async_api import Locator, Page
-
+from app.browser import playwright_api as pw
 from app.core.errors import BadInput, Conflict
+
+if TYPE_CHECKING:
+    from playwright.async_api import Locator, Page
 
 ActionName = Literal["navigate", "click", "type", "fill", "select", "press", "hover", "check", "uncheck", "back",
                      "forward", "reload", "wait", "upload", "dialog"]  # fmt: skip
@@ -157,7 +158,7 @@ async def perform(page: Page, action: Action, point: tuple[float, float] | None 
             await page.mouse.click(*point)
             return
         await _perform(page, action)
-    except PlaywrightError as exc:
+    except pw.Error as exc:
         message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise Conflict(f"{action.action} failed: {message}") from exc
 
@@ -241,7 +242,7 @@ async def watch(page: Page) -> None:
     """Start watching what the next action adds, changes or reveals on the page."""
     try:
         await page.evaluate(_WATCH_JS)
-    except PlaywrightError:
+    except pw.Error:
         pass  # a page that cannot run it (navigating): the outcome then reads the document it lands on
 
 
@@ -250,7 +251,7 @@ async def outcome(page: Page) -> list[dict[str, str]]:
     for _ in range(2):  # a navigation may destroy the context the first read runs in
         try:
             return (await page.evaluate(_OUTCOME_JS, [OUTCOME_ITEMS, OUTCOME_CHARS]))["text"]
-        except PlaywrightError:
+        except pw.Error:
             await asyncio.sleep(0.05)
     return []
 
@@ -258,7 +259,7 @@ async def outcome(page: Page) -> list[dict[str, str]]:
 async def focus(page: Page) -> str | None:
     try:
         return await page.evaluate(_FOCUS_JS)
-    except PlaywrightError:
+    except pw.Error:
         return None
 
 
@@ -273,7 +274,7 @@ async def settle(page: Page, in_flight: Any, deadline_ms: int = SETTLE_MAX_MS) -
             await page.wait_for_load_state("domcontentloaded", timeout=max(left, 1))
             await page.evaluate(_QUIET_JS, [DOM_QUIET_MS, max(left, DOM_QUIET_MS)])
             return
-        except PlaywrightError:
+        except pw.Error:
             left = max(0, int((deadline - time.monotonic()) * 1000))
 
 

@@ -9,11 +9,13 @@ from __future__ import annotations
 import asyncio
 import shutil
 import subprocess
+from typing import TYPE_CHECKING
 
-from playwright.async_api import Browser, Playwright, async_playwright
-from playwright.async_api import Error as PlaywrightError
-
+from app.browser import playwright_api as pw
 from app.core.errors import Unavailable
+
+if TYPE_CHECKING:
+    from playwright.async_api import Browser, Playwright
 
 FLAGS = ("--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
          "--no-first-run", "--disable-sync", "--disable-quic")  # fmt: skip
@@ -60,13 +62,14 @@ class BrowserHost:
         executable = find_executable(self.configured)
         if self._playwright is None:
             try:
-                self._playwright = await async_playwright().start()
+                api = await pw.load()  # in a worker thread, on the first start
+                self._playwright = await api.async_playwright().start()
             except Exception as exc:  # the driver reports a failed start as a bare Exception
                 reason = await asyncio.to_thread(_driver_problem) or str(exc).strip() or type(exc).__name__
                 raise Unavailable(f"Playwright's driver could not start ({reason}); the browser needs it") from exc
         try:
             return await self._playwright.chromium.launch(executable_path=executable, args=list(FLAGS), headless=True)
-        except PlaywrightError as exc:
+        except pw.Error as exc:
             first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise Unavailable(f"no browser could be started ({executable or 'Playwright Chromium'}: {first_line}); "
                               f"{INSTALL_HINT}") from exc  # fmt: skip
@@ -76,7 +79,7 @@ class BrowserHost:
             if self._browser is not None:
                 try:
                     await self._browser.close()
-                except PlaywrightError:
+                except pw.Error:
                     pass
                 self._browser = None
             if self._playwright is not None:

@@ -18,12 +18,11 @@ import time
 from collections import deque
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PIL import Image
-from playwright.async_api import Dialog, Download, Page, Request
-from playwright.async_api import Error as PlaywrightError
 
+from app.browser import playwright_api as pw
 from app.browser.actions import Action, RefCheck, check_ref, effects, focus, outcome, perform, settle, watch
 from app.browser.aria import parse
 from app.browser.browser import BrowserHost
@@ -40,6 +39,9 @@ from app.core.private_files import make_dir
 from app.core.scaling import RAW_WARNING, Scale, fit, image_tokens
 from app.core.storage import append_jsonl, atomic_write_bytes, atomic_write_json, read_json
 from app.timeline.recording import NullRecorder, Recorder
+
+if TYPE_CHECKING:
+    from playwright.async_api import Dialog, Download, Page, Request
 
 EVENTS_KEPT = 500
 HISTORY_SHOWN = 5
@@ -153,7 +155,7 @@ class PageManager:
         record.event("dialog", type=dialog.type, message=dialog.message, answer="accepted" if accept else "dismissed")
         try:
             await (dialog.accept(text) if accept and text is not None else dialog.accept() if accept else dialog.dismiss())
-        except PlaywrightError:
+        except pw.Error:
             pass
 
     def _download(self, record: PageRecord, download: Download) -> None:
@@ -175,7 +177,7 @@ class PageManager:
             raise BadInput(f"{url!r} is not a URL lookout opens (http, https, file, about, data)", field="url")
         try:
             await record.page.goto(url, timeout=NAVIGATION_TIMEOUT_MS, wait_until="load")
-        except PlaywrightError as exc:
+        except pw.Error as exc:
             raise Conflict(f"navigation to {url} failed: {str(exc).splitlines()[0]}") from exc
         record.history.append(await _title(record.page) or url)
 
@@ -187,7 +189,7 @@ class PageManager:
             for record in [r for r in self._pages.values() if now - r.used_at > self.idle_s]:
                 try:
                     await self.close(record.id, reason="idle")
-                except (LookoutError, PlaywrightError):
+                except (LookoutError, pw.Error):
                     self._pages.pop(record.id, None)
 
     def get(self, page_id: str) -> PageRecord:
@@ -234,7 +236,7 @@ class PageManager:
             (title, modal), raw = await asyncio.gather(  # one round trip's wait, not two
                 record.page.evaluate(_PAGE_STATE_JS), record.page.aria_snapshot(mode="ai", boxes=True)
             )
-        except PlaywrightError as exc:
+        except pw.Error as exc:
             raise Unavailable(f"the page did not answer a snapshot: {str(exc).splitlines()[0]}") from exc
         ctx = PageContext(record.page.url, title, record.viewport, tuple(record.history[-HISTORY_SHOWN:-1]),
                           modal=modal)  # fmt: skip
@@ -260,7 +262,7 @@ class PageManager:
         try:
             png = await record.page.screenshot(full_page=full_page, type="png")
             scroll = await record.page.evaluate("[window.scrollX, window.scrollY]")
-        except PlaywrightError as exc:
+        except pw.Error as exc:
             raise Unavailable(f"the page did not answer a screenshot: {str(exc).splitlines()[0]}") from exc
         obs_id = new_id("o")
         scale, data = await asyncio.to_thread(_scaled, png, max_dimension, fmt)
@@ -437,5 +439,5 @@ def _scaled(png: bytes, max_dimension: int | None, fmt: ImageFormat) -> tuple[Sc
 async def _title(page: Page) -> str:
     try:
         return await page.title()
-    except PlaywrightError:
+    except pw.Error:
         return ""

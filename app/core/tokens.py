@@ -1,7 +1,8 @@
 """Exact token counts with a real tokenizer (o200k_base, bundled by quicktok-v1: no download).
 
-The encoding takes about 0.5 s to load, so it is loaded once, on first use; the daemon warms it up in a
-worker thread at start.
+The encoding takes about 0.5 s of CPU to load, so it is loaded once, on the first count (callers count in
+worker threads), not when the daemon starts: the load holds the GIL, so done at start it delayed the daemon's
+first answer, even from a thread. Concurrent first counts wait for one load.
 """
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ def _get() -> Any:
 
 
 def warm_up() -> None:
+    """Load the encoding now (a benchmark keeps the load out of what it times)."""
     _get()
 
 

@@ -3,17 +3,23 @@
 lookout talks to the adb server it was told about and never starts one: adbutils runs `adb start-server`
 when a connection is refused, so connections here are made without that fallback, and a server that
 cannot be reached is an `Unavailable` error naming the address tried.
+
+adbutils (with the requests and urllib3 it pulls in) is imported on the first adb call, in the worker thread
+that makes it, not when the daemon starts: it costs about 0.1 s that a daemon answering its first request, or
+never asked about a device, should not pay.
 """
 from __future__ import annotations
 
+import functools
 import socket
+import threading
 from dataclasses import dataclass
-
-from adbutils import AdbClient, AdbDevice
-from adbutils._adb import AdbConnection
-from adbutils.errors import AdbConnectionError, AdbError, AdbTimeout
+from typing import TYPE_CHECKING
 
 from app.core.errors import BackendFailure, BackendTimeout, Unavailable
+
+if TYPE_CHECKING:
+    from adbutils import AdbClient, AdbDevice
 
 CONNECT_TIMEOUT_S = 3.0
 
@@ -29,19 +35,24 @@ class ShellResult:
         return self.stdout.decode("utf-8", "replace")
 
 
-class _Connection(AdbConnection):
-    """An adb server connection that fails instead of starting a server."""
+@functools.cache
+def _client_class() -> type[AdbClient]:
+    """adbutils' client whose connections fail instead of starting a server (imports adbutils)."""
+    from adbutils import AdbClient
+    from adbutils._adb import AdbConnection
 
-    def _safe_connect(self) -> socket.socket:
-        return self._create_socket()
+    class Connection(AdbConnection):
+        def _safe_connect(self) -> socket.socket:
+            return self._create_socket()
 
+    class Client(AdbClient):
+        def make_connection(self, timeout: float | None = None) -> AdbConnection:
+            connection = Connection(self.host, self.port)
+            if timeout:
+                connection.conn.settimeout(timeout)
+            return connection
 
-class _Client(AdbClient):
-    def make_connection(self, timeout: float | None = None) -> AdbConnection:
-        connection = _Connection(self.host, self.port)
-        if timeout:
-            connection.conn.settimeout(timeout)
-        return connection
+    return Client
 
 
 class Adb:
@@ -49,7 +60,8 @@ class Adb:
 
     def __init__(self, host: str, port: int, timeout_s: float) -> None:
         self.host, self.port, self.timeout_s = host, port, timeout_s
-        self._client = _Client(host, port, socket_timeout=timeout_s)
+        self._client: AdbClient | None = None
+        self._client_lock = threading.Lock()
         self._devices: dict[str, AdbDevice] = {}
 
     @property
@@ -59,7 +71,7 @@ class Adb:
     def devices(self) -> list[tuple[str, str]]:
         """(serial, state) of every device the server knows, offline and unauthorized ones included."""
         with self._errors("list devices"):
-            return [(info.serial, info.state) for info in self._client.list()]
+            return [(info.serial, info.state) for info in self._adb_client().list()]
 
     def shell(self, serial: str, command: str, timeout_s: float | None = None) -> ShellResult:
         """Run `command` in the device's shell; stdout and stderr apart when the device has shell v2."""
@@ -76,8 +88,15 @@ class Adb:
         """The device handle, kept so that its feature list (shell v2 or not) is asked once."""
         device = self._devices.get(serial)
         if device is None:
-            device = self._devices[serial] = self._client.device(serial)
+            device = self._devices[serial] = self._adb_client().device(serial)
         return device
+
+    def _adb_client(self) -> AdbClient:
+        """adbutils' client, built on the first adb call (concurrent first calls build one)."""
+        with self._client_lock:
+            if self._client is None:
+                self._client = _client_class()(self.host, self.port, socket_timeout=self.timeout_s)
+            return self._client
 
     def _errors(self, what: str) -> _AdbErrors:
         return _AdbErrors(self, what)
@@ -95,6 +114,8 @@ class _AdbErrors:
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
         if exc is None:
             return
+        from adbutils.errors import AdbConnectionError, AdbError, AdbTimeout  # loaded by the call that raised
+
         if isinstance(exc, (AdbTimeout, TimeoutError)):
             raise BackendTimeout(
                 f"adb did not answer within {self.adb.timeout_s:g} s trying to {self.what}"

@@ -147,7 +147,8 @@ class DeviceManager:
             result["warning"] = " ".join(warnings)
         frame_elements = None
         if ui and nodes is not None:
-            result["ui"] = self._render(obs, nodes, all_nodes=all_nodes, bounds=bounds, max_tokens=max_tokens)
+            result["ui"] = await asyncio.to_thread(self._render, obs, nodes, all_nodes=all_nodes, bounds=bounds,
+                                                   max_tokens=max_tokens)  # fmt: skip
             frame_elements = result["ui"]["elements"]
         if inline:
             result["image_b64"] = base64.b64encode(data).decode()
@@ -198,6 +199,7 @@ class DeviceManager:
 
     def _render(self, obs: Observation, nodes: list[UiNode], *, all_nodes: bool, bounds: bool,
                 max_tokens: int | None, header: dict[str, Any] | None = None) -> dict[str, Any]:  # fmt: skip
+        """The UI listing within `max_tokens` (call in a worker thread: it counts tokens)."""
         screen = (obs.scale.device_width, obs.scale.device_height)
         return render_elements(nodes, obs.scale.factor, screen=screen, all=all_nodes, bounds=bounds,
                                max_tokens=max_tokens, header=header)  # fmt: skip
@@ -209,7 +211,8 @@ class DeviceManager:
         await self._ready(serial)
         obs, nodes = await self._thread(self._ui, serial, obs_id)
         header = self._observation_json(obs)
-        result = self._render(obs, nodes, all_nodes=all_nodes, bounds=bounds, max_tokens=max_tokens, header=header)
+        result = await asyncio.to_thread(self._render, obs, nodes, all_nodes=all_nodes, bounds=bounds,
+                                         max_tokens=max_tokens, header=header)  # fmt: skip
         self._record(serial, agent, "observation", "ui", obs_id=obs.obs_id, elements=result.get("shown"),
                      frame_elements=result["elements"], app=_app(nodes))  # fmt: skip
         return result

@@ -1,0 +1,30 @@
+"""The daemon answers without having loaded the tokenizer (issue 20): its load holds the GIL, so loaded at
+start, even in a thread once listening, it delayed the first answer. It loads with the first token count."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.conftest import Daemon
+
+TOKENIZER_LIBRARY = "_quicktok"
+
+
+def _mapped(pid: int, library: str) -> bool:
+    """Whether the process has loaded the shared library (its import maps it)."""
+    return library in Path(f"/proc/{pid}/maps").read_text()
+
+
+def test_tokenizer_loads_with_the_first_token_count_not_at_start(daemon: Daemon) -> None:
+    assert daemon.proc is not None
+    with daemon.client() as api:
+        assert api.get("/v1/terminals").status_code == 200
+        assert not _mapped(daemon.proc.pid, TOKENIZER_LIBRARY)
+        r = api.post("/v1/terminals", json={"command": ["sh", "-c", "echo hello; exec sleep 60"]})
+        assert r.status_code == 201, r.text
+        tid = r.json()["id"]
+        wait = {"until": {"regex": "hello"}, "timeout_ms": 20000, "screen": {"max_tokens": 200}}
+        done = api.post(f"/v1/terminals/{tid}/act", json=wait)
+        assert done.status_code == 200, done.text
+        assert done.json()["screen"]["tokens"] > 0
+        assert _mapped(daemon.proc.pid, TOKENIZER_LIBRARY)
+        api.delete(f"/v1/terminals/{tid}")

@@ -1,0 +1,29 @@
+"""Start-up stays light: the daemon's modules import neither Playwright, adbutils nor the tokenizer, which
+load on first use (issue 20). Checked in a fresh interpreter, since this test process has them loaded."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+HEAVY = ("playwright", "adbutils", "quicktok")
+
+BUILD_APP = """
+import json, sys, tempfile
+from pathlib import Path
+import app.cli
+from app.config import Settings
+from app.server import create_app
+create_app(Settings(data_dir=Path(tempfile.mkdtemp()) / "data", token="start-up-token-0123456789"))
+print(json.dumps(sorted({name.split(".")[0] for name in sys.modules})))
+"""
+
+
+def test_building_the_app_imports_no_heavy_backend() -> None:
+    done = subprocess.run([sys.executable, "-c", BUILD_APP], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    loaded = set(json.loads(done.stdout.splitlines()[-1]))
+    assert "fastapi" in loaded  # the check sees the app's imports
+    assert loaded.isdisjoint(HEAVY), sorted(loaded.intersection(HEAVY))
