@@ -52,7 +52,7 @@ from app.device.manager import DeviceManager
 async def main():
     adb = Adb("127.0.0.1", int(sys.argv[1]), 10)
     manager = DeviceManager(Path(sys.argv[2]), adb, 1000, EventBus())
-    first, second = await asyncio.gather(manager.list(), manager.list())
+    first, second = await asyncio.gather(manager.describe_all(), manager.describe_all())
     listed = imported_on.copy()
     ui = await manager.ui(first[0]["serial"], obs_id=None, all_nodes=False, max_tokens=300, agent="test")
     print(json.dumps({"lists": [first, second], "listed": listed, "ui": ui, "imported_on": imported_on}))
