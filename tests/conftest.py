@@ -1,6 +1,7 @@
 """Fixtures shared by every test layer."""
 from __future__ import annotations
 
+import gc
 import os
 import signal
 import socket
@@ -12,6 +13,9 @@ from pathlib import Path
 
 import httpx
 import pytest
+from starlette.testclient import TestClient
+
+from tests.support.adb_server import AdbServer
 
 REPO = Path(__file__).resolve().parent.parent
 pytest_plugins = ["tests.support.adb_fixtures"]
@@ -23,6 +27,8 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+TOKEN = "test-token-0123456789"
+"""The API token of the test daemons and of the in-process app."""
 START_DEADLINE_S = 120
 """Generous: on a loaded 2-core machine a start has taken over 20 s; a daemon that exits is seen at once."""
 READY_LINE = b"Uvicorn running on "
@@ -32,7 +38,7 @@ READY_LINE = b"Uvicorn running on "
 class Daemon:
     """`lookout serve` as a subprocess on a free port with its own data dir and token."""
 
-    def __init__(self, data_dir: Path, token: str = "test-token-0123456789", **env: str) -> None:
+    def __init__(self, data_dir: Path, token: str = TOKEN, **env: str) -> None:
         self.data_dir = data_dir
         self.token = token
         self.port = free_port()
@@ -93,3 +99,39 @@ def daemon(tmp_path: Path) -> Iterator[Daemon]:
 def api(daemon: Daemon) -> Iterator[httpx.Client]:
     with daemon.client() as client:
         yield client
+
+
+DEVICE_TIMEOUT_S = 5
+"""`LOOKOUT_DEVICE_TIMEOUT_S` of `adb_daemon`: short, so that a test of an adb command that hangs ends soon."""
+
+
+@pytest.fixture
+def adb_daemon(tmp_path: Path, adb_server: AdbServer) -> Iterator[Daemon]:
+    """The daemon using this test's real adb server (devices come from `make_device`)."""
+    daemon = Daemon(tmp_path / "data", LOOKOUT_ADB_PORT=str(adb_server.port),
+                    LOOKOUT_DEVICE_TIMEOUT_S=str(DEVICE_TIMEOUT_S)).start()  # fmt: skip
+    yield daemon
+    daemon.stop()
+
+
+@pytest.fixture
+def adb_api(adb_daemon: Daemon) -> Iterator[httpx.Client]:
+    with adb_daemon.client() as client:
+        yield client
+
+
+@pytest.fixture
+def app_api(tmp_path: Path) -> Iterator[TestClient]:
+    """The app from `create_app`, in this process, behind Starlette's TestClient (an httpx.Client that speaks to
+    the app's ASGI interface, with its lifespan run): for route tests that need no daemon process. Keep
+    `daemon` for what the process matters to: signals, restarts, its environment and limits, real sockets,
+    uvicorn's own timeouts. The data dir is `app_api.app.state.settings.data_dir`."""
+    from app.config import Settings
+    from app.server import create_app
+
+    app = create_app(Settings(data_dir=tmp_path / "data", token=TOKEN))
+    try:
+        with TestClient(app, base_url="http://127.0.0.1", headers={"Authorization": f"Bearer {TOKEN}"}) as client:
+            yield client
+    finally:
+        gc.unfreeze()  # the lifespan froze what was alive (the daemon's GC tuning); not for the test process

@@ -9,10 +9,10 @@ give the other operations something real to find, besides the generated ids they
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
+import httpx
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, given, settings
@@ -25,14 +25,11 @@ SPAWNING = ("POST /v1/terminals", "POST /v1/pages")
 
 
 @pytest.fixture
-def live(tmp_path: Path, adb_server: Any, make_device: Callable[..., Any]) -> Iterator[Daemon]:
+def live(adb_daemon: Daemon, adb_api: httpx.Client, make_device: Callable[..., Any]) -> Daemon:
     """The daemon with a real adb server and one fake device, and a terminal running `cat`."""
     make_device()
-    daemon = Daemon(tmp_path / "data", LOOKOUT_ADB_PORT=str(adb_server.port), LOOKOUT_DEVICE_TIMEOUT_S="5").start()
-    with daemon.client() as api:
-        api.post("/v1/terminals", json={"command": ["cat"], "cols": 40, "rows": 10}).raise_for_status()
-    yield daemon
-    daemon.stop()
+    adb_api.post("/v1/terminals", json={"command": ["cat"], "cols": 40, "rows": 10}).raise_for_status()
+    return adb_daemon
 
 
 def test_no_server_error_and_answers_match_the_schema(live: Daemon) -> None:

@@ -1,9 +1,16 @@
-"""Command blocks over HTTP: the daemon as a subprocess, a real bash with lookout's shell integration."""
+"""Command blocks over HTTP: the app in process, a real bash with lookout's shell integration."""
 from __future__ import annotations
 
 from pathlib import Path
 
 import httpx
+import pytest
+
+
+@pytest.fixture
+def api(app_api: httpx.Client) -> httpx.Client:
+    """Every test here runs against the app in process: none needs the daemon's process."""
+    return app_api
 
 
 def _bash(api: httpx.Client, home: Path, **extra: object) -> str:

@@ -5,7 +5,7 @@ import base64
 import io
 import json
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +13,7 @@ import httpx
 import pytest
 from PIL import Image
 
-from tests.conftest import Daemon, free_port
+from tests.conftest import DEVICE_TIMEOUT_S, Daemon, free_port
 
 UI_XML = """<?xml version='1.0' encoding='UTF-8' standalone='yes' ?>
 <hierarchy rotation="0">
@@ -40,21 +40,6 @@ def _bands(width: int, height: int) -> Image.Image:
     return image
 
 
-@pytest.fixture
-def devices_daemon(tmp_path: Path, adb_server: Any) -> Iterator[Daemon]:
-    daemon = Daemon(
-        tmp_path / "data", LOOKOUT_ADB_PORT=str(adb_server.port), LOOKOUT_DEVICE_TIMEOUT_S="3"
-    ).start()
-    yield daemon
-    daemon.stop()
-
-
-@pytest.fixture
-def dev_api(devices_daemon: Daemon) -> Iterator[httpx.Client]:
-    with devices_daemon.client() as client:
-        yield client
-
-
 def _ok(response: httpx.Response) -> dict[str, Any]:
     assert response.status_code == 200, response.text
     return response.json()
@@ -65,79 +50,79 @@ def _error(response: httpx.Response, status: int) -> str:
     return response.json()["error"]["message"]
 
 
-def test_lists_devices_with_model_size_and_rotation(dev_api: httpx.Client, make_device: Callable[..., Any]) -> None:
+def test_lists_devices_with_model_size_and_rotation(adb_api: httpx.Client, make_device: Callable[..., Any]) -> None:
     phone, phone_serial = make_device(model="Pixel 7", size=(1080, 2400))
     big, big_serial = make_device(model="Big One", size=(1440, 3120))
     big.set_rotation(1)
-    listed = {d["serial"]: d for d in _ok(dev_api.get("/v1/devices"))["devices"]}
+    listed = {d["serial"]: d for d in _ok(adb_api.get("/v1/devices"))["devices"]}
     assert listed[phone_serial] == {"serial": phone_serial, "state": "device", "model": "Pixel 7",
                                     "width": 1080, "height": 2400, "rotation": 0}  # fmt: skip
     big_entry = listed[big_serial]
     assert (big_entry["width"], big_entry["height"], big_entry["rotation"]) == (3120, 1440, 1)
 
 
-def test_screenshot_is_scaled_stored_and_fetchable(dev_api: httpx.Client, make_device: Callable[..., Any]) -> None:
+def test_screenshot_is_scaled_stored_and_fetchable(adb_api: httpx.Client, make_device: Callable[..., Any]) -> None:
     fake, serial = make_device(size=(1440, 3120))
     fake.set_screen(_bands(1440, 3120))
-    shot = _ok(dev_api.post(f"/v1/devices/{serial}/screenshot", json={}))
+    shot = _ok(adb_api.post(f"/v1/devices/{serial}/screenshot", json={}))
     assert shot["device"] == {"width": 1440, "height": 3120, "rotation": 0}
     assert shot["image"] == {"width": 462, "height": 1000}
     assert shot["scale_factor"] == pytest.approx(3.12)
     assert shot["tokens"] == 616 and "warning" not in shot and shot["black"] is False
     assert Path(shot["path"]).is_file()
-    fetched = dev_api.get(shot["url"])
+    fetched = adb_api.get(shot["url"])
     assert fetched.status_code == 200 and fetched.headers["content-type"] == "image/png"
     image = Image.open(io.BytesIO(fetched.content))
     assert image.size == (462, 1000)
     assert image.getpixel((231, 10))[2] > 150  # the blue band at the top survived scaling
-    jpeg = _ok(dev_api.post(f"/v1/devices/{serial}/screenshot", json={"format": "jpeg", "inline": True,
+    jpeg = _ok(adb_api.post(f"/v1/devices/{serial}/screenshot", json={"format": "jpeg", "inline": True,
                                                                        "max_dimension": 500}))  # fmt: skip
     decoded = Image.open(io.BytesIO(base64.b64decode(jpeg["image_b64"])))
     assert decoded.format == "JPEG" and decoded.size == (231, 500) == (jpeg["image"]["width"], jpeg["image"]["height"])
 
 
-def test_raw_mode_keeps_the_resolution_and_warns(dev_api: httpx.Client, make_device: Callable[..., Any]) -> None:
+def test_raw_mode_keeps_the_resolution_and_warns(adb_api: httpx.Client, make_device: Callable[..., Any]) -> None:
     _, serial = make_device(size=(1080, 2400))
-    shot = _ok(dev_api.post(f"/v1/devices/{serial}/screenshot", json={"raw": True}))
+    shot = _ok(adb_api.post(f"/v1/devices/{serial}/screenshot", json={"raw": True}))
     assert shot["image"] == {"width": 1080, "height": 2400} and shot["scale_factor"] == 1.0
     assert "Raw mode: no scaling applied" in shot["warning"]
     assert shot["tokens"] == 3456
 
 
-def test_tap_in_image_space_lands_in_device_pixels(dev_api: httpx.Client, make_device: Callable[..., Any]) -> None:
+def test_tap_in_image_space_lands_in_device_pixels(adb_api: httpx.Client, make_device: Callable[..., Any]) -> None:
     fake, serial = make_device(size=(1080, 2400))
-    shot = _ok(dev_api.post(f"/v1/devices/{serial}/screenshot", json={}))
-    tapped = _ok(dev_api.post(f"/v1/devices/{serial}/tap", json={"x": 225, "y": 500, "obs_id": shot["obs_id"]}))
+    shot = _ok(adb_api.post(f"/v1/devices/{serial}/screenshot", json={}))
+    tapped = _ok(adb_api.post(f"/v1/devices/{serial}/tap", json={"x": 225, "y": 500, "obs_id": shot["obs_id"]}))
     assert tapped["device_point"] == [540, 1200]
-    _ok(dev_api.post(f"/v1/devices/{serial}/tap", json={"x": 100, "y": 100}))  # the latest observation
+    _ok(adb_api.post(f"/v1/devices/{serial}/tap", json={"x": 100, "y": 100}))  # the latest observation
     assert fake.inputs()[-2:] == [["tap", "540", "1200"], ["tap", "240", "240"]]
-    outside = _error(dev_api.post(f"/v1/devices/{serial}/tap", json={"x": 451, "y": 10}), 400)
+    outside = _error(adb_api.post(f"/v1/devices/{serial}/tap", json={"x": 451, "y": 10}), 400)
     assert "outside the image (450x1000)" in outside
 
 
 def test_tap_by_element_on_a_scaled_screenshot_hits_its_centre(
-    dev_api: httpx.Client, make_device: Callable[..., Any]
+    adb_api: httpx.Client, make_device: Callable[..., Any]
 ) -> None:
     fake, serial = make_device(size=(1080, 2400))
     fake.set_ui(UI_XML)
-    shot = _ok(dev_api.post(f"/v1/devices/{serial}/screenshot", json={"marks": True}))
-    ui = _ok(dev_api.get(f"/v1/devices/{serial}/ui", params={"obs_id": shot["obs_id"], "bounds": "true"}))
+    shot = _ok(adb_api.post(f"/v1/devices/{serial}/screenshot", json={"marks": True}))
+    ui = _ok(adb_api.get(f"/v1/devices/{serial}/ui", params={"obs_id": shot["obs_id"], "bounds": "true"}))
     assert ui["obs_id"] == shot["obs_id"]
     button = next(e for e in ui["elements"] if e.get("text") == "Log in")
     assert button["bounds"] == [38, 625, 412, 688] or button["bounds"] == [38, 625, 413, 688]
     assert button["center"] == [225, 656]
-    tapped = _ok(dev_api.post(f"/v1/devices/{serial}/tap", json={"element": button["index"], "obs_id": shot["obs_id"]}))
+    tapped = _ok(adb_api.post(f"/v1/devices/{serial}/tap", json={"element": button["index"], "obs_id": shot["obs_id"]}))
     assert tapped["device_point"] == [540, 1575]
     assert fake.inputs()[-1] == ["tap", "540", "1575"]
-    found = _ok(dev_api.post(f"/v1/devices/{serial}/find", json={"text": "log IN", "obs_id": shot["obs_id"]}))
+    found = _ok(adb_api.post(f"/v1/devices/{serial}/find", json={"text": "log IN", "obs_id": shot["obs_id"]}))
     assert [e["index"] for e in found["elements"]] == [button["index"]]
 
 
-def test_marks_draw_on_the_image(dev_api: httpx.Client, make_device: Callable[..., Any]) -> None:
+def test_marks_draw_on_the_image(adb_api: httpx.Client, make_device: Callable[..., Any]) -> None:
     fake, serial = make_device(size=(1080, 2400))
     fake.set_ui(UI_XML)
-    plain = _ok(dev_api.post(f"/v1/devices/{serial}/screenshot", json={"inline": True}))
-    marked = _ok(dev_api.post(f"/v1/devices/{serial}/screenshot", json={"inline": True, "marks": True}))
+    plain = _ok(adb_api.post(f"/v1/devices/{serial}/screenshot", json={"inline": True}))
+    marked = _ok(adb_api.post(f"/v1/devices/{serial}/screenshot", json={"inline": True, "marks": True}))
     a = Image.open(io.BytesIO(base64.b64decode(plain["image_b64"]))).convert("RGB")
     b = Image.open(io.BytesIO(base64.b64decode(marked["image_b64"]))).convert("RGB")
     assert a.size == b.size
@@ -146,39 +131,39 @@ def test_marks_draw_on_the_image(dev_api: httpx.Client, make_device: Callable[..
 
 
 def test_rotation_between_observation_and_tap_is_refused(
-    dev_api: httpx.Client, make_device: Callable[..., Any]
+    adb_api: httpx.Client, make_device: Callable[..., Any]
 ) -> None:
     fake, serial = make_device(size=(1080, 2400))
-    shot = _ok(dev_api.post(f"/v1/devices/{serial}/screenshot", json={}))
+    shot = _ok(adb_api.post(f"/v1/devices/{serial}/screenshot", json={}))
     fake.set_rotation(1)
     fake.set_screen(_bands(2400, 1080))
-    message = _error(dev_api.post(f"/v1/devices/{serial}/tap", json={"x": 10, "y": 10, "obs_id": shot["obs_id"]}), 409)
+    message = _error(adb_api.post(f"/v1/devices/{serial}/tap", json={"x": 10, "y": 10, "obs_id": shot["obs_id"]}), 409)
     assert "observe again" in message and "now 2400x1080" in message
     assert fake.inputs() == []
-    again = _ok(dev_api.post(f"/v1/devices/{serial}/screenshot", json={}))
+    again = _ok(adb_api.post(f"/v1/devices/{serial}/screenshot", json={}))
     assert again["device"] == {"width": 2400, "height": 1080, "rotation": 1} and again["image"]["width"] == 1000
-    assert _ok(dev_api.post(f"/v1/devices/{serial}/tap", json={"x": 500, "y": 225}))["device_point"] == [1200, 540]
+    assert _ok(adb_api.post(f"/v1/devices/{serial}/tap", json={"x": 500, "y": 225}))["device_point"] == [1200, 540]
 
 
 @pytest.mark.parametrize("mode", ["unauthorized", "offline"])
 def test_unusable_devices_are_listed_and_refused(
-    mode: str, dev_api: httpx.Client, make_device: Callable[..., Any]
+    mode: str, adb_api: httpx.Client, make_device: Callable[..., Any]
 ) -> None:
     _, serial = make_device(mode=mode)
-    listed = {d["serial"]: d for d in _ok(dev_api.get("/v1/devices"))["devices"]}
+    listed = {d["serial"]: d for d in _ok(adb_api.get("/v1/devices"))["devices"]}
     assert listed[serial]["state"] == mode and listed[serial]["model"] is None
-    message = _error(dev_api.post(f"/v1/devices/{serial}/screenshot", json={}), 409)
+    message = _error(adb_api.post(f"/v1/devices/{serial}/screenshot", json={}), 409)
     assert f"is {mode}" in message
 
 
-def test_unknown_serial_and_observation(dev_api: httpx.Client, make_device: Callable[..., Any]) -> None:
+def test_unknown_serial_and_observation(adb_api: httpx.Client, make_device: Callable[..., Any]) -> None:
     _, serial = make_device()
-    assert "no device 'nope'" in _error(dev_api.post("/v1/devices/nope/screenshot", json={}), 404)
-    message = _error(dev_api.post(f"/v1/devices/{serial}/tap", json={"x": 1, "y": 1}), 409)
+    assert "no device 'nope'" in _error(adb_api.post("/v1/devices/nope/screenshot", json={}), 404)
+    message = _error(adb_api.post(f"/v1/devices/{serial}/tap", json={"x": 1, "y": 1}), 409)
     assert "no observation" in message
-    assert _error(dev_api.post(f"/v1/devices/{serial}/tap", json={"x": 1, "y": 1, "obs_id": "o_0000000000"}), 404)
-    _error(dev_api.post(f"/v1/devices/{serial}/tap", json={"x": 1}), 422)
-    _error(dev_api.post(f"/v1/devices/{serial}/tap", json={"x": 1, "y": 2, "element": 3}), 422)
+    assert _error(adb_api.post(f"/v1/devices/{serial}/tap", json={"x": 1, "y": 1, "obs_id": "o_0000000000"}), 404)
+    _error(adb_api.post(f"/v1/devices/{serial}/tap", json={"x": 1}), 422)
+    _error(adb_api.post(f"/v1/devices/{serial}/tap", json={"x": 1, "y": 2, "element": 3}), 422)
 
 
 def test_no_adb_server_is_a_quick_503(tmp_path: Path) -> None:
@@ -219,83 +204,83 @@ def _listening(port: int) -> bool:
         return s.connect_ex(("127.0.0.1", port)) == 0
 
 
-def test_black_and_multi_display_captures(dev_api: httpx.Client, make_device: Callable[..., Any]) -> None:
+def test_black_and_multi_display_captures(adb_api: httpx.Client, make_device: Callable[..., Any]) -> None:
     fake, serial = make_device(size=(1080, 2400))
     fake.fault("multi_display_warning", True)
-    shot = _ok(dev_api.post(f"/v1/devices/{serial}/screenshot", json={"inline": True}))
+    shot = _ok(adb_api.post(f"/v1/devices/{serial}/screenshot", json={"inline": True}))
     image = Image.open(io.BytesIO(base64.b64decode(shot["image_b64"])))
     assert image.size == (450, 1000) and shot["black"] is False
     assert "several displays" in shot["warning"]
     fake.fault("multi_display_warning", None)
     fake.set_screen(Image.new("RGB", (1080, 2400)))
-    black = _ok(dev_api.post(f"/v1/devices/{serial}/screenshot", json={}))
+    black = _ok(adb_api.post(f"/v1/devices/{serial}/screenshot", json={}))
     assert black["black"] is True and "FLAG_SECURE" in black["warning"]
 
 
-def test_png_fallback_and_capture_timeout(dev_api: httpx.Client, make_device: Callable[..., Any]) -> None:
+def test_png_fallback_and_capture_timeout(adb_api: httpx.Client, make_device: Callable[..., Any]) -> None:
     fake, serial = make_device(size=(1080, 2400))
     fake.set_screen(_bands(1080, 2400))
     fake.fault("screencap_raw_unsupported", True)
-    shot = _ok(dev_api.post(f"/v1/devices/{serial}/screenshot", json={"inline": True}))
+    shot = _ok(adb_api.post(f"/v1/devices/{serial}/screenshot", json={"inline": True}))
     image = Image.open(io.BytesIO(base64.b64decode(shot["image_b64"])))
     assert image.size == (450, 1000) and image.getpixel((225, 10))[2] > 150
-    fake.fault("screencap_delay", 6)
-    message = _error(dev_api.post(f"/v1/devices/{serial}/screenshot", json={}), 504)
-    assert "did not answer within 3 s" in message
+    fake.fault("screencap_delay", DEVICE_TIMEOUT_S + 3)
+    message = _error(adb_api.post(f"/v1/devices/{serial}/screenshot", json={}), 504)
+    assert f"did not answer within {DEVICE_TIMEOUT_S} s" in message
 
 
-def test_ui_dump_failures_are_retried_then_reported(dev_api: httpx.Client, make_device: Callable[..., Any]) -> None:
+def test_ui_dump_failures_are_retried_then_reported(adb_api: httpx.Client, make_device: Callable[..., Any]) -> None:
     fake, serial = make_device(size=(1080, 2400))
     fake.set_ui(UI_XML)
     fake.fault("ui_null_root", 1)
-    ui = _ok(dev_api.get(f"/v1/devices/{serial}/ui"))
+    ui = _ok(adb_api.get(f"/v1/devices/{serial}/ui"))
     assert [e.get("text") for e in ui["elements"]] == ["Welcome", "Log in"]
     assert ui["image"] == {"width": 450, "height": 1000}  # no screenshot yet: the default scale
     fake.fault("ui_idle", 2)
-    message = _error(dev_api.get(f"/v1/devices/{serial}/ui"), 502)
+    message = _error(adb_api.get(f"/v1/devices/{serial}/ui"), 502)
     assert "could not get idle state" in message and "busy" in message
 
 
-def test_type_key_swipe_app_and_logcat(dev_api: httpx.Client, make_device: Callable[..., Any]) -> None:
+def test_type_key_swipe_app_and_logcat(adb_api: httpx.Client, make_device: Callable[..., Any]) -> None:
     fake, serial = make_device(size=(1080, 2400))
-    _ok(dev_api.post(f"/v1/devices/{serial}/screenshot", json={}))
-    _ok(dev_api.post(f"/v1/devices/{serial}/type", json={"text": "it's a $test & more"}))
+    _ok(adb_api.post(f"/v1/devices/{serial}/screenshot", json={}))
+    _ok(adb_api.post(f"/v1/devices/{serial}/type", json={"text": "it's a $test & more"}))
     assert fake.inputs()[-1] == ["text", "it's%sa%s$test%s&%smore"]
-    message = _error(dev_api.post(f"/v1/devices/{serial}/type", json={"text": "héllo"}), 400)
+    message = _error(adb_api.post(f"/v1/devices/{serial}/type", json={"text": "héllo"}), 400)
     assert "printable ASCII only" in message
-    assert _ok(dev_api.post(f"/v1/devices/{serial}/key", json={"key": "home"}))["keycode"] == 3
+    assert _ok(adb_api.post(f"/v1/devices/{serial}/key", json={"key": "home"}))["keycode"] == 3
     assert fake.inputs()[-1] == ["keyevent", "3"]
-    assert "unknown key" in _error(dev_api.post(f"/v1/devices/{serial}/key", json={"key": "JUMP"}), 400)
-    swiped = _ok(dev_api.post(f"/v1/devices/{serial}/swipe", json={"direction": "up"}))
+    assert "unknown key" in _error(adb_api.post(f"/v1/devices/{serial}/key", json={"key": "JUMP"}), 400)
+    swiped = _ok(adb_api.post(f"/v1/devices/{serial}/swipe", json={"direction": "up"}))
     assert (swiped["device_from"], swiped["device_to"]) == ([540, 1800], [540, 600])
     assert fake.inputs()[-1] == ["swipe", "540", "1800", "540", "600", "300"]
-    _ok(dev_api.post(f"/v1/devices/{serial}/swipe", json={"x1": 10, "y1": 20, "x2": 30, "y2": 40, "duration_ms": 50}))
+    _ok(adb_api.post(f"/v1/devices/{serial}/swipe", json={"x1": 10, "y1": 20, "x2": 30, "y2": 40, "duration_ms": 50}))
     assert fake.inputs()[-1] == ["swipe", "24", "48", "72", "96", "50"]
-    _ok(dev_api.post(f"/v1/devices/{serial}/app", json={"package": "com.example.app"}))
-    _ok(dev_api.post(f"/v1/devices/{serial}/app", json={"package": "com.example.app", "action": "stop"}))
+    _ok(adb_api.post(f"/v1/devices/{serial}/app", json={"package": "com.example.app"}))
+    _ok(adb_api.post(f"/v1/devices/{serial}/app", json={"package": "com.example.app", "action": "stop"}))
     assert fake.apps()[-2:] == [["monkey", "-p", "com.example.app", "-c", "android.intent.category.LAUNCHER", "1"],
                                 ["am", "force-stop", "com.example.app"]]  # fmt: skip
-    _error(dev_api.post(f"/v1/devices/{serial}/app", json={"package": "rm -rf /"}), 400)
+    _error(adb_api.post(f"/v1/devices/{serial}/app", json={"package": "rm -rf /"}), 400)
     fake.set_logcat([
         "11-22 10:00:00.100  4242  4243 D App     : debug",
         "11-22 10:00:00.200  4242  4243 E App     : boom",
         "11-22 10:00:00.300  4242  4243 I Other   : info",
     ])  # fmt: skip
     fake.set_pids({"com.example.app": 4242})
-    logs = _ok(dev_api.get(f"/v1/devices/{serial}/logcat", params={"level": "E", "package": "com.example.app"}))
+    logs = _ok(adb_api.get(f"/v1/devices/{serial}/logcat", params={"level": "E", "package": "com.example.app"}))
     assert logs["lines"] == ["11-22 10:00:00.200  4242  4243 E App     : boom"]
     assert "--pid=4242" in json.dumps(fake.logcat_args()[-1])
-    assert "not running" in _error(dev_api.get(f"/v1/devices/{serial}/logcat", params={"package": "com.other"}), 409)
+    assert "not running" in _error(adb_api.get(f"/v1/devices/{serial}/logcat", params={"package": "com.other"}), 409)
 
 
 def test_actions_are_recorded_and_published(
-    devices_daemon: Daemon, dev_api: httpx.Client, make_device: Callable[..., Any]
+    adb_daemon: Daemon, adb_api: httpx.Client, make_device: Callable[..., Any]
 ) -> None:
     _, serial = make_device(size=(1080, 2400))
     headers = {"X-Lookout-Agent": "tester"}
-    shot = _ok(dev_api.post(f"/v1/devices/{serial}/screenshot", json={}, headers=headers))
-    _ok(dev_api.post(f"/v1/devices/{serial}/tap", json={"x": 5, "y": 5}, headers=headers))
-    logs = list((devices_daemon.data_dir / "devices").glob("*/actions.jsonl"))
+    shot = _ok(adb_api.post(f"/v1/devices/{serial}/screenshot", json={}, headers=headers))
+    _ok(adb_api.post(f"/v1/devices/{serial}/tap", json={"x": 5, "y": 5}, headers=headers))
+    logs = list((adb_daemon.data_dir / "devices").glob("*/actions.jsonl"))
     assert len(logs) == 1
     entries = [json.loads(line) for line in logs[0].read_text().splitlines()]
     assert [(e["kind"], e["what"], e["agent"]) for e in entries] == [

@@ -13,7 +13,7 @@ import httpx
 from PIL import Image
 
 from tests.conftest import Daemon
-from tests.e2e.test_devices_http import _bands, _error, _ok, dev_api, devices_daemon  # noqa: F401 (fixtures)
+from tests.e2e.test_devices_http import _bands, _error, _ok
 
 DUMPS = Path(__file__).resolve().parents[1] / "data" / "ui_dumps"
 SETTINGS = "com.android.settings/com.android.settings.Settings"
@@ -29,103 +29,103 @@ def _phone(make_device: Callable[..., Any], dump: str, window: str) -> tuple[Any
 
 
 def test_a_dump_after_a_rotation_is_refused_not_stored_under_the_old_screenshot(
-    dev_api: httpx.Client, make_device: Callable[..., Any]
+    adb_api: httpx.Client, make_device: Callable[..., Any]
 ) -> None:
     fake, serial = _phone(make_device, "whatsapp_chats", WHATSAPP)
-    shot = _ok(dev_api.post(f"/v1/devices/{serial}/screenshot", json={}))
+    shot = _ok(adb_api.post(f"/v1/devices/{serial}/screenshot", json={}))
     fake.set_rotation(1)
     fake.set_screen(_bands(1483, 720))
-    message = _error(dev_api.get(f"/v1/devices/{serial}/ui", params={"obs_id": shot["obs_id"]}), 409)
+    message = _error(adb_api.get(f"/v1/devices/{serial}/ui", params={"obs_id": shot["obs_id"]}), 409)
     assert "now 1483x720 at rotation 1" in message and "Observe again" in message
-    message = _error(dev_api.post(f"/v1/devices/{serial}/tap", json={"element": 204, "obs_id": shot["obs_id"]}), 409)
+    message = _error(adb_api.post(f"/v1/devices/{serial}/tap", json={"element": 204, "obs_id": shot["obs_id"]}), 409)
     assert "no UI dump" in message
     assert fake.inputs() == []
 
 
-def test_a_dump_of_another_app_is_refused(dev_api: httpx.Client, make_device: Callable[..., Any]) -> None:
+def test_a_dump_of_another_app_is_refused(adb_api: httpx.Client, make_device: Callable[..., Any]) -> None:
     fake, serial = _phone(make_device, "whatsapp_chats", SETTINGS)
-    shot = _ok(dev_api.post(f"/v1/devices/{serial}/screenshot", json={}))
+    shot = _ok(adb_api.post(f"/v1/devices/{serial}/screenshot", json={}))
     fake.set_focus(WHATSAPP)  # the app changed after the screenshot
-    message = _error(dev_api.post(f"/v1/devices/{serial}/find", json={"text": "Comunidades", "obs_id": shot["obs_id"]}),
+    message = _error(adb_api.post(f"/v1/devices/{serial}/find", json={"text": "Comunidades", "obs_id": shot["obs_id"]}),
                      409)  # fmt: skip
     assert f"was {SETTINGS} and is now {WHATSAPP}" in message
-    fresh = _ok(dev_api.get(f"/v1/devices/{serial}/ui"))  # without obs_id: a new observation of its own
+    fresh = _ok(adb_api.get(f"/v1/devices/{serial}/ui"))  # without obs_id: a new observation of its own
     assert fresh["obs_id"] != shot["obs_id"] and fresh["shown"] > 20
 
 
 def test_screenshot_with_ui_is_one_observation_and_taps_its_elements(
-    dev_api: httpx.Client, make_device: Callable[..., Any]
+    adb_api: httpx.Client, make_device: Callable[..., Any]
 ) -> None:
     fake, serial = _phone(make_device, "whatsapp_chats", WHATSAPP)
-    shot = _ok(dev_api.post(f"/v1/devices/{serial}/screenshot", json={"ui": True}))
+    shot = _ok(adb_api.post(f"/v1/devices/{serial}/screenshot", json={"ui": True}))
     assert shot["image"] == {"width": 486, "height": 1000}
     tab = next(e for e in shot["ui"]["elements"] if e.get("text") == "Comunidades")
     assert "hidden" not in tab and "flags" not in tab  # the visible, tappable tab
-    tapped = _ok(dev_api.post(f"/v1/devices/{serial}/tap", json={"element": tab["index"], "obs_id": shot["obs_id"]}))
+    tapped = _ok(adb_api.post(f"/v1/devices/{serial}/tap", json={"element": tab["index"], "obs_id": shot["obs_id"]}))
     assert tapped["device_point"] == [450, 1449]  # the centre of [360,1416][540,1483]
-    again = _ok(dev_api.get(f"/v1/devices/{serial}/ui", params={"obs_id": shot["obs_id"]}))
+    again = _ok(adb_api.get(f"/v1/devices/{serial}/ui", params={"obs_id": shot["obs_id"]}))
     assert again["elements"] == shot["ui"]["elements"]  # the stored dump, not a new one
 
 
-def test_hidden_nodes_are_not_listed_found_or_tapped(dev_api: httpx.Client, make_device: Callable[..., Any]) -> None:
+def test_hidden_nodes_are_not_listed_found_or_tapped(adb_api: httpx.Client, make_device: Callable[..., Any]) -> None:
     fake, serial = _phone(make_device, "whatsapp_chats", WHATSAPP)
-    shot = _ok(dev_api.post(f"/v1/devices/{serial}/screenshot", json={"ui": True}))
+    shot = _ok(adb_api.post(f"/v1/devices/{serial}/screenshot", json={"ui": True}))
     obs = shot["obs_id"]
-    found = _ok(dev_api.post(f"/v1/devices/{serial}/find", json={"text": "Comunidades", "obs_id": obs}))
+    found = _ok(adb_api.post(f"/v1/devices/{serial}/find", json={"text": "Comunidades", "obs_id": obs}))
     assert [(e["index"], e.get("desc")) for e in found["elements"]] == [(204, "Comunidades")]
-    hidden = _ok(dev_api.post(f"/v1/devices/{serial}/find", json={"text": "Comunidades", "obs_id": obs, "all": True}))
+    hidden = _ok(adb_api.post(f"/v1/devices/{serial}/find", json={"text": "Comunidades", "obs_id": obs, "all": True}))
     assert [(e["index"], e.get("hidden")) for e in hidden["elements"]] == [(208, True)]
-    everything = _ok(dev_api.get(f"/v1/devices/{serial}/ui", params={"obs_id": obs, "all": "true"}))
+    everything = _ok(adb_api.get(f"/v1/devices/{serial}/ui", params={"obs_id": obs, "all": "true"}))
     assert next(e for e in everything["elements"] if e["index"] == 208)["hidden"] is True
-    message = _error(dev_api.post(f"/v1/devices/{serial}/tap", json={"element": 208, "obs_id": obs}), 409)
+    message = _error(adb_api.post(f"/v1/devices/{serial}/tap", json={"element": 208, "obs_id": obs}), 409)
     assert "not on the screen" in message and "[0,0][0,0]" in message
     assert fake.inputs() == []
 
 
-def test_landscape_left_to_right_is_a_rotation(dev_api: httpx.Client, make_device: Callable[..., Any]) -> None:
+def test_landscape_left_to_right_is_a_rotation(adb_api: httpx.Client, make_device: Callable[..., Any]) -> None:
     fake, serial = make_device(size=(1080, 2400))
     fake.set_rotation(1)
     fake.set_screen(_bands(2400, 1080))
-    shot = _ok(dev_api.post(f"/v1/devices/{serial}/screenshot", json={}))
+    shot = _ok(adb_api.post(f"/v1/devices/{serial}/screenshot", json={}))
     fake.set_rotation(3)  # the same size, turned the other way: insets change sides
-    message = _error(dev_api.post(f"/v1/devices/{serial}/tap", json={"x": 10, "y": 10, "obs_id": shot["obs_id"]}), 409)
+    message = _error(adb_api.post(f"/v1/devices/{serial}/tap", json={"x": 10, "y": 10, "obs_id": shot["obs_id"]}), 409)
     assert "rotation 1" in message and "rotation 3" in message
     assert fake.inputs() == []
 
 
 def test_a_portrait_frame_while_the_device_reports_landscape_is_not_squashed(
-    dev_api: httpx.Client, make_device: Callable[..., Any]
+    adb_api: httpx.Client, make_device: Callable[..., Any]
 ) -> None:
     fake, serial = make_device(size=(1080, 2400))
     fake.set_screen(_bands(1080, 2400))
     fake.set_rotation(1)  # the device says landscape; the frame stays portrait (a rotation under way)
-    shot = _ok(dev_api.post(f"/v1/devices/{serial}/screenshot", json={}))
+    shot = _ok(adb_api.post(f"/v1/devices/{serial}/screenshot", json={}))
     assert shot["image"] == {"width": 450, "height": 1000}  # the frame's own shape, not 1000x450
     assert "frame is 1080x2400 but the device reports 2400x1080" in shot["warning"]
-    message = _error(dev_api.post(f"/v1/devices/{serial}/tap", json={"x": 10, "y": 10, "obs_id": shot["obs_id"]}), 409)
+    message = _error(adb_api.post(f"/v1/devices/{serial}/tap", json={"x": 10, "y": 10, "obs_id": shot["obs_id"]}), 409)
     assert "observe again" in message and fake.inputs() == []
     fake.set_screen(Image.new("RGB", (2400, 1080), (90, 90, 90)))  # the frame catches up
-    settled = _ok(dev_api.post(f"/v1/devices/{serial}/screenshot", json={}))
+    settled = _ok(adb_api.post(f"/v1/devices/{serial}/screenshot", json={}))
     assert settled["image"] == {"width": 1000, "height": 450} and "warning" not in settled
 
 
 def test_unknown_serials_create_no_directories(
-    devices_daemon: Daemon, dev_api: httpx.Client, make_device: Callable[..., Any]  # noqa: F811
+    adb_daemon: Daemon, adb_api: httpx.Client, make_device: Callable[..., Any]
 ) -> None:
     make_device()
-    devices = devices_daemon.data_dir / "devices"
+    devices = adb_daemon.data_dir / "devices"
     before = sorted(p.name for p in devices.iterdir()) if devices.exists() else []
-    _error(dev_api.get("/v1/devices/ghost-1/observations/o_0123456789/image"), 404)
-    _error(dev_api.post("/v1/devices/ghost-2/screenshot", json={}), 404)
-    _error(dev_api.get("/v1/devices/ghost-3/ui", params={"obs_id": "o_0123456789"}), 404)
-    _error(dev_api.post("/v1/devices/ghost-4/tap", json={"x": 1, "y": 1}), 404)
-    _error(dev_api.post("/v1/devices/ghost-5/find", json={"text": "x"}), 404)
+    _error(adb_api.get("/v1/devices/ghost-1/observations/o_0123456789/image"), 404)
+    _error(adb_api.post("/v1/devices/ghost-2/screenshot", json={}), 404)
+    _error(adb_api.get("/v1/devices/ghost-3/ui", params={"obs_id": "o_0123456789"}), 404)
+    _error(adb_api.post("/v1/devices/ghost-4/tap", json={"x": 1, "y": 1}), 404)
+    _error(adb_api.post("/v1/devices/ghost-5/find", json={"text": "x"}), 404)
     after = sorted(p.name for p in devices.iterdir()) if devices.exists() else []
     assert after == before
 
 
 def test_a_script_runs_steps_converting_coordinates_and_stops_at_the_first_failure(
-    dev_api: httpx.Client, make_device: Callable[..., Any]
+    adb_api: httpx.Client, make_device: Callable[..., Any]
 ) -> None:
     fake, serial = _phone(make_device, "whatsapp_chats", WHATSAPP)
     steps = [
@@ -138,11 +138,11 @@ def test_a_script_runs_steps_converting_coordinates_and_stops_at_the_first_failu
         {"action": "key", "key": "BACK"},
         {"action": "app", "package": "com.whatsapp", "action_": "launch"},
     ]
-    _error(dev_api.post(f"/v1/devices/{serial}/script", json={"steps": steps}), 400)  # checked before any runs
+    _error(adb_api.post(f"/v1/devices/{serial}/script", json={"steps": steps}), 400)  # checked before any runs
     assert fake.inputs() == []
     steps[-1] = {"action": "tap", "element": 208}  # the hidden tab label: refused
     steps.append({"action": "key", "key": "HOME"})  # never runs
-    done = _ok(dev_api.post(f"/v1/devices/{serial}/script", json={"steps": steps}))
+    done = _ok(adb_api.post(f"/v1/devices/{serial}/script", json={"steps": steps}))
     assert done["ok"] is False and done["stopped_at"]["step"] == 7 and "not on the screen" in done["stopped_at"]["reason"]
     assert [r["ok"] for r in done["results"]] == [True] * 7 + [False]
     assert done["results"][0]["image"] == {"width": 486, "height": 1000} and done["results"][0]["ui"]["shown"] > 20
@@ -150,5 +150,5 @@ def test_a_script_runs_steps_converting_coordinates_and_stops_at_the_first_failu
     assert fake.inputs() == [["tap", "450", "1449"], ["tap", "360", "742"], ["swipe", "360", "1112", "360", "370", "300"],
                              ["text", "oi"], ["keyevent", "4"]]  # fmt: skip
     assert done["results"][7]["error"]["code"] == "conflict"
-    message = _error(dev_api.post(f"/v1/devices/{serial}/script", json={"steps": [{"action": "fly"}]}), 400)
+    message = _error(adb_api.post(f"/v1/devices/{serial}/script", json={"steps": [{"action": "fly"}]}), 400)
     assert "step 0: action must be one of tap, swipe" in message

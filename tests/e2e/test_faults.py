@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ from typing import Any
 import httpx
 
 from tests.conftest import Daemon
+from tests.support.polling import eventually
 
 LINE = "0123456789abcdef"
 PATTERN = f"{LINE}\r\n".encode()  # as the terminal writes each line (ONLCR)
@@ -54,24 +54,14 @@ def cmdline(pid: int) -> bytes:
         return b""
 
 
-def until(check: Callable[[], Any], timeout: float = 20, what: str = "the condition") -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        result = check()
-        if result:
-            return result
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
 def test_kill_9_in_the_middle_of_a_flood_loses_nothing_that_was_read(tmp_path: Path) -> None:
     daemon = Daemon(tmp_path / "data").start()
     with daemon.client() as api:
         flood = f"yes {LINE} | head -c 100000000; sleep 60"
         tid = api.post("/v1/terminals", json={"command": ["sh", "-c", flood], "cols": 80, "rows": 24}).json()["id"]
         pid = api.get(f"/v1/terminals/{tid}").json()["pid"]
-        reported = until(lambda: (size := api.get(f"/v1/terminals/{tid}").json()["raw_size"]) > 20_000_000 and size,
-                         what="20 MB of output")  # fmt: skip
+        reported = eventually(lambda: (size := api.get(f"/v1/terminals/{tid}").json()["raw_size"]) > 20_000_000 and size,
+                              what="20 MB of output")  # fmt: skip
     daemon.stop(signal.SIGKILL)
     raw = tmp_path / "data" / "terminals" / tid / "output.raw"
     on_disk = raw.stat().st_size
@@ -79,7 +69,7 @@ def test_kill_9_in_the_middle_of_a_flood_loses_nothing_that_was_read(tmp_path: P
     data = raw.read_bytes()
     whole = len(data) // len(PATTERN) * len(PATTERN)
     assert data[:whole] == PATTERN * (whole // len(PATTERN)), "the journal is the exact stream, in order"
-    until(lambda: state(pid) == "gone", what="the orphaned flood to end with its terminal")
+    eventually(lambda: state(pid) == "gone", what="the orphaned flood to end with its terminal")
 
     frames = tmp_path / "data" / "timeline" / "frames.jsonl"
     with frames.open("ab") as f:
@@ -137,8 +127,8 @@ def test_a_killed_browser_is_started_again_and_old_pages_say_they_are_gone(api: 
     assert browsers
     for pid in browsers:
         os.kill(pid, signal.SIGKILL)
-    gone = until(lambda: (r := api.post(f"/v1/pages/{page}/snapshot", json={})).status_code == 409 and r,
-                 what="the old page to report the crash")  # fmt: skip
+    gone = eventually(lambda: (r := api.post(f"/v1/pages/{page}/snapshot", json={})).status_code == 409 and r,
+                      what="the old page to report the crash")  # fmt: skip
     assert "closed" in gone.json()["error"]["message"]
     fresh = api.post("/v1/pages", json={"url": "data:text/html,<title>Two</title><p>second</p>"})
     assert fresh.status_code == 201, fresh.text
@@ -149,26 +139,21 @@ def test_a_killed_browser_is_started_again_and_old_pages_say_they_are_gone(api: 
 
 
 def test_devices_come_back_after_the_adb_server_restarts(
-    tmp_path: Path, adb_server: Any, make_device: Callable[..., Any]
+    adb_server: Any, adb_api: httpx.Client, make_device: Callable[..., Any]
 ) -> None:
     fake, serial = make_device()
-    daemon = Daemon(tmp_path / "data", LOOKOUT_ADB_PORT=str(adb_server.port), LOOKOUT_DEVICE_TIMEOUT_S="5").start()
-    try:
-        with daemon.client() as api:
-            assert api.post(f"/v1/devices/{serial}/screenshot", json={}).status_code == 200
-            adb_server.stop()
-            down = api.get("/v1/devices")
-            assert down.status_code == 503 and "no adb server" in down.json()["error"]["message"]
-            assert api.post(f"/v1/devices/{serial}/tap", json={"x": 10, "y": 10}).status_code == 503
-            adb_server.start()
-            assert adb_server.connect(fake) == serial
-            listed = until(lambda: (r := api.get("/v1/devices")).status_code == 200 and r.json()["devices"],
-                           what="the device to be listed again")  # fmt: skip
-            assert [d["serial"] for d in listed] == [serial]
-            assert api.post(f"/v1/devices/{serial}/screenshot", json={}).status_code == 200
-            assert api.post(f"/v1/devices/{serial}/tap", json={"x": 10, "y": 10}).status_code == 200
-    finally:
-        daemon.stop()
+    assert adb_api.post(f"/v1/devices/{serial}/screenshot", json={}).status_code == 200
+    adb_server.stop()
+    down = adb_api.get("/v1/devices")
+    assert down.status_code == 503 and "no adb server" in down.json()["error"]["message"]
+    assert adb_api.post(f"/v1/devices/{serial}/tap", json={"x": 10, "y": 10}).status_code == 503
+    adb_server.start()
+    assert adb_server.connect(fake) == serial
+    listed = eventually(lambda: (r := adb_api.get("/v1/devices")).status_code == 200 and r.json()["devices"],
+                        what="the device to be listed again")  # fmt: skip
+    assert [d["serial"] for d in listed] == [serial]
+    assert adb_api.post(f"/v1/devices/{serial}/screenshot", json={}).status_code == 200
+    assert adb_api.post(f"/v1/devices/{serial}/tap", json={"x": 10, "y": 10}).status_code == 200
 
 
 def test_a_full_disk_degrades_the_session_and_the_daemon_keeps_serving(tmp_path: Path) -> None:
@@ -187,7 +172,7 @@ def test_a_full_disk_degrades_the_session_and_the_daemon_keeps_serving(tmp_path:
             flood = "seq 1 400000; echo end-of-flood; exec cat"
             tid = api.post("/v1/terminals", json={"command": ["sh", "-c", flood], "cols": 80, "rows": 24}).json()["id"]
             api.post(f"/v1/terminals/{tid}/wait", json={"until": {"regex": "end-of-flood", "on": "screen"}, "timeout_ms": 30000})
-            info = until(lambda: (t := api.get(f"/v1/terminals/{tid}").json())["degraded"] and t, what="degraded")
+            info = eventually(lambda: (t := api.get(f"/v1/terminals/{tid}").json())["degraded"] and t, what="degraded")
             assert "failed" in info["degraded"] and info["status"] == "running"
             assert "end-of-flood" in "\n".join(api.get(f"/v1/terminals/{tid}/screen").json()["text"])
             echoed = api.post(f"/v1/terminals/{tid}/act", json={"input": {"text": "still-typing\r"},

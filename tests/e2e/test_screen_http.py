@@ -1,7 +1,8 @@
-"""GET /v1/terminals/{id}/screen and act's `screen` options, end to end: the daemon as a subprocess."""
+"""GET /v1/terminals/{id}/screen and act's `screen` options over HTTP: the app in process, real PTYs."""
 from __future__ import annotations
 
 import httpx
+import pytest
 import orjson
 
 from app.core.tokens import count_tokens
@@ -9,6 +10,12 @@ from app.core.tokens import count_tokens
 # Row 0 plain, row 1 empty, row 2 bold red "alert", row 3 a blue background, row 4 "end"; then the cursor
 # waits at the end of row 4.
 DRAWING = r"printf 'plain row\n\n\033[1;31malert\033[0m here\n\033[44m    \033[0m\nend'; exec sleep 60"
+
+
+@pytest.fixture
+def api(app_api: httpx.Client) -> httpx.Client:
+    """Every test here runs against the app in process: none needs the daemon's process."""
+    return app_api
 
 
 def _terminal(api: httpx.Client, command: list[str], cols: int = 40, rows: int = 8) -> str:

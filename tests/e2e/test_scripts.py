@@ -6,7 +6,6 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -79,13 +78,11 @@ def test_errors_are_one_clear_line(script: str, daemon: Daemon, tmp_path: Path) 
 
 
 @pytest.fixture
-def device_daemon(tmp_path: Path, make_device: Any, adb_server: Any) -> Iterator[tuple[Daemon, Any, str]]:
+def device_daemon(adb_daemon: Daemon, make_device: Any) -> tuple[Daemon, Any, str]:
     """A daemon that uses a real adb server with one fake 1080x2400 device showing a login button."""
     fake, serial = make_device(size=(1080, 2400))
     fake.set_ui(LOGIN_UI)
-    daemon = Daemon(tmp_path / "data", LOOKOUT_ADB_PORT=str(adb_server.port)).start()
-    yield daemon, fake, serial
-    daemon.stop()
+    return adb_daemon, fake, serial
 
 
 LOGIN_UI = """<?xml version='1.0' encoding='UTF-8' standalone='yes' ?><hierarchy rotation="0">

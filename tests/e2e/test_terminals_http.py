@@ -1,4 +1,5 @@
-"""The terminal API end to end: the daemon as a subprocess, real shells on real PTYs, over HTTP."""
+"""The terminal API over HTTP with real shells on real PTYs: the app in process (`app_api`) where no process
+matters, the daemon as a subprocess (`daemon`, `api`) for signals, restarts, its environment and its loop."""
 from __future__ import annotations
 
 import base64
@@ -9,6 +10,7 @@ import time
 from pathlib import Path
 
 import httpx
+from starlette.testclient import TestClient
 
 from tests.conftest import Daemon
 
@@ -46,9 +48,9 @@ def test_health_needs_no_token(daemon: Daemon) -> None:
     assert r.status_code == 200 and r.json()["ok"] is True
 
 
-def test_act_echo_until_regex_then_read_raw(api: httpx.Client) -> None:
-    tid = _shell(api)
-    r = api.post(
+def test_act_echo_until_regex_then_read_raw(app_api: httpx.Client) -> None:
+    tid = _shell(app_api)
+    r = app_api.post(
         f"/v1/terminals/{tid}/act",
         json={"input": {"text": "echo hi-$((40+2))", "keys": ["Enter"]}, "until": {"regex": r"^hi-42\s*$"}, "timeout_ms": 10000},
     )
@@ -58,22 +60,22 @@ def test_act_echo_until_regex_then_read_raw(api: httpx.Client) -> None:
     assert body["wait"]["match"]["text"].startswith("hi-42")
     assert any(row.strip() == "hi-42" for row in body["screen"]["text"])
     assert body["screen"]["terminal"] == {"width": 100, "height": 30}
-    raw = _raw(api, tid)
+    raw = _raw(app_api, tid)
     assert b"hi-42\r\n" in raw
     assert body["wait"]["cursor"] <= len(raw)
     # The cursor points just past the match: what follows it is the next prompt, not the match again.
-    again = api.post(
+    again = app_api.post(
         f"/v1/terminals/{tid}/wait",
         json={"until": {"regex": r"^hi-42"}, "since": body["wait"]["cursor"], "timeout_ms": 300},
     ).json()
     assert again["matched"] is False and again["reason"] == "timeout"
 
 
-def test_resize_changes_pty_and_screen(api: httpx.Client) -> None:
-    tid = _shell(api)
-    r = api.post(f"/v1/terminals/{tid}/resize", json={"cols": 77, "rows": 21})
+def test_resize_changes_pty_and_screen(app_api: httpx.Client) -> None:
+    tid = _shell(app_api)
+    r = app_api.post(f"/v1/terminals/{tid}/resize", json={"cols": 77, "rows": 21})
     assert r.status_code == 200 and (r.json()["cols"], r.json()["rows"]) == (77, 21)
-    act = api.post(
+    act = app_api.post(
         f"/v1/terminals/{tid}/act",
         json={"input": {"text": "stty size\r"}, "until": {"regex": r"^\d+ \d+"}, "timeout_ms": 10000},
     ).json()
@@ -82,44 +84,44 @@ def test_resize_changes_pty_and_screen(api: httpx.Client) -> None:
     assert len(act["screen"]["text"]) == 21
 
 
-def test_ctrl_c_interrupts_sleep(api: httpx.Client) -> None:
-    tid = _shell(api)
-    running = api.post(
+def test_ctrl_c_interrupts_sleep(app_api: httpx.Client) -> None:
+    tid = _shell(app_api)
+    running = app_api.post(
         f"/v1/terminals/{tid}/act",
         json={"input": {"text": "sleep 100\r"}, "until": {"stable_ms": 300}, "timeout_ms": 5000},
     ).json()
     assert running["wait"]["matched"] and running["wait"]["state"] == "running"
-    back = api.post(
+    back = app_api.post(
         f"/v1/terminals/{tid}/act",
         json={"input": {"keys": ["C-c"]}, "until": {"state_in": ["idle"]}, "timeout_ms": 5000},
     ).json()
     assert back["wait"]["matched"], back
-    status = api.post(
+    status = app_api.post(
         f"/v1/terminals/{tid}/act", json={"input": {"text": "echo status=$?\r"}, "until": {"regex": r"^status=\d+"}}
     ).json()
     assert status["wait"]["match"]["text"] == "status=130"
-    assert api.get(f"/v1/terminals/{tid}").json()["status"] == "running"
+    assert app_api.get(f"/v1/terminals/{tid}").json()["status"] == "running"
 
 
-def test_program_that_exits_at_once_loses_no_output(api: httpx.Client) -> None:
-    r = api.post("/v1/terminals", json={"command": ["seq", "1", "30000"]})
+def test_program_that_exits_at_once_loses_no_output(app_api: httpx.Client) -> None:
+    r = app_api.post("/v1/terminals", json={"command": ["seq", "1", "30000"]})
     assert r.status_code == 201, r.text
     tid = r.json()["id"]
-    done = _wait_exit(api, tid)
+    done = _wait_exit(app_api, tid)
     assert done["matched"] and done["reason"] == "exit" and done["exit_code"] == 0
     expected = "".join(f"{i}\r\n" for i in range(1, 30001)).encode()
-    assert _raw(api, tid) == expected
-    info = api.get(f"/v1/terminals/{tid}").json()
+    assert _raw(app_api, tid) == expected
+    info = app_api.get(f"/v1/terminals/{tid}").json()
     assert info["status"] == "exited" and info["exit_code"] == 0 and info["state"] == "exited"
-    screen = api.get(f"/v1/terminals/{tid}/screen").json()
+    screen = app_api.get(f"/v1/terminals/{tid}/screen").json()
     assert screen["text"][screen["cursor"]["top"] - 1] == "30000"
 
 
-def test_string_command_runs_in_shell_and_reports_exit_code(api: httpx.Client) -> None:
-    tid = api.post("/v1/terminals", json={"command": "echo one; exit 3"}).json()["id"]
-    done = _wait_exit(api, tid)
+def test_string_command_runs_in_shell_and_reports_exit_code(app_api: httpx.Client) -> None:
+    tid = app_api.post("/v1/terminals", json={"command": "echo one; exit 3"}).json()["id"]
+    done = _wait_exit(app_api, tid)
     assert done["exit_code"] == 3
-    assert api.get(f"/v1/terminals/{tid}/screen").json()["text"][0] == "one"
+    assert app_api.get(f"/v1/terminals/{tid}/screen").json()["text"][0] == "one"
 
 
 def test_flood_of_100_mb_while_another_session_stays_responsive(api: httpx.Client, daemon: Daemon) -> None:
@@ -196,63 +198,65 @@ def test_clean_stop_hangs_up_children_and_marks_them_exited(tmp_path: Path) -> N
         d2.stop()
 
 
-def test_delete_and_purge(api: httpx.Client, daemon: Daemon) -> None:
-    tid = _shell(api)
-    pid = api.get(f"/v1/terminals/{tid}").json()["pid"]
-    r = api.delete(f"/v1/terminals/{tid}")
+def test_delete_and_purge(app_api: TestClient) -> None:
+    data_dir = app_api.app.state.settings.data_dir
+    tid = _shell(app_api)
+    pid = app_api.get(f"/v1/terminals/{tid}").json()["pid"]
+    r = app_api.delete(f"/v1/terminals/{tid}")
     assert r.status_code == 200 and r.json()["status"] == "exited"
     assert not Path(f"/proc/{pid}").exists()
-    assert (daemon.data_dir / "terminals" / tid / "output.raw").exists()
-    assert api.delete(f"/v1/terminals/{tid}", params={"purge": "true"}).json()["purged"] is True
-    assert not (daemon.data_dir / "terminals" / tid).exists()
-    assert api.get(f"/v1/terminals/{tid}").status_code == 404
+    assert (data_dir / "terminals" / tid / "output.raw").exists()
+    assert app_api.delete(f"/v1/terminals/{tid}", params={"purge": "true"}).json()["purged"] is True
+    assert not (data_dir / "terminals" / tid).exists()
+    assert app_api.get(f"/v1/terminals/{tid}").status_code == 404
 
 
-def test_wait_timeout_returns_cursor_and_never_hangs(api: httpx.Client) -> None:
-    tid = _shell(api)
+def test_wait_timeout_returns_cursor_and_never_hangs(app_api: httpx.Client) -> None:
+    tid = _shell(app_api)
     t0 = time.monotonic()
-    r = api.post(f"/v1/terminals/{tid}/wait", json={"until": {"regex": "never-printed"}, "timeout_ms": 200}).json()
+    r = app_api.post(f"/v1/terminals/{tid}/wait", json={"until": {"regex": "never-printed"}, "timeout_ms": 200}).json()
     assert r["matched"] is False and r["reason"] == "timeout"
     assert 0 <= r["cursor"] <= r["raw_offset"]
     assert time.monotonic() - t0 < 30
 
 
-def test_bad_input_gets_clear_errors(api: httpx.Client, daemon: Daemon) -> None:
-    tid = _shell(api)
-    assert api.get("/v1/terminals/t_doesnotexist").json()["error"]["code"] == "not_found"
-    assert api.post("/v1/terminals/t_doesnotexist/input", json={"text": "x"}).status_code == 404
-    assert api.delete("/v1/terminals/..%2F..%2Fetc").status_code == 404
+def test_bad_input_gets_clear_errors(app_api: TestClient) -> None:
+    tid = _shell(app_api)
+    assert app_api.get("/v1/terminals/t_doesnotexist").json()["error"]["code"] == "not_found"
+    assert app_api.post("/v1/terminals/t_doesnotexist/input", json={"text": "x"}).status_code == 404
+    assert app_api.delete("/v1/terminals/..%2F..%2Fetc").status_code == 404
 
-    bad_key = api.post(f"/v1/terminals/{tid}/input", json={"keys": ["Enter", "Hyper-Q"]})
+    bad_key = app_api.post(f"/v1/terminals/{tid}/input", json={"keys": ["Enter", "Hyper-Q"]})
     assert bad_key.status_code == 400
     assert "Hyper-Q" in bad_key.json()["error"]["message"] and "Enter" in bad_key.json()["error"]["message"]
 
-    huge = api.post(f"/v1/terminals/{tid}/input", json={"text": "x" * (2 << 20)})
+    huge = app_api.post(f"/v1/terminals/{tid}/input", json={"text": "x" * (2 << 20)})
     assert huge.status_code == 413 and huge.json()["error"]["code"] == "too_large"
-    too_big_body = api.post(f"/v1/terminals/{tid}/input", content=b'{"text": "' + b"x" * (5 << 20) + b'"}')
+    too_big_body = app_api.post(f"/v1/terminals/{tid}/input", content=b'{"text": "' + b"x" * (5 << 20) + b'"}')
     assert too_big_body.status_code == 413
 
-    regex = api.post(f"/v1/terminals/{tid}/wait", json={"until": {"regex": "(unclosed"}})
+    regex = app_api.post(f"/v1/terminals/{tid}/wait", json={"until": {"regex": "(unclosed"}})
     assert regex.status_code == 400 and "invalid regular expression" in regex.json()["error"]["message"]
 
-    negative = api.post("/v1/terminals", json={"cols": -5})
+    negative = app_api.post("/v1/terminals", json={"cols": -5})
     assert negative.status_code == 422 and negative.json()["error"]["code"] == "validation"
-    assert api.post(f"/v1/terminals/{tid}/resize", json={"cols": 80, "rows": -1}).status_code == 422
-    assert api.post(f"/v1/terminals/{tid}/wait", json={"until": {"regex": "x"}, "since": 10**12}).status_code == 400
-    assert api.post("/v1/terminals", content=b"{not json").status_code == 422
+    assert app_api.post(f"/v1/terminals/{tid}/resize", json={"cols": 80, "rows": -1}).status_code == 422
+    assert app_api.post(f"/v1/terminals/{tid}/wait", json={"until": {"regex": "x"}, "since": 10**12}).status_code == 400
+    assert app_api.post("/v1/terminals", content=b"{not json").status_code == 422
 
-    before = {t["id"] for t in api.get("/v1/terminals").json()["terminals"]}
-    missing = api.post("/v1/terminals", json={"command": ["/no/such/program-xyz"]})
+    before = {t["id"] for t in app_api.get("/v1/terminals").json()["terminals"]}
+    missing = app_api.post("/v1/terminals", json={"command": ["/no/such/program-xyz"]})
     assert missing.status_code == 400 and "command not found" in missing.json()["error"]["message"]
-    assert {t["id"] for t in api.get("/v1/terminals").json()["terminals"]} == before
-    assert sorted(p.name for p in (daemon.data_dir / "terminals").iterdir()) == sorted(before)
-    assert api.post("/v1/terminals", json={"cwd": "/no/such/dir"}).status_code == 400
+    assert {t["id"] for t in app_api.get("/v1/terminals").json()["terminals"]} == before
+    assert sorted(p.name for p in (app_api.app.state.settings.data_dir / "terminals").iterdir()) == sorted(before)
+    assert app_api.post("/v1/terminals", json={"cwd": "/no/such/dir"}).status_code == 400
 
-    with httpx.Client(base_url=daemon.url) as anonymous:
-        assert anonymous.get("/v1/terminals").status_code == 401
-        wrong = anonymous.get("/v1/terminals", headers={"Authorization": "Bearer wrong"})
-        assert wrong.status_code == 401 and wrong.json()["error"]["code"] == "unauthorized"
-        assert anonymous.get("/openapi.json").status_code == 401
+    for path in ("/v1/terminals", "/openapi.json"):
+        anonymous = app_api.build_request("GET", path)
+        del anonymous.headers["Authorization"]
+        assert app_api.send(anonymous).status_code == 401
+    wrong = app_api.get("/v1/terminals", headers={"Authorization": "Bearer wrong"})
+    assert wrong.status_code == 401 and wrong.json()["error"]["code"] == "unauthorized"
 
 
 def test_child_does_not_see_the_daemon_token(api: httpx.Client) -> None:

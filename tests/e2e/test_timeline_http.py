@@ -10,7 +10,6 @@ import httpx
 import pytest
 
 from app.core.tokens import count_tokens
-from tests.conftest import Daemon
 from tests.support.adb_fake import ui_dump, ui_node
 from tests.support.site import serve_directory
 
@@ -28,12 +27,9 @@ def site(tmp_path: Path) -> Iterator[str]:
 
 
 @pytest.fixture
-def lookout(tmp_path: Path, adb_server: Any) -> Iterator[httpx.Client]:
-    daemon = Daemon(tmp_path / "data", LOOKOUT_ADB_PORT=str(adb_server.port), LOOKOUT_DEVICE_TIMEOUT_S="5").start()
-    with daemon.client() as client:
-        client.headers["X-Lookout-Agent"] = "tester"
-        yield client
-    daemon.stop()
+def lookout(adb_api: httpx.Client) -> httpx.Client:
+    adb_api.headers["X-Lookout-Agent"] = "tester"
+    return adb_api
 
 
 def _ok(response: httpx.Response, status: int = 200) -> dict[str, Any]:
@@ -115,10 +111,10 @@ def test_history_of_a_terminal_a_page_and_a_device_within_budgets(
     assert "No such file" in extracted["content"] and extracted["tokens"] == count_tokens(extracted["content"])
 
 
-def test_bad_timeline_queries_are_clear_errors(api: httpx.Client) -> None:
-    assert api.get("/v1/timeline/context", params={"budget": 0}).status_code == 422
-    r = api.get("/v1/timeline/extract", params={"from": 5, "to": 2})
+def test_bad_timeline_queries_are_clear_errors(app_api: httpx.Client) -> None:
+    assert app_api.get("/v1/timeline/context", params={"budget": 0}).status_code == 422
+    r = app_api.get("/v1/timeline/extract", params={"from": 5, "to": 2})
     assert r.status_code == 400 and "before" in r.json()["error"]["message"]
-    assert api.get("/v1/timeline/extract", params={"from": 1}).status_code == 422
-    empty = _ok(api.get("/v1/timeline/context", params={"budget": 100}))
+    assert app_api.get("/v1/timeline/extract", params={"from": 1}).status_code == 422
+    empty = _ok(app_api.get("/v1/timeline/context", params={"budget": 100}))
     assert empty["messages"] == [] and empty["metadata"]["total_tokens"] == 0

@@ -150,19 +150,12 @@ def test_narrow_window_and_keyboard_navigation(browser: Browser, daemon: Daemon)
     assert errors == []
 
 
-@pytest.fixture
-def device_daemon(tmp_path: Path, adb_server: Any) -> Iterator[Daemon]:
-    daemon = Daemon(tmp_path / "data", LOOKOUT_ADB_PORT=str(adb_server.port), LOOKOUT_DEVICE_TIMEOUT_S="5").start()
-    yield daemon
-    daemon.stop()
-
-
 def test_devices_pages_and_timeline_views(
-    browser: Browser, device_daemon: Daemon, make_device: Callable[..., Any], tmp_path: Path
+    browser: Browser, adb_daemon: Daemon, make_device: Callable[..., Any], tmp_path: Path
 ) -> None:
     fake, serial = make_device()
     fake.set_ui(UI_XML)
-    page, errors = open_ui(browser, device_daemon)
+    page, errors = open_ui(browser, adb_daemon)
 
     page.get_by_role("link", name="Pixel 7").click()
     screen = page.get_by_role("img", name=f"Screen of {serial}; click to tap there")
@@ -207,7 +200,7 @@ def test_devices_pages_and_timeline_views(
     expect(history).to_contain_text(f"device:{serial}")
     expect(page.get_by_text("of 300 tokens")).to_be_visible()
     shot(page, "timeline")
-    with httpx.Client(base_url=device_daemon.url, headers={"Authorization": f"Bearer {device_daemon.token}"}) as api:
+    with httpx.Client(base_url=adb_daemon.url, headers={"Authorization": f"Bearer {adb_daemon.token}"}) as api:
         context = api.get("/v1/timeline/context", params={"budget": 300, "resource": f"device:{serial}"}).json()
     assert context["metadata"]["total_tokens"] <= 300
     assert errors == []

@@ -5,7 +5,6 @@ import io
 import socket
 import struct
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import adbutils
@@ -15,6 +14,7 @@ from PIL import Image
 from tests.support.adb_fake import MULTI_DISPLAY_WARNING, FakeDevice, default_screen
 from tests.support.adb_fixtures import MakeDevice
 from tests.support.adb_server import AdbServer
+from tests.support.polling import eventually
 
 
 def _device(server: AdbServer, serial: str) -> adbutils.AdbDevice:
@@ -31,15 +31,6 @@ def _running(marker: str) -> list[int]:
         except OSError:
             continue
     return pids
-
-
-def _eventually(check: Callable[[], object], timeout: float = 5) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():
-            return True
-        time.sleep(0.02)
-    return False
 
 
 def test_listed_as_a_device_with_its_model_and_features(adb_server: AdbServer, make_device: MakeDevice) -> None:
@@ -143,7 +134,7 @@ def test_a_slow_capture_times_out_and_is_killed_when_the_host_gives_up(adb_serve
         _device(adb_server, serial).shell2("screencap", timeout=0.5, encoding=None, v2=True)
     assert time.monotonic() - started < 5
     stub = str(fake.bin / "screencap")
-    assert _eventually(lambda: not _running(stub)), f"screencap still running: {_running(stub)}"
+    eventually(lambda: not _running(stub), what="the timed-out screencap to be killed")
     fake.fault("screencap_delay", None)
     assert len(_device(adb_server, serial).shell2("screencap", encoding=None, v2=True).stdout) == 16 + 1080 * 2400 * 4
 

@@ -17,6 +17,7 @@ from app.terminal.manager import TerminalManager, TerminalSpec
 from app.terminal.persistence import load_snapshot, rebuild_engine
 from app.terminal.session import SessionLimits, TerminalSession
 from app.terminal.waiting import compile_until
+from tests.support.polling import eventually
 
 LIMITS = SessionLimits(scrollback=200, max_journal_bytes=1 << 30, max_input_bytes=1 << 20)
 BASH = ["bash", "--norc", "--noprofile"]
@@ -239,11 +240,7 @@ async def test_stop_ends_background_jobs_too(manager: TerminalManager) -> None:
     job = int((await _until(s, regex=r"^job=(\d+)", since=0))["match"]["groups"][0])
     assert Path(f"/proc/{job}").exists()
     await manager.delete(s.id)
-    for _ in range(50):
-        if not Path(f"/proc/{job}").exists():
-            break
-        await asyncio.sleep(0.1)
-    assert not Path(f"/proc/{job}").exists()
+    await asyncio.to_thread(eventually, lambda: not Path(f"/proc/{job}").exists(), what="the job to be killed")
 
 
 async def test_session_limit(tmp_path: Path) -> None:

@@ -10,7 +10,6 @@ import os
 import shutil
 import signal
 import sys
-import time
 from pathlib import Path
 
 import httpx
@@ -18,6 +17,7 @@ import pytest
 import websockets
 
 from tests.conftest import Daemon
+from tests.support.polling import eventually
 
 # Looks for the nonce wherever a program of the same user can read without touching the shell's memory:
 # the shell's command line and environment (and every file they name), its open descriptors, its own
@@ -130,10 +130,7 @@ def test_children_start_with_default_signals_and_an_empty_mask(tmp_path: Path) -
             assert _signal_fields(sleeper["pid"]) == {"SigBlk": 0, "SigIgn": 0}
             loop = api.post("/v1/terminals", json={"command": ["bash", "-c", "while :; do sleep 0.2; done"]}).json()
         daemon.stop(signal.SIGKILL)  # the PTYs hang up: SIGHUP ends both
-        deadline = time.monotonic() + 20
-        while not (_gone(loop["pid"]) and _gone(sleeper["pid"])) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert _gone(loop["pid"]) and _gone(sleeper["pid"]), "a child outlived its terminal"
+        eventually(lambda: _gone(loop["pid"]) and _gone(sleeper["pid"]), what="both children to end with their terminals")
     finally:
         daemon.stop(signal.SIGKILL)
         for pid in (p for p in _started(daemon) if not _gone(p)):
