@@ -32,6 +32,7 @@ import argparse
 import asyncio
 import functools
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -62,6 +63,7 @@ MINIWOB = "miniwob==1.1.0"
 CACHE = Path.home() / ".cache" / "lookout-bench"
 VIEWPORT = (1280, 720)
 GOAL_TOKENS, GOAL_TIME = 0.25, 1.2
+GROUPS = ("generated", "miniwob", "python-docs", "django")
 DJANGO_PAGES = ("/admin/login/", "/admin/", "/admin/shop/product/", "/admin/shop/product/7/change/")
 
 
@@ -119,34 +121,40 @@ async def lookout_snapshot(page: Page) -> tuple[str, int]:
     return text, metadata["tokens"]
 
 
-async def measure(page: Page, load: Callable[[], Awaitable[None]], repeat: int) -> dict[str, Any]:
-    """Tokens, recall and times of one page; `load` opens it afresh."""
-    await load()
-    start = time.perf_counter()
-    await page.aria_snapshot(mode="ai")
-    first_base = time.perf_counter() - start
-    await load()
-    start = time.perf_counter()
-    await lookout_snapshot(page)
-    first_ours = time.perf_counter() - start
+async def measure(page: Page, load: Callable[[], Awaitable[None]], repeat: int, firsts: int) -> dict[str, Any]:
+    """Tokens, recall and times of one page; `load` opens it afresh. The baseline and lookout alternate (which
+    goes first alternates too), so the load of a shared machine weighs on both alike."""
+    first_base: list[float] = []
+    first_ours: list[float] = []
+    for round_ in range(firsts):  # the first snapshot after a fresh load, each on its own load
+        for ours in ((False, True) if round_ % 2 == 0 else (True, False)):
+            await load()
+            start = time.perf_counter()
+            await (lookout_snapshot(page) if ours else page.aria_snapshot(mode="ai"))
+            (first_ours if ours else first_base).append(time.perf_counter() - start)
     base_times, boxes_times, ours_times = [], [], []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        baseline = await page.aria_snapshot(mode="ai")
-        base_times.append(time.perf_counter() - start)
-        start = time.perf_counter()
-        await page.aria_snapshot(mode="ai", boxes=True)
-        boxes_times.append(time.perf_counter() - start)
-        start = time.perf_counter()
-        text, tokens = await lookout_snapshot(page)
-        ours_times.append(time.perf_counter() - start)
+    baseline, text, tokens = "", "", 0
+    for round_ in range(repeat):
+        for kind in (("base", "boxes", "ours") if round_ % 2 == 0 else ("ours", "boxes", "base")):
+            start = time.perf_counter()
+            if kind == "base":
+                baseline = await page.aria_snapshot(mode="ai")
+                base_times.append(time.perf_counter() - start)
+            elif kind == "boxes":
+                await page.aria_snapshot(mode="ai", boxes=True)
+                boxes_times.append(time.perf_counter() - start)
+            else:
+                text, tokens = await lookout_snapshot(page)
+                ours_times.append(time.perf_counter() - start)
     truth = await onscreen_controls(page)
     share, missing = recall(truth, shown_controls(text))
+    ms = {"first_baseline_ms": statistics.median(first_base) * 1000, "first_ms": statistics.median(first_ours) * 1000,
+          "baseline_ms": statistics.median(base_times) * 1000, "boxes_ms": statistics.median(boxes_times) * 1000,
+          "ms": statistics.median(ours_times) * 1000}  # fmt: skip
     return {"baseline_tokens": count_tokens(baseline), "tokens": tokens, "recall": share,
-            "controls": sum(truth.values()), "missing": missing[:5],
-            "first_baseline_ms": first_base * 1000, "first_ms": first_ours * 1000,
-            "baseline_ms": statistics.median(base_times) * 1000, "boxes_ms": statistics.median(boxes_times) * 1000,
-            "ms": statistics.median(ours_times) * 1000}  # fmt: skip
+            "controls": sum(truth.values()), "missing": missing[:5], **ms,
+            "first_ratio": ms["first_ms"] / ms["first_baseline_ms"], "ratio": ms["ms"] / ms["baseline_ms"],
+            "boxes_ratio": ms["boxes_ms"] / ms["baseline_ms"]}  # fmt: skip
 
 
 async def scripted_run(page: Page, url: str) -> dict[str, int]:
@@ -183,6 +191,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     gen_url, mini_url, docs_url = servers[0][1], servers[1][1], servers[2][1]
     tasks = sorted(p.stem for p in (mini / "miniwob").glob("*.html"))[: args.tasks]
     results: dict[str, dict[str, Any]] = {}
+    load_before = list(os.getloadavg())
     async with async_playwright() as playwright:
         browser = await playwright.chromium.launch(executable_path=find_executable(None), args=list(FLAGS))
         page = await browser.new_page(viewport={"width": VIEWPORT[0], "height": VIEWPORT[1]})
@@ -195,54 +204,67 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                     await page.evaluate(then)
             return load
 
-        for name in generated_pages():
-            results[f"generated/{name}"] = await measure(page, opener(f"{gen_url}/{name}.html"), args.repeat)
-        for task in tasks:
-            start = "() => window.core && core.startEpisodeReal && core.startEpisodeReal()"
-            results[f"miniwob/{task}"] = await measure(page, opener(f"{mini_url}/miniwob/{task}.html", start), args.repeat)
-        for path in PYTHON_DOC_PAGES:
-            results[f"python-docs/{path}"] = await measure(page, opener(f"{docs_url}/{path}"), args.repeat)
-        with tempfile.TemporaryDirectory(prefix="lookout-django-") as folder, serve_django(
-            make_django_site(Path(folder))
-        ) as django_url:  # fmt: skip
-            for path in DJANGO_PAGES:  # the login page first, then logged in once
-                results[f"django{path}"] = await measure(page, opener(f"{django_url}{path}"), args.repeat)
-                if path == "/admin/login/":
-                    await django_login(page, django_url)
+        async def measure_all(prefix: str, urls: dict[str, str], then: str | None = None) -> None:
+            if prefix in args.groups:
+                for name, url in urls.items():
+                    results[f"{prefix}/{name}"] = await measure(page, opener(url, then), args.repeat, args.firsts)
+
+        await measure_all("generated", {name: f"{gen_url}/{name}.html" for name in generated_pages()})
+        await measure_all("miniwob", {task: f"{mini_url}/miniwob/{task}.html" for task in tasks},
+                          "() => window.core && core.startEpisodeReal && core.startEpisodeReal()")  # fmt: skip
+        await measure_all("python-docs", {path: f"{docs_url}/{path}" for path in PYTHON_DOC_PAGES})
+        if "django" in args.groups:
+            with tempfile.TemporaryDirectory(prefix="lookout-django-") as folder, serve_django(
+                make_django_site(Path(folder))
+            ) as django_url:  # fmt: skip
+                for path in DJANGO_PAGES:  # the login page first, then logged in once
+                    await measure_all("django", {path[1:]: f"{django_url}{path}"})
+                    if path == "/admin/login/":
+                        await django_login(page, django_url)
         script = await scripted_run(page, f"{gen_url}/settings.html")
         await browser.close()
     for server, _ in servers:
         server.shutdown()
-    return {"pages": results, "script": script}
+    return {"pages": results, "script": script, "load": {"before": load_before, "after": list(os.getloadavg())}}
 
 
 def report(figures: dict[str, Any]) -> None:
     pages = figures["pages"]
-    print(f"\nbrowser_snapshot: lookout's default snapshot vs page.aria_snapshot(mode='ai'), {len(pages)} pages\n")
-    print("recall: on-screen controls of Chromium's accessibility tree (CDP) found in lookout's snapshot; "
-          "first: the first snapshot after a fresh load\n")
-    print(f"{'page':<40} {'baseline':>8} {'lookout':>8} {'ratio':>6} {'recall':>7} {'controls':>8} "
-          f"{'1st base':>8} {'1st ms':>7} {'base ms':>8} {'boxes ms':>8} {'ms':>7}")  # fmt: skip
+    load = figures["load"]
+    print(f"\nbrowser_snapshot: lookout's default snapshot vs page.aria_snapshot(mode='ai'), {len(pages)} pages, "
+          f"{os.cpu_count()} cores, load average (1, 5, 15 min) before {_load(load['before'])}, after "
+          f"{_load(load['after'])}\n")  # fmt: skip
+    print("recall: on-screen controls of Chromium's accessibility tree (CDP) found in lookout's snapshot; first: "
+          "median of the first snapshot after a fresh load; steady: median of repeated snapshots; x: lookout's "
+          "time over the baseline's; boxes: aria_snapshot(mode='ai', boxes=True) alone over the baseline\n")  # fmt: skip
+    print(f"{'page':<40} {'base tok':>8} {'tokens':>7} {'share':>6} {'recall':>7} {'ctrls':>5} {'1st base':>8} "
+          f"{'1st ms':>7} {'1st x':>6} {'base ms':>8} {'ms':>7} {'x':>5} {'boxes':>6}")  # fmt: skip
     for name, r in pages.items():
-        print(f"{name:<40} {r['baseline_tokens']:>8} {r['tokens']:>8} {r['tokens'] / r['baseline_tokens']:>6.2f} "
-              f"{r['recall']:>7.1%} {r['controls']:>8} {r['first_baseline_ms']:>8.1f} {r['first_ms']:>7.1f} "
-              f"{r['baseline_ms']:>8.1f} {r['boxes_ms']:>8.1f} {r['ms']:>7.1f}")  # fmt: skip
+        print(f"{name:<40} {r['baseline_tokens']:>8} {r['tokens']:>7} {r['tokens'] / r['baseline_tokens']:>6.2f} "
+              f"{r['recall']:>7.1%} {r['controls']:>5} {r['first_baseline_ms']:>8.1f} {r['first_ms']:>7.1f} "
+              f"{r['first_ratio']:>6.2f} {r['baseline_ms']:>8.1f} {r['ms']:>7.1f} {r['ratio']:>5.2f} "
+              f"{r['boxes_ratio']:>6.2f}")  # fmt: skip
     summary: dict[str, Any] = {}
-    for group in ("generated", "miniwob", "python-docs", "django", "all"):
+    for group in (*GROUPS, "all"):
         rows = [r for n, r in pages.items() if group == "all" or n.startswith(group + "/")]
-        summary[group] = {
+        if not rows:
+            continue
+        median = lambda key: statistics.median(r[key] for r in rows)  # noqa: E731
+        summary[group] = s = {
             "pages": len(rows),
             "median_token_ratio": round(statistics.median(r["tokens"] / r["baseline_tokens"] for r in rows), 3),
             "min_recall": round(min(r["recall"] for r in rows), 3),
-            "median_time_ratio": round(statistics.median(r["ms"] / r["baseline_ms"] for r in rows), 2),
-            "median_first_time_ratio": round(statistics.median(r["first_ms"] / r["first_baseline_ms"] for r in rows), 2),
-            "median_boxes_ratio": round(statistics.median(r["boxes_ms"] / r["baseline_ms"] for r in rows), 2),
-        }
-        s = summary[group]
+            "median_first_baseline_ms": median("first_baseline_ms"), "median_first_ms": median("first_ms"),
+            "median_first_time_ratio": round(median("first_ratio"), 2),
+            "median_baseline_ms": median("baseline_ms"), "median_ms": median("ms"),
+            "median_time_ratio": round(median("ratio"), 2), "median_boxes_ratio": round(median("boxes_ratio"), 2),
+        }  # fmt: skip
         print(f"\n{group}: median tokens {s['median_token_ratio']:.0%} of the baseline (goal <= 25%), lowest recall "
-              f"{s['min_recall']:.1%} (goal 100%), median time {s['median_time_ratio']:.2f}x, first snapshot "
-              f"{s['median_first_time_ratio']:.2f}x (goal <= {GOAL_TIME}x; Playwright's snapshot with boxes alone: "
-              f"{s['median_boxes_ratio']:.2f}x)")  # fmt: skip
+              f"{s['min_recall']:.1%} (goal 100%)\n  first snapshot: baseline {s['median_first_baseline_ms']:.1f} ms, "
+              f"lookout {s['median_first_ms']:.1f} ms, median ratio {s['median_first_time_ratio']:.2f}x (goal <= "
+              f"{GOAL_TIME}x)\n  steady: baseline {s['median_baseline_ms']:.1f} ms, lookout {s['median_ms']:.1f} ms, "
+              f"median ratio {s['median_time_ratio']:.2f}x (goal <= {GOAL_TIME}x); Playwright's snapshot with boxes "
+              f"alone: {s['median_boxes_ratio']:.2f}x")  # fmt: skip
     script = figures["script"]
     print(f"\n{script['actions']}-action scripted run: snapshots as diffs {script['diff_tokens']} tokens, as full "
           f"snapshots {script['full_tokens']} tokens ({script['diff_tokens'] / script['full_tokens']:.0%})")
@@ -250,10 +272,17 @@ def report(figures: dict[str, Any]) -> None:
     print(json.dumps({"bench": "browser_snapshot", **figures}, default=lambda v: round(v, 3)))
 
 
+def _load(averages: list[float]) -> str:
+    return ", ".join(f"{value:.2f}" for value in averages)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--repeat", type=int, default=6, help="steady-state snapshots of each kind per page")
+    parser.add_argument("--firsts", type=int, default=4, help="fresh loads per page for each side's first snapshot")
     parser.add_argument("--tasks", type=int, default=40, help="how many miniwob tasks (alphabetical)")
+    parser.add_argument("--groups", type=lambda v: v.split(","), default=list(GROUPS),
+                        help=f"which page sets, comma-separated (default all: {','.join(GROUPS)})")  # fmt: skip
     args = parser.parse_args()
     report(asyncio.run(run(args)))
 
