@@ -124,19 +124,22 @@ def _built(
 ) -> AriaNode:  # fmt: skip
     if role == "text" and name is None and not (flags or ref or more or box or rest):
         return AriaNode("text", text=_value(value.strip()) if value else "")
-    node = AriaNode(role, name=(json.loads(name) if "\\" in name else name[1:-1]) if name else "", ref=ref)
+    node = AriaNode(role, (json.loads(name) if "\\" in name else name[1:-1]) if name else "", ref, None, {}, "", {}, [])
     if box is not None:
-        node.box = _box(box)
-    for attrs in (flags, more, rest):
-        if attrs:
-            for attr in _ATTR.findall(attrs):
-                key, _, value_ = attr.partition("=")
-                if key == "ref":
-                    node.ref = value_
-                elif key == "box":
-                    node.box = _box(value_)
-                else:
-                    node.flags[key] = value_
+        try:  # the common form first: four integers
+            x, y, w, h = map(int, box.split(","))
+            node.box = (x, y, w, h)
+        except ValueError:
+            node.box = _box(box)
+    if flags or more or rest:
+        for attr in _ATTR.findall(flags + more + rest):
+            key, _, value_ = attr.partition("=")
+            if key == "ref":
+                node.ref = value_
+            elif key == "box":
+                node.box = _box(value_)
+            else:
+                node.flags[key] = value_
     if value:
         node.text = _value(value.strip())
     return node
