@@ -123,46 +123,86 @@ async def lookout_snapshot(page: Page) -> tuple[str, int]:
     return text, metadata["tokens"]
 
 
+def descendants() -> list[int]:
+    """The processes below this one (Chromium's, Playwright's driver, the page servers)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                parent = int(Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(parent, []).append(int(entry))
+    out, pending = [], list(children.get(os.getpid(), ()))
+    while pending:
+        pid = pending.pop()
+        out.append(pid)
+        pending.extend(children.get(pid, ()))
+    return out
+
+
+def cpu_ns(pids: list[int]) -> int:
+    """CPU time (ns) of these processes, all their threads (the scheduler's own count)."""
+    total = 0
+    for pid in pids:
+        try:
+            for task in os.listdir(f"/proc/{pid}/task"):
+                total += int(Path(f"/proc/{pid}/task/{task}/schedstat").read_text().split()[0])
+        except (OSError, ValueError):
+            continue
+    return total
+
+
+async def timed(call: Callable[[], Awaitable[Any]], pids: list[int]) -> tuple[Any, float, float]:
+    """The call's result, its wall time and the CPU time it took in this process and `pids`, in seconds (this
+    process's own reading of the others is not counted)."""
+    others = cpu_ns(pids)
+    own, start = time.process_time_ns(), time.perf_counter()
+    result = await call()
+    wall, own = time.perf_counter() - start, time.process_time_ns() - own
+    return result, wall, (own + cpu_ns(pids) - others) / 1e9
+
+
 async def measure(page: Page, load: Callable[[], Awaitable[None]], repeat: int, firsts: int) -> dict[str, Any]:
     """Tokens, recall and times of one page; `load` opens it afresh. The baseline and lookout alternate (which
-    goes first alternates too), so the load of a shared machine weighs on both alike."""
-    first_base: list[float] = []
-    first_ours: list[float] = []
+    goes first alternates too) and each ratio is the median of the ratios within a round, so the load of a
+    shared machine weighs on both alike; CPU times beside the wall times."""
+    first: dict[str, list[float]] = {"base": [], "ours": []}
     for round_ in range(firsts):  # the first snapshot after a fresh load, each on its own load
-        for ours in ((False, True) if round_ % 2 == 0 else (True, False)):
+        for kind in (("base", "ours") if round_ % 2 == 0 else ("ours", "base")):
             await load()
             forget_answers()  # a first snapshot never finds a kept answer (a reload gives the same raw text)
-            start = time.perf_counter()
-            await (lookout_snapshot(page) if ours else page.aria_snapshot(mode="ai"))
-            (first_ours if ours else first_base).append(time.perf_counter() - start)
-    base_times, boxes_times, ours_times, fresh_times = [], [], [], []
-    baseline, text, tokens = "", "", 0
+            _, wall, _ = await timed(lambda: lookout_snapshot(page) if kind == "ours" else page.aria_snapshot(mode="ai"), [])
+            first[kind].append(wall)
+    calls: dict[str, Callable[[], Awaitable[Any]]] = {
+        "base": lambda: page.aria_snapshot(mode="ai"), "boxes": lambda: page.aria_snapshot(mode="ai", boxes=True),
+        "fresh": lambda: (forget_answers(), lookout_snapshot(page))[1], "ours": lambda: lookout_snapshot(page)}  # fmt: skip
+    wall_s: dict[str, list[float]] = {kind: [] for kind in calls}
+    cpu_s: dict[str, list[float]] = {kind: [] for kind in calls}
+    results: dict[str, Any] = {}
+    pids = descendants()
     for round_ in range(repeat):
         for kind in (("base", "boxes", "fresh", "ours") if round_ % 2 == 0 else ("ours", "fresh", "boxes", "base")):
-            if kind == "fresh":
-                forget_answers()
-            start = time.perf_counter()
-            if kind == "fresh":
-                await lookout_snapshot(page)
-                fresh_times.append(time.perf_counter() - start)
-            elif kind == "base":
-                baseline = await page.aria_snapshot(mode="ai")
-                base_times.append(time.perf_counter() - start)
-            elif kind == "boxes":
-                await page.aria_snapshot(mode="ai", boxes=True)
-                boxes_times.append(time.perf_counter() - start)
-            else:
-                text, tokens = await lookout_snapshot(page)
-                ours_times.append(time.perf_counter() - start)
+            results[kind], wall, cpu = await timed(calls[kind], pids)
+            wall_s[kind].append(wall)
+            cpu_s[kind].append(cpu)
+    text, tokens = results["ours"]
     truth = await onscreen_controls(page)
     share, missing = recall(truth, shown_controls(text))
-    ms = {"first_baseline_ms": statistics.median(first_base) * 1000, "first_ms": statistics.median(first_ours) * 1000,
-          "baseline_ms": statistics.median(base_times) * 1000, "boxes_ms": statistics.median(boxes_times) * 1000,
-          "ms": statistics.median(ours_times) * 1000, "fresh_ms": statistics.median(fresh_times) * 1000}  # fmt: skip
-    return {"baseline_tokens": count_tokens(baseline), "tokens": tokens, "recall": share,
-            "controls": sum(truth.values()), "missing": missing[:5], **ms,
-            "first_ratio": ms["first_ms"] / ms["first_baseline_ms"], "ratio": ms["ms"] / ms["baseline_ms"],
-            "fresh_ratio": ms["fresh_ms"] / ms["baseline_ms"], "boxes_ratio": ms["boxes_ms"] / ms["baseline_ms"]}  # fmt: skip
+
+    def paired(times: dict[str, list[float]], kind: str, base: str = "base") -> float:
+        return statistics.median(ours / max(theirs, 1e-9) for ours, theirs in zip(times[kind], times[base]))
+
+    cpu_total = {kind: sum(values) for kind, values in cpu_s.items()}
+    return {"baseline_tokens": count_tokens(results["base"]), "tokens": tokens, "recall": share,
+            "controls": sum(truth.values()), "missing": missing[:5],
+            "first_baseline_ms": statistics.median(first["base"]) * 1000, "first_ms": statistics.median(first["ours"]) * 1000,
+            "baseline_ms": statistics.median(wall_s["base"]) * 1000, "ms": statistics.median(wall_s["ours"]) * 1000,
+            "fresh_ms": statistics.median(wall_s["fresh"]) * 1000, "boxes_ms": statistics.median(wall_s["boxes"]) * 1000,
+            "first_ratio": paired(first, "ours"), "ratio": paired(wall_s, "ours"), "fresh_ratio": paired(wall_s, "fresh"),
+            "boxes_ratio": paired(wall_s, "boxes"),
+            "baseline_cpu_ms": cpu_total["base"] / repeat * 1000, "cpu_ratio": cpu_total["ours"] / cpu_total["base"],
+            "fresh_cpu_ratio": cpu_total["fresh"] / cpu_total["base"], "boxes_cpu_ratio": cpu_total["boxes"] / cpu_total["base"]}  # fmt: skip
 
 
 async def scripted_run(page: Page, url: str) -> dict[str, int]:
@@ -245,14 +285,18 @@ def report(figures: dict[str, Any]) -> None:
     print("recall: on-screen controls of Chromium's accessibility tree (CDP) found in lookout's snapshot; first: "
           "median of the first snapshot after a fresh load; steady: median of repeated snapshots; x: lookout's "
           "time over the baseline's; fresh: lookout's steady snapshot with its kept answers dropped (the page's "
-          "text parsed and rendered again, as after a change); boxes: aria_snapshot(mode='ai', boxes=True) alone over the baseline\n")  # fmt: skip
+          "text parsed and rendered again, as after a change); boxes: aria_snapshot(mode='ai', boxes=True) alone; each x "
+          "is the median of the ratios within a round; cpu x: the same by CPU time (this process, Chromium, "
+          "Playwright's driver), which the machine's other load does not inflate\n")  # fmt: skip
     print(f"{'page':<40} {'base tok':>8} {'tokens':>7} {'share':>6} {'recall':>7} {'ctrls':>5} {'1st base':>8} "
-          f"{'1st ms':>7} {'1st x':>6} {'base ms':>8} {'ms':>7} {'x':>5} {'fresh':>6} {'boxes':>6}")  # fmt: skip
+          f"{'1st ms':>7} {'1st x':>6} {'base ms':>8} {'ms':>7} {'x':>5} {'fresh':>6} {'boxes':>6} {'cpu x':>6} "
+          f"{'fresh':>6} {'boxes':>6}")  # fmt: skip
     for name, r in pages.items():
         print(f"{name:<40} {r['baseline_tokens']:>8} {r['tokens']:>7} {r['tokens'] / r['baseline_tokens']:>6.2f} "
               f"{r['recall']:>7.1%} {r['controls']:>5} {r['first_baseline_ms']:>8.1f} {r['first_ms']:>7.1f} "
               f"{r['first_ratio']:>6.2f} {r['baseline_ms']:>8.1f} {r['ms']:>7.1f} {r['ratio']:>5.2f} "
-              f"{r['fresh_ratio']:>6.2f} {r['boxes_ratio']:>6.2f}")  # fmt: skip
+              f"{r['fresh_ratio']:>6.2f} {r['boxes_ratio']:>6.2f} {r['cpu_ratio']:>6.2f} {r['fresh_cpu_ratio']:>6.2f} "
+              f"{r['boxes_cpu_ratio']:>6.2f}")  # fmt: skip
     summary: dict[str, Any] = {}
     for group in (*GROUPS, "all"):
         rows = [r for n, r in pages.items() if group == "all" or n.startswith(group + "/")]
@@ -267,7 +311,9 @@ def report(figures: dict[str, Any]) -> None:
             "median_first_time_ratio": round(median("first_ratio"), 2),
             "median_baseline_ms": median("baseline_ms"), "median_ms": median("ms"),
             "median_time_ratio": round(median("ratio"), 2), "median_fresh_ratio": round(median("fresh_ratio"), 2),
-            "median_boxes_ratio": round(median("boxes_ratio"), 2),
+            "median_boxes_ratio": round(median("boxes_ratio"), 2), "median_cpu_ratio": round(median("cpu_ratio"), 2),
+            "median_fresh_cpu_ratio": round(median("fresh_cpu_ratio"), 2),
+            "median_boxes_cpu_ratio": round(median("boxes_cpu_ratio"), 2),
         }  # fmt: skip
         print(f"\n{group}: median tokens {s['median_token_ratio']:.0%} of the baseline (goal <= 25%), lowest recall "
               f"{s['min_recall']:.1%} (goal 100%)\n  first snapshot: baseline {s['median_first_baseline_ms']:.1f} ms, "
@@ -275,7 +321,9 @@ def report(figures: dict[str, Any]) -> None:
               f"{GOAL_TIME}x)\n  steady: baseline {s['median_baseline_ms']:.1f} ms, lookout {s['median_ms']:.1f} ms, "
               f"median ratio {s['median_time_ratio']:.2f}x (goal <= {GOAL_TIME}x); without a kept answer (as after a "
               f"change) {s['median_fresh_ratio']:.2f}x; Playwright's snapshot with boxes alone: "
-              f"{s['median_boxes_ratio']:.2f}x")  # fmt: skip
+              f"{s['median_boxes_ratio']:.2f}x\n  CPU time, steady: lookout {s['median_cpu_ratio']:.2f}x, without a kept "
+              f"answer {s['median_fresh_cpu_ratio']:.2f}x, Playwright's snapshot with boxes alone "
+              f"{s['median_boxes_cpu_ratio']:.2f}x")  # fmt: skip
     script = figures["script"]
     print(f"\n{script['actions']}-action scripted run: snapshots as diffs {script['diff_tokens']} tokens, as full "
           f"snapshots {script['full_tokens']} tokens ({script['diff_tokens'] / script['full_tokens']:.0%})")
