@@ -20,7 +20,8 @@ a shared machine weighs on both alike (the load average is printed): the first s
 (median of `--firsts` loads each; lookout's kept answers dropped first), the steady state (median of
 `--repeat`; an unchanged page finds lookout's kept answer), lookout's steady snapshot with its kept answers
 dropped (as after a change), and `aria_snapshot(mode="ai", boxes=True)` alone, the part of lookout's time that
-is Playwright's. Then a scripted 8-action run on the generated form page: tokens of a snapshot after every
+is Playwright's; each ratio is the median of the ratios within a round, and the same ratios by CPU time (this
+process, Chromium, Playwright's driver: the scheduler's count, which the machine's other load does not inflate). Then a scripted 8-action run on the generated form page: tokens of a snapshot after every
 action as diffs (lookout's default for action snapshots) against full snapshots.
 
 Goals: median tokens at most 25% of the baseline with 100% recall, time at most 1.2x the baseline's (the

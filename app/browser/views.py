@@ -17,6 +17,8 @@ from app.core.errors import BackendFailure, Conflict
 from app.core.gc_tuning import gc_paused
 
 ANSWERS_KEPT = 8
+ANSWER_CHARS_KEPT = 8_000_000
+"""At most this many characters of raw text are kept with the answers (a huge page's text is not kept)."""
 _answers: OrderedDict[tuple[Any, ...], tuple[str, dict[str, Any]]] = OrderedDict()
 """The last answers by their inputs (the raw text, options, context, the obs_id diffed against, expand)."""
 _answers_lock = threading.Lock()
@@ -38,10 +40,11 @@ def snapshot_text(
             text, metadata = _view_of(parse(raw), options, ctx, before, expand)
     except AriaParseError as exc:
         raise BackendFailure(f"the page's accessibility snapshot could not be read: {exc}") from exc
-    with _answers_lock:
-        _answers[key] = (text, dict(metadata))
-        while len(_answers) > ANSWERS_KEPT:
-            _answers.popitem(last=False)
+    if len(raw) <= ANSWER_CHARS_KEPT:
+        with _answers_lock:
+            _answers[key] = (text, dict(metadata))
+            while len(_answers) > ANSWERS_KEPT or sum(len(inputs[0]) for inputs in _answers) > ANSWER_CHARS_KEPT:
+                _answers.popitem(last=False)
     return text, metadata
 
 

@@ -231,3 +231,13 @@ def test_an_unchanged_page_is_not_parsed_again(monkeypatch: pytest.MonkeyPatch) 
     views.snapshot_text(SAMPLE.replace('"Home"', '"Start"'), SnapshotOptions(), CTX, None)
     views.snapshot_text(SAMPLE, SnapshotOptions(max_tokens=300), CTX, None)
     assert len(read) == 4
+
+
+def test_a_huge_pages_answer_is_not_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    read: list[str] = []
+    real_parse = views.parse
+    monkeypatch.setattr(views, "parse", lambda raw: read.append(raw) or real_parse(raw))
+    monkeypatch.setattr(views, "ANSWER_CHARS_KEPT", len(SAMPLE) - 1)
+    views.forget_answers()
+    assert views.snapshot_text(SAMPLE, SnapshotOptions(), CTX, None) == views.snapshot_text(SAMPLE, SnapshotOptions(), CTX, None)
+    assert len(read) == 2
