@@ -21,7 +21,8 @@ a shared machine weighs on both alike (the load average is printed): the first s
 `--repeat`; an unchanged page finds lookout's kept answer), lookout's steady snapshot with its kept answers
 dropped (as after a change), and `aria_snapshot(mode="ai", boxes=True)` alone, the part of lookout's time that
 is Playwright's; each ratio is the median of the ratios within a round, and the same ratios by CPU time (this
-process, Chromium, Playwright's driver: the scheduler's count, which the machine's other load does not inflate). Then a scripted 8-action run on the generated form page: tokens of a snapshot after every
+process, Chromium, Playwright's driver: the scheduler's count, which the machine's other load does not inflate).
+Then a scripted 8-action run on the generated form page: tokens of a snapshot after every
 action as diffs (lookout's default for action snapshots) against full snapshots.
 
 Goals: median tokens at most 25% of the baseline with 100% recall, time at most 1.2x the baseline's (the
@@ -194,16 +195,16 @@ async def measure(page: Page, load: Callable[[], Awaitable[None]], repeat: int, 
     def paired(times: dict[str, list[float]], kind: str, base: str = "base") -> float:
         return statistics.median(ours / max(theirs, 1e-9) for ours, theirs in zip(times[kind], times[base]))
 
-    cpu_total = {kind: sum(values) for kind, values in cpu_s.items()}
+    cpu = {kind: sum(values) for kind, values in cpu_s.items()}
+    ms = lambda values: statistics.median(values) * 1000  # noqa: E731
     return {"baseline_tokens": count_tokens(results["base"]), "tokens": tokens, "recall": share,
             "controls": sum(truth.values()), "missing": missing[:5],
-            "first_baseline_ms": statistics.median(first["base"]) * 1000, "first_ms": statistics.median(first["ours"]) * 1000,
-            "baseline_ms": statistics.median(wall_s["base"]) * 1000, "ms": statistics.median(wall_s["ours"]) * 1000,
-            "fresh_ms": statistics.median(wall_s["fresh"]) * 1000, "boxes_ms": statistics.median(wall_s["boxes"]) * 1000,
-            "first_ratio": paired(first, "ours"), "ratio": paired(wall_s, "ours"), "fresh_ratio": paired(wall_s, "fresh"),
-            "boxes_ratio": paired(wall_s, "boxes"),
-            "baseline_cpu_ms": cpu_total["base"] / repeat * 1000, "cpu_ratio": cpu_total["ours"] / cpu_total["base"],
-            "fresh_cpu_ratio": cpu_total["fresh"] / cpu_total["base"], "boxes_cpu_ratio": cpu_total["boxes"] / cpu_total["base"]}  # fmt: skip
+            "first_baseline_ms": ms(first["base"]), "first_ms": ms(first["ours"]), "baseline_ms": ms(wall_s["base"]),
+            "ms": ms(wall_s["ours"]), "fresh_ms": ms(wall_s["fresh"]), "boxes_ms": ms(wall_s["boxes"]),
+            "first_ratio": paired(first, "ours"), "ratio": paired(wall_s, "ours"),
+            "fresh_ratio": paired(wall_s, "fresh"), "boxes_ratio": paired(wall_s, "boxes"),
+            "baseline_cpu_ms": cpu["base"] / repeat * 1000, "cpu_ratio": cpu["ours"] / cpu["base"],
+            "fresh_cpu_ratio": cpu["fresh"] / cpu["base"], "boxes_cpu_ratio": cpu["boxes"] / cpu["base"]}  # fmt: skip
 
 
 async def scripted_run(page: Page, url: str) -> dict[str, int]:

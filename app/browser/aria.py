@@ -118,7 +118,8 @@ def _unquote_key(body: str, number: int) -> str:
 def _built(role: str, name: str | None, attrs: str, value: str | None) -> AriaNode:
     if role == "text" and name is None and not attrs:
         return AriaNode("text", text=_value(value.strip()) if value else "")
-    node = AriaNode(role, (json.loads(name) if "\\" in name else name[1:-1]) if name else "", None, None, {}, "", {}, [])
+    name = (json.loads(name) if "\\" in name else name[1:-1]) if name else ""
+    node = AriaNode(role, name, None, None, {}, "", {}, [])
     if attrs:  # " [a] [b=c]": no `]` inside a bracket, so "] [" only ever separates two
         for attr in attrs[2:-1].split("] ["):
             key, _, value_ = attr.partition("=")

@@ -426,7 +426,8 @@ def _observed(
     Playwright's part, in one worker thread."""
     text, metadata = snapshot_text(raw, options, ctx, before, expand)
     result = {"obs_id": obs_id, "url": ctx.url, "title": ctx.title, "text": text, "metadata": metadata}
-    atomic_write_json(folder / "observations" / f"{obs_id}.json", {**result, "kind": "snapshot", "ts": time.time(), "raw": raw})
+    stored = {**result, "kind": "snapshot", "ts": time.time(), "raw": raw}
+    atomic_write_json(folder / "observations" / f"{obs_id}.json", stored)
     return result, frozenset(_REF.findall(raw))
 
 
