@@ -15,16 +15,20 @@ snapshot (max_elements 150, max_tokens 4000; `aria_snapshot(mode="ai", boxes=Tru
 parsing and rendering as the daemon's `snapshot_text` does them: everything but HTTP and the observation's
 file); the recall of the on-screen controls, measured against Chromium's own accessibility tree (CDP
 `Accessibility.getFullAXTree`: interactive nodes, not ignored, with a box that meets the 1280x720 viewport,
-found by role and name in lookout's text); the time of both: the first snapshot after the page is loaded
-(each on a fresh load) and the steady state (median of `--repeat`), and apart the time of
-`aria_snapshot(mode="ai", boxes=True)` alone, the part of lookout's time that is Playwright's. Then a scripted 8-action run on the generated form page: tokens of a
-snapshot after every action as diffs (lookout's default for action snapshots) against full snapshots.
+found by role and name in lookout's text); the time of both, alternating on the same page so that the load of
+a shared machine weighs on both alike (the load average is printed): the first snapshot after a fresh load
+(median of `--firsts` loads each; lookout's kept answers dropped first), the steady state (median of
+`--repeat`; an unchanged page finds lookout's kept answer), lookout's steady snapshot with its kept answers
+dropped (as after a change), and `aria_snapshot(mode="ai", boxes=True)` alone, the part of lookout's time that
+is Playwright's; each ratio is the median of the ratios within a round, and the same ratios by CPU time (this
+process, Chromium, Playwright's driver: the scheduler's count, which the machine's other load does not inflate).
+Then a scripted 8-action run on the generated form page: tokens of a snapshot after every
+action as diffs (lookout's default for action snapshots) against full snapshots.
 
 Goals: median tokens at most 25% of the baseline with 100% recall, time at most 1.2x the baseline's (the
-first snapshot included).
-The last line of the output is one JSON object with the figures.
+first snapshot included). The last line of the output is one JSON object with the figures.
 
-    .venv/bin/python bench/browser_snapshot.py [--repeat 5] [--tasks 40]
+    .venv/bin/python bench/browser_snapshot.py [--repeat 6] [--firsts 4] [--tasks 40] [--groups python-docs,django]
 """
 from __future__ import annotations
 
@@ -32,6 +36,7 @@ import argparse
 import asyncio
 import functools
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -53,7 +58,7 @@ from app.browser.browser import FLAGS, find_executable  # noqa: E402
 from app.browser.diff import diff, render_diff  # noqa: E402
 from app.browser.pages import _PAGE_STATE_JS  # noqa: E402
 from app.browser.snapshot_view import INTERACTIVE, PageContext, SnapshotOptions, render  # noqa: E402
-from app.browser.views import snapshot_text  # noqa: E402
+from app.browser.views import forget_answers, snapshot_text  # noqa: E402
 from app.core.tokens import count_tokens  # noqa: E402
 from tests.support.real_pages import (PYTHON_DOC_PAGES, django_login, make_django_site, onscreen_controls,  # noqa: E402
                                       python_docs, recall, serve_django, shown_controls)  # fmt: skip
@@ -62,6 +67,7 @@ MINIWOB = "miniwob==1.1.0"
 CACHE = Path.home() / ".cache" / "lookout-bench"
 VIEWPORT = (1280, 720)
 GOAL_TOKENS, GOAL_TIME = 0.25, 1.2
+GROUPS = ("generated", "miniwob", "python-docs", "django")
 DJANGO_PAGES = ("/admin/login/", "/admin/", "/admin/shop/product/", "/admin/shop/product/7/change/")
 
 
@@ -119,34 +125,86 @@ async def lookout_snapshot(page: Page) -> tuple[str, int]:
     return text, metadata["tokens"]
 
 
-async def measure(page: Page, load: Callable[[], Awaitable[None]], repeat: int) -> dict[str, Any]:
-    """Tokens, recall and times of one page; `load` opens it afresh."""
-    await load()
-    start = time.perf_counter()
-    await page.aria_snapshot(mode="ai")
-    first_base = time.perf_counter() - start
-    await load()
-    start = time.perf_counter()
-    await lookout_snapshot(page)
-    first_ours = time.perf_counter() - start
-    base_times, boxes_times, ours_times = [], [], []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        baseline = await page.aria_snapshot(mode="ai")
-        base_times.append(time.perf_counter() - start)
-        start = time.perf_counter()
-        await page.aria_snapshot(mode="ai", boxes=True)
-        boxes_times.append(time.perf_counter() - start)
-        start = time.perf_counter()
-        text, tokens = await lookout_snapshot(page)
-        ours_times.append(time.perf_counter() - start)
+def descendants() -> list[int]:
+    """The processes below this one (Chromium's, Playwright's driver, the page servers)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                parent = int(Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(parent, []).append(int(entry))
+    out, pending = [], list(children.get(os.getpid(), ()))
+    while pending:
+        pid = pending.pop()
+        out.append(pid)
+        pending.extend(children.get(pid, ()))
+    return out
+
+
+def cpu_ns(pids: list[int]) -> int:
+    """CPU time (ns) of these processes, all their threads (the scheduler's own count)."""
+    total = 0
+    for pid in pids:
+        try:
+            for task in os.listdir(f"/proc/{pid}/task"):
+                total += int(Path(f"/proc/{pid}/task/{task}/schedstat").read_text().split()[0])
+        except (OSError, ValueError):
+            continue
+    return total
+
+
+async def timed(call: Callable[[], Awaitable[Any]], pids: list[int]) -> tuple[Any, float, float]:
+    """The call's result, its wall time and the CPU time it took in this process and `pids`, in seconds (this
+    process's own reading of the others is not counted)."""
+    others = cpu_ns(pids)
+    own, start = time.process_time_ns(), time.perf_counter()
+    result = await call()
+    wall, own = time.perf_counter() - start, time.process_time_ns() - own
+    return result, wall, (own + cpu_ns(pids) - others) / 1e9
+
+
+async def measure(page: Page, load: Callable[[], Awaitable[None]], repeat: int, firsts: int) -> dict[str, Any]:
+    """Tokens, recall and times of one page; `load` opens it afresh. The baseline and lookout alternate (which
+    goes first alternates too) and each ratio is the median of the ratios within a round, so the load of a
+    shared machine weighs on both alike; CPU times beside the wall times."""
+    first: dict[str, list[float]] = {"base": [], "ours": []}
+    for round_ in range(firsts):  # the first snapshot after a fresh load, each on its own load
+        for kind in (("base", "ours") if round_ % 2 == 0 else ("ours", "base")):
+            await load()
+            forget_answers()  # a first snapshot never finds a kept answer (a reload gives the same raw text)
+            _, wall, _ = await timed(lambda: lookout_snapshot(page) if kind == "ours" else page.aria_snapshot(mode="ai"), [])
+            first[kind].append(wall)
+    calls: dict[str, Callable[[], Awaitable[Any]]] = {
+        "base": lambda: page.aria_snapshot(mode="ai"), "boxes": lambda: page.aria_snapshot(mode="ai", boxes=True),
+        "fresh": lambda: (forget_answers(), lookout_snapshot(page))[1], "ours": lambda: lookout_snapshot(page)}  # fmt: skip
+    wall_s: dict[str, list[float]] = {kind: [] for kind in calls}
+    cpu_s: dict[str, list[float]] = {kind: [] for kind in calls}
+    results: dict[str, Any] = {}
+    pids = descendants()
+    for round_ in range(repeat):
+        for kind in (("base", "boxes", "fresh", "ours") if round_ % 2 == 0 else ("ours", "fresh", "boxes", "base")):
+            results[kind], wall, cpu = await timed(calls[kind], pids)
+            wall_s[kind].append(wall)
+            cpu_s[kind].append(cpu)
+    text, tokens = results["ours"]
     truth = await onscreen_controls(page)
     share, missing = recall(truth, shown_controls(text))
-    return {"baseline_tokens": count_tokens(baseline), "tokens": tokens, "recall": share,
+
+    def paired(times: dict[str, list[float]], kind: str, base: str = "base") -> float:
+        return statistics.median(ours / max(theirs, 1e-9) for ours, theirs in zip(times[kind], times[base]))
+
+    cpu = {kind: sum(values) for kind, values in cpu_s.items()}
+    ms = lambda values: statistics.median(values) * 1000  # noqa: E731
+    return {"baseline_tokens": count_tokens(results["base"]), "tokens": tokens, "recall": share,
             "controls": sum(truth.values()), "missing": missing[:5],
-            "first_baseline_ms": first_base * 1000, "first_ms": first_ours * 1000,
-            "baseline_ms": statistics.median(base_times) * 1000, "boxes_ms": statistics.median(boxes_times) * 1000,
-            "ms": statistics.median(ours_times) * 1000}  # fmt: skip
+            "first_baseline_ms": ms(first["base"]), "first_ms": ms(first["ours"]), "baseline_ms": ms(wall_s["base"]),
+            "ms": ms(wall_s["ours"]), "fresh_ms": ms(wall_s["fresh"]), "boxes_ms": ms(wall_s["boxes"]),
+            "first_ratio": paired(first, "ours"), "ratio": paired(wall_s, "ours"),
+            "fresh_ratio": paired(wall_s, "fresh"), "boxes_ratio": paired(wall_s, "boxes"),
+            "baseline_cpu_ms": cpu["base"] / repeat * 1000, "cpu_ratio": cpu["ours"] / cpu["base"],
+            "fresh_cpu_ratio": cpu["fresh"] / cpu["base"], "boxes_cpu_ratio": cpu["boxes"] / cpu["base"]}  # fmt: skip
 
 
 async def scripted_run(page: Page, url: str) -> dict[str, int]:
@@ -183,6 +241,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     gen_url, mini_url, docs_url = servers[0][1], servers[1][1], servers[2][1]
     tasks = sorted(p.stem for p in (mini / "miniwob").glob("*.html"))[: args.tasks]
     results: dict[str, dict[str, Any]] = {}
+    load_before = list(os.getloadavg())
     async with async_playwright() as playwright:
         browser = await playwright.chromium.launch(executable_path=find_executable(None), args=list(FLAGS))
         page = await browser.new_page(viewport={"width": VIEWPORT[0], "height": VIEWPORT[1]})
@@ -195,54 +254,78 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                     await page.evaluate(then)
             return load
 
-        for name in generated_pages():
-            results[f"generated/{name}"] = await measure(page, opener(f"{gen_url}/{name}.html"), args.repeat)
-        for task in tasks:
-            start = "() => window.core && core.startEpisodeReal && core.startEpisodeReal()"
-            results[f"miniwob/{task}"] = await measure(page, opener(f"{mini_url}/miniwob/{task}.html", start), args.repeat)
-        for path in PYTHON_DOC_PAGES:
-            results[f"python-docs/{path}"] = await measure(page, opener(f"{docs_url}/{path}"), args.repeat)
-        with tempfile.TemporaryDirectory(prefix="lookout-django-") as folder, serve_django(
-            make_django_site(Path(folder))
-        ) as django_url:  # fmt: skip
-            for path in DJANGO_PAGES:  # the login page first, then logged in once
-                results[f"django{path}"] = await measure(page, opener(f"{django_url}{path}"), args.repeat)
-                if path == "/admin/login/":
-                    await django_login(page, django_url)
+        async def measure_all(prefix: str, urls: dict[str, str], then: str | None = None) -> None:
+            if prefix in args.groups:
+                for name, url in urls.items():
+                    results[f"{prefix}/{name}"] = await measure(page, opener(url, then), args.repeat, args.firsts)
+
+        await measure_all("generated", {name: f"{gen_url}/{name}.html" for name in generated_pages()})
+        await measure_all("miniwob", {task: f"{mini_url}/miniwob/{task}.html" for task in tasks},
+                          "() => window.core && core.startEpisodeReal && core.startEpisodeReal()")  # fmt: skip
+        await measure_all("python-docs", {path: f"{docs_url}/{path}" for path in PYTHON_DOC_PAGES})
+        if "django" in args.groups:
+            with tempfile.TemporaryDirectory(prefix="lookout-django-") as folder, serve_django(
+                make_django_site(Path(folder))
+            ) as django_url:  # fmt: skip
+                for path in DJANGO_PAGES:  # the login page first, then logged in once
+                    await measure_all("django", {path[1:]: f"{django_url}{path}"})
+                    if path == "/admin/login/":
+                        await django_login(page, django_url)
         script = await scripted_run(page, f"{gen_url}/settings.html")
         await browser.close()
     for server, _ in servers:
         server.shutdown()
-    return {"pages": results, "script": script}
+    return {"pages": results, "script": script, "load": {"before": load_before, "after": list(os.getloadavg())}}
 
 
 def report(figures: dict[str, Any]) -> None:
     pages = figures["pages"]
-    print(f"\nbrowser_snapshot: lookout's default snapshot vs page.aria_snapshot(mode='ai'), {len(pages)} pages\n")
-    print("recall: on-screen controls of Chromium's accessibility tree (CDP) found in lookout's snapshot; "
-          "first: the first snapshot after a fresh load\n")
-    print(f"{'page':<40} {'baseline':>8} {'lookout':>8} {'ratio':>6} {'recall':>7} {'controls':>8} "
-          f"{'1st base':>8} {'1st ms':>7} {'base ms':>8} {'boxes ms':>8} {'ms':>7}")  # fmt: skip
+    load = figures["load"]
+    print(f"\nbrowser_snapshot: lookout's default snapshot vs page.aria_snapshot(mode='ai'), {len(pages)} pages, "
+          f"{os.cpu_count()} cores, load average (1, 5, 15 min) before {_load(load['before'])}, after "
+          f"{_load(load['after'])}\n")  # fmt: skip
+    print("recall: on-screen controls of Chromium's accessibility tree (CDP) found in lookout's snapshot; first: "
+          "median of the first snapshot after a fresh load; steady: median of repeated snapshots; x: lookout's "
+          "time over the baseline's; fresh: lookout's steady snapshot with its kept answers dropped (the page's "
+          "text parsed and rendered again, as after a change); boxes: aria_snapshot(mode='ai', boxes=True) alone; each x "
+          "is the median of the ratios within a round; cpu x: the same by CPU time (this process, Chromium, "
+          "Playwright's driver), which the machine's other load does not inflate\n")  # fmt: skip
+    print(f"{'page':<40} {'base tok':>8} {'tokens':>7} {'share':>6} {'recall':>7} {'ctrls':>5} {'1st base':>8} "
+          f"{'1st ms':>7} {'1st x':>6} {'base ms':>8} {'ms':>7} {'x':>5} {'fresh':>6} {'boxes':>6} {'cpu x':>6} "
+          f"{'fresh':>6} {'boxes':>6}")  # fmt: skip
     for name, r in pages.items():
-        print(f"{name:<40} {r['baseline_tokens']:>8} {r['tokens']:>8} {r['tokens'] / r['baseline_tokens']:>6.2f} "
-              f"{r['recall']:>7.1%} {r['controls']:>8} {r['first_baseline_ms']:>8.1f} {r['first_ms']:>7.1f} "
-              f"{r['baseline_ms']:>8.1f} {r['boxes_ms']:>8.1f} {r['ms']:>7.1f}")  # fmt: skip
+        print(f"{name:<40} {r['baseline_tokens']:>8} {r['tokens']:>7} {r['tokens'] / r['baseline_tokens']:>6.2f} "
+              f"{r['recall']:>7.1%} {r['controls']:>5} {r['first_baseline_ms']:>8.1f} {r['first_ms']:>7.1f} "
+              f"{r['first_ratio']:>6.2f} {r['baseline_ms']:>8.1f} {r['ms']:>7.1f} {r['ratio']:>5.2f} "
+              f"{r['fresh_ratio']:>6.2f} {r['boxes_ratio']:>6.2f} {r['cpu_ratio']:>6.2f} {r['fresh_cpu_ratio']:>6.2f} "
+              f"{r['boxes_cpu_ratio']:>6.2f}")  # fmt: skip
     summary: dict[str, Any] = {}
-    for group in ("generated", "miniwob", "python-docs", "django", "all"):
+    for group in (*GROUPS, "all"):
         rows = [r for n, r in pages.items() if group == "all" or n.startswith(group + "/")]
-        summary[group] = {
+        if not rows:
+            continue
+        median = lambda key: statistics.median(r[key] for r in rows)  # noqa: E731
+        summary[group] = s = {
             "pages": len(rows),
             "median_token_ratio": round(statistics.median(r["tokens"] / r["baseline_tokens"] for r in rows), 3),
             "min_recall": round(min(r["recall"] for r in rows), 3),
-            "median_time_ratio": round(statistics.median(r["ms"] / r["baseline_ms"] for r in rows), 2),
-            "median_first_time_ratio": round(statistics.median(r["first_ms"] / r["first_baseline_ms"] for r in rows), 2),
-            "median_boxes_ratio": round(statistics.median(r["boxes_ms"] / r["baseline_ms"] for r in rows), 2),
-        }
-        s = summary[group]
+            "median_first_baseline_ms": median("first_baseline_ms"), "median_first_ms": median("first_ms"),
+            "median_first_time_ratio": round(median("first_ratio"), 2),
+            "median_baseline_ms": median("baseline_ms"), "median_ms": median("ms"),
+            "median_time_ratio": round(median("ratio"), 2), "median_fresh_ratio": round(median("fresh_ratio"), 2),
+            "median_boxes_ratio": round(median("boxes_ratio"), 2), "median_cpu_ratio": round(median("cpu_ratio"), 2),
+            "median_fresh_cpu_ratio": round(median("fresh_cpu_ratio"), 2),
+            "median_boxes_cpu_ratio": round(median("boxes_cpu_ratio"), 2),
+        }  # fmt: skip
         print(f"\n{group}: median tokens {s['median_token_ratio']:.0%} of the baseline (goal <= 25%), lowest recall "
-              f"{s['min_recall']:.1%} (goal 100%), median time {s['median_time_ratio']:.2f}x, first snapshot "
-              f"{s['median_first_time_ratio']:.2f}x (goal <= {GOAL_TIME}x; Playwright's snapshot with boxes alone: "
-              f"{s['median_boxes_ratio']:.2f}x)")  # fmt: skip
+              f"{s['min_recall']:.1%} (goal 100%)\n  first snapshot: baseline {s['median_first_baseline_ms']:.1f} ms, "
+              f"lookout {s['median_first_ms']:.1f} ms, median ratio {s['median_first_time_ratio']:.2f}x (goal <= "
+              f"{GOAL_TIME}x)\n  steady: baseline {s['median_baseline_ms']:.1f} ms, lookout {s['median_ms']:.1f} ms, "
+              f"median ratio {s['median_time_ratio']:.2f}x (goal <= {GOAL_TIME}x); without a kept answer (as after a "
+              f"change) {s['median_fresh_ratio']:.2f}x; Playwright's snapshot with boxes alone: "
+              f"{s['median_boxes_ratio']:.2f}x\n  CPU time, steady: lookout {s['median_cpu_ratio']:.2f}x, without a kept "
+              f"answer {s['median_fresh_cpu_ratio']:.2f}x, Playwright's snapshot with boxes alone "
+              f"{s['median_boxes_cpu_ratio']:.2f}x")  # fmt: skip
     script = figures["script"]
     print(f"\n{script['actions']}-action scripted run: snapshots as diffs {script['diff_tokens']} tokens, as full "
           f"snapshots {script['full_tokens']} tokens ({script['diff_tokens'] / script['full_tokens']:.0%})")
@@ -250,10 +333,17 @@ def report(figures: dict[str, Any]) -> None:
     print(json.dumps({"bench": "browser_snapshot", **figures}, default=lambda v: round(v, 3)))
 
 
+def _load(averages: list[float]) -> str:
+    return ", ".join(f"{value:.2f}" for value in averages)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--repeat", type=int, default=6, help="steady-state snapshots of each kind per page")
+    parser.add_argument("--firsts", type=int, default=4, help="fresh loads per page for each side's first snapshot")
     parser.add_argument("--tasks", type=int, default=40, help="how many miniwob tasks (alphabetical)")
+    parser.add_argument("--groups", type=lambda v: v.split(","), default=list(GROUPS),
+                        help=f"which page sets, comma-separated (default all: {','.join(GROUPS)})")  # fmt: skip
     args = parser.parse_args()
     report(asyncio.run(run(args)))
 

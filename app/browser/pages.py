@@ -231,24 +231,20 @@ class PageManager:
         """A budgeted snapshot; with `since` a diff against that earlier snapshot (a full snapshot that says
         why when the URL changed or most of the page did); with `expand` only the subtree of that ref."""
         record = self.get(page_id)
-        before = await asyncio.to_thread(self._snapshot_observation, page_id, since) if since is not None else None
-        try:
-            (title, modal), raw = await asyncio.gather(  # one round trip's wait, not two
-                record.page.evaluate(_PAGE_STATE_JS), record.page.aria_snapshot(mode="ai", boxes=True)
-            )
+        try:  # the earlier observation is read while the page answers; the two calls cost one round trip's wait
+            before, (title, modal), raw = await asyncio.gather(
+                asyncio.to_thread(self._snapshot_observation, page_id, since) if since is not None else _none(),
+                record.page.evaluate(_PAGE_STATE_JS), record.page.aria_snapshot(mode="ai", boxes=True),
+            )  # fmt: skip
         except pw.Error as exc:
             raise Unavailable(f"the page did not answer a snapshot: {str(exc).splitlines()[0]}") from exc
         ctx = PageContext(record.page.url, title, record.viewport, tuple(record.history[-HISTORY_SHOWN:-1]),
                           modal=modal)  # fmt: skip
         if expand is not None:
             ctx = replace(ctx, note=f"Expanded: {expand}")
-        text, metadata = await asyncio.to_thread(snapshot_text, raw, options, ctx, before, expand)
         obs_id = new_id("o")
-        result = {"obs_id": obs_id, "url": ctx.url, "title": title, "text": text, "metadata": metadata}
-        stored = {**result, "kind": "snapshot", "ts": time.time(), "raw": raw}
-        await asyncio.to_thread(atomic_write_json, record.folder / "observations" / f"{obs_id}.json", stored)
-        record.last_obs, record.obs_taken_at = obs_id, time.time()
-        record.obs_refs = frozenset(_REF.findall(raw))
+        result, refs = await asyncio.to_thread(_observed, record.folder, obs_id, raw, options, ctx, before, expand)
+        record.last_obs, record.obs_taken_at, record.obs_refs = obs_id, time.time(), refs
         mode = "snapshot since" if before is not None else "snapshot expand" if expand is not None else "snapshot"
         self.recorder.record(snapshot_frame(page_id, result, mode))
         return result
@@ -430,10 +426,27 @@ class PageManager:
         await self.host.stop()
 
 
+def _observed(
+    folder: Path, obs_id: str, raw: str, options: SnapshotOptions, ctx: PageContext, before: dict[str, Any] | None,
+    expand: str | None,
+) -> tuple[dict[str, Any], frozenset[str]]:  # fmt: skip
+    """A snapshot's answer, stored as an observation, and every ref of its raw text: the work after
+    Playwright's part, in one worker thread."""
+    text, metadata = snapshot_text(raw, options, ctx, before, expand)
+    result = {"obs_id": obs_id, "url": ctx.url, "title": ctx.title, "text": text, "metadata": metadata}
+    stored = {**result, "kind": "snapshot", "ts": time.time(), "raw": raw}
+    atomic_write_json(folder / "observations" / f"{obs_id}.json", stored)
+    return result, frozenset(_REF.findall(raw))
+
+
 def _scaled(png: bytes, max_dimension: int | None, fmt: ImageFormat) -> tuple[Scale, bytes]:
     image = Image.open(io.BytesIO(png)).convert("RGB")
     scale = fit(image.width, image.height, max_dimension)
     return scale, encode(resize(image, scale.image_width, scale.image_height), fmt)
+
+
+async def _none() -> None:
+    return None
 
 
 async def _title(page: Page) -> str:

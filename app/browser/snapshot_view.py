@@ -101,7 +101,7 @@ class Snapshot:
     """The refs shown, in document order."""
 
 
-@dataclass
+@dataclass(slots=True)
 class _Item:
     node: AriaNode
     parent: _Item | None
@@ -180,7 +180,7 @@ def _items(root: AriaNode, ctx: PageContext) -> list[_Item]:
         if node.children:
             stack.extend((child, item) for child in reversed(_seen_children(node)))
     for item in out:
-        if any(child.node.role == "text" for child in item.children):
+        if item.children and any(child.node.role == "text" for child in item.children):
             item.inline = [child for child in item.children if child.node.role in INLINE]
             for child in item.inline:
                 child.in_unit = True
@@ -190,12 +190,12 @@ def _items(root: AriaNode, ctx: PageContext) -> list[_Item]:
 def _merged(node: AriaNode) -> AriaNode:
     """The node with its children joined into its text when they are only inline text; in a text flow
     with links or controls in it, each run of plain inline pieces between them joined into one `text`."""
-    if node.role == "text" or node.text or not any(child.role in INLINE for child in node.children):
+    if not node.children or node.role == "text" or node.text or not any(c.role in INLINE for c in node.children):
         return node
     parts = [_inline_text(child, 0) for child in node.children]
     texts = [part for part in parts if part is not None]
     if len(texts) == len(parts):
-        return replace(node, text=_joined(texts), children=[])
+        return _copy(node, _joined(texts), [])
     if not any(child.role == "text" for child in node.children):
         return node
     children: list[AriaNode] = []
@@ -210,7 +210,12 @@ def _merged(node: AriaNode) -> AriaNode:
         children.append(child)
     if run:
         children.append(AriaNode("text", text=_joined(run)))
-    return replace(node, children=children)
+    return _copy(node, node.text, children)
+
+
+def _copy(node: AriaNode, text: str, children: list[AriaNode]) -> AriaNode:
+    """The node with that text and those children (`dataclasses.replace` costs several times this)."""
+    return AriaNode(node.role, node.name, node.ref, node.box, node.flags, text, node.props, children)
 
 
 def _inline_text(node: AriaNode, depth: int) -> str | None:

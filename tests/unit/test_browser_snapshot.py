@@ -2,11 +2,13 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from app.browser import views
 from app.browser.aria import AriaNode, AriaParseError, parse
 from app.browser.diff import diff, render_diff
 from app.browser.snapshot_view import INTERACTIVE, PageContext, SnapshotOptions, render
@@ -207,3 +209,37 @@ def test_fold_summaries_say_checkboxes_and_textboxes() -> None:
                   SnapshotOptions(max_elements=1), CTX)  # fmt: skip
     assert '- … 7 more folded: 3 textboxes, 3 checkboxes, 1 other ("F")' in view.text
     assert "checkboxs" not in view.text and "textboxs" not in view.text
+
+
+def test_parse_reads_attributes_in_any_order() -> None:
+    node = parse('- checkbox "A [b]" [box=1,2,3,4] [checked] [ref=e5] [level=2]: x').children[0]
+    assert (node.name, node.ref, node.box, node.text) == ("A [b]", "e5", (1, 2, 3, 4), "x")
+    assert node.flags == {"checked": "", "level": "2"}
+
+
+def test_an_unchanged_page_is_not_parsed_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same inputs give the kept answer (a copy a caller may change); any other input is read afresh."""
+    read: list[str] = []
+    real_parse = views.parse
+    monkeypatch.setattr(views, "parse", lambda raw: read.append(raw) or real_parse(raw))
+    views.forget_answers()
+    text, metadata = views.snapshot_text(SAMPLE, SnapshotOptions(), CTX, None)
+    metadata["tokens"] = -1
+    again = views.snapshot_text(SAMPLE, SnapshotOptions(), CTX, None)
+    assert again == (text, {**metadata, "tokens": count_tokens(text)})
+    assert len(read) == 1
+    assert "# Page: Cart" in views.snapshot_text(SAMPLE, SnapshotOptions(), replace(CTX, title="Cart"), None)[0]
+    views.snapshot_text(SAMPLE.replace('"Home"', '"Start"'), SnapshotOptions(), CTX, None)
+    views.snapshot_text(SAMPLE, SnapshotOptions(max_tokens=300), CTX, None)
+    assert len(read) == 4
+
+
+def test_a_huge_pages_answer_is_not_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    read: list[str] = []
+    real_parse = views.parse
+    monkeypatch.setattr(views, "parse", lambda raw: read.append(raw) or real_parse(raw))
+    monkeypatch.setattr(views, "ANSWER_CHARS_KEPT", len(SAMPLE) - 1)
+    views.forget_answers()
+    first = views.snapshot_text(SAMPLE, SnapshotOptions(), CTX, None)
+    assert views.snapshot_text(SAMPLE, SnapshotOptions(), CTX, None) == first
+    assert len(read) == 2
