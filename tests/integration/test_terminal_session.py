@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 
 from app.core.errors import BadInput, Conflict
-from app.terminal import session as session_module
-from app.terminal import skip_ahead
+from app.terminal import lazy_feed, skip_ahead
 from app.terminal.engines import create_engine
 from app.terminal.journal import read_index
 from app.terminal.manager import TerminalManager, TerminalSpec
@@ -203,7 +202,7 @@ async def test_a_flood_ends_on_the_same_screen_as_a_full_replay(
         plans.append(len(pieces))
         return pieces
 
-    monkeypatch.setattr(session_module, "plan_feed", spy)
+    monkeypatch.setattr(lazy_feed, "plan_feed", spy)
     code = (
         "import sys\n"
         "out = sys.stdout.buffer\n"
