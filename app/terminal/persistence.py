@@ -68,10 +68,12 @@ class GuardedWrites:
 
 def in_background(write: Callable[..., None], *args: Any) -> None:
     """Run blocking file work in the default executor, logging (never raising) its failure."""
-    future = asyncio.get_running_loop().run_in_executor(None, write, *args)
-    future.add_done_callback(
-        lambda f: f.exception() and log.error("%s failed: %s", write.__name__, f.exception())
-    )
+
+    def done(future: asyncio.Future[None]) -> None:
+        if future.exception() is not None:
+            log.error("%s failed: %s", write.__name__, future.exception())
+
+    asyncio.get_running_loop().run_in_executor(None, write, *args).add_done_callback(done)
 
 
 def save_meta(directory: Path, meta: TerminalMeta) -> None:

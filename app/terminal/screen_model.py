@@ -18,6 +18,7 @@ from app.core.workers import BoundedPool
 from app.terminal import persistence as files
 from app.terminal.cell_layers import CellLayers
 from app.terminal.deltas import MIN_INTERVAL_S, UNWATCHED_INTERVAL_S, Delta, DeltaLog, DeltaPage, Throttle
+from app.terminal.engines import create_engine
 from app.terminal.engines.base import ScreenEngine
 from app.terminal.layers import ScreenData, ViewOptions, render
 from app.terminal.lazy_feed import LazyFeed
@@ -72,8 +73,9 @@ class ScreenModel:
         self._last_snapshot = 0.0
         self._since_checkpoint = 0
 
-    def start(self, engine: ScreenEngine) -> None:
-        self.engine = engine
+    def start(self) -> None:
+        """A fresh screen for a live terminal, of the size in its meta."""
+        self.engine = create_engine(self._meta.engine, self._meta.cols, self._meta.rows, self.scrollback)
 
     async def load(self) -> ScreenEngine:
         """The engine, brought up to date; a dormant terminal's is rebuilt from its files once, in a thread."""
@@ -204,7 +206,8 @@ class ScreenModel:
         for row in rows:
             layers.add_row(row_cells(row), 0, engine.cols)
         encoded = layers.encode("runs", lambda runs, cells: runs)
-        return {**delta.to_json(), **encoded.layers, "colorPalette": encoded.palette, "styleLegend": encoded.style_legend}
+        legends = {"colorPalette": encoded.palette, "styleLegend": encoded.style_legend}
+        return {**delta.to_json(), **encoded.layers, **legends}
 
     def subscribe(self, listener: DeltaListener, styles: bool = False) -> Callable[[], None]:
         """Call `listener` with the JSON of every delta from now on (with `styles`, see `with_styles`); returns

@@ -27,7 +27,6 @@ from app.terminal import persistence as files
 from app.terminal import shell_integration
 from app.terminal.blocks import Block, BlockTracker
 from app.terminal.deltas import Delta, DeltaPage
-from app.terminal.engines import create_engine
 from app.terminal.engines.base import ScreenEngine
 from app.terminal.frames import TAIL_BYTES, block_frame, exit_frame, input_frame, output_tail, screen_frame
 from app.terminal.ingest import Ingest
@@ -126,7 +125,7 @@ class TerminalSession:
         launch = shell_integration.launch(meta, directory, env)
         try:
             self = cls(meta, directory, limits, bus=bus, recorder=recorder, nonce=launch.nonce)
-            self._screen.start(create_engine(meta.engine, meta.cols, meta.rows, limits.scrollback))
+            self._screen.start()
             journal = JournalWriter(directory, limits.max_journal_bytes)
             journal.record("r", f"{meta.cols}x{meta.rows}")
             try:
@@ -325,7 +324,7 @@ class TerminalSession:
         newest `scrollback` lines, the state, the journal offset it reflects, and `delta_cursor`: with
         `changed_since=<delta cursor>` only the rows changed after that cursor are returned."""
         engine = await self.engine()
-        delta_cursor = self._screen.delta_cursor()  # before the read: a delta written meanwhile is in the next answer too
+        delta_cursor = self._screen.delta_cursor()  # before the read: a delta written meanwhile is in the next one too
         changed = await self.rows_changed_since(changed_since) if changed_since is not None else None
         extra = {"state": self.state(), "raw_offset": self.raw_offset, "delta_cursor": delta_cursor}
         facts = {"cols": engine.cols, "rows": engine.rows, "state": extra["state"], "title": self.title,

@@ -114,7 +114,7 @@ async def wait_until(term: Waitable, until: Until, since: int, timeout_s: float)
                 hit = _result(term, "screen", term.raw_offset, _match_json(m))
         if hit is None and until.block_end:
             block = term.blocks.ended_after(since)
-            if block is not None:
+            if block is not None and block.end is not None:  # (a finished block has its end)
                 hit = _result(term, "block_end", block.end)
                 hit["block"] = {"n": block.n, "exit_code": block.exit_code, "command": block.command}
         if hit is None and until.exit and term.exited:
