@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import bisect
+import logging
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
@@ -23,6 +24,8 @@ from app.terminal.block_output import render_output
 from app.terminal.persistence import TerminalMeta
 from app.terminal.scanner import ShellMark
 from app.terminal.shell_integration import nonce_option
+
+log = logging.getLogger(__name__)
 
 BLOCKS_FILE = "blocks.jsonl"
 
@@ -77,7 +80,7 @@ class BlockTracker:
         earlier run) takes no marks."""
         self._path = directory / BLOCKS_FILE
         self._genuine = nonce_option(nonce) if nonce else None
-        self._done: list[Block] = [Block.from_json(line) for line in iter_jsonl(self._path)]
+        self._done = _load(self._path)
         self._running: Block | None = None
         self._command: str | None = None  # from the E mark since the last C mark
         self.forged = 0
@@ -186,6 +189,17 @@ async def block_with_output(source: BlockSource, n: int, max_tokens: int) -> dic
         meta.engine, meta.cols, meta.rows, max_tokens,
     )
     return {**block.to_json(), "output": output}
+
+
+def _load(path: Path) -> list[Block]:
+    """The blocks stored in `path`; a line that is not a block is skipped (as iter_jsonl skips torn ones)."""
+    blocks = []
+    for record in iter_jsonl(path):
+        try:
+            blocks.append(Block.from_json(record))
+        except (KeyError, TypeError):
+            log.warning("%s: skipping a line that is not a block: %.200r", path, record)
+    return blocks
 
 
 def _exit_code(params: tuple[str, ...]) -> int | None:

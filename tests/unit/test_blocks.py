@@ -103,6 +103,9 @@ def test_blocks_survive_reload_with_a_torn_last_line(feed: Feeder, tmp_path: Pat
         f.write(b'{"n": 4, "comm')
     again = BlockTracker(tmp_path, None)
     assert again.finished() == feed.tracker.finished()
+    with (tmp_path / BLOCKS_FILE).open("ab") as f:
+        f.write(b'\n{"n": 4, "command": "no raw"}\n[1, 2]\n"text"\n')  # JSON, but not blocks
+    assert BlockTracker(tmp_path, None).finished() == feed.tracker.finished()
     assert [b.exit_code for b in again.finished()] == [0, 1, 2]
 
 
