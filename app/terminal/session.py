@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import signal
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -33,11 +32,10 @@ from app.terminal.ingest import Ingest
 from app.terminal.journal import JournalWriter, raw_size, read_raw
 from app.terminal.keys import NotText, UnknownKeyError, bracketed_paste, encode_keys, encode_text
 from app.terminal.layers import ViewOptions
-from app.terminal.pty_process import PtyProcessHandle
 from app.terminal.pty_reader import PtyReader
 from app.terminal.screen_model import DeltaListener, ScreenModel
 from app.terminal.state import State, derive_state
-from app.terminal.terminal_process import TerminalProcess
+from app.terminal.terminal_process import TerminalProcess, discard, spawn
 from app.terminal.waiting import Until, wait_until
 from app.timeline.recording import DEFAULT_AGENT, Recorder, current_agent
 
@@ -129,9 +127,7 @@ class TerminalSession:
             journal = JournalWriter(directory, limits.max_journal_bytes)
             journal.record("r", f"{meta.cols}x{meta.rows}")
             try:
-                handle = await asyncio.to_thread(
-                    PtyProcessHandle.spawn, launch.argv, meta.cwd, launch.env, meta.cols, meta.rows, launch.nonce_fd
-                )
+                handle = await spawn(launch.argv, meta.cwd, launch.env, meta.cols, meta.rows, launch.nonce_fd)
             except BaseException:
                 journal.close()
                 raise
@@ -143,9 +139,7 @@ class TerminalSession:
             files.save_meta(directory, meta)
             files.append_event(directory, {"type": "created", "pid": meta.pid})
         except OSError:  # a session that cannot be recorded is not started: no process is left behind
-            handle.signal_session(signal.SIGKILL)
-            handle.close_fd()
-            await asyncio.to_thread(os.waitpid, handle.pid, 0)
+            await discard(handle)
             journal.close()
             raise
         self._ingest = Ingest(

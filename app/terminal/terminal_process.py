@@ -28,6 +28,21 @@ OutputSink = Callable[[bytes, bool], None]
 """on_output(data, final): output read from the PTY; `final` (with no data) once, after the last of it."""
 
 
+async def spawn(
+    argv: list[str], cwd: str, env: dict[str, str], cols: int, rows: int, pass_fd: int | None
+) -> PtyProcessHandle:
+    """Fork and exec `argv` on a new PTY, in a worker thread (see PtyProcessHandle.spawn); watch it with
+    TerminalProcess, or end it with `discard`."""
+    return await asyncio.to_thread(PtyProcessHandle.spawn, argv, cwd, env, cols, rows, pass_fd)
+
+
+async def discard(handle: PtyProcessHandle) -> None:
+    """Kill a spawned process that will not be watched, close its PTY and reap it."""
+    handle.signal_session(signal.SIGKILL)
+    handle.close_fd()
+    await asyncio.to_thread(os.waitpid, handle.pid, 0)
+
+
 class TerminalProcess:
     """A spawned process on its PTY, watched from the loop from construction on."""
 
