@@ -141,7 +141,7 @@ def _hydration(session: TerminalSession, mode: str, styles: bool) -> dict[str, A
         meta = session.meta
         return {"type": "hydrate", "offset": offset, "cols": meta.cols, "rows": meta.rows, "data": data}
     full = session.full_delta()
-    return {"type": "delta", **(session.with_styles(full) if styles else full)}
+    return {"type": "delta", **(session.with_styles(full) if styles else full.to_json())}
 
 
 async def _send_timed(websocket: WebSocket, message: bytes | dict[str, Any]) -> None:

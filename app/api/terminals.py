@@ -232,7 +232,11 @@ async def list_blocks(
 ) -> JSONResponse:
     """Finished command blocks (without their output) and the running one."""
     tracker = _manager(request).get(terminal_id).blocks
-    return JSONResponse({"blocks": tracker.finished(since, last), "current": tracker.current})
+    current = tracker.current
+    return JSONResponse({
+        "blocks": [block.to_json() for block in tracker.finished(since, last)],
+        "current": current.to_json() if current is not None else None,
+    })  # fmt: skip
 
 
 @router.get("/{terminal_id}/blocks/{n}")

@@ -4,15 +4,18 @@ A block starts at the shell's OSC 133 C mark (output start; the OSC 633 E mark j
 command line) and ends at its 133 D mark, which carries the exit status. Only marks whose last parameter is
 the session's nonce count (see app.terminal.shell_integration); others are ignored and counted as forged.
 
-Block JSON: {n, command, cwd, started_at, ended_at, duration_ms, exit_code, raw: {start, end}} where n
-counts from 1, times are Unix seconds, and raw is the output's range of journal offsets (from the end of
-the C mark to the start of the D mark). A running block has ended_at, duration_ms, exit_code and raw.end
-null. Finished blocks are appended to `blocks.jsonl` in the session's directory.
+A block is a frozen `Block`; its JSON form (`Block.to_json`, what the API returns and `blocks.jsonl` holds)
+is {n, command, cwd, started_at, ended_at, duration_ms, exit_code, raw: {start, end}} where n counts from 1,
+times are Unix seconds, and raw is the output's range of journal offsets (from the end of the C mark to the
+start of the D mark). A running block has ended_at, duration_ms, exit_code and raw.end null. Finished
+blocks are appended to `blocks.jsonl` in the session's directory.
 """
 from __future__ import annotations
 
 import asyncio
 import bisect
+import logging
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -22,7 +25,50 @@ from app.terminal.persistence import TerminalMeta
 from app.terminal.scanner import ShellMark
 from app.terminal.shell_integration import nonce_option
 
+log = logging.getLogger(__name__)
+
 BLOCKS_FILE = "blocks.jsonl"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Block:
+    """One command line run at a prompt; `start` and `end` are the journal offsets of its output."""
+
+    n: int
+    command: str
+    cwd: str
+    started_at: float
+    start: int
+    ended_at: float | None = None
+    duration_ms: int | None = None
+    exit_code: int | None = None
+    end: int | None = None
+
+    def ended(self, end: int, at: float, exit_code: int | None) -> Block:
+        """This block, ended at journal offset `end` at Unix time `at`."""
+        duration_ms = round((at - self.started_at) * 1000)
+        return replace(self, ended_at=at, duration_ms=duration_ms, exit_code=exit_code, end=end)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "n": self.n,
+            "command": self.command,
+            "cwd": self.cwd,
+            "started_at": self.started_at,
+            "ended_at": self.ended_at,
+            "duration_ms": self.duration_ms,
+            "exit_code": self.exit_code,
+            "raw": {"start": self.start, "end": self.end},
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Block:
+        raw = data["raw"]
+        return cls(
+            n=data["n"], command=data["command"], cwd=data["cwd"], started_at=data["started_at"],
+            ended_at=data["ended_at"], duration_ms=data["duration_ms"], exit_code=data["exit_code"],
+            start=raw["start"], end=raw["end"],
+        )  # fmt: skip
 
 
 class BlockTracker:
@@ -34,8 +80,8 @@ class BlockTracker:
         earlier run) takes no marks."""
         self._path = directory / BLOCKS_FILE
         self._genuine = nonce_option(nonce) if nonce else None
-        self._done: list[dict[str, Any]] = list(iter_jsonl(self._path))
-        self._running: dict[str, Any] | None = None
+        self._done = _load(self._path)
+        self._running: Block | None = None
         self._command: str | None = None  # from the E mark since the last C mark
         self.forged = 0
         self.failure: str | None = None
@@ -45,7 +91,7 @@ class BlockTracker:
         (its nonce'd mark), so a program cannot make its commands appear to run elsewhere."""
         return self._genuine is None or nonce == self._genuine
 
-    def feed(self, mark: ShellMark, offset: int, at: float, cwd: str) -> list[tuple[str, dict[str, Any]]]:
+    def feed(self, mark: ShellMark, offset: int, at: float, cwd: str) -> list[tuple[str, Block]]:
         """Take a mark that ends at journal `offset`, read at Unix time `at` while the shell's cwd was `cwd`;
         returns what happened: ("started" | "ended", block) pairs."""
         if self._genuine is None:
@@ -53,7 +99,7 @@ class BlockTracker:
         if not mark.params or mark.params[-1] != self._genuine:
             self.forged += 1
             return []
-        happened: list[tuple[str, dict[str, Any]]] = []
+        happened: list[tuple[str, Block]] = []
         if mark.code == "E":
             self._command = mark.params[0] if len(mark.params) > 1 else ""
         elif mark.code == "C":
@@ -62,16 +108,8 @@ class BlockTracker:
             unfinished = self.close(offset - _length(mark), at, None)  # a block whose D mark never came
             if unfinished is not None:
                 happened.append(("ended", unfinished))
-            self._running = {
-                "n": self._done[-1]["n"] + 1 if self._done else 1,
-                "command": self._command or "",
-                "cwd": cwd,
-                "started_at": at,
-                "ended_at": None,
-                "duration_ms": None,
-                "exit_code": None,
-                "raw": {"start": offset, "end": None},
-            }
+            n = self._done[-1].n + 1 if self._done else 1
+            self._running = Block(n=n, command=self._command or "", cwd=cwd, started_at=at, start=offset)
             self._command = None
             happened.append(("started", self._running))
         elif mark.code == "D":
@@ -80,50 +118,50 @@ class BlockTracker:
                 happened.append(("ended", ended))
         return happened
 
-    def close(self, end: int, at: float, exit_code: int | None) -> dict[str, Any] | None:
+    def close(self, end: int, at: float, exit_code: int | None) -> Block | None:
         """End the running block (if any) at journal offset `end`; returns it, unless it was an empty
         cycle (no command, no output, no exit status: what some shells emit for Ctrl-C at a prompt), which
         is dropped. The session closes a block that is still running when the shell exits with the
         shell's exit status."""
-        block, self._running = self._running, None
-        if block is None:
+        running, self._running = self._running, None
+        if running is None:
             return None
-        if not block["command"] and end <= block["raw"]["start"] and exit_code is None:
+        if not running.command and end <= running.start and exit_code is None:
             return None
-        block.update(ended_at=at, duration_ms=round((at - block["started_at"]) * 1000), exit_code=exit_code)
-        block["raw"]["end"] = end
+        block = running.ended(end, at, exit_code)
         try:
-            append_jsonl(self._path, block)
+            append_jsonl(self._path, block.to_json())
         except OSError as exc:  # kept in memory; a full disk must not stop the session
             self.failure = f"writing blocks.jsonl failed: {exc.strerror}"
         self._done.append(block)
         return block
 
     @property
-    def current(self) -> dict[str, Any] | None:
+    def current(self) -> Block | None:
         """The running block."""
         return self._running
 
     def describe(self) -> dict[str, Any]:
         """What the terminal object says about blocks."""
-        return {"block": self._running, "block_count": len(self._done), "forged_marks": self.forged}
+        running = self._running.to_json() if self._running is not None else None
+        return {"block": running, "block_count": len(self._done), "forged_marks": self.forged}
 
-    def finished(self, since: int | None = None, last: int | None = None) -> list[dict[str, Any]]:
+    def finished(self, since: int | None = None, last: int | None = None) -> list[Block]:
         """Finished blocks, oldest first: those numbered above `since`, the last `last` of them."""
-        start = 0 if since is None else bisect.bisect_right(self._done, since, key=lambda b: b["n"])
+        start = 0 if since is None else bisect.bisect_right(self._done, since, key=lambda b: b.n)
         blocks = self._done[start:]
         return blocks[-last:] if last is not None else blocks
 
-    def get(self, n: int) -> dict[str, Any] | None:
+    def get(self, n: int) -> Block | None:
         """Block `n`, finished or running."""
-        if self._running is not None and self._running["n"] == n:
+        if self._running is not None and self._running.n == n:
             return self._running
-        i = bisect.bisect_left(self._done, n, key=lambda b: b["n"])
-        return self._done[i] if i < len(self._done) and self._done[i]["n"] == n else None
+        i = bisect.bisect_left(self._done, n, key=lambda b: b.n)
+        return self._done[i] if i < len(self._done) and self._done[i].n == n else None
 
-    def ended_after(self, offset: int) -> dict[str, Any] | None:
+    def ended_after(self, offset: int) -> Block | None:
         """The first block that ended after journal offset `offset`."""
-        i = bisect.bisect_right(self._done, offset, key=lambda b: b["raw"]["end"])
+        i = bisect.bisect_right(self._done, offset, key=lambda b: b.end or 0)  # finished: end is set
         return self._done[i] if i < len(self._done) else None
 
 
@@ -140,19 +178,28 @@ class BlockSource(Protocol):
 
 
 async def block_with_output(source: BlockSource, n: int, max_tokens: int) -> dict[str, Any] | None:
-    """Block `n` with `output`: its rendered text within `max_tokens` (see app.terminal.block_output; for
-    a running block, the output so far). None if there is no such block."""
+    """Block `n` (JSON) with `output`: its rendered text within `max_tokens` (see app.terminal.block_output;
+    for a running block, the output so far). None if there is no such block."""
     block = source.blocks.get(n)
     if block is None:
         return None
-    block = {**block, "raw": dict(block["raw"])}
-    start, end = block["raw"]["start"], block["raw"]["end"]
     meta = source.meta
     output = await asyncio.to_thread(
-        render_output, source.read_raw, start, source.raw_offset if end is None else end,
+        render_output, source.read_raw, block.start, source.raw_offset if block.end is None else block.end,
         meta.engine, meta.cols, meta.rows, max_tokens,
     )
-    return {**block, "output": output}
+    return {**block.to_json(), "output": output}
+
+
+def _load(path: Path) -> list[Block]:
+    """The blocks stored in `path`; a line that is not a block is skipped (as iter_jsonl skips torn ones)."""
+    blocks = []
+    for record in iter_jsonl(path):
+        try:
+            blocks.append(Block.from_json(record))
+        except (KeyError, TypeError):
+            log.warning("%s: skipping a line that is not a block: %.200r", path, record)
+    return blocks
 
 
 def _exit_code(params: tuple[str, ...]) -> int | None:

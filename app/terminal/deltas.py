@@ -1,9 +1,9 @@
 """Screen deltas: the rows that changed, as JSON lines in `screen.jsonl`, read back by byte cursor.
 
-Each line is one delta: `{"t", "cols", "rows", "changed": [[row, text], ...], "cursor": {"left", "top",
-"visible"}, "title", "alt_screen", "raw_offset"}`, plus `"resized": true` after a resize (every row is
-then in `changed`). A read cursor is a byte offset in the file that must sit
-on a line boundary; every read returns `resume_cursor`, where the next read starts.
+A delta is a frozen `Delta`; each line is its JSON form (`Delta.to_json`): `{"t", "cols", "rows", "changed":
+[[row, text], ...], "cursor": {"left", "top", "visible"}, "title", "alt_screen", "raw_offset"}`, plus
+`"resized": true` after a resize (every row is then in `changed`). A read cursor is a byte offset in the
+file that must sit on a line boundary; every read returns `resume_cursor`, where the next read starts.
 """
 from __future__ import annotations
 
@@ -45,12 +45,50 @@ class Throttle:
         self._last = self.clock()
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Delta:
+    """The rows of the screen that changed (`changed`: (row, text) pairs), with the screen's size, cursor,
+    title and alternate-screen flag, and the journal offset it reflects. `resized`: every row changed with
+    the size; `full`: every row, sent as the first delta of a stream."""
+
+    t: float
+    cols: int
+    rows: int
+    changed: tuple[tuple[int, str], ...]
+    cursor: tuple[int, int, bool]
+    """(left, top, visible)"""
+    title: str
+    alt_screen: bool
+    raw_offset: int
+    resized: bool = False
+    full: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        left, top, visible = self.cursor
+        out: dict[str, Any] = {
+            "t": self.t,
+            "cols": self.cols,
+            "rows": self.rows,
+            "changed": [[row, text] for row, text in self.changed],
+            "cursor": {"left": left, "top": top, "visible": visible},
+            "title": self.title,
+            "alt_screen": self.alt_screen,
+            "raw_offset": self.raw_offset,
+        }
+        if self.resized:
+            out["resized"] = True
+        if self.full:
+            out["full"] = True
+        return out
+
+
 @dataclass(frozen=True, slots=True)
 class DeltaPage:
     cursor: int
     resume_cursor: int
     file_size: int
     deltas: list[dict[str, Any]]
+    """As stored: each the JSON form of a Delta, parsed afresh for this page."""
 
 
 class DeltaLog:
@@ -62,10 +100,10 @@ class DeltaLog:
         self._fd: int | None = None
         self._closed = False
 
-    def append(self, delta: dict[str, Any]) -> None:
+    def append(self, delta: Delta) -> None:
         fd = self._fd if self._fd is not None else open_file(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
         try:
-            os.write(fd, dumps(delta) + b"\n")
+            os.write(fd, dumps(delta.to_json()) + b"\n")
         finally:
             if self._closed:  # a late delta after the session ended: the file is not kept open
                 os.close(fd)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from app.terminal.blocks import Block
 from app.terminal.stream_text import clean_stream
 from app.timeline.recording import FrameInput
 
@@ -67,17 +68,17 @@ def output_tail(raw: bytes) -> str:
     return "\n".join(_cut(line, 200) for line in [kept for kept in lines if kept.strip()][-TAIL_LINES:])
 
 
-def block_frame(terminal_id: str, block: dict[str, Any], tail: str, agent: str) -> FrameInput:
+def block_frame(terminal_id: str, block: Block, tail: str, agent: str) -> FrameInput:
     """A command that ended: its exit code and cwd; a failure is pinned and keeps its last lines."""
-    code = block["exit_code"]
-    seconds = f" after {block['duration_ms'] / 1000:.1f} s" if block.get("duration_ms") is not None else ""
-    line = f"`{_cut(block['command'], 80)}` exited {code if code is not None else '(unknown)'} in {block['cwd']}"
+    code = block.exit_code
+    seconds = f" after {block.duration_ms / 1000:.1f} s" if block.duration_ms is not None else ""
+    line = f"`{_cut(block.command, 80)}` exited {code if code is not None else '(unknown)'} in {block.cwd}"
     failed = code not in (0, None)
     full = line + seconds + (f", last lines:\n{tail}" if failed and tail else "")
     return FrameInput(
         resource(terminal_id), "event", "command", full, line, pinned=failed,
-        refs={"block": block["n"], "raw": block["raw"]}, agent=agent,
-        data={"command": block["command"], "exit_code": code, "cwd": block["cwd"], "tail": tail if failed else ""},
+        refs={"block": block.n, "raw": {"start": block.start, "end": block.end}}, agent=agent,
+        data={"command": block.command, "exit_code": code, "cwd": block.cwd, "tail": tail if failed else ""},
     )  # fmt: skip
 
 

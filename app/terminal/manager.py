@@ -9,6 +9,7 @@ import shlex
 import shutil
 import time
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -85,11 +86,12 @@ class TerminalManager:
             if not (directory / "meta.json").is_file():
                 continue
             try:
-                session = await asyncio.to_thread(TerminalSession.recover, directory, self.limits)
+                session = await asyncio.to_thread(
+                    partial(TerminalSession.recover, directory, self.limits, bus=self.bus, recorder=self.recorder)
+                )
             except (OSError, ValueError, TypeError) as exc:
                 log.warning("skipping unreadable terminal %s: %s", directory.name, exc)
                 continue
-            session.recorder = self.recorder
             self._sessions[session.id] = session
 
     async def shutdown(self) -> None:
@@ -143,15 +145,15 @@ class TerminalManager:
         )
         directory = self.root / terminal_id
         try:
-            session = await TerminalSession.start(meta, directory, env, self.limits, self._reader)
+            session = await TerminalSession.start(
+                meta, directory, env, self.limits, self._reader, bus=self.bus, recorder=self.recorder
+            )
         except (FileNotFoundError, PermissionError) as exc:
             shutil.rmtree(directory, ignore_errors=True)
             raise BadInput(f"cannot run {argv[0]!r}: {exc}", field="command") from exc
         except OSError:  # a full disk: nothing of the session is kept
             shutil.rmtree(directory, ignore_errors=True)
             raise
-        session.on_event = self.bus.publish
-        session.recorder = self.recorder
         self._sessions[terminal_id] = session
         self.bus.publish("terminal.created", id=terminal_id, name=meta.name, command=meta.command)
         return session

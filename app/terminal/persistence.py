@@ -2,7 +2,10 @@
 checkpoints, and rebuilding a screen from the newest checkpoint plus the journal's tail."""
 from __future__ import annotations
 
+import asyncio
+import logging
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -12,6 +15,8 @@ from app.core.storage import append_jsonl, atomic_write_json, read_json
 from app.terminal.engines import create_engine
 from app.terminal.engines.base import ScreenEngine
 from app.terminal.journal import raw_size, read_index, read_raw
+
+log = logging.getLogger(__name__)
 
 KEEP_CHECKPOINTS = 3
 _REPLAY_CHUNK = 1 << 20
@@ -42,6 +47,33 @@ class TerminalMeta:
     def from_json(cls, data: dict[str, Any]) -> TerminalMeta:
         known = {k: data[k] for k in cls.__dataclass_fields__ if k in data}
         return cls(**known)
+
+
+class GuardedWrites:
+    """Writes on the loop that a full disk may refuse: the session goes on, and `failure` says what its
+    files miss (the first failure is logged)."""
+
+    def __init__(self, terminal_id: str) -> None:
+        self._terminal_id = terminal_id
+        self.failure: str | None = None
+
+    def __call__(self, name: str, write: Callable[..., None], *args: Any) -> None:
+        try:
+            write(*args)
+        except OSError as exc:
+            if self.failure is None:
+                log.error("terminal %s: writing %s failed: %s", self._terminal_id, name, exc.strerror)
+            self.failure = f"writing {name} failed: {exc.strerror}"
+
+
+def in_background(write: Callable[..., None], *args: Any) -> None:
+    """Run blocking file work in the default executor, logging (never raising) its failure."""
+
+    def done(future: asyncio.Future[None]) -> None:
+        if future.exception() is not None:
+            log.error("%s failed: %s", write.__name__, future.exception())
+
+    asyncio.get_running_loop().run_in_executor(None, write, *args).add_done_callback(done)
 
 
 def save_meta(directory: Path, meta: TerminalMeta) -> None:

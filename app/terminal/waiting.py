@@ -10,6 +10,7 @@ from typing import Any, Literal, Protocol
 
 from app.core.errors import BadInput
 from app.core.patterns import INLINE_COST, MULTILINE, Match, TooCostly, UserPattern, run_bounded
+from app.terminal.blocks import Block
 from app.terminal.state import STATES
 from app.terminal.stream_text import clean_stream
 
@@ -65,7 +66,7 @@ def compile_until(
 
 
 class EndedBlocks(Protocol):
-    def ended_after(self, offset: int) -> dict[str, Any] | None:
+    def ended_after(self, offset: int) -> Block | None:
         """The first command block that ended after journal offset `offset` (see app.terminal.blocks)."""
 
 
@@ -113,9 +114,9 @@ async def wait_until(term: Waitable, until: Until, since: int, timeout_s: float)
                 hit = _result(term, "screen", term.raw_offset, _match_json(m))
         if hit is None and until.block_end:
             block = term.blocks.ended_after(since)
-            if block is not None:
-                hit = _result(term, "block_end", block["raw"]["end"])
-                hit["block"] = {key: block[key] for key in ("n", "exit_code", "command")}
+            if block is not None and block.end is not None:  # (a finished block has its end)
+                hit = _result(term, "block_end", block.end)
+                hit["block"] = {"n": block.n, "exit_code": block.exit_code, "command": block.command}
         if hit is None and until.exit and term.exited:
             hit = _result(term, "exit", term.raw_offset)
         if hit is None and until.state_in and term.state() in until.state_in:

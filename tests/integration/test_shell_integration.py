@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from app.terminal.blocks import block_with_output
+from app.terminal.blocks import Block, block_with_output
 from app.terminal.manager import TerminalManager, TerminalSpec
 from app.terminal.session import SessionLimits, TerminalSession
 from app.terminal.waiting import compile_until
@@ -70,7 +70,7 @@ async def _eventually(s: TerminalSession, predicate: Callable[[], bool], what: s
     raise AssertionError(f"no {what} within 10 s")
 
 
-async def _start(s: TerminalSession, line: str) -> dict:
+async def _start(s: TerminalSession, line: str) -> Block:
     """Type a command line and wait until its block has started; returns the running block."""
     s.send(text=line + "\r")
     await _eventually(s, lambda: s.blocks.current is not None, f"block for {line!r}")
@@ -94,8 +94,8 @@ async def test_exit_codes_commands_and_cwd(manager: TerminalManager, shell: str,
     assert await _run(s, "pwd; echo 'a;b' | cat") == {"n": 5, "exit_code": 0, "command": "pwd; echo 'a;b' | cat"}
     assert (await _run(s, "greet"))["exit_code"] == 0  # the alias from the user's own rc file
     blocks = s.blocks.finished()
-    assert [b["cwd"] for b in blocks] == [str(home)] * 4 + ["/tmp"] * 2
-    assert all(b["ended_at"] >= b["started_at"] and b["duration_ms"] >= 0 for b in blocks)
+    assert [b.cwd for b in blocks] == [str(home)] * 4 + ["/tmp"] * 2
+    assert all(b.ended_at >= b.started_at and b.duration_ms >= 0 for b in blocks)  # type: ignore[operator]
     assert await _output(s, 5) == "/tmp\na;b"
     assert await _output(s, 6) == "hello from the rc file"
     assert await _output(s, 1) == ""
@@ -114,7 +114,7 @@ async def test_a_forged_mark_is_ignored_and_counted(manager: TerminalManager, sh
     await _run(s, f"env | grep -c -e {nonce} -e ZDOTDIR -e LOOKOUT -e __lookout")
     assert await _output(s, 2) == "0"
     await s.stop()
-    after_restart = TerminalSession.recover(s.directory, s.limits)
+    after_restart = TerminalSession.recover(s.directory, s.limits, bus=s.bus, recorder=s.recorder)
     assert after_restart.describe()["forged_marks"] == 2, "the count is kept in screen.snapshot.json"
 
 
@@ -123,10 +123,10 @@ async def test_a_program_cannot_move_the_cwd_of_its_commands(manager: TerminalMa
     forge = r"printf '\033]7;file://x/etc\007'; printf '\033]633;P;Cwd=/root\007'; printf '\033]633;P;Cwd=/srv;nonce=00\007'"
     await _run(s, forge)
     await _run(s, "true")
-    assert s.describe()["cwd"] == str(home) and s.blocks.finished()[-1]["cwd"] == str(home)
+    assert s.describe()["cwd"] == str(home) and s.blocks.finished()[-1].cwd == str(home)
     await _run(s, "cd /tmp")
     await _run(s, "true")
-    assert s.describe()["cwd"] == "/tmp" and s.blocks.finished()[-1]["cwd"] == "/tmp"
+    assert s.describe()["cwd"] == "/tmp" and s.blocks.finished()[-1].cwd == "/tmp"
 
 
 async def test_ctrl_c_at_an_empty_prompt_makes_no_block(manager: TerminalManager, shell: str, home: Path) -> None:
@@ -141,13 +141,13 @@ async def test_ctrl_c_at_an_empty_prompt_makes_no_block(manager: TerminalManager
     assert (await s.wait(compile_until(stable_ms=200), None, 5000))["matched"]
     assert s.blocks.current is None and len(s.blocks.finished()) == 1
     since = s.raw_offset
-    assert (await _start(s, "cat"))["n"] == 2
+    assert (await _start(s, "cat")).n == 2
     assert s.describe()["block"]["command"] == "cat"
     assert (await s.wait(compile_until(state_in=["awaiting_input"]), since, 5000))["matched"]
     s.send(keys=["C-c"])  # now cat has the terminal: the Ctrl-C interrupts it, not the shell
     result = await s.wait(compile_until(block_end=True), since, 5000)
     assert result["block"] == {"n": 2, "exit_code": 130, "command": "cat"}
-    assert [b["n"] for b in s.blocks.finished()] == [1, 2]
+    assert [b.n for b in s.blocks.finished()] == [1, 2]
 
 
 async def test_a_multi_line_paste(manager: TerminalManager, shell: str, home: Path) -> None:
@@ -157,7 +157,7 @@ async def test_a_multi_line_paste(manager: TerminalManager, shell: str, home: Pa
     s.send(paste="echo one\nfalse\necho three", keys=["Enter"])
     assert (await s.wait(compile_until(block_end=True), since, 5000))["matched"]
     assert (await s.wait(compile_until(state_in=["idle"], stable_ms=300), since, 5000))["matched"]
-    blocks = [(b["command"], b["exit_code"]) for b in s.blocks.finished()]
+    blocks = [(b.command, b.exit_code) for b in s.blocks.finished()]
     if shell == "bash":  # bash runs the lines one by one, each a block
         assert blocks == [("echo one", 0), ("false", 1), ("echo three", 0)]
         assert [await _output(s, n) for n in (1, 2, 3)] == ["one", "", "three"]
@@ -208,8 +208,8 @@ async def test_blocks_survive_a_restart(tmp_path: Path, shell: str, home: Path) 
     await second.start()
     again = second.get(s.id)
     assert again.blocks.finished()[:2] == blocks
-    assert [b["command"] for b in again.blocks.finished()] == ["echo one", "ls /nonexistent-dir", "cat"]
-    assert blocks[1]["exit_code"] == 2 and again.blocks.finished()[2]["exit_code"] == again.exit_code
+    assert [b.command for b in again.blocks.finished()] == ["echo one", "ls /nonexistent-dir", "cat"]
+    assert blocks[1].exit_code == 2 and again.blocks.finished()[2].exit_code == again.exit_code
     assert await _output(again, 1) == "one"
     assert "No such file or directory" in await _output(again, 2)
     assert again.describe()["shell_integration"] is True and again.describe()["block_count"] == 3

@@ -9,14 +9,15 @@ from pathlib import Path
 import pytest
 
 from app.core.errors import BadInput, Conflict
-from app.terminal import session as session_module
-from app.terminal import skip_ahead
+from app.core.events import EventBus
+from app.terminal import lazy_feed, skip_ahead
 from app.terminal.engines import create_engine
 from app.terminal.journal import read_index
 from app.terminal.manager import TerminalManager, TerminalSpec
 from app.terminal.persistence import load_snapshot, rebuild_engine
 from app.terminal.session import SessionLimits, TerminalSession
 from app.terminal.waiting import compile_until
+from app.timeline.recording import FrameInput
 from tests.support.polling import eventually
 
 LIMITS = SessionLimits(scrollback=200, max_journal_bytes=1 << 30, max_input_bytes=1 << 20)
@@ -204,7 +205,7 @@ async def test_a_flood_ends_on_the_same_screen_as_a_full_replay(
         plans.append(len(pieces))
         return pieces
 
-    monkeypatch.setattr(session_module, "plan_feed", spy)
+    monkeypatch.setattr(lazy_feed, "plan_feed", spy)
     code = (
         "import sys\n"
         "out = sys.stdout.buffer\n"
@@ -262,3 +263,43 @@ async def test_exit_while_a_child_holds_the_terminal_is_recorded_once(manager: T
     exits = [e for e in read_index(s.directory) if e.kind == "x"]
     assert len(exits) == 1 and exits[0].value == 0
     assert "leader-done" in s.screen_text()
+
+
+class _Frames:
+    """A recorder that keeps what it is given."""
+
+    def __init__(self) -> None:
+        self.frames: list[FrameInput] = []
+
+    def record(self, frame: FrameInput) -> None:
+        self.frames.append(frame)
+
+
+async def test_a_session_reports_to_the_bus_and_recorder_it_was_made_with_also_after_a_restart(
+    tmp_path: Path,
+) -> None:
+    bus, recorder = EventBus(), _Frames()
+    events = bus.subscribe()
+    m = TerminalManager(tmp_path / "terminals", "avt", LIMITS, max_sessions=2, bus=bus, recorder=recorder)
+    await m.start()
+    try:
+        s = await m.create(TerminalSpec(command=[*BASH, "-i"], cols=80, rows=24, shell_integration=False))
+        await _until(s, state_in=["idle"], since=0)
+        s.resize(100, 30)
+        await s.screen()
+        s.send(text="exit 3\r")
+        await _until(s, exit=True)
+    finally:
+        await m.shutdown()
+    types = [(await asyncio.wait_for(events.next(), 5))["type"] for _ in range(3)]
+    assert types == ["terminal.created", "terminal.resized", "terminal.exited"]
+    assert [f.category for f in recorder.frames] == ["terminal screen", "terminal input", "terminal exit"]
+
+    again, later = _Frames(), EventBus()
+    restarted = TerminalManager(tmp_path / "terminals", "avt", LIMITS, max_sessions=2, bus=later, recorder=again)
+    await restarted.start()
+    dormant = restarted.get(s.id)
+    assert dormant.bus is later and dormant.recorder is again and dormant.describe()["exit_code"] == 3
+    await dormant.screen()
+    assert [f.category for f in again.frames] == ["terminal screen"] and not recorder.frames[3:]
+    await restarted.shutdown()

@@ -18,6 +18,7 @@ import pytest
 from app.core.private_files import UnsafePath, make_dir
 from app.core.storage import append_jsonl
 from app.terminal.deltas import DeltaLog
+from tests.unit.test_events_and_deltas import delta
 from app.terminal.journal import JournalWriter
 from tests.conftest import REPO, Daemon, free_port
 from tests.support.site import serve_directory
@@ -244,7 +245,7 @@ def test_the_terminal_writers_refuse_a_planted_link(tmp_path: Path) -> None:
             if name.startswith("output."):
                 JournalWriter(directory, 1 << 20)
             elif name == "screen.jsonl":
-                DeltaLog(directory).append({"changed": []})
+                DeltaLog(directory).append(delta([]))
             else:
                 append_jsonl(directory / name, {"type": "created"})
     assert outside.read_bytes() == b"keep\n"

@@ -12,6 +12,7 @@ import pytest
 
 from app.api.streams import MAX_DELTAS_BYTES
 from app.terminal.deltas import DeltaLog
+from tests.unit.test_events_and_deltas import delta
 from tests.conftest import Daemon
 
 ALL_LAYERS = "text,cursor,fgColors,bgColors,styles,bold,italic,underline"
@@ -27,7 +28,7 @@ COLOURED = (
 def test_a_deltas_page_stops_at_its_byte_budget_and_pages_on(tmp_path: Path) -> None:
     log = DeltaLog(tmp_path)
     for i in range(10):
-        log.append({"cols": 1000, "rows": 500, "changed": [[row, f"{i}" * 1000] for row in range(300)]})
+        log.append(delta([(row, f"{i}" * 1000) for row in range(300)], cols=1000, rows=500))
     cursor, seen, sizes = 0, 0, []
     while cursor < log.size():
         page = log.read(cursor, 1000, max_bytes=1 << 20)

@@ -9,7 +9,7 @@ import pytest
 from app.core.tokens import count_tokens
 from app.terminal import block_output
 from app.terminal.block_output import fit_tokens, fold_repeats, render_output, replay_lines
-from app.terminal.blocks import BLOCKS_FILE, BlockTracker
+from app.terminal.blocks import BLOCKS_FILE, Block, BlockTracker
 from app.terminal.scanner import ShellMark, SideScanner
 from app.terminal.shell_integration import supported
 from app.terminal.waiting import compile_until, wait_until
@@ -56,13 +56,13 @@ def feed(tmp_path: Path) -> Feeder:
 def test_a_command_line_becomes_a_block_with_its_output_range(feed: Feeder, tmp_path: Path) -> None:
     feed(mark("133;A") + b"$ " + mark("133;B"))
     feed(mark("633;E;ls -l \\x3b echo \\\\x") + mark("133;C"), cwd="/src")
-    assert feed.tracker.current is not None and feed.tracker.current["command"] == "ls -l ; echo \\x"
+    assert feed.tracker.current is not None and feed.tracker.current.command == "ls -l ; echo \\x"
     feed(b"total 0\r\n" + mark("133;D;2") + mark("133;A") + b"$ ")
     (block,) = feed.tracker.finished()
     assert feed.tracker.current is None
-    start, end = block["raw"]["start"], block["raw"]["end"]
+    start, end = block.start, block.end
     assert feed.stream[start:end] == b"total 0\r\n"
-    assert block == {
+    assert block.to_json() == {
         "n": 1, "command": "ls -l ; echo \\x", "cwd": "/src", "started_at": 101.5, "ended_at": 103.0,
         "duration_ms": 1500, "exit_code": 2, "raw": {"start": start, "end": end},
     }
@@ -75,7 +75,7 @@ def test_forged_and_foreign_marks_are_ignored_and_counted(feed: Feeder) -> None:
     assert feed.tracker.current is not None, "a forged D must not end the running block"
     feed(b"done\r\n" + mark("133;D;0") + mark("133;A", nonce=None))
     (block,) = feed.tracker.finished()
-    assert feed.stream[block["raw"]["start"] : block["raw"]["end"]].endswith(b"\x1b\\done\r\n")
+    assert feed.stream[block.start : block.end].endswith(b"\x1b\\done\r\n")
     assert feed.tracker.describe() == {"block": None, "block_count": 1, "forged_marks": 4}
 
 
@@ -91,7 +91,7 @@ def test_empty_cycles_are_dropped_and_keep_no_number(feed: Feeder) -> None:
     feed(command("", b"", 130))  # an exit status is something that happened: kept
     feed(command("", b"^C\r\n", None))  # so is output
     feed(command("true", b"", None))  # and a command
-    assert [(b["n"], b["command"], b["exit_code"]) for b in feed.tracker.finished()] == [
+    assert [(b.n, b.command, b.exit_code) for b in feed.tracker.finished()] == [
         (1, "", 130), (2, "", None), (3, "true", None),
     ]
 
@@ -103,7 +103,10 @@ def test_blocks_survive_reload_with_a_torn_last_line(feed: Feeder, tmp_path: Pat
         f.write(b'{"n": 4, "comm')
     again = BlockTracker(tmp_path, None)
     assert again.finished() == feed.tracker.finished()
-    assert [b["exit_code"] for b in again.finished()] == [0, 1, 2]
+    with (tmp_path / BLOCKS_FILE).open("ab") as f:
+        f.write(b'\n{"n": 4, "command": "no raw"}\n[1, 2]\n"text"\n')  # JSON, but not blocks
+    assert BlockTracker(tmp_path, None).finished() == feed.tracker.finished()
+    assert [b.exit_code for b in again.finished()] == [0, 1, 2]
 
 
 def test_lookups_by_number_and_by_offset(feed: Feeder) -> None:
@@ -111,35 +114,35 @@ def test_lookups_by_number_and_by_offset(feed: Feeder) -> None:
         feed(command(f"step {i}", b"ok\r\n", 0))
     feed(mark("633;E;sleep 9") + mark("133;C"))
     blocks = feed.tracker.finished()
-    assert [b["n"] for b in feed.tracker.finished(since=3)] == [4, 5]
-    assert [b["n"] for b in feed.tracker.finished(last=2)] == [4, 5]
-    assert [b["n"] for b in feed.tracker.finished(since=1, last=10)] == [2, 3, 4, 5]
+    assert [b.n for b in feed.tracker.finished(since=3)] == [4, 5]
+    assert [b.n for b in feed.tracker.finished(last=2)] == [4, 5]
+    assert [b.n for b in feed.tracker.finished(since=1, last=10)] == [2, 3, 4, 5]
     assert feed.tracker.get(2) is blocks[1]
     running = feed.tracker.get(6)
-    assert running is not None and running["command"] == "sleep 9" and running["raw"]["end"] is None
+    assert running is not None and running.command == "sleep 9" and running.end is None
     assert feed.tracker.get(7) is None and feed.tracker.get(0) is None
     assert feed.tracker.ended_after(0) is blocks[0]
-    assert feed.tracker.ended_after(blocks[2]["raw"]["end"]) is blocks[3]
-    assert feed.tracker.ended_after(blocks[2]["raw"]["end"] - 1) is blocks[2]
-    assert feed.tracker.ended_after(blocks[4]["raw"]["end"]) is None
+    assert feed.tracker.ended_after(blocks[2].end) is blocks[3]
+    assert feed.tracker.ended_after(blocks[2].end - 1) is blocks[2]
+    assert feed.tracker.ended_after(blocks[4].end) is None
 
 
 def test_a_block_whose_end_mark_never_came_ends_where_the_next_begins(feed: Feeder) -> None:
     feed(mark("633;E;first") + mark("133;C") + b"1\r\n")
     feed(mark("133;C"))  # a repeated C (no E before it) starts nothing
-    assert feed.tracker.current is not None and feed.tracker.current["command"] == "first"
+    assert feed.tracker.current is not None and feed.tracker.current.command == "first"
     feed(mark("633;E;second"))
     next_start = len(feed.stream)
     feed(mark("133;C") + b"2\r\n" + mark("133;D;0"))
     first, second = feed.tracker.finished()
-    assert (first["command"], first["exit_code"], first["raw"]["end"]) == ("first", None, next_start)
-    assert (second["command"], second["exit_code"]) == ("second", 0)
+    assert (first.command, first.exit_code, first.end) == ("first", None, next_start)
+    assert (second.command, second.exit_code) == ("second", 0)
 
 
 def test_a_block_still_running_at_exit_ends_with_the_shell(feed: Feeder) -> None:
     feed(mark("633;E;exit 4") + mark("133;C"))
     block = feed.tracker.close(len(feed.stream), 200.0, 4)
-    assert block is not None and block["exit_code"] == 4 and block["command"] == "exit 4"
+    assert block is not None and block.exit_code == 4 and block.command == "exit 4"
     assert feed.tracker.close(len(feed.stream), 201.0, 4) is None
 
 
@@ -156,7 +159,7 @@ async def test_a_wait_until_block_end_names_the_first_block_ending_after_since(f
     hit = await wait_until(term, compile_until(block_end=True), since, 1)
     assert hit["matched"] and hit["reason"] == "block_end"
     assert hit["block"] == {"n": 2, "exit_code": 1, "command": "make test"}
-    assert hit["cursor"] == feed.tracker.get(2)["raw"]["end"]  # type: ignore[index]
+    assert hit["cursor"] == feed.tracker.get(2).end  # type: ignore[union-attr]
     first = await wait_until(term, compile_until(block_end=True), 0, 1)
     assert first["block"]["n"] == 1
 
@@ -244,3 +247,17 @@ def test_huge_outputs_render_their_ends_only(monkeypatch: pytest.MonkeyPatch) ->
     marker = next(line for line in text if line.startswith("[... "))
     assert re.fullmatch(r"\[\.\.\. \d+ bytes omitted \.\.\.\]", marker)
     assert len(text) < 400
+
+
+def test_a_block_handed_out_stays_as_it_was_when_the_command_ends(feed: Feeder, tmp_path: Path) -> None:
+    feed(mark("633;E;make") + mark("133;C") + b"building\r\n")
+    running = feed.tracker.current
+    assert running is not None and running.end is None
+    feed(mark("133;D;0") + mark("133;A"))
+    (ended,) = feed.tracker.finished()
+    assert running.end is None and running.exit_code is None, "the caller's copy is not changed under it"
+    assert (ended.n, ended.exit_code, ended.end) == (1, 0, running.start + len(b"building\r\n"))
+    with pytest.raises(AttributeError):
+        ended.exit_code = 1  # type: ignore[misc]
+    assert Block.from_json(ended.to_json()) == ended == BlockTracker(tmp_path, None).get(1)
+    assert feed.tracker.describe()["block"] is None

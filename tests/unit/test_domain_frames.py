@@ -1,9 +1,12 @@
 """What terminals, devices and pages record in the timeline (pure builders)."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 from app.browser.actions import Action
 from app.browser.frames import action_frame, snapshot_frame
 from app.device.frames import device_frame, failed_action_frame
+from app.terminal.blocks import Block
 from app.terminal.frames import (
     block_frame,
     exit_frame,
@@ -31,15 +34,16 @@ def test_screen_frame_drops_blank_rows_and_names_the_cursor_line() -> None:
 
 
 def test_a_failed_command_is_pinned_with_its_last_lines() -> None:
-    block = {"n": 3, "command": "make test", "exit_code": 2, "cwd": "/src", "duration_ms": 1500,
-             "raw": {"start": 0, "end": 10}}  # fmt: skip
+    block = Block(n=3, command="make test", exit_code=2, cwd="/src", started_at=100.0, ended_at=101.5,
+                  duration_ms=1500, start=0, end=10)  # fmt: skip
     tail = output_tail(b"\x1b[31mcompiling\x1b[0m\r\nstep 1\r\n" + b"line\r\n" * 10 + b"FAILED: 2 tests\r\n")
     assert tail.split("\n")[-1] == "FAILED: 2 tests" and len(tail.split("\n")) == 5 and "\x1b" not in tail
     frame = block_frame("t1", block, tail, "agent-a")
     assert frame.pinned and frame.agent == "agent-a" and frame.kind == "event"
     assert frame.line == "`make test` exited 2 in /src" and frame.full.endswith("FAILED: 2 tests")
     assert frame.data == {"command": "make test", "exit_code": 2, "cwd": "/src", "tail": tail}
-    ok = block_frame("t1", {**block, "exit_code": 0}, tail, "agent-a")
+    assert frame.refs == {"block": 3, "raw": {"start": 0, "end": 10}}
+    ok = block_frame("t1", replace(block, exit_code=0), tail, "agent-a")
     assert not ok.pinned and "FAILED" not in ok.full
     assert exit_frame("t1", 1, False, "a").pinned and not exit_frame("t1", -15, True, "a").pinned
 

@@ -10,7 +10,13 @@ from hypothesis import strategies as st
 
 from app.core.errors import BadInput
 from app.core.events import EventBus
-from app.terminal.deltas import DeltaLog, Throttle
+from app.terminal.deltas import Delta, DeltaLog, Throttle
+
+
+def delta(changed: list[tuple[int, str]], cols: int = 80, rows: int = 24, t: float = 0.0, resized: bool = False) -> Delta:
+    """A delta with these rows changed (the rest of it made up)."""
+    return Delta(t=t, cols=cols, rows=rows, changed=tuple(changed), cursor=(0, 0, True), title="", alt_screen=False,
+                 raw_offset=0, resized=resized)  # fmt: skip
 
 
 async def test_slow_subscriber_loses_oldest_and_is_told() -> None:
@@ -56,7 +62,7 @@ def test_delta_cursor_rules(tmp_path: Path) -> None:
     log = DeltaLog(tmp_path)
     assert log.read(0, 10).deltas == [] and log.read(0, 10).resume_cursor == 0
     for i in range(5):
-        log.append({"cols": 80, "rows": 24, "changed": [[i, f"row {i}"]]})
+        log.append(delta([(i, f"row {i}")]))
     first = log.read(0, 2)
     assert [d["changed"][0][0] for d in first.deltas] == [0, 1]
     rest = log.read(first.resume_cursor, 10)
@@ -67,7 +73,7 @@ def test_delta_cursor_rules(tmp_path: Path) -> None:
     with pytest.raises(BadInput):
         log.read(log.size() + 1, 10)
     assert log.rows_changed_since(first.resume_cursor) == {2, 3, 4}
-    log.append({"cols": 100, "rows": 30, "changed": [], "resized": True})
+    log.append(delta([], cols=100, rows=30, resized=True))
     assert log.rows_changed_since(first.resume_cursor) is None
     log.close()
 
@@ -76,18 +82,18 @@ def test_the_log_keeps_one_file_open_until_closed_and_a_late_delta_still_lands(t
     fds = len(os.listdir("/proc/self/fd"))
     log = DeltaLog(tmp_path)
     for i in range(3):
-        log.append({"changed": [[i, "x"]]})
+        log.append(delta([(i, "x")]))
     assert len(os.listdir("/proc/self/fd")) == fds + 1
     log.close()
     assert len(os.listdir("/proc/self/fd")) == fds
-    log.append({"changed": [[9, "late"]]})  # after the session ended: written, and no file left open
+    log.append(delta([(9, "late")]))  # after the session ended: written, and no file left open
     assert len(os.listdir("/proc/self/fd")) == fds
     assert [d["changed"][0][0] for d in log.read(0, 10).deltas] == [0, 1, 2, 9]
 
 
 def test_torn_last_delta_is_not_consumed(tmp_path: Path) -> None:
     log = DeltaLog(tmp_path)
-    log.append({"cols": 80, "rows": 24, "changed": [[0, "a"]]})
+    log.append(delta([(0, "a")]))
     log.close()
     with log.path.open("ab") as f:
         f.write(b'{"cols": 80, "ro')
@@ -105,7 +111,7 @@ def test_any_delta_cursor_reads_a_page_or_is_refused(
     a torn tail is never returned."""
     log = DeltaLog(tmp_path_factory.mktemp("deltas"))
     for i, row in enumerate(rows):
-        log.append({"n": i, "changed": [[row, f"row {row}"]]})
+        log.append(delta([(row, f"row {row}")], t=i))
     log.close()
     with open(log.path, "ab") as f:
         f.write(torn.replace(b"\n", b""))
@@ -113,7 +119,7 @@ def test_any_delta_cursor_reads_a_page_or_is_refused(
     position = 0
     while True:
         page = log.read(position, limit)
-        seen.extend(d["n"] for d in page.deltas)
+        seen.extend(int(d["t"]) for d in page.deltas)
         if page.resume_cursor == position:
             break
         position = page.resume_cursor
@@ -122,3 +128,18 @@ def test_any_delta_cursor_reads_a_page_or_is_refused(
         log.read(cursor, limit)
     except BadInput as exc:
         assert "not the start of a delta" in exc.message
+
+
+def test_a_delta_is_frozen_and_each_json_form_is_a_fresh_copy() -> None:
+    d = delta([(3, "row three")], resized=True)
+    first, second = d.to_json(), d.to_json()
+    assert first == second and first is not second and first["changed"] is not second["changed"]
+    first["changed"].append([4, "mutated by one listener"])
+    assert d.to_json() == second == {
+        "t": 0.0, "cols": 80, "rows": 24, "changed": [[3, "row three"]],
+        "cursor": {"left": 0, "top": 0, "visible": True}, "title": "", "alt_screen": False, "raw_offset": 0,
+        "resized": True,
+    }  # fmt: skip
+    with pytest.raises(AttributeError):
+        d.title = "x"  # type: ignore[misc]
+    assert "full" not in d.to_json() and "resized" not in delta([]).to_json()

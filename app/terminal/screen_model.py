@@ -1,0 +1,294 @@
+"""A terminal's screen model: its screen engine, fed lazily (app.terminal.lazy_feed), the rows changed since
+the last delta, the deltas (app.terminal.deltas) with their rate limit and listeners, layered views built in
+worker threads, and the snapshot and checkpoints that keep the screen readable after a restart.
+
+The engine is changed (fed, resized) on the loop under `lock`, which a worker thread also holds while it
+copies a view of the engine.
+"""
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from app.core.workers import BoundedPool
+from app.terminal import persistence as files
+from app.terminal.cell_layers import CellLayers
+from app.terminal.deltas import MIN_INTERVAL_S, UNWATCHED_INTERVAL_S, Delta, DeltaLog, DeltaPage, Throttle
+from app.terminal.engines import create_engine
+from app.terminal.engines.base import ScreenEngine
+from app.terminal.layers import ScreenData, ViewOptions, render
+from app.terminal.lazy_feed import LazyFeed
+from app.terminal.persistence import GuardedWrites, TerminalMeta, in_background
+from app.terminal.screen_view import screen_data, snapshot
+
+DELTA_STYLE_LAYERS = ("fgColors", "bgColors", "styles")
+RENDERS = BoundedPool("screens", 2)
+"""Layered views are built in these threads (a 1000x500 screen with every cell layer is seconds of CPU):
+the event loop stays free, and more big renders at once wait their turn."""
+SNAPSHOT_INTERVAL_S = 0.25
+CHECKPOINT_BYTES = 8 << 20
+
+DeltaListener = Callable[[dict[str, Any]], None]
+
+
+class ScreenModel:
+    """The screen of one terminal. `offset` is the journal offset the screen reflects once what was given to
+    `feed` is fed; `title` and `bracketed_paste` are set by the ingest (they are screen state, as in tmux)."""
+
+    def __init__(
+        self,
+        directory: Path,
+        meta: TerminalMeta,
+        scrollback: int,
+        *,
+        offset: int,
+        writes: GuardedWrites,
+        forged_marks: Callable[[], int],
+    ) -> None:
+        """`forged_marks`: the count of forged shell marks so far, stored with each snapshot."""
+        self.directory = directory
+        self.scrollback = scrollback
+        self.offset = offset
+        self.title = ""
+        self.bracketed_paste = False
+        self.engine: ScreenEngine | None = None
+        """None until `start` (a live terminal) or `load` (a dormant one, rebuilt from its files)."""
+        self.lock = threading.Lock()
+        """Held while the engine changes (feed, resize) and while a worker thread copies a view of it."""
+        self._meta = meta
+        self._writes = writes
+        self._forged_marks = forged_marks
+        self._pending = LazyFeed(meta.engine)
+        self._dirty: set[int] = set()
+        self._resized = False
+        self._deltas = DeltaLog(directory)
+        self._throttle = Throttle(MIN_INTERVAL_S, time.monotonic)
+        self._delta_due: asyncio.Handle | None = None
+        self._listeners: set[Callable[[Delta], None]] = set()
+        self._snapshot_due: asyncio.TimerHandle | None = None
+        self._last_snapshot = 0.0
+        self._since_checkpoint = 0
+
+    def start(self) -> None:
+        """A fresh screen for a live terminal, of the size in its meta."""
+        self.engine = create_engine(self._meta.engine, self._meta.cols, self._meta.rows, self.scrollback)
+
+    async def load(self) -> ScreenEngine:
+        """The engine, brought up to date; a dormant terminal's is rebuilt from its files once, in a thread."""
+        if self.engine is None:
+            self.engine = await asyncio.to_thread(files.rebuild_engine, self.directory, self._meta, self.scrollback)
+        return self.current()
+
+    # ----------------------------------------------------------------- feeding
+
+    def feed(self, data: bytes, offset: int) -> None:
+        """Queue output for the engine (see app.terminal.lazy_feed); the journal is at `offset` now."""
+        self.offset = offset
+        if data and self._pending.push(data):
+            self.current()
+
+    def current(self) -> ScreenEngine:
+        """The live engine, brought up to date with every byte given to `feed`."""
+        engine = self.engine
+        assert engine is not None
+        pieces = self._pending.take(engine.rows + self.scrollback + 1)
+        if pieces:
+            with self.lock:
+                for piece in pieces:
+                    self._dirty |= engine.feed(piece)
+        return engine
+
+    def output_read(self, size: int) -> None:
+        """`size` bytes of output were read: a delta is due, and a checkpoint every CHECKPOINT_BYTES."""
+        self._schedule_delta()
+        self._since_checkpoint += size
+        if self._since_checkpoint >= CHECKPOINT_BYTES:
+            self.checkpoint()
+
+    def resize(self, cols: int, rows: int) -> None:
+        engine = self.current()
+        with self.lock:
+            engine.resize(cols, rows)
+        self._dirty = set(range(rows))
+        self._resized = True
+        self._schedule_delta()
+
+    def text(self) -> str:
+        return "\n".join(self.current().text_rows()) if self.engine is not None else ""
+
+    async def view(
+        self, options: ViewOptions, *, scrollback: int, changed_rows: set[int] | None, extra: dict[str, Any]
+    ) -> tuple[ScreenData, dict[str, Any] | str]:
+        """The layered view (see app.terminal.layers) and the data it was rendered from; the engine must be
+        loaded. A worker copies the screen (a 1000x500 one with scrollback takes tens to hundreds of ms) and
+        renders the copy while output goes on."""
+        engine = self.current()
+        title = self.title
+
+        def view() -> tuple[ScreenData, dict[str, Any] | str]:
+            with self.lock:
+                data = screen_data(engine, title=title, scrollback=scrollback, changed_rows=changed_rows, extra=extra)
+            return data, render(data, options)
+
+        return await RENDERS.run(view)
+
+    def hydration(self) -> str:
+        """An escape string that repaints the current screen (reset, content, cursor, title, modes) on a fresh
+        terminal. The engine must be loaded."""
+        engine = self.current()
+        parts = ["\x1bc", engine.dump()]
+        if self.title:
+            parts.append(f"\x1b]2;{self.title}\x07")
+        if self.bracketed_paste:
+            parts.append("\x1b[?2004h")
+        if engine.app_cursor_keys:
+            parts.append("\x1b[?1h")
+        return "".join(parts)
+
+    # ----------------------------------------------------------------- deltas
+
+    def _delta(self, engine: ScreenEngine, changed: tuple[tuple[int, str], ...], **flags: bool) -> Delta:
+        cur = engine.cursor()
+        return Delta(
+            t=time.time(), cols=engine.cols, rows=engine.rows, changed=changed,
+            cursor=(cur.col, cur.row, cur.visible), title=self.title, alt_screen=engine.alt_screen,
+            raw_offset=self.offset, **flags,
+        )  # fmt: skip
+
+    def _schedule_delta(self) -> None:
+        """Emit a delta now if the rate limit allows, else once it does (leading and trailing edge)."""
+        if self._delta_due is not None:
+            return
+        loop = asyncio.get_running_loop()
+        self._throttle.interval = MIN_INTERVAL_S if self._listeners else UNWATCHED_INTERVAL_S
+        delay = self._throttle.delay()
+        if delay == 0:
+            self._delta_due = loop.call_soon(self._emit_delta)
+        else:
+            self._delta_due = loop.call_later(delay, self._emit_delta)
+
+    def _emit_delta(self) -> None:
+        self._delta_due = None
+        engine = self.current()
+        self._schedule_snapshot()
+        if not self._dirty and not self._resized:
+            return
+        delta = self._delta(engine, _changed_rows(engine, self._dirty), resized=self._resized)
+        self._dirty.clear()
+        self._resized = False
+        self._writes("screen.jsonl", self._deltas.append, delta)
+        self._throttle.emitted()
+        for listener in tuple(self._listeners):
+            listener(delta)
+
+    def flush_delta(self) -> None:
+        """Write the delta that is waiting for the rate limit now: a reader sees every change so far."""
+        if self._delta_due is not None:
+            self._delta_due.cancel()
+            self._emit_delta()
+
+    def full_delta(self) -> Delta:
+        """Every row, as a delta (what a deltas stream starts with). The engine must be loaded."""
+        engine = self.current()
+        return self._delta(engine, tuple(enumerate(engine.text_rows())), full=True)
+
+    def with_styles(self, delta: Delta) -> dict[str, Any]:
+        """`delta` (JSON) plus `fgColors`, `bgColors` and `styles` runs of its changed rows (in the same order)
+        with their `colorPalette` and `styleLegend`, read from the screen as it is now."""
+        engine = self.current()
+        rows = [row for row, _ in delta.changed if row < engine.rows]
+        layers = CellLayers(DELTA_STYLE_LAYERS)
+        row_cells = engine.frozen_cells() if len(rows) > 1 else engine.row_cells  # one read of the screen
+        for row in rows:
+            layers.add_row(row_cells(row), 0, engine.cols)
+        encoded = layers.encode("runs", lambda runs, cells: runs)
+        legends = {"colorPalette": encoded.palette, "styleLegend": encoded.style_legend}
+        return {**delta.to_json(), **encoded.layers, **legends}
+
+    def subscribe(self, listener: DeltaListener, styles: bool = False) -> Callable[[], None]:
+        """Call `listener` with the JSON of every delta from now on (with `styles`, see `with_styles`); returns
+        the unsubscribe function."""
+        deliver: Callable[[Delta], None] = (
+            (lambda delta: listener(self.with_styles(delta))) if styles else (lambda delta: listener(delta.to_json()))
+        )
+        self._listeners.add(deliver)
+        self.flush_delta()  # the next one is due at the watched rate
+        return lambda: self._listeners.discard(deliver)
+
+    def delta_cursor(self) -> int:
+        return self._deltas.size()
+
+    async def read_deltas(self, cursor: int, limit: int, max_bytes: int | None = None) -> DeltaPage:
+        """Deltas from `cursor` on, the pending one included (the file is read in a thread); see
+        DeltaLog.read."""
+        self.flush_delta()
+        return await asyncio.to_thread(self._deltas.read, cursor, limit, max_bytes)
+
+    async def rows_changed_since(self, cursor: int) -> set[int] | None:
+        """Rows changed after delta cursor `cursor` (None: all of them, the size changed), including
+        changes not yet written as a delta. The delta log is read in a thread (it may be megabytes)."""
+        rows = await asyncio.to_thread(self._deltas.rows_changed_since, cursor)
+        if rows is None or self._resized:
+            return None
+        if self.engine is not None:
+            self.current()
+            rows |= self._dirty
+        return rows
+
+    # ----------------------------------------------------------------- snapshots and checkpoints
+
+    def snapshot(self) -> dict[str, Any]:
+        return snapshot(
+            self.current(), title=self.title, forged_marks=self._forged_marks(), raw_offset=self.offset, ts=time.time()
+        )
+
+    def _schedule_snapshot(self) -> None:
+        """Rewrite screen.snapshot.json at most every SNAPSHOT_INTERVAL_S, always after the last change.
+        Called when a delta is due (after every output), so the snapshot is mostly taken right after the
+        delta brought the screen model up to date, and costs no second update."""
+        if self._snapshot_due is not None:
+            return
+        delay = max(0.0, self._last_snapshot + SNAPSHOT_INTERVAL_S - time.monotonic())
+        if delay == 0:
+            self._write_snapshot()
+        else:
+            self._snapshot_due = asyncio.get_running_loop().call_later(delay, self._write_snapshot)
+
+    def _write_snapshot(self) -> None:
+        self._snapshot_due = None
+        self._last_snapshot = time.monotonic()
+        in_background(files.save_snapshot, self.directory, self.snapshot())
+
+    def checkpoint(self, in_thread: bool = True) -> None:
+        """Store the engine's dump (taken now, on the loop) with the journal offset it reflects."""
+        engine = self.current()
+        self._since_checkpoint = 0
+        args = (self.directory, self.offset, engine.cols, engine.rows, engine.dump())
+        if in_thread:
+            in_background(files.save_checkpoint, *args)
+        else:
+            files.save_checkpoint(*args)
+
+    def close(self) -> None:
+        """The process has exited and its output is all fed: the last delta, snapshot and checkpoint."""
+        if self._delta_due is not None:
+            self._delta_due.cancel()
+        self._emit_delta()
+        self._deltas.close()
+        if self._snapshot_due is not None:
+            self._snapshot_due.cancel()
+        self._writes("screen.snapshot.json", files.save_snapshot, self.directory, self.snapshot())
+        self._writes("a checkpoint", self.checkpoint, False)
+
+
+def _changed_rows(engine: ScreenEngine, dirty: set[int]) -> tuple[tuple[int, str], ...]:
+    """(row, text) of each dirty row on the screen; many rows are read in one pass over the screen."""
+    rows = sorted(row for row in dirty if row < engine.rows)
+    if len(rows) > 4:
+        texts = engine.text_rows()
+        return tuple((row, texts[row]) for row in rows)
+    return tuple((row, engine.row_text(row)) for row in rows)

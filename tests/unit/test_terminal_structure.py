@@ -1,0 +1,77 @@
+"""The terminal package's import graph: no cycles, the session's parts never import back up to the session
+(or the manager), and no domain module reaches into the HTTP layer or another domain."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import app.terminal
+
+PACKAGE = Path(app.terminal.__file__).parent
+PARTS = ("terminal_process", "ingest", "screen_model", "lazy_feed")
+ABOVE_THE_PARTS = {"app.terminal.session", "app.terminal.manager"}
+
+
+def _module(path: Path) -> str:
+    relative = path.relative_to(PACKAGE.parent.parent).with_suffix("")
+    parts = relative.parts[:-1] if relative.name == "__init__" else relative.parts
+    return ".".join(parts)
+
+
+def _imports(path: Path) -> set[str]:
+    """The modules `path` imports (`from a import b` counts as a.b when that is a module of the package)."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+            names.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return names
+
+
+def _graph() -> dict[str, set[str]]:
+    modules = {_module(path): path for path in PACKAGE.rglob("*.py")}
+    return {name: {m for m in _imports(path) if m in modules and m != name} for name, path in modules.items()}
+
+
+def test_the_terminal_package_has_no_import_cycle() -> None:
+    graph = _graph()
+    done: set[str] = set()
+
+    def visit(module: str, path: tuple[str, ...]) -> None:
+        assert module not in path, "import cycle: " + " -> ".join((*path[path.index(module):], module))
+        if module in done:
+            return
+        for imported in graph[module]:
+            visit(imported, (*path, module))
+        done.add(module)
+
+    for module in graph:
+        visit(module, ())
+
+
+def test_the_session_parts_do_not_import_the_session_or_the_manager() -> None:
+    graph = _graph()
+    for part in PARTS:
+        reached: set[str] = set()
+        todo = [f"app.terminal.{part}"]
+        while todo:
+            module = todo.pop()
+            for imported in graph[module] - reached:
+                reached.add(imported)
+                todo.append(imported)
+        assert not reached & ABOVE_THE_PARTS, f"{part} reaches {sorted(reached & ABOVE_THE_PARTS)}"
+    importers = {name for name, imported in graph.items() if "app.terminal.session" in imported}
+    assert importers == {"app.terminal.manager"}
+
+
+def test_terminal_modules_import_no_http_layer_and_no_other_domain() -> None:
+    for path in PACKAGE.rglob("*.py"):
+        foreign = {
+            name for name in _imports(path)
+            if name.split(".")[0] in {"fastapi", "starlette"}
+            or name.startswith(("app.api", "app.device", "app.browser"))
+            or (name.startswith("app.timeline") and not name.startswith("app.timeline.recording"))
+        }  # fmt: skip
+        assert not foreign, f"{_module(path)} imports {sorted(foreign)}"
