@@ -30,7 +30,7 @@ from app.terminal.engines import create_engine
 from app.terminal.engines.base import ScreenEngine
 from app.terminal.frames import TAIL_BYTES, block_frame, exit_frame, input_frame, output_tail, screen_frame
 from app.terminal.journal import JournalWriter, raw_size, read_raw
-from app.terminal.keys import NotText, UnknownKeyError, bracketed_paste, encode_keys, encode_text
+from app.terminal.input_steps import InputStep, encode_steps
 from app.terminal.layers import ScreenData, ViewOptions, render
 from app.terminal.pty_process import PtyProcessHandle
 from app.terminal.pty_reader import Feed, PtyReader, read_batch
@@ -39,8 +39,8 @@ from app.terminal.scanner import (
 )
 from app.terminal.screen_view import screen_data, snapshot
 from app.terminal.skip_ahead import plan_feed
-from app.terminal.state import State, derive_state
-from app.terminal.waiting import Until, wait_until
+from app.terminal.state import LINE_EDITOR_SHELLS, State, derive_state
+from app.terminal.waiting import Origin, Until, WaitResult, wait_until
 from app.timeline.recording import DEFAULT_AGENT, NullRecorder, Recorder, current_agent
 
 log = logging.getLogger(__name__)
@@ -102,7 +102,8 @@ class TerminalSession:
         self.reported_cwd: str | None = None
         self.bracketed_paste = False
         self.last_output_at = time.monotonic()
-        self.last_input_offset = 0
+        self.last_input = Origin(since=0)
+        """Where the last input was sent (what `wait` starts from by default)."""
         self._engine: ScreenEngine | None = None
         self._engine_lock = threading.Lock()
         """Held while the engine changes (feed, resize) and while a worker thread copies a view of it."""
@@ -488,6 +489,8 @@ class TerminalSession:
             leader=handle.pid,
             leader_is_shell=self.meta.shell,
             waits_for_input=handle.waits_for_input,
+            command_running=self.blocks.current is not None if self._nonce_filter is not None else None,
+            line_editor=os.path.basename(self.meta.argv[0]) in LINE_EDITOR_SHELLS,
         )
 
     def describe(self, fresh: bool = True) -> dict[str, Any]:
@@ -543,23 +546,17 @@ class TerminalSession:
         self.recorder.record(screen_frame(self.id, list(data.text), (data.cursor.row, data.cursor.col), facts))
         return answer
 
-    def send(self, text: str | None = None, keys: list[str] | None = None, paste: str | None = None) -> dict[str, Any]:
-        """Write input: `paste` (bracketed when the program asked for it), then `text`, then `keys`."""
+    def send(
+        self, *steps: InputStep, text: str | None = None, keys: list[str] | None = None, paste: str | None = None
+    ) -> dict[str, Any]:
+        """Write input, step by step in order (see app.terminal.input_steps), then one more step of `text`,
+        `keys` and `paste` if given; the next wait starts here."""
+        if text is not None or keys or paste is not None:
+            steps = (*steps, InputStep(text=text, keys=tuple(keys or ()), paste=paste))
         if not self.running or self._handle is None or self._engine is None:
             raise Conflict(f"terminal {self.id} has {self.meta.status}; it takes no more input")
-        data = b""
-        try:
-            if paste:
-                data += bracketed_paste(paste, self.bracketed_paste)
-            if text:
-                data += encode_text(text)
-        except NotText as exc:
-            raise BadInput(f"input {exc}", field="paste" if paste and not data else "text") from exc
-        if keys:
-            try:
-                data += encode_keys(keys, app_cursor=self._sync().app_cursor_keys)
-            except UnknownKeyError as exc:
-                raise BadInput(str(exc), field="keys") from exc
+        encoded = encode_steps(steps, bracketed=self.bracketed_paste, app_cursor=self._sync().app_cursor_keys)
+        data = encoded.data
         if len(data) > self.limits.max_input_bytes:
             raise TooLarge(f"input of {len(data)} bytes exceeds the limit of {self.limits.max_input_bytes}")
         if len(self._outbox) + len(data) > 4 * self.limits.max_input_bytes:
@@ -570,8 +567,8 @@ class TerminalSession:
         hidden = flags is not None and flags.canonical and not flags.echo
         self._journal.record_input(data, redact=hidden)
         self.last_agent = current_agent.get()
-        self.recorder.record(input_frame(self.id, text, keys, paste, hidden))
-        self.last_input_offset = offset
+        self.recorder.record(input_frame(self.id, steps, hidden))
+        self.last_input = Origin(since=offset, after_input=True, echo="" if hidden else encoded.echo)
         self._outbox += data
         self._flush_outbox()
         return {"bytes_written": len(data), "raw_offset": offset, "pending": len(self._outbox)}
@@ -696,13 +693,14 @@ class TerminalSession:
             rows |= self._dirty
         return rows
 
-    async def wait(self, until: Until, since: int | None, timeout_ms: int) -> dict[str, Any]:
-        """See app.terminal.waiting. `since` defaults to the offset of the last input."""
-        start = self.last_input_offset if since is None else since
-        if start < 0 or start > self.raw_offset:
-            raise BadInput(f"since={start} is outside the output (0..{self.raw_offset})", field="since")
+    async def wait(self, until: Until, since: int | None, timeout_ms: int) -> WaitResult:
+        """See app.terminal.waiting. `since` defaults to the last input: the wait then skips its echo and
+        takes a state only as the terminal's answer to it."""
+        origin = self.last_input if since is None else Origin(since=since)
+        if origin.since < 0 or origin.since > self.raw_offset:
+            raise BadInput(f"since={origin.since} is outside the output (0..{self.raw_offset})", field="since")
         await self.engine()
-        return await wait_until(self, until, start, timeout_ms / 1000)
+        return await wait_until(self, until, origin, timeout_ms / 1000)
 
     async def stop(self) -> None:
         """Hang up, then terminate, then kill the terminal's processes until the leader is gone; then kill
