@@ -234,7 +234,7 @@ async def test_blocks_become_events_and_recording_markers(daemon: Daemon, api: h
         for command in ("true", "false"):
             act = api.post(
                 f"/v1/terminals/{tid}/act",
-                json={"input": {"text": command + "\r"}, "until": {"block_end": True}, "timeout_ms": 20000},
+                json={"input": {"text": command + "\r"}, "until": {"block_end": True}, "timeout_ms": 20000, "detail": True},
             ).json()
             assert act["wait"]["reason"] == "block_end", act["wait"]
         seen: list[dict[str, Any]] = []

@@ -50,7 +50,7 @@ def test_act_echo_until_regex_then_read_raw(api: httpx.Client) -> None:
     tid = _shell(api)
     r = api.post(
         f"/v1/terminals/{tid}/act",
-        json={"input": {"text": "echo hi-$((40+2))", "keys": ["Enter"]}, "until": {"regex": r"^hi-42\s*$"}, "timeout_ms": 10000},
+        json={"input": {"text": "echo hi-$((40+2))", "keys": ["Enter"]}, "until": {"regex": r"^hi-42\s*$"}, "timeout_ms": 10000, "detail": True},
     )
     assert r.status_code == 200, r.text
     body = r.json()
@@ -75,7 +75,7 @@ def test_resize_changes_pty_and_screen(api: httpx.Client) -> None:
     assert r.status_code == 200 and (r.json()["cols"], r.json()["rows"]) == (77, 21)
     act = api.post(
         f"/v1/terminals/{tid}/act",
-        json={"input": {"text": "stty size\r"}, "until": {"regex": r"^\d+ \d+"}, "timeout_ms": 10000},
+        json={"input": {"text": "stty size\r"}, "until": {"regex": r"^\d+ \d+"}, "timeout_ms": 10000, "detail": True},
     ).json()
     assert act["wait"]["match"]["text"] == "21 77"
     assert act["screen"]["terminal"] == {"width": 77, "height": 21}
@@ -86,16 +86,16 @@ def test_ctrl_c_interrupts_sleep(api: httpx.Client) -> None:
     tid = _shell(api)
     running = api.post(
         f"/v1/terminals/{tid}/act",
-        json={"input": {"text": "sleep 100\r"}, "until": {"stable_ms": 300}, "timeout_ms": 5000},
+        json={"input": {"text": "sleep 100\r"}, "until": {"stable_ms": 300}, "timeout_ms": 5000, "detail": True},
     ).json()
     assert running["wait"]["matched"] and running["wait"]["state"] == "running"
     back = api.post(
         f"/v1/terminals/{tid}/act",
-        json={"input": {"keys": ["C-c"]}, "until": {"state_in": ["idle"]}, "timeout_ms": 5000},
+        json={"input": {"keys": ["C-c"]}, "until": {"state_in": ["idle"]}, "timeout_ms": 5000, "detail": True},
     ).json()
     assert back["wait"]["matched"], back
     status = api.post(
-        f"/v1/terminals/{tid}/act", json={"input": {"text": "echo status=$?\r"}, "until": {"regex": r"^status=\d+"}}
+        f"/v1/terminals/{tid}/act", json={"input": {"text": "echo status=$?\r"}, "until": {"regex": r"^status=\d+"}, "detail": True}
     ).json()
     assert status["wait"]["match"]["text"] == "status=130"
     assert api.get(f"/v1/terminals/{tid}").json()["status"] == "running"
