@@ -56,6 +56,9 @@ async def test_raw_stream_hydrates_then_follows_and_takes_input(daemon: Daemon, 
 
         await ws.send(json.dumps({"type": "input", "text": "echo streamed-$((6*7))\r"}))
         await _until_text(ws, b"streamed-42")
+        steps = [{"text": "echo in-"}, {"paste": "order"}, {"text": "-$((6*7))"}, {"keys": ["Enter"]}]
+        await ws.send(json.dumps({"type": "input", "steps": steps}))
+        await _until_text(ws, b"in-order-42")
         await ws.send(json.dumps({"type": "resize", "cols": 90, "rows": 20}))
         await ws.send(json.dumps({"type": "input", "keys": ["Nope"]}))
         error = json.loads(await asyncio.wait_for(_first_text(ws), 10))

@@ -9,7 +9,9 @@ import time
 from pathlib import Path
 
 import httpx
+import orjson
 
+from app.core.tokens import count_tokens
 from tests.conftest import Daemon
 
 
@@ -288,3 +290,38 @@ def test_refuses_non_loopback_without_token(tmp_path: Path) -> None:
         env=env, capture_output=True, text=True, timeout=30,
     )
     assert r.returncode == 2 and "without a token" in r.stderr
+
+
+def test_act_answers_lean_by_default_and_whole_on_request(api: httpx.Client, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".bashrc").write_text("PS1='$ '\n")
+    spec = {"command": "bash", "cwd": str(home), "env": {"HOME": str(home)}, "cols": 80, "rows": 24}
+    tid = api.post("/v1/terminals", json=spec).json()["id"]  # a shell named bare: integrated, idle at its prompt
+    assert api.post(f"/v1/terminals/{tid}/wait", json={"until": {"state_in": ["idle"]}}).json()["matched"]
+    body = {"input": {"text": "echo hi", "keys": ["Enter"]}, "until": {"block_end": True}, "screen": {"compact": True}}
+    lean = api.post(f"/v1/terminals/{tid}/act", json=body)
+    answer = lean.json()
+    assert set(answer) == {"ended", "state", "cursor", "exit_code", "screen"}, answer
+    assert (answer["ended"], answer["state"], answer["exit_code"]) == ("block_end", "idle", 0)
+    assert answer["screen"]["text"] == ["$ echo hi", "hi", "$"] and set(answer["screen"]) == {"cursor", "rows", "text"}
+    rows = count_tokens(orjson.dumps(answer["screen"]["text"]).decode())
+    assert count_tokens(lean.text) - rows <= 50
+    again = api.post(f"/v1/terminals/{tid}/wait", json={"until": {"regex": "^hi"}, "since": answer["cursor"], "timeout_ms": 200})
+    assert again.json()["matched"] is False  # the cursor resumes after the command's output
+    whole = api.post(f"/v1/terminals/{tid}/act", json={**body, "detail": True}).json()
+    assert whole["wait"]["block"] == {"n": 2, "exit_code": 0, "command": "echo hi"} and whole["wait"]["prompt"] is True
+    assert whole["input"]["bytes_written"] == 8 and whole["screen"]["terminal"] == {"width": 80, "height": 24}
+
+
+def test_input_as_ordered_steps(api: httpx.Client) -> None:
+    tid = _shell(api)
+    steps = [{"text": "echo A"}, {"paste": "B"}, {"text": "C"}, {"keys": ["Enter"]}]
+    listed = api.post(f"/v1/terminals/{tid}/act", json={"input": steps, "until": {"regex": "^ABC$"}, "timeout_ms": 10_000})
+    assert listed.json()["ended"] == "regex", listed.text
+    sent = api.post(f"/v1/terminals/{tid}/input", json=[{"text": "echo D"}, {"paste": "E"}, {"keys": ["Enter"]}])
+    assert sent.status_code == 200, sent.text
+    assert api.post(f"/v1/terminals/{tid}/wait", json={"until": {"regex": "^DE$"}}).json()["matched"]
+    empty = api.post(f"/v1/terminals/{tid}/input", json=[])
+    assert empty.status_code == 400 and "input needs" in empty.json()["error"]["message"]
+    assert api.post(f"/v1/terminals/{tid}/input", json=[{"typo": "x"}]).status_code == 422
