@@ -36,11 +36,11 @@ class CreateTerminal(_Strict):
 
 
 class InputStep(_Strict):
-    """One step of input; its parts go in the order paste, text, keys."""
-
-    text: str | None = Field(None, description='typed as is; add keys ["Enter"] to run it')
-    keys: list[str] | None = Field(None, description='key names: "Enter", "Tab", "Escape", "Up", "C-c", "M-x", "F5"')
-    paste: str | None = Field(None, description="bracketed paste when the program enabled it")
+    # One step of input; its parts go in the order paste, text, keys. (A comment, not a docstring: every
+    # agent's tool list carries the schemas.)
+    text: str | None = None
+    keys: list[str] | None = Field(None, description='"Enter", "Tab", "Escape", "Up", "C-c", "M-x", "F5", ...')
+    paste: str | None = None
 
 
 TerminalInput = InputStep | list[InputStep]
@@ -53,22 +53,15 @@ class Resize(_Strict):
 
 
 class Until(_Strict):
-    """What ends a wait: any condition given (match=all: all at once)."""
-
-    regex: str | None = Field(
-        None, max_length=10_000,
-        description="RE2, multiline; searched in the output after the echo of your input (echo=true: in it "
-        "too), or in the screen with on=screen",
-    )  # fmt: skip
+    # What ends a wait: any condition given, or all at once (match=all). See docs/terminals.md.
+    regex: str | None = Field(None, max_length=10_000, description="RE2, multiline, in the output after your input's echo")
     on: Literal["stream", "screen"] = "stream"
     stable_ms: int | None = Field(None, ge=0, le=MAX_TIMEOUT_MS, description="no output for this long")
-    state_in: list[State] | None = Field(
-        None, description="after input: once the terminal answered it (new output or another state first)"
-    )
+    state_in: list[State] | None = None
     exit: bool = False
-    block_end: bool = Field(False, description="a shell command ended (shell integration); waits up to 2 s for the prompt")
+    block_end: bool = Field(False, description="a shell command ended and its prompt came")
     match: Literal["any", "all"] = "any"
-    echo: bool = False
+    echo: bool = Field(False, description="regex may match the echo")
 
 
 class WaitRequest(_Strict):
@@ -78,19 +71,16 @@ class WaitRequest(_Strict):
 
 
 class ScreenOptions(_Strict):
-    """The options of GET /screen (as query parameters) and of act's `screen`; see app.terminal.layers."""
-
-    layers: str = Field(
-        "text,cursor", description="comma-separated: text,cursor,fgColors,bgColors,styles,bold,italic,underline"
-    )
+    # The options of GET /screen (as query parameters) and of act's `screen`; see app.terminal.layers.
+    layers: str = Field("text,cursor", description="also fgColors,bgColors,styles,bold,italic,underline")
     region: str | None = Field(None, description="left,top,width,height")
-    around_cursor: int | None = Field(None, ge=0, le=10_000, description="only N rows above and below the cursor")
-    compact: bool = Field(False, description="leave out empty rows (`rows` numbers those kept)")
+    around_cursor: int | None = Field(None, ge=0, le=10_000, description="N rows around the cursor")
+    compact: bool = Field(False, description="no empty rows")
     encoding: Literal["auto", "runs", "cells"] = "auto"
-    max_tokens: int | None = Field(None, ge=1, le=1_000_000, description="keep head and tail rows within it")
+    max_tokens: int | None = Field(None, ge=1, le=1_000_000)
     format: Literal["json", "text"] = "json"
-    scrollback: int = Field(0, ge=0, le=100_000, description="also the newest N lines scrolled off")
-    changed_since: int | None = Field(None, ge=0, le=MAX_JSON_INT, description="a delta cursor: only rows changed after it")
+    scrollback: int = Field(0, ge=0, le=100_000)
+    changed_since: int | None = Field(None, ge=0, le=MAX_JSON_INT, description="delta cursor")
 
     @field_validator("layers", "region", mode="before")
     @classmethod
