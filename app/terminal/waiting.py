@@ -1,6 +1,7 @@
 """Waiting on the server: block until the output or the screen matches, the screen is stable, the state
-is one of a set, a command block ends, or the process exits; or until the timeout, which returns a cursor
-to resume from."""
+is one of a set, a command block ends (and its prompt comes), or the process exits (any of these, or all
+at once); or until the timeout, which returns a cursor to resume from. After an input, the echo of it is
+skipped (app.terminal.echo) and a state holds only as the terminal's answer to it."""
 from __future__ import annotations
 
 import asyncio
