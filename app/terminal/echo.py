@@ -52,24 +52,40 @@ class EchoTracker:
         return 0 if self.output_after else min(raw_offset, self.since + self.window) - self.since
 
     def update(self, raw: bytes) -> None:
-        """Learn from `raw`, the output from `since` on (at most `window` bytes of it: the caller reads it)."""
+        """Learn from `raw`, the output from `since` on (at most `window` bytes of it: the caller reads it).
+        A copy of the echo that follows it on the same line (readline redrawing a paste highlighted) is
+        echo too."""
         if self.output_after:
             return
         text = clean_stream(raw, self.since)
         s = text.text
-        found, pos = 0, 0
-        for c in self.chars:
-            limit = FIRST_GAP if found == 0 else GAP
-            j = s.find(c, pos, pos + limit + 1)
-            if j < 0:
-                if len(s) - pos <= limit and len(raw) < self.window:
-                    self._progress(found, text.raw_offset(pos) if found else self.since, settled=False)
-                    return  # the rest of the echo may still come
+        more = len(raw) < self.window  # output may still come within the window
+        found, pos, waiting = _follow(s, self.chars, 0, more)
+        while self.chars and found == len(self.chars):
+            first = s.find(self.chars[0], pos, pos + FIRST_GAP + 1)
+            if first < 0 or "\n" in s[pos:first]:
+                break  # no copy on the same line
+            again, end, pending = _follow(s, self.chars, pos, more)
+            if again < len(self.chars):
+                waiting = waiting or pending  # a redraw may be under way
                 break
-            found, pos = found + 1, j + 1
-        self._progress(found, text.raw_offset(pos) if found else self.since, settled=True)
-        if s[pos:].strip():
+            pos = end
+        self._progress(found, text.raw_offset(pos) if found else self.since, settled=not waiting)
+        if not waiting and s[pos:].strip():
             self.output_after = True
 
     def _progress(self, found: int, end: int, settled: bool) -> None:
         self.found, self.end, self.settled = found, end, settled
+
+
+def _follow(text: str, chars: str, start: int, more: bool) -> tuple[int, int, bool]:
+    """How many of `chars` appear in order in `text` from `start`, each within the allowed gap; the position
+    after the last one; and whether the rest may still come (the text ended within a gap and `more`)."""
+    found, pos = 0, start
+    for c in chars:
+        limit = FIRST_GAP if found == 0 else GAP
+        j = text.find(c, pos, pos + limit + 1)
+        if j < 0:
+            return found, pos, more and len(text) - pos <= limit
+        found, pos = found + 1, j + 1
+    return found, pos, False

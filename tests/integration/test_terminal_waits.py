@@ -60,15 +60,17 @@ async def test_a_stream_regex_does_not_match_the_echo_of_the_input(manager: Term
     since = s.raw_offset
     echoed = await _act(s, _line("sleep 1; echo FINISHED"), regex="FINISHED", echo=True)
     assert echoed.wait.matched and b"\nFINISHED" not in s.read_raw(since, echoed.wait.cursor - since)
+    assert (await s.wait(compile_until(block_end=True), None, 20_000)).prompt  # back at the prompt
     # the default: the match is the command's output, after the echo
     result = await _act(s, _line("sleep 1; echo FINISHED"), regex="^FINISHED")
     assert result.wait.reason == "regex" and result.wait.echo_end is not None
     assert result.wait.cursor > result.wait.echo_end
-    assert "FINISHED" in _rows(result), _rows(result)
+    assert _rows(result)[2:4] == ["$ sleep 1; echo FINISHED", "FINISHED"], _rows(result)
+    assert (await s.wait(compile_until(block_end=True), None, 20_000)).prompt
     # a long command line that wraps (80 columns) is skipped as a whole
     word = "x" * 100
     wrapped = await _act(s, _line(f"sleep 1; echo {word}"), regex=word)
-    assert word[:80] in _rows(wrapped), _rows(wrapped)  # the output's first row (the echo's has the prompt)
+    assert word[:80] in _rows(wrapped)[6:], _rows(wrapped)  # the output (the echo's rows have the prompt)
 
 
 async def test_a_state_holds_only_once_the_terminal_answered_the_input(manager: TerminalManager, tmp_path: Path) -> None:

@@ -43,3 +43,11 @@ def test_empty_input_and_unknown_keys_are_bad_input_naming_the_step() -> None:
     with pytest.raises(BadInput) as bad:
         encode_steps([InputStep(text="x"), InputStep(keys=("Nope",))], bracketed=False, app_cursor=False)
     assert bad.value.details == {"field": "input[1].keys"}
+
+
+def test_a_redraw_of_the_echo_on_the_same_line_is_echo_and_output_on_the_next_line_is_not() -> None:
+    pasted = b"echo one\x1b[8D\x1b[7mecho one\x1b[27m"  # readline redraws a paste highlighted
+    tracker = _track("echoone", pasted + b"\r\none\r\n")
+    assert tracker.end == 10 + len(pasted) - len(b"\x1b[27m") and tracker.output_after
+    cat = _track("hello", b"hello\r\nhello\r\n")  # cat repeats its input on the next line: output
+    assert cat.end == 15 and cat.output_after
