@@ -61,6 +61,10 @@ STILL_S = 1.0
 """A screen counts as drawn once it has not changed for this long."""
 TIMEOUT_S = 30.0
 GOAL_TEXT_OVERHEAD = 0.10
+GOAL_ACT_TOKENS = 50
+ACT_TOKENS_BEFORE = 134
+"""The same act answer's tokens beside its rows before answers were lean (measured at commit 62aefcd, the
+parent of the change, with this function: five offsets, the input's echo, the screen's metadata)."""
 GOAL_BUILD_MS = 5.0
 ALL_LAYERS = ",".join(LAYERS)
 DISTINCT_LAYERS = "text,cursor,fgColors,bgColors,styles"
@@ -273,7 +277,7 @@ COLUMNS = (
 )
 
 
-def report(rows: list[Row], example: dict[str, Any]) -> None:
+def report(rows: list[Row], example: dict[str, Any], act: tuple[int, str]) -> None:
     print(f"\nterminal_tokens: o200k_base tokens of five {COLS}x{ROWS} screens, lookout vs tmux, one run\n")
     print(f"{'program':<16}" + "".join(f" {name:>{width}}" for name, width, _ in COLUMNS))
     for r in rows:
@@ -297,6 +301,9 @@ def report(rows: list[Row], example: dict[str, Any]) -> None:
     figures["goal_text_cursor_le_10pct"] = figures["text_cursor_overhead_dense"] <= GOAL_TEXT_OVERHEAD
     figures["goal_all_layers_lt_tmux_e"] = all(r.all_tokens["auto"] < r.tmux_escaped for r in rows)
     figures["goal_build_lt_5ms"] = figures["max_build_ms"] < GOAL_BUILD_MS
+    figures["act_echo_hi_beside_rows"] = act[0]
+    figures["act_echo_hi_beside_rows_before"] = ACT_TOKENS_BEFORE
+    figures["goal_act_le_50"] = act[0] <= GOAL_ACT_TOKENS
     verdict = {True: "PASS", False: "MISS"}
     print(f"\ngoal: text,cursor <= plain + 10% on {dense.name} ..... "
           f"{verdict[figures['goal_text_cursor_le_10pct']]} (+{_overhead(dense):.1%})")
@@ -305,6 +312,9 @@ def report(rows: list[Row], example: dict[str, Any]) -> None:
           f"(worst {worst.name}: {worst.all_tokens['auto'] / worst.tmux_escaped:.2f}x)")
     print(f"goal: every layer built in < {GOAL_BUILD_MS:.0f} ms ............... "
           f"{verdict[figures['goal_build_lt_5ms']]} (max {figures['max_build_ms']} ms)")
+    print(f"goal: act answer for `echo hi` <= {GOAL_ACT_TOKENS} tokens beside rows "
+          f"{verdict[figures['goal_act_le_50']]} ({act[0]}; before: {ACT_TOKENS_BEFORE})")
+    print(f"  {act[1]}")
     print(f"\nexample, all layers of '{dense.name}' (first 600 characters):")
     print(json.dumps(example, separators=(",", ":"))[:600])
     print(json.dumps(figures))
@@ -312,6 +322,22 @@ def report(rows: list[Row], example: dict[str, Any]) -> None:
 
 def _overhead(row: Row) -> float:
     return row.default / row.plain - 1
+
+
+def act_overhead(api: httpx.Client, workdir: Path) -> tuple[int, str]:
+    """The tokens of a default act answer for `echo hi` (until block_end) in bash beside its screen's rows,
+    and the answer."""
+    spec = {"command": ["bash"], "cwd": str(workdir), "cols": COLS, "rows": ROWS, "env": TERM_ENV}
+    tid = api.post("/v1/terminals", json=spec).json()["id"]
+    try:
+        api.post(f"/v1/terminals/{tid}/wait", json={"until": {"state_in": ["idle"]}, "timeout_ms": 10_000})
+        body = {"input": {"text": "echo hi", "keys": ["Enter"]}, "until": {"block_end": True},
+                "screen": {"compact": True}}  # fmt: skip
+        answer = api.post(f"/v1/terminals/{tid}/act", json=body)
+        rows = json.dumps(answer.json()["screen"]["text"], ensure_ascii=False, separators=(",", ":"))
+        return count_tokens(answer.text) - count_tokens(rows), answer.text
+    finally:
+        api.delete(f"/v1/terminals/{tid}", params={"purge": "true"})
 
 
 # ----------------------------------------------------------------------------- main
@@ -349,7 +375,8 @@ def main() -> None:
                 screen.distinct_tokens, screen.all_tokens, count_tokens(tmux_escaped),
                 build_ms(screen.raw, args.repeat),
             ))  # fmt: skip
-    report(rows, example)
+        act = act_overhead(api, workdir)
+    report(rows, example, act)
 
 
 if __name__ == "__main__":

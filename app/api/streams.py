@@ -18,9 +18,10 @@ from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ValidationError
 
 from app.api.responses import MAX_JSON_INT, JSONResponse
-from app.api.terminals import Resize, TerminalInput, send
+from app.api.terminals import input_steps
 from app.core.errors import BadInput, LookoutError
 from app.core.feed import BoundedFeed
+from app.schemas.terminal import InputStep, Resize
 from app.terminal.manager import TerminalManager
 from app.terminal.recording import asciicast
 from app.terminal.session import TerminalSession
@@ -176,12 +177,22 @@ def _apply(session: TerminalSession, message: Mapping[str, Any]) -> None:
         raise BadInput(f"not JSON: {exc}") from exc
     kind = body.get("type") if isinstance(body, dict) else None
     if kind == "input":
-        send(session, _validated(TerminalInput, body))
+        steps = body.get("steps")
+        if steps is not None:  # {"type": "input", "steps": [...]}: ordered steps
+            session.send(*input_steps([_validated(InputStep, step) for step in _steps_list(steps)]))
+        else:
+            session.send(*input_steps(_validated(InputStep, body)))
     elif kind == "resize":
         size = _validated(Resize, body)
         session.resize(size.cols, size.rows)
     else:
         raise BadInput('expected {"type": "input", ...} or {"type": "resize", "cols": int, "rows": int}')
+
+
+def _steps_list(steps: Any) -> list[dict[str, Any]]:
+    if not isinstance(steps, list) or not all(isinstance(step, dict) for step in steps):
+        raise BadInput("steps: a list of {text?, keys?, paste?} objects", field="steps")
+    return steps
 
 
 def _validated(model: type[_Model], body: dict[str, Any]) -> _Model:

@@ -83,6 +83,7 @@ class BlockTracker:
         self._done = _load(self._path)
         self._running: Block | None = None
         self._command: str | None = None  # from the E mark since the last C mark
+        self._prompt_end = -1  # journal offset of the last B mark (the prompt is drawn)
         self.forged = 0
         self.failure: str | None = None
 
@@ -112,6 +113,8 @@ class BlockTracker:
             self._running = Block(n=n, command=self._command or "", cwd=cwd, started_at=at, start=offset)
             self._command = None
             happened.append(("started", self._running))
+        elif mark.code == "B":
+            self._prompt_end = offset
         elif mark.code == "D":
             ended = self.close(offset - _length(mark), at, _exit_code(mark.params[:-1]))
             if ended is not None:
@@ -137,6 +140,11 @@ class BlockTracker:
         return block
 
     @property
+    def marked(self) -> bool:
+        """Whether the shell's marks count (it was started with lookout's integration and its nonce)."""
+        return self._genuine is not None
+
+    @property
     def current(self) -> Block | None:
         """The running block."""
         return self._running
@@ -158,6 +166,10 @@ class BlockTracker:
             return self._running
         i = bisect.bisect_left(self._done, n, key=lambda b: b.n)
         return self._done[i] if i < len(self._done) and self._done[i].n == n else None
+
+    def prompt_after(self, offset: int) -> bool:
+        """Whether the shell finished drawing a prompt (its B mark) after journal offset `offset`."""
+        return self._prompt_end > offset
 
     def ended_after(self, offset: int) -> Block | None:
         """The first block that ended after journal offset `offset`."""

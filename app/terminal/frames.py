@@ -1,9 +1,11 @@
 """What a terminal records in the timeline: input sent, screens read, commands ended, exits (pure)."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from app.terminal.blocks import Block
+from app.terminal.input_steps import InputStep
 from app.terminal.stream_text import clean_stream
 from app.timeline.recording import FrameInput
 
@@ -26,19 +28,19 @@ def _cut(text: str, limit: int = LINE_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def input_frame(terminal_id: str, text: str | None, keys: list[str] | None, paste: str | None,
-                hidden: bool) -> FrameInput:  # fmt: skip
+def input_frame(terminal_id: str, steps: Sequence[InputStep], hidden: bool) -> FrameInput:
     """An input action; input typed while the terminal did not echo (a password prompt) is not recorded."""
     if hidden:
         full = "typed input that is not shown (the terminal was not echoing: a password prompt?)"
         return FrameInput(resource(terminal_id), "action", "terminal input", full, full)
     parts = []
-    if paste:
-        parts.append(f"pasted {len(paste)} characters: `{visible(paste)}`")
-    if text:
-        parts.append(f"typed `{visible(text)}`")
-    if keys:
-        parts.append("pressed " + " ".join(keys))
+    for step in steps:
+        if step.paste:
+            parts.append(f"pasted {len(step.paste)} characters: `{visible(step.paste)}`")
+        if step.text:
+            parts.append(f"typed `{visible(step.text)}`")
+        if step.keys:
+            parts.append("pressed " + " ".join(step.keys))
     full = "; ".join(parts)
     return FrameInput(resource(terminal_id), "action", "terminal input", full, _cut(full),
                       data={"action": _cut(full, 60)})  # fmt: skip

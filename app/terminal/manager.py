@@ -182,6 +182,9 @@ def _argv(command: str | list[str] | None) -> tuple[list[str], str, bool]:
     if isinstance(command, str):
         if not command.strip():
             raise BadInput("command is empty", field="command")
+        words = command.split()
+        if os.path.basename(words[0]) in SHELLS and words[1:] in ([], ["-i"]):
+            return words, command, True  # a shell named bare: itself, so it is a shell session (with hooks)
         return [user_shell(), "-c", command], command, False
     if not command or not command[0]:
         raise BadInput("command is an empty list", field="command")

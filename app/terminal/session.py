@@ -29,14 +29,14 @@ from app.terminal.deltas import Delta, DeltaPage
 from app.terminal.engines.base import ScreenEngine
 from app.terminal.frames import TAIL_BYTES, block_frame, exit_frame, input_frame, output_tail, screen_frame
 from app.terminal.ingest import Ingest
+from app.terminal.input_steps import InputStep, encode_steps
 from app.terminal.journal import JournalWriter, raw_size, read_raw
-from app.terminal.keys import NotText, UnknownKeyError, bracketed_paste, encode_keys, encode_text
 from app.terminal.layers import ViewOptions
 from app.terminal.pty_reader import PtyReader
 from app.terminal.screen_model import DeltaListener, ScreenModel
-from app.terminal.state import State, derive_state
+from app.terminal.state import LINE_EDITOR_SHELLS, State, derive_state
 from app.terminal.terminal_process import TerminalProcess, discard, spawn
-from app.terminal.waiting import Until, wait_until
+from app.terminal.waiting import Origin, Until, WaitResult, wait_until
 from app.timeline.recording import DEFAULT_AGENT, Recorder, current_agent
 
 
@@ -90,7 +90,8 @@ class TerminalSession:
         self.recorder = recorder
         self.blocks = BlockTracker(directory, nonce)
         self.last_output_at = time.monotonic()
-        self.last_input_offset = 0
+        self.last_input = Origin(since=0)
+        """Where the last input was sent (what `wait` starts from by default)."""
         self.last_agent = DEFAULT_AGENT  # whose input the commands that end belong to
         self._writes = files.GuardedWrites(meta.id)
         self._screen = ScreenModel(
@@ -279,6 +280,8 @@ class TerminalSession:
             leader=handle.pid,
             leader_is_shell=self.meta.shell,
             waits_for_input=handle.waits_for_input,
+            command_running=self.blocks.current is not None if self.blocks.marked else None,
+            line_editor=os.path.basename(self.meta.argv[0]) in LINE_EDITOR_SHELLS,
         )
 
     def describe(self, fresh: bool = True) -> dict[str, Any]:
@@ -327,23 +330,17 @@ class TerminalSession:
         self.recorder.record(screen_frame(self.id, list(data.text), (data.cursor.row, data.cursor.col), facts))
         return answer
 
-    def send(self, text: str | None = None, keys: list[str] | None = None, paste: str | None = None) -> dict[str, Any]:
-        """Write input: `paste` (bracketed when the program asked for it), then `text`, then `keys`."""
+    def send(
+        self, *steps: InputStep, text: str | None = None, keys: list[str] | None = None, paste: str | None = None
+    ) -> dict[str, Any]:
+        """Write input, step by step in order (see app.terminal.input_steps), then one more step of `text`,
+        `keys` and `paste` if given; the next wait starts here."""
+        if text is not None or keys or paste is not None:
+            steps = (*steps, InputStep(text=text, keys=tuple(keys or ()), paste=paste))
         if not self.running or self._process is None or self._ingest is None:
             raise Conflict(f"terminal {self.id} has {self.meta.status}; it takes no more input")
-        data = b""
-        try:
-            if paste:
-                data += bracketed_paste(paste, self.bracketed_paste)
-            if text:
-                data += encode_text(text)
-        except NotText as exc:
-            raise BadInput(f"input {exc}", field="paste" if paste and not data else "text") from exc
-        if keys:
-            try:
-                data += encode_keys(keys, app_cursor=self._sync().app_cursor_keys)
-            except UnknownKeyError as exc:
-                raise BadInput(str(exc), field="keys") from exc
+        encoded = encode_steps(steps, bracketed=self.bracketed_paste, app_cursor=self._sync().app_cursor_keys)
+        data = encoded.data
         if len(data) > self.limits.max_input_bytes:
             raise TooLarge(f"input of {len(data)} bytes exceeds the limit of {self.limits.max_input_bytes}")
         if self._process.pending + len(data) > 4 * self.limits.max_input_bytes:
@@ -353,8 +350,8 @@ class TerminalSession:
         hidden = flags is not None and flags.canonical and not flags.echo
         self._ingest.journal.record_input(data, redact=hidden)
         self.last_agent = current_agent.get()
-        self.recorder.record(input_frame(self.id, text, keys, paste, hidden))
-        self.last_input_offset = offset
+        self.recorder.record(input_frame(self.id, steps, hidden))
+        self.last_input = Origin(since=offset, after_input=True, echo="" if hidden else encoded.echo)
         self._process.write(data)
         return {"bytes_written": len(data), "raw_offset": offset, "pending": self._process.pending}
 
@@ -411,13 +408,14 @@ class TerminalSession:
         changes not yet written as a delta."""
         return await self._screen.rows_changed_since(cursor)
 
-    async def wait(self, until: Until, since: int | None, timeout_ms: int) -> dict[str, Any]:
-        """See app.terminal.waiting. `since` defaults to the offset of the last input."""
-        start = self.last_input_offset if since is None else since
-        if start < 0 or start > self.raw_offset:
-            raise BadInput(f"since={start} is outside the output (0..{self.raw_offset})", field="since")
+    async def wait(self, until: Until, since: int | None, timeout_ms: int) -> WaitResult:
+        """See app.terminal.waiting. `since` defaults to the last input: the wait then skips its echo and
+        takes a state only as the terminal's answer to it."""
+        origin = self.last_input if since is None else Origin(since=since)
+        if origin.since < 0 or origin.since > self.raw_offset:
+            raise BadInput(f"since={origin.since} is outside the output (0..{self.raw_offset})", field="since")
         await self.engine()
-        return await wait_until(self, until, start, timeout_ms / 1000)
+        return await wait_until(self, until, origin, timeout_ms / 1000)
 
     async def stop(self) -> None:
         """Hang up, then terminate, then kill the terminal's processes until the leader is gone; then kill

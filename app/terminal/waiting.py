@@ -1,6 +1,7 @@
 """Waiting on the server: block until the output or the screen matches, the screen is stable, the state
-is one of a set, a command block ends, or the process exits; or until the timeout, which returns a cursor
-to resume from."""
+is one of a set, a command block ends (and its prompt comes), or the process exits (any of these, or all
+at once); or until the timeout, which returns a cursor to resume from. After an input, the echo of it is
+skipped (app.terminal.echo) and a state holds only as the terminal's answer to it."""
 from __future__ import annotations
 
 import asyncio
@@ -11,6 +12,7 @@ from typing import Any, Literal, Protocol
 from app.core.errors import BadInput
 from app.core.patterns import INLINE_COST, MULTILINE, Match, TooCostly, UserPattern, run_bounded
 from app.terminal.blocks import Block
+from app.terminal.echo import EchoTracker
 from app.terminal.state import STATES
 from app.terminal.stream_text import clean_stream
 
@@ -26,6 +28,13 @@ POLL_S = 0.05
 MIN_RECHECK_S = 0.01
 
 
+PROMPT_WAIT_S = 2.0
+"""After a command block ends, how long a block_end wait waits for the shell's next prompt (its OSC 133 B
+mark, or the shell reading the terminal) so the screen it returns shows the prompt."""
+
+Reason = Literal["regex", "screen", "stable", "state", "exit", "block_end"]
+
+
 @dataclass(frozen=True, slots=True)
 class Until:
     regex: UserPattern | None = None
@@ -34,14 +43,34 @@ class Until:
     state_in: frozenset[str] = frozenset()
     exit: bool = False
     block_end: bool = False
+    match: Literal["any", "all"] = "any"
+    echo: bool = False
+    """A stream regex may match the terminal's echo of the input (by default it is searched after it)."""
 
     @property
     def polls(self) -> bool:
-        return self.stable_ms is not None or bool(self.state_in)
+        return self.stable_ms is not None or bool(self.state_in) or self.block_end
 
     @property
     def empty(self) -> bool:
-        return self.regex is None and not self.polls and not self.exit and not self.block_end
+        return self.regex is None and self.stable_ms is None and not self.state_in and not self.exit \
+            and not self.block_end  # fmt: skip
+
+    @property
+    def given(self) -> tuple[Reason, ...]:
+        """The conditions given, in the order they are checked."""
+        out: list[Reason] = []
+        if self.regex is not None:
+            out.append("regex" if self.on == "stream" else "screen")
+        if self.block_end:
+            out.append("block_end")
+        if self.exit:
+            out.append("exit")
+        if self.state_in:
+            out.append("state")
+        if self.stable_ms is not None:
+            out.append("stable")
+        return tuple(out)
 
 
 def compile_until(
@@ -51,6 +80,8 @@ def compile_until(
     state_in: list[str] | None = None,
     exit: bool = False,
     block_end: bool = False,
+    match: Literal["any", "all"] = "any",
+    echo: bool = False,
 ) -> Until:
     """Validate a wait condition; an invalid regex or an unknown state is a BadInput."""
     pattern = None
@@ -62,12 +93,93 @@ def compile_until(
     unknown = sorted(set(state_in or ()) - set(STATES))
     if unknown:
         raise BadInput(f"unknown state(s) {unknown}; valid: {list(STATES)}", field="until.state_in")
-    return Until(pattern, on, stable_ms, frozenset(state_in or ()), exit, block_end)
+    return Until(pattern, on, stable_ms, frozenset(state_in or ()), exit, block_end, match, echo)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Origin:
+    """Where a wait starts: journal offset `since` and, when the wait follows an input sent there, that
+    input's visible characters (`echo`, see app.terminal.echo)."""
+
+    since: int
+    after_input: bool = False
+    echo: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BlockSummary:
+    n: int
+    exit_code: int | None
+    command: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WaitResult:
+    """How a wait ended. `reason`: the condition that held ("state+stable" when all had to), or timeout or
+    exited; `cursor`: the journal offset to pass as `since` to go on from here."""
+
+    matched: bool
+    reason: str
+    cursor: int
+    raw_offset: int
+    state: str
+    exit_code: int | None
+    """The process's exit status once it exited, else that of the command block that ended during the wait."""
+    elapsed_ms: int
+    match: dict[str, Any] | None = None
+    block: BlockSummary | None = None
+    prompt: bool | None = None
+    """With block_end: whether the shell's next prompt came within PROMPT_WAIT_S."""
+    echo_end: int | None = None
+    """The journal offset where the echo of the input ended, when one was skipped."""
+
+    @property
+    def note(self) -> str | None:
+        """What the caller must know that the fields do not say plainly."""
+        if self.prompt is False:
+            return f"the command ended but no prompt came within {PROMPT_WAIT_S:g} s; the screen may not show it"
+        return None
+
+    def to_json(self) -> dict[str, Any]:
+        """Every field (what POST /wait answers), leaving out those that do not apply."""
+        out: dict[str, Any] = {
+            "matched": self.matched,
+            "reason": self.reason,
+            "cursor": self.cursor,
+            "raw_offset": self.raw_offset,
+            "state": self.state,
+            "exit_code": self.exit_code,
+            "elapsed_ms": self.elapsed_ms,
+        }
+        if self.match is not None:
+            out["match"] = self.match
+        if self.block is not None:
+            out["block"] = {"n": self.block.n, "exit_code": self.block.exit_code, "command": self.block.command}
+        if self.prompt is not None:
+            out["prompt"] = self.prompt
+        if self.echo_end is not None:
+            out["echo_end"] = self.echo_end
+        if self.note:
+            out["note"] = self.note
+        return out
+
+    def lean_json(self) -> dict[str, Any]:
+        """What an act answer carries by default: what ended the wait, the state, the resume cursor, the exit
+        code when something ended, and a note when one is due."""
+        out: dict[str, Any] = {"ended": self.reason, "state": self.state, "cursor": self.cursor}
+        if self.exit_code is not None:
+            out["exit_code"] = self.exit_code
+        if self.note:
+            out["note"] = self.note
+        return out
 
 
 class EndedBlocks(Protocol):
     def ended_after(self, offset: int) -> Block | None:
         """The first command block that ended after journal offset `offset` (see app.terminal.blocks)."""
+
+    def prompt_after(self, offset: int) -> bool:
+        """Whether the shell marked the end of a prompt after journal offset `offset`."""
 
 
 class Waitable(Protocol):
@@ -90,51 +202,51 @@ class Waitable(Protocol):
     async def changed(self, timeout: float) -> None: ...
 
 
-async def wait_until(term: Waitable, until: Until, since: int, timeout_s: float) -> dict[str, Any]:
-    """Block until `until` holds (any of its conditions) or `timeout_s` passes."""
+@dataclass(slots=True)
+class _Progress:
+    """What a wait learnt so far."""
+
+    origin: Origin
+    echo: EchoTracker
+    scanned: int
+    found: tuple[int, dict[str, Any]] | None = None
+    first_state: str | None = None
+    """The state when the wait began (just after the input: most often still the state before it)."""
+    left_state: bool = False
+    block: Block | None = None
+    block_seen_at: float | None = None
+    deadline: float = 0.0
+
+
+async def wait_until(term: Waitable, until: Until, since: int | Origin, timeout_s: float) -> WaitResult:
+    """Block until `until` holds (any of its conditions, or all at once) or `timeout_s` passes.
+
+    After an input (`since` an Origin with after_input), a stream regex is searched after the terminal's
+    echo of it (unless until.echo), and a state holds only once the terminal answered the input: it was in
+    another state or wrote output past the echo since."""
+    origin = since if isinstance(since, Origin) else Origin(since=since)
     started = time.monotonic()
     deadline = started + timeout_s
-    scanned = since
+    skip_echo = origin.after_input and not until.echo
+    echo = EchoTracker(origin.since, origin.echo if origin.after_input else "")
+    p = _Progress(origin, echo, origin.since, deadline=deadline)
     while True:
-        hit = None
         seen = term.raw_offset
-        if until.regex is not None and until.on == "stream":
-            end = term.raw_offset
-            start = max(since, scanned - OVERLAP, end - MAX_SCAN)
-            if end - start > INLINE_SCAN or until.regex.cost(end - start) > INLINE_COST:
-                found = await run_bounded(_scan_stream, term, until.regex, start, end)
-            else:
-                found = _scan_stream(term, until.regex, start, end)
-            scanned = max(scanned, end)
-            if found is not None:
-                hit = _result(term, "regex", *found)
-        elif until.regex is not None:
-            m = await _search_screen(until.regex, term.screen_text())
-            if m:
-                hit = _result(term, "screen", term.raw_offset, _match_json(m))
-        if hit is None and until.block_end:
-            block = term.blocks.ended_after(since)
-            if block is not None and block.end is not None:  # (a finished block has its end)
-                hit = _result(term, "block_end", block.end)
-                hit["block"] = {"n": block.n, "exit_code": block.exit_code, "command": block.command}
-        if hit is None and until.exit and term.exited:
-            hit = _result(term, "exit", term.raw_offset)
-        if hit is None and until.state_in and term.state() in until.state_in:
-            hit = _result(term, "state", term.raw_offset)
+        if origin.after_input and (skip_echo or until.state_in):
+            await _follow_echo(term, p.echo)
+        held: list[Reason] = []
+        for condition in until.given:
+            if await _holds(term, until, condition, p, skip_echo, started):
+                held.append(condition)
         now = time.monotonic()
-        if hit is None and until.stable_ms is not None:
-            quiet_since = max(term.last_output_at, started)
-            if now - quiet_since >= until.stable_ms / 1000:
-                hit = _result(term, "stable", term.raw_offset)
-        if hit is not None:
-            hit.update(matched=True, elapsed_ms=round((now - started) * 1000))
-            return hit
+        if held and (until.match == "any" or len(held) == len(until.given)):
+            return _result(term, p, True, "+".join(held) if until.match == "all" else held[0], started, now)
         if term.exited:
-            if until.regex is not None and until.on == "stream" and scanned < term.raw_offset:
+            if until.regex is not None and until.on == "stream" and p.scanned < term.raw_offset:
                 continue  # output that arrived while the last scan ran: scan it before giving up
-            return _miss(term, "exited", since, scanned, started)
+            return _result(term, p, False, "exited", started, now)
         if now >= deadline:
-            return _miss(term, "timeout", since, scanned, started)
+            return _result(term, p, False, "timeout", started, now)
         if term.raw_offset != seen:
             continue  # output came while this pass ran (a scan in a thread): its wake-up is already spent
         wait_for = deadline - now
@@ -142,6 +254,64 @@ async def wait_until(term: Waitable, until: Until, since: int, timeout_s: float)
             wait_for = min(wait_for, POLL_S)
         await term.changed(wait_for)
         await asyncio.sleep(MIN_RECHECK_S)
+
+
+async def _follow_echo(term: Waitable, echo: EchoTracker) -> None:
+    span = echo.span(term.raw_offset)
+    if span <= 0:
+        return
+    if span > INLINE_SCAN:
+        raw = await run_bounded(term.read_raw, echo.since, span)
+    else:
+        raw = term.read_raw(echo.since, span)
+    echo.update(raw)
+
+
+async def _holds(
+    term: Waitable, until: Until, condition: Reason, p: _Progress, skip_echo: bool, started: float
+) -> bool:
+    """Whether `condition` of `until` holds now (a regex match and a block's end, once seen, stay seen)."""
+    if condition == "regex":
+        assert until.regex is not None
+        if p.found is None:
+            end = term.raw_offset
+            floor = p.echo.end if skip_echo else p.origin.since
+            start = max(floor, p.scanned - OVERLAP, end - MAX_SCAN)
+            if end - start > INLINE_SCAN or until.regex.cost(end - start) > INLINE_COST:
+                p.found = await run_bounded(_scan_stream, term, until.regex, start, end)
+            else:
+                p.found = _scan_stream(term, until.regex, start, end)
+            p.scanned = max(p.scanned, end)
+        return p.found is not None
+    if condition == "screen":
+        assert until.regex is not None
+        m = await _search_screen(until.regex, term.screen_text())
+        p.found = (term.raw_offset, _match_json(m)) if m else None
+        return m is not None
+    if condition == "block_end":
+        if p.block is None:
+            p.block = term.blocks.ended_after(p.origin.since)
+            if p.block is None:
+                return False
+            p.block_seen_at = time.monotonic()
+        assert p.block_seen_at is not None
+        now = time.monotonic()
+        return _prompt_drawn(term, p.block) or now - p.block_seen_at >= PROMPT_WAIT_S or now >= p.deadline
+    if condition == "exit":
+        return term.exited
+    if condition == "state":
+        state = term.state()
+        if p.first_state is None:
+            p.first_state = state
+        p.left_state = p.left_state or state != p.first_state or state not in until.state_in
+        return state in until.state_in and (not p.origin.after_input or p.left_state or p.echo.output_after)
+    quiet_since = max(term.last_output_at, started)
+    assert until.stable_ms is not None
+    return time.monotonic() - quiet_since >= until.stable_ms / 1000
+
+
+def _prompt_drawn(term: Waitable, block: Block) -> bool:
+    return term.blocks.prompt_after(block.end or 0) or term.state() == "idle"
 
 
 def _search(pattern: UserPattern, text: str) -> Match | None:
@@ -182,22 +352,29 @@ def _match_json(m: Match) -> dict[str, Any]:
     return {"text": _printable(m.text), "groups": [_printable(g) for g in m.groups]}
 
 
-def _result(term: Waitable, reason: str, cursor: int, match: dict[str, Any] | None = None) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "reason": reason,
-        "cursor": cursor,
-        "raw_offset": term.raw_offset,
-        "state": term.state(),
-        "exit_code": term.exit_code,
-    }
-    if match is not None:
-        out["match"] = match
-    return out
-
-
-def _miss(term: Waitable, reason: str, since: int, scanned: int, started: float) -> dict[str, Any]:
-    """No match: the cursor lets a next wait resume without rescanning everything (nor missing a match
-    that was still arriving)."""
-    out = _result(term, reason, max(since, scanned - OVERLAP))
-    out.update(matched=False, elapsed_ms=round((time.monotonic() - started) * 1000))
-    return out
+def _result(term: Waitable, p: _Progress, matched: bool, reason: str, started: float, now: float) -> WaitResult:
+    """The answer. The cursor: after a stream match, its end; without a match, where a next wait can resume
+    without rescanning everything (nor missing a match that was still arriving); else the output's end."""
+    if not matched:
+        cursor = max(p.origin.since, p.scanned - OVERLAP)
+    elif "regex" in reason and p.found is not None:
+        cursor = p.found[0]
+    elif reason == "block_end" and p.block is not None:
+        cursor = p.block.end or term.raw_offset
+    else:
+        cursor = term.raw_offset
+    block = p.block if p.block is not None else term.blocks.ended_after(p.origin.since)
+    exit_code = term.exit_code if term.exited else (block.exit_code if block is not None else None)
+    return WaitResult(
+        matched=matched,
+        reason=reason,
+        cursor=cursor,
+        raw_offset=term.raw_offset,
+        state=term.state(),
+        exit_code=exit_code,
+        elapsed_ms=round((now - started) * 1000),
+        match=p.found[1] if matched and p.found is not None and reason != "block_end" else None,
+        block=BlockSummary(n=block.n, exit_code=block.exit_code, command=block.command) if block else None,
+        prompt=_prompt_drawn(term, p.block) if p.block is not None and "block_end" in reason else None,
+        echo_end=p.echo.end if p.echo.found else None,
+    )

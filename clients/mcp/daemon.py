@@ -83,7 +83,7 @@ async def call(
     method: str,
     path: str,
     *,
-    body: Mapping[str, Any] | None = None,
+    body: Mapping[str, Any] | list[Any] | None = None,
     params: Mapping[str, Any] | None = None,
     wait_s: float = 0.0,
 ) -> str:
@@ -102,7 +102,7 @@ async def call(
     timeout = httpx.Timeout(REQUEST_TIMEOUT_S + wait_s, connect=CONNECT_TIMEOUT_S)
     try:
         async with httpx.AsyncClient(base_url=url, headers=headers, timeout=timeout, transport=link.transport) as client:
-            json = without_none(body) if body is not None else None
+            json = without_none(body) if isinstance(body, Mapping) else body  # a list: input steps
             response = await client.request(method, path, json=json, params=without_none(params or {}))
     except httpx.ConnectError as exc:
         raise ToolError(not_running_message(url)) from exc

@@ -1,7 +1,7 @@
 """Tool input schemas as an agent needs them: pydantic's JSON Schema less what only repeats itself.
 
 Every turn of every agent carries the tool definitions, so each word counts. A property's `title` restates
-its name; an optional argument's `anyOf [X, null]` with `default: null` says "may be left out", which not
+its name; `additionalProperties: false` only says what the validation of a call will say anyway; an optional argument's `anyOf [X, null]` with `default: null` says "may be left out", which not
 being in `required` already says. Validation is unchanged: the daemon-side models still accept null.
 """
 from __future__ import annotations
@@ -23,8 +23,8 @@ def _lean(node: Any, top: bool = False) -> Any:
         return node
     out: dict[str, Any] = {}
     for key, value in node.items():
-        if key == "title" and isinstance(value, str):
-            continue
+        if (key == "title" and isinstance(value, str)) or (key == "additionalProperties" and value is False):
+            continue  # a strict model still refuses unknown fields when the call is validated
         if key in ("properties", "$defs") and isinstance(value, dict):
             out[key] = {name: _lean(item) for name, item in value.items()}
         else:

@@ -12,7 +12,7 @@ id=$(http_api POST /v1/terminals command:='["bash"]' name=terminal-run-httpie | 
 trap 'http_api DELETE "/v1/terminals/$id" purge==true >/dev/null' EXIT
 
 waited=$(http_api POST "/v1/terminals/$id/act" input:="$(jq -n --arg t "$command" '{text: $t, keys: ["Enter"]}')" \
-  until:='{"block_end": true}' timeout_ms:=60000 screen:='{"around_cursor": 0}' | jq .wait)
+  until:='{"block_end": true}' timeout_ms:=60000 screen:='{"around_cursor": 0}' detail:=true | jq .wait)
 [[ $(jq -r .matched <<<"$waited") == true ]] || die "the command did not finish within 60 s"
 block=$(jq -r .block.n <<<"$waited")
 exit_code=$(jq -r .block.exit_code <<<"$waited")

@@ -14,7 +14,7 @@ trap 'curl_api DELETE "/v1/terminals/$id?purge=true" >/dev/null' EXIT
 
 # type the command, press Enter, and let the daemon wait until it has finished
 act=$(jq -n --arg text "$command" \
-  '{input: {text: $text, keys: ["Enter"]}, until: {block_end: true}, timeout_ms: 60000, screen: {around_cursor: 0}}')
+  '{input: {text: $text, keys: ["Enter"]}, until: {block_end: true}, timeout_ms: 60000, screen: {around_cursor: 0}, detail: true}')
 waited=$(curl_api POST "/v1/terminals/$id/act" "$act" | jq .wait)
 [[ $(jq -r .matched <<<"$waited") == true ]] || die "the command did not finish within 60 s"
 block=$(jq -r .block.n <<<"$waited")

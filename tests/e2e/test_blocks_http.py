@@ -27,7 +27,7 @@ def _bash(api: httpx.Client, home: Path, **extra: object) -> str:
 def _act(api: httpx.Client, tid: str, line: str) -> dict:
     r = api.post(
         f"/v1/terminals/{tid}/act",
-        json={"input": {"text": line, "keys": ["Enter"]}, "until": {"block_end": True}, "timeout_ms": 10000},
+        json={"input": {"text": line, "keys": ["Enter"]}, "until": {"block_end": True}, "timeout_ms": 10000, "detail": True},
     )
     assert r.status_code == 200, r.text
     return r.json()

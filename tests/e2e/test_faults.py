@@ -177,7 +177,7 @@ def test_a_full_disk_degrades_the_session_and_the_daemon_keeps_serving(tmp_path:
             assert "end-of-flood" in "\n".join(api.get(f"/v1/terminals/{tid}/screen").json()["text"])
             echoed = api.post(f"/v1/terminals/{tid}/act", json={"input": {"text": "still-typing\r"},
                                                                  "until": {"regex": "still-typing", "on": "screen"}})  # fmt: skip
-            assert echoed.json()["wait"]["matched"] is True
+            assert echoed.json()["ended"] == "screen"
             if mounted:
                 refused = api.post("/v1/terminals", json={"command": ["cat"]})
                 assert refused.status_code == 507 and "disk" in refused.json()["error"]["message"]

@@ -52,9 +52,9 @@ async def test_the_same_tools_as_the_stdio_shim_with_the_same_schemas(daemon: Da
 async def test_a_terminal_driven_over_http_is_recorded_under_the_clients_name(daemon: Daemon) -> None:
     async with over_http(daemon, daemon.token) as session:
         tid = (await _call(session, "terminal_open", command=["bash"], cols=80, rows=12))["id"]
-        step = await _call(session, "terminal_act", terminal_id=tid, text="echo hi-$((40+2))", keys=["Enter"],
+        step = await _call(session, "terminal_act", terminal_id=tid, input={"text": "echo hi-$((40+2))", "keys": ["Enter"]},
                            until={"block_end": True})  # fmt: skip
-        assert step["wait"]["reason"] == "block_end" and "hi-42" in step["screen"]["text"]
+        assert step["ended"] == "block_end" and "hi-42" in step["screen"]["text"]
         missing = await session.call_tool("terminal_screen", {"terminal_id": "t_nope"})
         assert missing.is_error and "404" in missing.content[0].text
     with daemon.client() as api:

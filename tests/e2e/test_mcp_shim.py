@@ -70,10 +70,9 @@ async def test_lists_the_tools_with_their_schemas(daemon: Daemon) -> None:
     act = tools["terminal_act"].input_schema
     assert act["required"] == ["terminal_id"]
     assert act["properties"]["timeout_ms"]["maximum"] == 50_000
-    assert {"text", "keys", "paste", "until", "layers", "region", "around_cursor", "compact", "max_tokens"} <= set(
-        act["properties"]
-    )
-    assert "block_end" in act["$defs"]["Until"]["properties"]
+    assert set(act["properties"]) == {"terminal_id", "input", "until", "timeout_ms", "screen", "detail"}
+    assert {"block_end", "match", "echo"} <= set(act["$defs"]["Until"]["properties"])
+    assert "around_cursor" in act["$defs"]["ScreenOptions"]["properties"]
     assert tools["terminal_screen"].annotations.read_only_hint is True
     assert tools["terminal_close"].annotations.destructive_hint is True
 
@@ -85,21 +84,19 @@ async def test_open_act_read_and_close_a_terminal(daemon: Daemon) -> None:
         assert opened["status"] == "running" and opened["cols"] == 80
 
         step = await call(
-            session, "terminal_act", terminal_id=tid, text="echo hi-$((40+2))", keys=["Enter"],
+            session, "terminal_act", terminal_id=tid, input={"text": "echo hi-$((40+2))", "keys": ["Enter"]},
             until={"block_end": True},
         )
-        assert step["wait"]["matched"] is True and step["wait"]["reason"] == "block_end"
-        assert step["wait"]["block"]["exit_code"] == 0
+        assert step["ended"] == "block_end" and step["exit_code"] == 0 and step["state"] == "idle"
         assert "hi-42" in step["screen"]["text"]
         assert "" not in step["screen"]["text"], "compact by default: no empty rows"
 
-        screen = await call(session, "terminal_screen", terminal_id=tid, around_cursor=0)
+        screen = await call(session, "terminal_screen", terminal_id=tid, screen={"around_cursor": 0})
         assert screen["viewport"]["mode"] == "aroundCursor" and len(screen["text"]) == 1
-        text_view = await session.call_tool("terminal_screen", {"terminal_id": tid, "format": "text"})
+        text_view = await session.call_tool("terminal_screen", {"terminal_id": tid, "screen": {"format": "text", "compact": True}})
         assert not text_view.is_error and _text(text_view).startswith("# screen 80x12 ")
         assert re.search(r"^\d+: hi-42$", _text(text_view), re.MULTILINE), "compact rows keep their numbers"
-        n = step["wait"]["block"]["n"]
-        block = await call(session, "terminal_blocks", terminal_id=tid, n=n)
+        block = await call(session, "terminal_blocks", terminal_id=tid, n=1)
         assert block["output"]["text"] == "hi-42"
         listed = await call(session, "terminal_blocks", terminal_id=tid)
         assert [b["command"] for b in listed["blocks"]] == ["echo hi-$((40+2))"]
@@ -108,7 +105,7 @@ async def test_open_act_read_and_close_a_terminal(daemon: Daemon) -> None:
         deltas = await call(session, "terminal_deltas", terminal_id=tid)
         assert any(text == "hi-42" for d in deltas["deltas"] for _, text in d["changed"])
 
-        sent = await call(session, "terminal_send", terminal_id=tid, text="exit 7", keys=["Enter"])
+        sent = await call(session, "terminal_send", terminal_id=tid, input=[{"text": "exit 7"}, {"keys": ["Enter"]}])
         assert sent["bytes_written"] == len("exit 7\r")
         waited = await call(session, "terminal_wait", terminal_id=tid, until={"exit": True})
         assert waited["matched"] is True and waited["exit_code"] == 7
@@ -121,7 +118,7 @@ async def test_context_tools_give_the_agents_own_history_and_fetch_ranges_back(d
     async with shim(LOOKOUT_URL=daemon.url, LOOKOUT_TOKEN=daemon.token) as session:
         tid = (await call(session, "terminal_open", command=["bash"], cols=80, rows=12))["id"]
         for line in ("echo first-$((1+1))", "ls /nowhere-at-all", "echo last-$((2+3))"):
-            await call(session, "terminal_act", terminal_id=tid, text=line, keys=["Enter"], until={"block_end": True})
+            await call(session, "terminal_act", terminal_id=tid, input={"text": line, "keys": ["Enter"]}, until={"block_end": True})
         history = _text(await session.call_tool("context_history", {"budget": 2000}))
         assert history.startswith("# History: ") and "of 2000 tokens" in history
         assert f"[assistant] [#1 terminal:{tid}] typed `echo first-$((1+1))`" in history
@@ -139,7 +136,7 @@ async def test_daemon_errors_are_tool_errors_and_a_timeout_is_not(daemon: Daemon
         assert missing.is_error and "no terminal 't_nope'" in _text(missing) and "404" in _text(missing)
 
         tid = (await call(session, "terminal_open", command=["bash"]))["id"]
-        bad_key = await session.call_tool("terminal_send", {"terminal_id": tid, "keys": ["Bogus"]})
+        bad_key = await session.call_tool("terminal_send", {"terminal_id": tid, "input": {"keys": ["Bogus"]}})
         assert bad_key.is_error and "unknown key 'Bogus'" in _text(bad_key)
         too_long = await session.call_tool(
             "terminal_wait", {"terminal_id": tid, "until": {"exit": True}, "timeout_ms": 60_000}

@@ -110,6 +110,7 @@ def test_changed_since_and_act_screen_options(api: httpx.Client) -> None:
             "input": {"text": "echo second\r"},
             "until": {"regex": "^second"},
             "screen": {"changed_since": before["delta_cursor"], "layers": ["text", "cursor"]},
+            "detail": True,
         },
     )
     assert act.status_code == 200, act.text

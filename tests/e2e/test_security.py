@@ -139,4 +139,4 @@ def test_lone_surrogates_are_refused_and_pairs_pass(secure: Daemon) -> None:
             assert answer.json()["error"]["details"]["field"] == field
         paired = api.post(f"/v1/terminals/{tid}/act", content='{"input": {"text": "\\ud83d\\ude00\\r"}, "until": {"regex": "\\ud83d\\ude00"}}',
                           headers=json_body)  # fmt: skip
-        assert paired.status_code == 200 and paired.json()["wait"]["matched"] is True
+        assert paired.status_code == 200 and paired.json()["ended"] == "regex"

@@ -59,6 +59,9 @@ async def test_raw_stream_hydrates_then_follows_and_takes_input(daemon: Daemon, 
 
         await ws.send(json.dumps({"type": "input", "text": "echo streamed-$((6*7))\r"}))
         await _until_text(ws, b"streamed-42")
+        steps = [{"text": "echo in-"}, {"paste": "order"}, {"text": "-$((6*7))"}, {"keys": ["Enter"]}]
+        await ws.send(json.dumps({"type": "input", "steps": steps}))
+        await _until_text(ws, b"in-order-42")
         await ws.send(json.dumps({"type": "resize", "cols": 90, "rows": 20}))
         await ws.send(json.dumps({"type": "input", "keys": ["Nope"]}))
         error = json.loads(await asyncio.wait_for(_first_text(ws), 10))
@@ -266,7 +269,7 @@ async def test_blocks_become_events_and_recording_markers(daemon: Daemon, api: h
         for command in ("true", "false"):
             act = api.post(
                 f"/v1/terminals/{tid}/act",
-                json={"input": {"text": command + "\r"}, "until": {"block_end": True}, "timeout_ms": 20000},
+                json={"input": {"text": command + "\r"}, "until": {"block_end": True}, "timeout_ms": 20000, "detail": True},
             ).json()
             assert act["wait"]["reason"] == "block_end", act["wait"]
         seen: list[dict[str, Any]] = []

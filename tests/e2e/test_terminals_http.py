@@ -10,8 +10,10 @@ import time
 from pathlib import Path
 
 import httpx
+import orjson
 from starlette.testclient import TestClient
 
+from app.core.tokens import count_tokens
 from tests.conftest import Daemon
 
 
@@ -52,7 +54,7 @@ def test_act_echo_until_regex_then_read_raw(app_api: httpx.Client) -> None:
     tid = _shell(app_api)
     r = app_api.post(
         f"/v1/terminals/{tid}/act",
-        json={"input": {"text": "echo hi-$((40+2))", "keys": ["Enter"]}, "until": {"regex": r"^hi-42\s*$"}, "timeout_ms": 10000},
+        json={"input": {"text": "echo hi-$((40+2))", "keys": ["Enter"]}, "until": {"regex": r"^hi-42\s*$"}, "timeout_ms": 10000, "detail": True},
     )
     assert r.status_code == 200, r.text
     body = r.json()
@@ -77,7 +79,7 @@ def test_resize_changes_pty_and_screen(app_api: httpx.Client) -> None:
     assert r.status_code == 200 and (r.json()["cols"], r.json()["rows"]) == (77, 21)
     act = app_api.post(
         f"/v1/terminals/{tid}/act",
-        json={"input": {"text": "stty size\r"}, "until": {"regex": r"^\d+ \d+"}, "timeout_ms": 10000},
+        json={"input": {"text": "stty size\r"}, "until": {"regex": r"^\d+ \d+"}, "timeout_ms": 10000, "detail": True},
     ).json()
     assert act["wait"]["match"]["text"] == "21 77"
     assert act["screen"]["terminal"] == {"width": 77, "height": 21}
@@ -88,16 +90,16 @@ def test_ctrl_c_interrupts_sleep(app_api: httpx.Client) -> None:
     tid = _shell(app_api)
     running = app_api.post(
         f"/v1/terminals/{tid}/act",
-        json={"input": {"text": "sleep 100\r"}, "until": {"stable_ms": 300}, "timeout_ms": 5000},
+        json={"input": {"text": "sleep 100\r"}, "until": {"stable_ms": 300}, "timeout_ms": 5000, "detail": True},
     ).json()
     assert running["wait"]["matched"] and running["wait"]["state"] == "running"
     back = app_api.post(
         f"/v1/terminals/{tid}/act",
-        json={"input": {"keys": ["C-c"]}, "until": {"state_in": ["idle"]}, "timeout_ms": 5000},
+        json={"input": {"keys": ["C-c"]}, "until": {"state_in": ["idle"]}, "timeout_ms": 5000, "detail": True},
     ).json()
     assert back["wait"]["matched"], back
     status = app_api.post(
-        f"/v1/terminals/{tid}/act", json={"input": {"text": "echo status=$?\r"}, "until": {"regex": r"^status=\d+"}}
+        f"/v1/terminals/{tid}/act", json={"input": {"text": "echo status=$?\r"}, "until": {"regex": r"^status=\d+"}, "detail": True}
     ).json()
     assert status["wait"]["match"]["text"] == "status=130"
     assert app_api.get(f"/v1/terminals/{tid}").json()["status"] == "running"
@@ -292,3 +294,38 @@ def test_refuses_non_loopback_without_token(tmp_path: Path) -> None:
         env=env, capture_output=True, text=True, timeout=30,
     )
     assert r.returncode == 2 and "without a token" in r.stderr
+
+
+def test_act_answers_lean_by_default_and_whole_on_request(api: httpx.Client, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".bashrc").write_text("PS1='$ '\n")
+    spec = {"command": "bash", "cwd": str(home), "env": {"HOME": str(home)}, "cols": 80, "rows": 24}
+    tid = api.post("/v1/terminals", json=spec).json()["id"]  # a shell named bare: integrated, idle at its prompt
+    assert api.post(f"/v1/terminals/{tid}/wait", json={"until": {"state_in": ["idle"]}}).json()["matched"]
+    body = {"input": {"text": "echo hi", "keys": ["Enter"]}, "until": {"block_end": True}, "screen": {"compact": True}}
+    lean = api.post(f"/v1/terminals/{tid}/act", json=body)
+    answer = lean.json()
+    assert set(answer) == {"ended", "state", "cursor", "exit_code", "screen"}, answer
+    assert (answer["ended"], answer["state"], answer["exit_code"]) == ("block_end", "idle", 0)
+    assert answer["screen"]["text"] == ["$ echo hi", "hi", "$"] and set(answer["screen"]) == {"cursor", "rows", "text"}
+    rows = count_tokens(orjson.dumps(answer["screen"]["text"]).decode())
+    assert count_tokens(lean.text) - rows <= 50
+    again = api.post(f"/v1/terminals/{tid}/wait", json={"until": {"regex": "^hi"}, "since": answer["cursor"], "timeout_ms": 200})
+    assert again.json()["matched"] is False  # the cursor resumes after the command's output
+    whole = api.post(f"/v1/terminals/{tid}/act", json={**body, "detail": True}).json()
+    assert whole["wait"]["block"] == {"n": 2, "exit_code": 0, "command": "echo hi"} and whole["wait"]["prompt"] is True
+    assert whole["input"]["bytes_written"] == 8 and whole["screen"]["terminal"] == {"width": 80, "height": 24}
+
+
+def test_input_as_ordered_steps(api: httpx.Client) -> None:
+    tid = _shell(api)
+    steps = [{"text": "echo A"}, {"paste": "B"}, {"text": "C"}, {"keys": ["Enter"]}]
+    listed = api.post(f"/v1/terminals/{tid}/act", json={"input": steps, "until": {"regex": "^ABC$"}, "timeout_ms": 10_000})
+    assert listed.json()["ended"] == "regex", listed.text
+    sent = api.post(f"/v1/terminals/{tid}/input", json=[{"text": "echo D"}, {"paste": "E"}, {"keys": ["Enter"]}])
+    assert sent.status_code == 200, sent.text
+    assert api.post(f"/v1/terminals/{tid}/wait", json={"until": {"regex": "^DE$"}}).json()["matched"]
+    empty = api.post(f"/v1/terminals/{tid}/input", json=[])
+    assert empty.status_code == 400 and "input needs" in empty.json()["error"]["message"]
+    assert api.post(f"/v1/terminals/{tid}/input", json=[{"typo": "x"}]).status_code == 422

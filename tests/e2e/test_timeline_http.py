@@ -65,7 +65,7 @@ def test_history_of_a_terminal_a_page_and_a_device_within_budgets(
     for i in range(12):
         _command(api, tid, f"seq {i * 40} | tail -n 30")
     failed = _command(api, tid, "ls /no-such-dir-for-lookout")
-    assert failed["wait"]["block"]["exit_code"] == 2
+    assert failed["ended"] == "block_end" and failed["exit_code"] == 2
 
     page = _ok(api.post("/v1/pages", json={"url": f"{site}/a.html"}), 201)["id"]
     _ok(api.post(f"/v1/pages/{page}/snapshot", json={}))

@@ -49,7 +49,7 @@ async def _shell(manager: TerminalManager, shell: str, home: Path, **spec: objec
     spec = {"env": {"HOME": str(home)}, **spec}
     s = await manager.create(TerminalSpec(command=[shell], cwd=str(home), cols=80, rows=24, **spec))  # type: ignore[arg-type]
     ready = await s.wait(compile_until(state_in=["idle"]), 0, 10_000)
-    assert ready["matched"], ready
+    assert ready.matched, ready
     return s
 
 
@@ -58,8 +58,8 @@ async def _run(s: TerminalSession, line: str) -> dict:
     since = s.raw_offset
     s.send(text=line + "\r")
     result = await s.wait(compile_until(block_end=True), since, 10_000)
-    assert result["matched"] and result["reason"] == "block_end", result
-    return result["block"]
+    assert result.matched and result.reason == "block_end", result
+    return result.to_json()["block"]
 
 
 async def _eventually(s: TerminalSession, predicate: Callable[[], bool], what: str) -> None:
@@ -135,18 +135,18 @@ async def test_ctrl_c_at_an_empty_prompt_makes_no_block(manager: TerminalManager
     for _ in range(2):
         since = s.raw_offset
         s.send(keys=["C-c"])
-        assert (await s.wait(compile_until(regex=r"\S"), since, 5000))["matched"]
-        assert (await s.wait(compile_until(state_in=["idle"]), since, 5000))["matched"]
+        assert (await s.wait(compile_until(regex=r"\S"), since, 5000)).matched
+        assert (await s.wait(compile_until(state_in=["idle"]), since, 5000)).matched
     s.send(text="\r")  # and an empty line
-    assert (await s.wait(compile_until(stable_ms=200), None, 5000))["matched"]
+    assert (await s.wait(compile_until(stable_ms=200), None, 5000)).matched
     assert s.blocks.current is None and len(s.blocks.finished()) == 1
     since = s.raw_offset
     assert (await _start(s, "cat")).n == 2
     assert s.describe()["block"]["command"] == "cat"
-    assert (await s.wait(compile_until(state_in=["awaiting_input"]), since, 5000))["matched"]
+    assert (await s.wait(compile_until(state_in=["awaiting_input"]), since, 5000)).matched
     s.send(keys=["C-c"])  # now cat has the terminal: the Ctrl-C interrupts it, not the shell
     result = await s.wait(compile_until(block_end=True), since, 5000)
-    assert result["block"] == {"n": 2, "exit_code": 130, "command": "cat"}
+    assert result.to_json()["block"] == {"n": 2, "exit_code": 130, "command": "cat"}
     assert [b.n for b in s.blocks.finished()] == [1, 2]
 
 
@@ -155,8 +155,8 @@ async def test_a_multi_line_paste(manager: TerminalManager, shell: str, home: Pa
     await _eventually(s, lambda: s.bracketed_paste, "bracketed paste")  # asked for once the prompt is drawn
     since = s.raw_offset
     s.send(paste="echo one\nfalse\necho three", keys=["Enter"])
-    assert (await s.wait(compile_until(block_end=True), since, 5000))["matched"]
-    assert (await s.wait(compile_until(state_in=["idle"], stable_ms=300), since, 5000))["matched"]
+    assert (await s.wait(compile_until(block_end=True), since, 5000)).matched
+    assert (await s.wait(compile_until(state_in=["idle"], stable_ms=300), since, 5000)).matched
     blocks = [(b.command, b.exit_code) for b in s.blocks.finished()]
     if shell == "bash":  # bash runs the lines one by one, each a block
         assert blocks == [("echo one", 0), ("false", 1), ("echo three", 0)]
@@ -186,7 +186,7 @@ async def test_no_integration_when_asked_or_not_a_bare_shell(manager: TerminalMa
         assert s.describe()["shell_integration"] is False and not (s.directory / "shell").exists()
     since = off.raw_offset
     off.send(text="true\r")
-    assert (await off.wait(compile_until(stable_ms=300), since, 5000))["matched"]
+    assert (await off.wait(compile_until(stable_ms=300), since, 5000)).matched
     assert off.blocks.finished() == [] and b"133;" not in off.read_raw(0, off.raw_offset)
     assert on.describe()["shell_integration"] is True
     assert (on.directory / "shell" / "bashrc").stat().st_mode & 0o777 == 0o600
@@ -201,7 +201,7 @@ async def test_blocks_survive_a_restart(tmp_path: Path, shell: str, home: Path) 
     await _run(s, "ls /nonexistent-dir")
     since = s.raw_offset
     await _start(s, "cat")
-    assert (await s.wait(compile_until(state_in=["awaiting_input"]), since, 5000))["matched"]
+    assert (await s.wait(compile_until(state_in=["awaiting_input"]), since, 5000)).matched
     blocks = s.blocks.finished()
     await first.shutdown()  # the shell dies with `cat` running: that block ends with it
     second = TerminalManager(root, "avt", LIMITS, max_sessions=8)

@@ -34,7 +34,7 @@ async def manager(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterat
 
 async def _until(session: TerminalSession, timeout: float = 20, since: int | None = None, **kw: object) -> dict:
     result = await session.wait(compile_until(**kw), since, int(timeout * 1000))  # type: ignore[arg-type]
-    assert result["matched"], result
+    assert result.matched, result
     return result
 
 
@@ -238,7 +238,7 @@ async def test_stop_ends_background_jobs_too(manager: TerminalManager) -> None:
     s = await manager.create(TerminalSpec(command=["bash", "--norc", "--noprofile", "-i"]))
     await _until(s, state_in=["idle"])
     s.send(text="bash -c \"trap '' HUP; exec sleep 300\" & echo job=$!\r")  # a job that ignores hangups
-    job = int((await _until(s, regex=r"^job=(\d+)", since=0))["match"]["groups"][0])
+    job = int((await _until(s, regex=r"^job=(\d+)", since=0)).match["groups"][0])
     assert Path(f"/proc/{job}").exists()
     await manager.delete(s.id)
     await asyncio.to_thread(eventually, lambda: not Path(f"/proc/{job}").exists(), what="the job to be killed")

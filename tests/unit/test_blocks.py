@@ -12,7 +12,7 @@ from app.terminal.block_output import fit_tokens, fold_repeats, render_output, r
 from app.terminal.blocks import BLOCKS_FILE, Block, BlockTracker
 from app.terminal.scanner import ShellMark, SideScanner
 from app.terminal.shell_integration import supported
-from app.terminal.waiting import compile_until, wait_until
+from app.terminal.waiting import BlockSummary, compile_until, wait_until
 from tests.unit.test_waiting import FakeTerminal
 
 NONCE = "5eed"
@@ -152,16 +152,16 @@ async def test_a_wait_until_block_end_names_the_first_block_ending_after_since(f
     feed(command("make", b"built\r\n", 0))
     since = len(feed.stream)
     missed = await wait_until(term, compile_until(block_end=True), since, 0.05)
-    assert missed["matched"] is False and missed["reason"] == "timeout"
+    assert missed.matched is False and missed.reason == "timeout"
     feed(mark("633;E;make test") + mark("133;C") + b"FAIL\r\n")
-    assert (await wait_until(term, compile_until(block_end=True), since, 0.05))["matched"] is False
-    feed(mark("133;D;1") + mark("133;A"))
+    assert (await wait_until(term, compile_until(block_end=True), since, 0.05)).matched is False
+    feed(mark("133;D;1") + mark("133;A") + b"$ " + mark("133;B"))
     hit = await wait_until(term, compile_until(block_end=True), since, 1)
-    assert hit["matched"] and hit["reason"] == "block_end"
-    assert hit["block"] == {"n": 2, "exit_code": 1, "command": "make test"}
-    assert hit["cursor"] == feed.tracker.get(2).end  # type: ignore[union-attr]
+    assert hit.matched and hit.reason == "block_end" and hit.prompt is True and hit.exit_code == 1
+    assert hit.block == BlockSummary(n=2, exit_code=1, command="make test")
+    assert hit.cursor == feed.tracker.get(2).end  # type: ignore[union-attr]
     first = await wait_until(term, compile_until(block_end=True), 0, 1)
-    assert first["block"]["n"] == 1
+    assert first.block.n == 1
 
 
 @pytest.mark.parametrize(

@@ -15,13 +15,14 @@ from app.terminal.frames import (
     screen_frame,
     visible,
 )
+from app.terminal.input_steps import InputStep
 
 
 def test_input_is_shown_as_typed_and_hidden_input_is_not_recorded() -> None:
-    frame = input_frame("t1", "ls -la\r", ["C-c"], None, hidden=False)
+    frame = input_frame("t1", [InputStep(text="ls -la\r", keys=("C-c",))], hidden=False)
     assert frame.resource == "terminal:t1" and frame.kind == "action"
     assert frame.full == "typed `ls -la⏎`; pressed C-c"
-    secret = input_frame("t1", "hunter2\r", None, None, hidden=True)
+    secret = input_frame("t1", [InputStep(text="hunter2\r")], hidden=True)
     assert "hunter2" not in secret.full + secret.line + str(secret.data)
     assert visible("a\x1b[A\x03\t") == "a␛[A^C⇥"
 

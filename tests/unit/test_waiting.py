@@ -10,10 +10,21 @@ from app.core.errors import BadInput
 from app.terminal.waiting import INLINE_SCAN, OVERLAP, compile_until, wait_until
 
 
+class NoBlocks:
+    """The blocks of a terminal without shell integration."""
+
+    def ended_after(self, offset: int) -> None:
+        return None
+
+    def prompt_after(self, offset: int) -> bool:
+        return False
+
+
 class FakeTerminal:
     """A Waitable whose output and screen the test writes."""
 
     def __init__(self) -> None:
+        self.blocks = NoBlocks()
         self.raw = b""
         self.screen = ""
         self.current_state = "running"
@@ -60,10 +71,10 @@ async def test_a_regex_that_would_backtrack_forever_is_answered_at_once() -> Non
     term = FakeTerminal()
     term.write(b"a" * 5000 + b"b\r\n")  # with `re`, (a+)+$ on this line would run for ages
     result = await wait_until(term, compile_until(regex=r"(a+)+$"), 0, 0)
-    assert result["matched"] is False and result["reason"] == "timeout"
+    assert result.matched is False and result.reason == "timeout"
     term.write(b"a" * 5000 + b"\r\n")
     result = await wait_until(term, compile_until(regex=r"(a+)+$"), 0, 30)
-    assert result["matched"] and result["match"]["text"] == "a" * 5000
+    assert result.matched and result.match["text"] == "a" * 5000
 
 
 def test_patterns_re2_cannot_take_are_bad_input_that_says_why() -> None:
@@ -101,57 +112,57 @@ async def test_regex_arriving_later_is_found_and_cursor_is_its_end() -> None:
     task = asyncio.create_task(later())
     result = await wait_until(term, compile_until(regex=r"^all done$"), since, 5)
     await task
-    assert result["matched"] and result["reason"] == "regex"
-    assert term.raw[: result["cursor"]].endswith(b"all done")
-    assert result["match"]["text"] == "all done"
+    assert result.matched and result.reason == "regex"
+    assert term.raw[: result.cursor].endswith(b"all done")
+    assert result.match["text"] == "all done"
 
 
 async def test_output_before_since_is_not_matched() -> None:
     term = FakeTerminal()
     term.write(b"target\r\n")
     result = await wait_until(term, compile_until(regex="target"), term.raw_offset, 0.1)
-    assert result["matched"] is False and result["reason"] == "timeout"
-    assert result["cursor"] == term.raw_offset
+    assert result.matched is False and result.reason == "timeout"
+    assert result.cursor == term.raw_offset
 
 
 async def test_timeout_cursor_keeps_an_overlap() -> None:
     term = FakeTerminal()
     term.write(b"x" * (3 * OVERLAP))
     result = await wait_until(term, compile_until(regex="never"), 0, 0.05)
-    assert result["cursor"] == 2 * OVERLAP
+    assert result.cursor == 2 * OVERLAP
 
 
 async def test_screen_regex_state_exit_and_stable() -> None:
     term = FakeTerminal()
     term.screen = "line one\n$ ready"
     r = await wait_until(term, compile_until(regex=r"^\$ ready", on="screen"), 0, 1)
-    assert r["reason"] == "screen" and r["match"]["text"] == "$ ready"
+    assert r.reason == "screen" and r.match["text"] == "$ ready"
 
     term.current_state = "idle"
     r = await wait_until(term, compile_until(state_in=["idle", "password"]), 0, 1)
-    assert r["reason"] == "state" and r["state"] == "idle"
+    assert r.reason == "state" and r.state == "idle"
 
     t0 = time.monotonic()
     r = await wait_until(term, compile_until(stable_ms=100), 0, 5)
-    assert r["reason"] == "stable" and time.monotonic() - t0 >= 0.1
+    assert r.reason == "stable" and time.monotonic() - t0 >= 0.1
 
     term.exited, term.exit_code = True, 7
     r = await wait_until(term, compile_until(exit=True), 0, 1)
-    assert r["reason"] == "exit" and r["exit_code"] == 7
+    assert r.reason == "exit" and r.exit_code == 7
 
 
 async def test_exit_ends_a_wait_that_can_no_longer_match() -> None:
     term = FakeTerminal()
     term.exited = True
     r = await wait_until(term, compile_until(regex="never"), 0, 30)
-    assert r["matched"] is False and r["reason"] == "exited"
+    assert r.matched is False and r.reason == "exited"
 
 
 async def test_a_large_backlog_is_scanned_off_the_loop_and_still_found() -> None:
     term = FakeTerminal()
     term.write(b"noise line\r\n" * 200_000 + b"needle here\r\n")
     result = await wait_until(term, compile_until(regex=r"^needle"), 0, 5)
-    assert result["matched"] and term.raw[: result["cursor"]].endswith(b"needle")
+    assert result.matched and term.raw[: result.cursor].endswith(b"needle")
 
 
 async def test_output_that_lands_with_the_exit_is_still_scanned() -> None:
@@ -168,7 +179,7 @@ async def test_output_that_lands_with_the_exit_is_still_scanned() -> None:
     term = ExitsDuringScan()
     term.write(b"working\r\n")
     result = await wait_until(term, compile_until(regex="^final answer"), 0, 5)
-    assert result["matched"] and result["reason"] == "regex"
+    assert result.matched and result.reason == "regex"
 
 
 class EdgeTerminal(FakeTerminal):
@@ -201,4 +212,4 @@ async def test_output_that_arrives_during_a_scan_is_not_missed() -> None:
     term.raw = b"x" * (INLINE_SCAN + 1000) + b"\r\n"  # scanned in a thread
     term.late = b"all done\r\n"
     result = await wait_until(term, compile_until(regex=r"all done"), 0, 3)
-    assert result["matched"] and term.waits == 0, "found by the next pass, without waiting for a wake-up"
+    assert result.matched and term.waits == 0, "found by the next pass, without waiting for a wake-up"
