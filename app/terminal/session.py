@@ -346,12 +346,13 @@ class TerminalSession:
         if self._process.pending + len(data) > 4 * self.limits.max_input_bytes:
             raise Conflict(f"terminal {self.id} is not reading its input ({self._process.pending} bytes pending)")
         offset = self.raw_offset
+        before = self.state(fresh=False)
         flags = self._process.handle.tty_flags()
         hidden = flags is not None and flags.canonical and not flags.echo
         self._ingest.journal.record_input(data, redact=hidden)
         self.last_agent = current_agent.get()
         self.recorder.record(input_frame(self.id, steps, hidden))
-        self.last_input = Origin(since=offset, after_input=True, echo="" if hidden else encoded.echo)
+        self.last_input = Origin(since=offset, after_input=True, echo="" if hidden else encoded.echo, state=before)
         self._process.write(data)
         return {"bytes_written": len(data), "raw_offset": offset, "pending": self._process.pending}
 

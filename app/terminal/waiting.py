@@ -99,11 +99,13 @@ def compile_until(
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Origin:
     """Where a wait starts: journal offset `since` and, when the wait follows an input sent there, that
-    input's visible characters (`echo`, see app.terminal.echo)."""
+    input's visible characters (`echo`, see app.terminal.echo) and the terminal's state just before it was
+    sent (a state condition holds only once the terminal has left that state or answered the input)."""
 
     since: int
     after_input: bool = False
     echo: str = ""
+    state: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -211,7 +213,7 @@ class _Progress:
     scanned: int
     found: tuple[int, dict[str, Any]] | None = None
     first_state: str | None = None
-    """The state when the wait began (just after the input: most often still the state before it)."""
+    """The state the wait compares against: the one just before the input (else the one at its first check)."""
     left_state: bool = False
     block: Block | None = None
     block_seen_at: float | None = None
@@ -302,7 +304,7 @@ async def _holds(
     if condition == "state":
         state = term.state()
         if p.first_state is None:
-            p.first_state = state
+            p.first_state = p.origin.state or state
         p.left_state = p.left_state or state != p.first_state or state not in until.state_in
         return state in until.state_in and (not p.origin.after_input or p.left_state or p.echo.output_after)
     quiet_since = max(term.last_output_at, started)

@@ -63,7 +63,7 @@ def test_the_session_parts_do_not_import_the_session_or_the_manager() -> None:
                 todo.append(imported)
         assert not reached & ABOVE_THE_PARTS, f"{part} reaches {sorted(reached & ABOVE_THE_PARTS)}"
     importers = {name for name, imported in graph.items() if "app.terminal.session" in imported}
-    assert importers == {"app.terminal.manager"}
+    assert importers == {"app.terminal.manager", "app.terminal.act"}  # the registry and the act operation
 
 
 def test_terminal_modules_import_no_http_layer_and_no_other_domain() -> None:

@@ -7,7 +7,7 @@ import time
 import pytest
 
 from app.core.errors import BadInput
-from app.terminal.waiting import INLINE_SCAN, OVERLAP, compile_until, wait_until
+from app.terminal.waiting import INLINE_SCAN, OVERLAP, Origin, compile_until, wait_until
 
 
 class NoBlocks:
@@ -213,3 +213,14 @@ async def test_output_that_arrives_during_a_scan_is_not_missed() -> None:
     term.late = b"all done\r\n"
     result = await wait_until(term, compile_until(regex=r"all done"), 0, 3)
     assert result.matched and term.waits == 0, "found by the next pass, without waiting for a wake-up"
+
+
+async def test_a_state_reached_before_the_wait_first_looks_is_an_edge_from_the_state_at_the_input() -> None:
+    term = FakeTerminal()  # `sleep 5` + Enter: the command already runs when the wait first looks
+    term.current_state = "running"
+    after_idle = Origin(since=0, after_input=True, echo="sleep 5", state="idle")
+    r = await wait_until(term, compile_until(state_in=["running"]), after_idle, 1)
+    assert r.matched and r.reason == "state"
+    unchanged = Origin(since=0, after_input=True, echo="sleep 5", state="running")  # no answer to the input yet
+    r = await wait_until(term, compile_until(state_in=["running"]), unchanged, 0.3)
+    assert not r.matched and r.reason == "timeout"
