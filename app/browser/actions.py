@@ -18,15 +18,14 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Locator, Page
 
 from app.core.errors import BadInput, Conflict
+from app.schemas.page import ActionName
 
-ActionName = Literal["navigate", "click", "type", "fill", "select", "press", "hover", "check", "uncheck", "back",
-                     "forward", "reload", "wait", "upload", "dialog"]  # fmt: skip
 NEEDS_REF = frozenset({"click", "type", "fill", "select", "hover", "check", "uncheck", "upload"})
 DOM_QUIET_MS = 300
 SETTLE_MAX_MS = 3000

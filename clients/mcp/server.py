@@ -30,7 +30,8 @@ GUIDES = {
     "cursor to wait on from with terminal_wait(since=cursor).",
     "device": "For Android devices: device_screenshot (with marks=true to number the elements), then device_tap "
     "with the screenshot's pixels or an element index and its obs_id; lookout converts coordinates to the device.",
-    "page": "For web pages: browser_open, then browser_snapshot (budgeted text with refs).",
+    "page": "For web pages: browser_open, then browser_snapshot (budgeted text with refs) and browser_action on "
+    "its refs; browser_close a page you are done with.",
     "context": "Your own history of all of this, within a token budget: context_history; what it elided: "
     "context_extract.",
 }
