@@ -1,4 +1,5 @@
-"""HTTP adapter for Android devices: the routes. Their contracts are in app.schemas.device, the logic in app.device."""
+"""HTTP adapter for Android devices: the routes. Their contracts are in app.schemas.device, the logic in
+app.device."""
 from __future__ import annotations
 
 import asyncio
@@ -123,7 +124,8 @@ async def app_action(serial: SerialPath, body: AppRequest, request: Request) -> 
 async def script(serial: SerialPath, body: ScriptRequest, request: Request) -> JSONResponse:
     """Several steps in one call, each converted as its single action is; stops at the first failure and
     says which step (`stopped_at`)."""
-    return JSONResponse(await _manager(request).script(serial, [(action, _step_arguments(action, step)) for action, step in body.parsed_steps()], current_agent.get()))
+    steps = [(action, _step_arguments(action, step)) for action, step in body.parsed_steps()]
+    return JSONResponse(await _manager(request).script(serial, steps, current_agent.get()))
 
 
 @router.get("/{serial}/logcat")

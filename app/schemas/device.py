@@ -120,8 +120,8 @@ STEP_MODELS: dict[str, type[BaseModel]] = {"tap": TapRequest, "swipe": SwipeRequ
 
 Steps = Annotated[
     list[dict[str, Any]],
-    Field(min_length=1, max_length=MAX_STEPS, description='{"action": tap|swipe|type|key|app|wait|screenshot, ...its fields}; '
-          "wait: ms"),
+    Field(min_length=1, max_length=MAX_STEPS,
+          description='{"action": tap|swipe|type|key|app|wait|screenshot, ...its fields}; wait: ms'),
 ]  # fmt: skip
 
 

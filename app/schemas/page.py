@@ -20,7 +20,9 @@ InteractiveOnly = Annotated[bool, Field(description="controls, and short text th
 ObsRef = Annotated[str | None, Field(max_length=64)]
 Ref = Annotated[str | None, Field(max_length=64, description="an element's ref from the last snapshot")]
 MaxDimension = Annotated[int | None, Field(ge=100, le=8000, description="longest side; default 1000")]
-FindText = Annotated[str, Field(min_length=1, max_length=1000, description="searched in every line of the last snapshot")]
+FindText = Annotated[
+    str, Field(min_length=1, max_length=1000, description="searched in every line of the last snapshot")
+]
 
 
 class Viewport(Strict):

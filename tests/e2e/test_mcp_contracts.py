@@ -42,8 +42,9 @@ ROUTES: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
     "browser_screenshot": [("POST", f"{PAGE}/screenshot", {})],
     # `everyone` leaves out the route's `agent` (the tool sends the caller's name otherwise)
     "context_history": [("GET", "/v1/timeline/context", {"skip": ["everyone"]})],
-    "context_extract": [("GET", "/v1/timeline/extract", {"skip": ["everyone"],
-                                                          "renames": {"from_frame": "from", "to_frame": "to"}})],  # fmt: skip
+    "context_extract": [
+        ("GET", "/v1/timeline/extract", {"skip": ["everyone"], "renames": {"from_frame": "from", "to_frame": "to"}})
+    ],
 }
 
 
