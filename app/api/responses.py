@@ -10,9 +10,6 @@ from pydantic import BaseModel
 
 from app.core.storage import dumps
 
-MAX_JSON_INT = 2**53 - 1
-"""The largest integer every JSON client reads exactly: the bound of every offset, cursor and number asked for."""
-
 
 class JSONResponse(StarletteJSONResponse):
     """JSON via orjson (a JSONResponse, so the OpenAPI schema documents answers as JSON). A lone surrogate

@@ -17,10 +17,11 @@ from fastapi import APIRouter, Query, Request, WebSocket, WebSocketDisconnect
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ValidationError
 
-from app.api.responses import MAX_JSON_INT, JSONResponse
+from app.api.responses import JSONResponse
 from app.api.terminals import input_steps
 from app.core.errors import BadInput, LookoutError
 from app.core.feed import BoundedFeed
+from app.schemas.common import MAX_JSON_INT
 from app.schemas.terminal import InputStep, Resize
 from app.terminal.manager import TerminalManager
 from app.terminal.recording import asciicast

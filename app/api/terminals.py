@@ -9,9 +9,10 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import PlainTextResponse, Response
 
-from app.api.responses import MAX_JSON_INT, JSONResponse
+from app.api.responses import JSONResponse
 from app.core.errors import BadInput, NotFound
 from app.schemas import terminal as schema
+from app.schemas.common import MAX_JSON_INT
 from app.terminal.act import act as act_on
 from app.terminal.act import check_until
 from app.terminal.blocks import block_with_output

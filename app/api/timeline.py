@@ -6,7 +6,8 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, Query, Request
 
-from app.api.responses import MAX_JSON_INT, JSONResponse
+from app.api.responses import JSONResponse
+from app.schemas.common import MAX_JSON_INT
 from app.timeline.timeline import MAX_EXTRACT_FRAMES, MAX_FRAMES_PAGE, Timeline
 
 router = APIRouter(prefix="/v1/timeline", tags=["timeline"])

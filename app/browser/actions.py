@@ -22,12 +22,10 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from app.browser import playwright_api as pw
 from app.core.errors import BadInput, Conflict
+from app.schemas.page import ActionName
 
 if TYPE_CHECKING:
     from playwright.async_api import Locator, Page
-
-ActionName = Literal["navigate", "click", "type", "fill", "select", "press", "hover", "check", "uncheck", "back",
-                     "forward", "reload", "wait", "upload", "dialog"]  # fmt: skip
 NEEDS_REF = frozenset({"click", "type", "fill", "select", "hover", "check", "uncheck", "upload"})
 DOM_QUIET_MS = 300
 SETTLE_MAX_MS = 3000

@@ -5,6 +5,8 @@ import re
 from collections.abc import Iterable
 
 LEVELS = "VDIWEF"
+LOGCAT_MAX_LINES = 5000
+"""The most lines one logcat read returns."""
 _LINE = re.compile(r"^\d\d-\d\d \d\d:\d\d:\d\d\.\d+\s+\d+\s+\d+ ([VDIWEFS]) (.*?)\s*: ")
 
 

@@ -35,7 +35,7 @@ from app.device.capture import BLACK_WARNING, is_black
 from app.device.frames import device_frame, failed_action_frame
 from app.device.info import INFO_COMMAND, DeviceInfo, parse_info
 from app.device.keys import keycode
-from app.device.logcat import filter_lines
+from app.device.logcat import LOGCAT_MAX_LINES, filter_lines
 from app.device.marks import draw_marks
 from app.device.observations import Observation, ObservationStore, join_refusal
 from app.device.observer import Observer
@@ -49,7 +49,6 @@ STATE_ADVICE = {
     "offline": "reconnect it (`adb reconnect offline`, or `adb connect` again for a network device)",
 }
 PACKAGE = re.compile(r"[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)+")
-LOGCAT_MAX_LINES = 5000
 ADB_THREADS = 8
 
 

@@ -1,1 +1,1 @@
-"""Request models shared by the HTTP routes, the WebSocket handlers and the MCP shim (pydantic only)."""
+"""The request contracts of each domain, in pydantic only: imported by the routes, WebSocket handlers and MCP tools."""

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import Field, field_validator
 
-MAX_JSON_INT = 2**53 - 1
+from app.schemas.common import MAX_JSON_INT, Strict
+
 MAX_TIMEOUT_MS = 300_000
 DEFAULT_ACT_STABLE_MS = 300
 MAX_COLS = 1000
@@ -19,11 +20,7 @@ MAX_ROWS = 500
 State = Literal["idle", "running", "awaiting_input", "password", "tui", "exited"]
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class CreateTerminal(_Strict):
+class CreateTerminal(Strict):
     command: str | list[str] | None = Field(
         None, description="none: your shell; a string: a command line (a bare shell name starts that shell); a list: argv"
     )
@@ -35,7 +32,7 @@ class CreateTerminal(_Strict):
     shell_integration: bool = Field(True, description="command blocks from hooks in bash or zsh")
 
 
-class InputStep(_Strict):
+class InputStep(Strict):
     # One step of input; its parts go in the order paste, text, keys. (A comment, not a docstring: every
     # agent's tool list carries the schemas.)
     text: str | None = None
@@ -47,12 +44,12 @@ TerminalInput = InputStep | list[InputStep]
 """An object (paste, then text, then keys) or a list of steps sent in their order."""
 
 
-class Resize(_Strict):
+class Resize(Strict):
     cols: int = Field(ge=2, le=MAX_COLS)
     rows: int = Field(ge=2, le=MAX_ROWS)
 
 
-class Until(_Strict):
+class Until(Strict):
     # What ends a wait: any condition given, or all at once (match=all). See docs/terminals.md.
     regex: str | None = Field(None, max_length=10_000, description="RE2, multiline, in the output after your input's echo")
     on: Literal["stream", "screen"] = "stream"
@@ -64,13 +61,13 @@ class Until(_Strict):
     echo: bool = Field(False, description="regex may match the echo")
 
 
-class WaitRequest(_Strict):
+class WaitRequest(Strict):
     until: Until
     since: int | None = Field(None, ge=0, le=MAX_JSON_INT, description="output offset; default: your last input")
     timeout_ms: int = Field(10_000, ge=0, le=MAX_TIMEOUT_MS)
 
 
-class ScreenOptions(_Strict):
+class ScreenOptions(Strict):
     # The options of GET /screen (as query parameters) and of act's `screen`; see app.terminal.layers.
     layers: str = Field("text,cursor", description="also fgColors,bgColors,styles,bold,italic,underline")
     region: str | None = Field(None, description="left,top,width,height")
@@ -89,7 +86,7 @@ class ScreenOptions(_Strict):
         return ",".join(str(item) for item in value) if isinstance(value, list) else value
 
 
-class ActRequest(_Strict):
+class ActRequest(Strict):
     input: TerminalInput | None = None
     until: Until | None = Field(None, description=f"default: no output for {DEFAULT_ACT_STABLE_MS} ms")
     timeout_ms: int = Field(10_000, ge=0, le=MAX_TIMEOUT_MS)

@@ -1,33 +1,36 @@
 """Tool input schemas as an agent needs them: pydantic's JSON Schema less what only repeats itself.
 
 Every turn of every agent carries the tool definitions, so each word counts. A property's `title` restates
-its name; `additionalProperties: false` only says what the validation of a call will say anyway; an optional argument's `anyOf [X, null]` with `default: null` says "may be left out", which not
-being in `required` already says. Validation is unchanged: the daemon-side models still accept null.
+its name; `additionalProperties: false` only says what the validation of a call will say anyway; an
+optional argument's `anyOf [X, null]` with `default: null` says "may be left out", which not being in
+`required` already says; a flag's `default: false` and an object's `additionalProperties: true` say
+what JSON Schema assumes anyway. Length limits (`maxLength`) and bounds of a million or more are left out:
+no argument a model writes comes near them, and the daemon still refuses one that does, with a clear error.
+Validation is unchanged: the server-side models still hold every constraint.
 """
 from __future__ import annotations
 
 from typing import Any
 
 _NULL = {"type": "null"}
+_FAR_BOUND = 1_000_000
 
 
 def lean_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    """`schema` without titles and with optional-or-null properties as plain optional ones (a new dict)."""
-    return _lean(schema, top=True)
+    """`schema` without what it need not say (see the module's docstring), as a new dict."""
+    return _lean(schema)
 
 
-def _lean(node: Any, top: bool = False) -> Any:
+def _lean(node: Any) -> Any:
     if isinstance(node, list):
         return [_lean(item) for item in node]
     if not isinstance(node, dict):
         return node
     out: dict[str, Any] = {}
     for key, value in node.items():
-        if (key == "title" and isinstance(value, str)) or (key == "additionalProperties" and value is False):
-            continue  # a strict model still refuses unknown fields when the call is validated
         if key in ("properties", "$defs") and isinstance(value, dict):
             out[key] = {name: _lean(item) for name, item in value.items()}
-        else:
+        elif not _needless(key, value):
             out[key] = _lean(value)
     variants = out.get("anyOf")
     if isinstance(variants, list) and _NULL in variants and out.get("default", ...) is None:
@@ -35,4 +38,16 @@ def _lean(node: Any, top: bool = False) -> Any:
         if len(rest) == 1:
             del out["anyOf"], out["default"]
             out = {**rest[0], **out}
+    if out.get("type") == "boolean" and out.get("default", ...) is False:
+        del out["default"]
     return out
+
+
+def _needless(key: str, value: Any) -> bool:
+    if key == "title":
+        return isinstance(value, str)
+    if key == "maxLength":
+        return True
+    if key == "maximum":
+        return isinstance(value, int | float) and value >= _FAR_BOUND
+    return key == "additionalProperties" and isinstance(value, bool)  # false: the daemon refuses the rest

