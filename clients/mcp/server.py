@@ -8,7 +8,9 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from mcp.server import MCPServer
-from mcp.types import Tool, ToolAnnotations
+from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult, InputRequiredResult, Tool, ToolAnnotations
 
 from app import __version__
 from clients.mcp import browser_tools, context_tools, device_tools, terminal_tools
@@ -41,10 +43,23 @@ GUIDES = {
 
 
 class LookoutServer(MCPServer):
-    """Lists its tools with lean input schemas (see clients.mcp.lean_schema); calls validate as before."""
+    """Lists its tools with lean input schemas (see clients.mcp.lean_schema); calls validate as before, and an
+    argument a tool does not take is an error, not silently dropped (an agent that wrote `text=` where the
+    tool takes `input=` would otherwise get an answer to a call that typed nothing)."""
 
     async def list_tools(self) -> list[Tool]:
         return [tool.model_copy(update={"input_schema": lean_schema(tool.input_schema)}) for tool in await super().list_tools()]
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        tool = self._tool_manager.get_tool(name)
+        if tool is not None:
+            takes = tool.parameters.get("properties", {})
+            unknown = sorted(set(arguments) - set(takes))
+            if unknown:
+                raise ToolError(f"{name} takes no {', '.join(unknown)}; it takes {', '.join(takes)}")
+        return await super().call_tool(name, arguments, context)
 
 
 def create_server(

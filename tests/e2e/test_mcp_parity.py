@@ -119,7 +119,7 @@ async def test_history_names_the_extract_tool_and_the_http_api_keeps_its_own_han
     async with shim(LOOKOUT_URL=daemon.url, LOOKOUT_TOKEN=daemon.token) as session:
         tid = (await call(session, "terminal_open", command=["bash"], cols=80, rows=12))["id"]
         for n in range(4):
-            await call(session, "terminal_act", terminal_id=tid, text=f"echo line-{n}", keys=["Enter"],
+            await call(session, "terminal_act", terminal_id=tid, input={"text": f"echo line-{n}", "keys": ["Enter"]},
                        until={"block_end": True})  # fmt: skip
         history = _text(await session.call_tool("context_history", {"budget": 150}))
         handle = re.search(r"context_extract\(from_frame=(\d+), to_frame=(\d+)\)", history)
@@ -132,3 +132,9 @@ async def test_history_names_the_extract_tool_and_the_http_api_keeps_its_own_han
     with daemon.client() as api:
         rendered = api.get("/v1/timeline/context", params={"budget": 150}).json()
     assert any("GET /v1/timeline/extract?from=" in m["content"] for m in rendered["messages"])
+
+
+async def test_an_argument_a_tool_does_not_take_is_an_error_not_dropped() -> None:
+    async with shim(LOOKOUT_URL="http://127.0.0.1:9", LOOKOUT_TOKEN="test-token-0123456789") as session:
+        wrong = await session.call_tool("terminal_act", {"terminal_id": "t_0", "text": "ls", "keys": ["Enter"]})
+        assert wrong.is_error and "takes no keys, text" in _text(wrong) and "input" in _text(wrong)
