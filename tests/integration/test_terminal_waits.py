@@ -4,7 +4,6 @@ waits for its prompt, a shell named bare is a shell, and input keeps the order o
 from __future__ import annotations
 
 import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -13,19 +12,10 @@ from app.terminal.act import ActResult, act
 from app.terminal.input_steps import InputStep
 from app.terminal.layers import ViewOptions
 from app.terminal.manager import TerminalManager, TerminalSpec
-from app.terminal.session import SessionLimits, TerminalSession
+from app.terminal.session import TerminalSession
 from app.terminal.waiting import PROMPT_WAIT_S, compile_until
 
-LIMITS = SessionLimits(scrollback=200, max_journal_bytes=1 << 30, max_input_bytes=1 << 20)
 VIEW = ViewOptions()
-
-
-@pytest.fixture
-async def manager(tmp_path: Path) -> AsyncIterator[TerminalManager]:
-    m = TerminalManager(tmp_path / "terminals", "avt", LIMITS, max_sessions=8)
-    await m.start()
-    yield m
-    await m.shutdown()
 
 
 async def _bash(manager: TerminalManager, tmp_path: Path, rc: str = "") -> TerminalSession:
