@@ -119,7 +119,7 @@ async def test_history_names_the_extract_tool_and_the_http_api_keeps_its_own_han
     async with shim(LOOKOUT_URL=daemon.url, LOOKOUT_TOKEN=daemon.token) as session:
         tid = (await call(session, "terminal_open", command=["bash"], cols=80, rows=12))["id"]
         for n in range(4):
-            await call(session, "terminal_act", terminal_id=tid, text=f"echo line-{n}", keys=["Enter"],
+            await call(session, "terminal_act", terminal_id=tid, input={"text": f"echo line-{n}", "keys": ["Enter"]},
                        until={"block_end": True})  # fmt: skip
         history = _text(await session.call_tool("context_history", {"budget": 150}))
         handle = re.search(r"context_extract\(from_frame=(\d+), to_frame=(\d+)\)", history)
