@@ -16,22 +16,23 @@ from typing import Any
 _NULL = {"type": "null"}
 
 
-def lean_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    """`schema` without what it need not say (see the module's docstring), as a new dict."""
-    return _lean(schema)
+def lean_schema(schema: dict[str, Any], *, keep_bounds: bool = False) -> dict[str, Any]:
+    """`schema` without what it need not say (see the module's docstring), as a new dict; `keep_bounds`
+    keeps `maxLength` and `maximum` (to compare two schemas' validation, as the contract tests do)."""
+    return _lean(schema, keep_bounds)
 
 
-def _lean(node: Any) -> Any:
+def _lean(node: Any, keep_bounds: bool) -> Any:
     if isinstance(node, list):
-        return [_lean(item) for item in node]
+        return [_lean(item, keep_bounds) for item in node]
     if not isinstance(node, dict):
         return node
     out: dict[str, Any] = {}
     for key, value in node.items():
         if key in ("properties", "$defs") and isinstance(value, dict):
-            out[key] = {name: _lean(item) for name, item in value.items()}
-        elif not _needless(key, value):
-            out[key] = _lean(value)
+            out[key] = {name: _lean(item, keep_bounds) for name, item in value.items()}
+        elif not _needless(key, value, keep_bounds):
+            out[key] = _lean(value, keep_bounds)
     variants = out.get("anyOf")
     if isinstance(variants, list) and _NULL in variants and out.get("default", ...) is None:
         rest = [v for v in variants if v != _NULL]
@@ -45,9 +46,9 @@ def _lean(node: Any) -> Any:
     return out
 
 
-def _needless(key: str, value: Any) -> bool:
+def _needless(key: str, value: Any, keep_bounds: bool) -> bool:
     if key == "title":
         return isinstance(value, str)
     if key in ("maxLength", "maximum"):
-        return True
+        return not keep_bounds
     return key == "additionalProperties" and isinstance(value, bool)  # false: the daemon refuses the rest

@@ -2,10 +2,11 @@
 
 The rule: every argument of the tool is an argument of the route (a path or query parameter, or a body
 field, under the same name unless renamed); its type and choices (`type`, `anyOf`, `enum`, `items`) are the
-route's; every constraint or default it states is the route's too. A tool may leave a constraint out (the
-lean schemas drop far bounds: the daemon still enforces them), but never states a different one, so a tool
-cannot be stricter or looser than the daemon, or offer other choices. Both sides are compared as the agent
-and the daemon see them: the tool's lean schema, the route's schema with titles and "or null" removed.
+route's; every constraint or default it states is the route's too, at every depth. A tool may leave a
+constraint out (the lean schemas a client lists drop upper bounds: the daemon still enforces them), but
+never states a different one, so a tool cannot be stricter or looser than the daemon, or offer other
+choices. Both sides are compared lean but with their bounds, `$ref`s resolved and "or null" removed; give
+a tool's full schema (as its model validates) to hold its bounds too.
 """
 from __future__ import annotations
 
@@ -97,7 +98,7 @@ def _fields(openapi: Mapping[str, Any], schema: Mapping[str, Any], prefix: str, 
 def _resolved(root: Mapping[str, Any], schema: Mapping[str, Any]) -> dict[str, Any]:
     """`schema` lean, "X or null" as X, and every `$ref` in it replaced by what it names (the referring
     schema's own keys, such as a description or a default, kept beside it), at every depth."""
-    lean = lean_schema(dict(schema))
+    lean = lean_schema(dict(schema), keep_bounds=True)
     variants = lean.get("anyOf")
     if isinstance(variants, list) and {"type": "null"} in variants:  # "or null": may be left out
         rest = [v for v in variants if v != {"type": "null"}]

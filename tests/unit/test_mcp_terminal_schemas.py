@@ -10,11 +10,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from mcp.server import MCPServer
 
 from app.config import Settings
 from app.server import create_app
 from clients.mcp.server import create_server
-from tests.support.mcp_contracts import assert_tool_matches_route
+from clients.mcp.terminal_tools import MAX_WAIT_MS
+from tests.support.mcp_contracts import assert_tool_matches_route, route_arguments
 
 TERMINAL = "/v1/terminals/{terminal_id}"
 ROUTES: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
@@ -22,7 +24,7 @@ ROUTES: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
     "terminal_open": [("POST", "/v1/terminals", {})],
     "terminal_list": [("GET", "/v1/terminals", {})],
     # without input, until or since the tool reads the screen: `screen`'s fields are GET /screen's query
-    "terminal_act": [("POST", f"{TERMINAL}/act", {})],
+    "terminal_act": [("POST", f"{TERMINAL}/act", {"skip": ["timeout_ms"]})],
     "terminal_read": [
         ("GET", f"{TERMINAL}/blocks", {"only": ["terminal_id", "since", "limit"], "renames": {"limit": "last"}}),
         ("GET", f"{TERMINAL}/blocks/{{n}}", {"only": ["terminal_id", "n", "max_tokens"]}),
@@ -31,8 +33,8 @@ ROUTES: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
     ],
     "terminal_close": [("DELETE", TERMINAL, {})],
 }
-OWN = {("terminal_read", "what")}
-"""Arguments no route takes: they choose the route."""
+OWN = {("terminal_read", "what"), ("terminal_act", "timeout_ms")}
+"""Arguments no route takes (they choose the route) or held on their own below."""
 
 
 @pytest.fixture(scope="module")
@@ -43,16 +45,17 @@ def openapi(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def tools() -> dict[str, dict[str, Any]]:
-    """The terminal tools' input schemas as the server lists them, by name."""
-    listed = asyncio.run(create_server(toolsets=("terminal",)).list_tools())
+    """The terminal tools' full input schemas (as their calls are validated, bounds included), by name."""
+    listed = asyncio.run(MCPServer.list_tools(create_server(toolsets=("terminal",))))
     return {tool.name: tool.input_schema for tool in listed}
 
 
 def test_every_terminal_tool_is_held_against_its_routes(tools: dict[str, dict[str, Any]]) -> None:
     assert set(tools) == set(ROUTES)
     for name, routes in ROUTES.items():
-        held = {arg for _, _, how in routes for arg in how.get("only", tools[name].get("properties", {}))}
-        assert held | {arg for tool, arg in OWN if tool == name} == set(tools[name].get("properties", {})), name
+        arguments = set(tools[name].get("properties", {}))
+        held = {arg for _, _, how in routes for arg in how.get("only", arguments - set(how.get("skip", ())))}
+        assert held | {arg for tool, arg in OWN if tool == name} == arguments, name
 
 
 @pytest.mark.parametrize("name", sorted(ROUTES))
@@ -66,6 +69,15 @@ def test_terminal_tool_takes_what_its_routes_take(
 def test_terminal_act_screen_options_are_the_screen_routes_query(
     tools: dict[str, dict[str, Any]], openapi: dict[str, Any]
 ) -> None:
-    act = tools["terminal_act"]
-    screen = act["$defs"][act["properties"]["screen"]["$ref"].rsplit("/", 1)[-1]]
+    screen = tools["terminal_act"]["$defs"]["ScreenOptions"]
     assert_tool_matches_route({"properties": screen["properties"]}, openapi, "GET", f"{TERMINAL}/screen")
+
+
+def test_terminal_act_waits_at_most_what_the_route_allows(tools: dict[str, dict[str, Any]], openapi: dict[str, Any]) -> None:
+    """Only the tool's timeout is stricter: a tool call must end before MCP clients give up (50 s)."""
+    mine = tools["terminal_act"]["properties"]["timeout_ms"]
+    theirs = route_arguments(openapi, "POST", f"{TERMINAL}/act")["timeout_ms"]
+    assert mine["maximum"] == MAX_WAIT_MS < theirs["maximum"]
+    assert_tool_matches_route(
+        {"properties": {"timeout_ms": {k: v for k, v in mine.items() if k != "maximum"}}}, openapi, "POST", f"{TERMINAL}/act"
+    )
