@@ -103,6 +103,8 @@ async def terminal_read(
     if what == "deltas":
         return await call(ctx, "GET", _path(terminal_id, "deltas"), params={"cursor": since, "limit": limit or 20})
     if n is not None:
+        if (since, limit) != (None, None):
+            raise ToolError("since and limit list blocks: leave them out with n")
         return await call(ctx, "GET", _path(terminal_id, "blocks", str(n)), params={"max_tokens": max_tokens})
     return await call(ctx, "GET", _path(terminal_id, "blocks"), params={"since": since, "last": limit or 10})
 

@@ -108,6 +108,8 @@ async def test_open_act_read_and_close_a_terminal(daemon: Daemon) -> None:
         assert any(text == "hi-42" for d in deltas["deltas"] for _, text in d["changed"])
         mixed = await session.call_tool("terminal_read", {"terminal_id": tid, "what": "raw", "n": 1})
         assert mixed.is_error and "n and max_tokens read a block" in _text(mixed)
+        both = await session.call_tool("terminal_read", {"terminal_id": tid, "n": 1, "limit": 5})
+        assert both.is_error and "leave them out with n" in _text(both)
 
         # input without a wait, then a wait resumed from the cursor that answer gave
         sent = await call(session, "terminal_act", terminal_id=tid, input=[{"text": "sleep 1; exit 7"}, {"keys": ["Enter"]}],
