@@ -116,7 +116,7 @@ async def act(terminal_id: str, body: schema.ActRequest, request: Request) -> JS
     steps = input_steps(body.input) if body.input is not None else None
     options = body.screen
     result = await act_on(session, steps, _until(body.until), body.timeout_ms, view, options.scrollback,
-                          options.changed_since)  # fmt: skip
+                          options.changed_since, body.since)  # fmt: skip
     return JSONResponse(result.to_json(body.detail))
 
 

@@ -89,6 +89,7 @@ class ScreenOptions(Strict):
 class ActRequest(Strict):
     input: TerminalInput | None = None
     until: Until | None = Field(None, description=f"default: no output for {DEFAULT_ACT_STABLE_MS} ms")
+    since: int | None = Field(None, ge=0, le=MAX_JSON_INT, description="without input: wait from this cursor")
     timeout_ms: int = Field(10_000, ge=0, le=MAX_TIMEOUT_MS)
     screen: ScreenOptions = ScreenOptions()
     detail: bool = Field(False, description="also the input, the whole wait result and the screen's metadata")

@@ -48,12 +48,17 @@ async def act(
     view: ViewOptions,
     scrollback: int = 0,
     changed_since: int | None = None,
+    since: int | None = None,
 ) -> ActResult:
     """Send `steps` (if any), wait for `until` from there (see app.terminal.waiting: after input, the echo is
-    skipped and states are edges), then read the screen."""
+    skipped and states are edges), then read the screen. Without steps the wait starts at `since` (a cursor
+    of an earlier answer, to resume a wait), else now."""
     check_until(session, until)
+    if steps and since is not None:
+        raise BadInput("since resumes a wait without input: leave out input or since", field="since")
     sent = session.send(*steps) if steps else None
-    since = None if sent is not None else session.raw_offset
+    if sent is None and since is None:
+        since = session.raw_offset
     waited = await session.wait(until, since, timeout_ms)
     screen = await session.screen(view, scrollback=scrollback, changed_since=changed_since)
     return ActResult(sent=sent, wait=waited, screen=screen)

@@ -31,8 +31,8 @@ GUIDES = {
     "terminal": "lookout runs terminals for you and shows them compactly. Open one with terminal_open, then use "
     "terminal_act for each step: it types, waits on the daemon until the output settles (or a regex, a state, a "
     "command's end), and returns the screen in one call. Read a finished command's whole output with "
-    "terminal_blocks(n=...), not by scrolling. Waits last at most 50 s: on a timeout you get ended=timeout and a "
-    "cursor to wait on from with terminal_wait(since=cursor).",
+    "terminal_read(n=...), not by scrolling. Waits last at most 50 s: on a timeout you get ended=timeout and a "
+    "cursor to wait on from with terminal_act(since=cursor).",
     "device": "For Android devices: device_screenshot (with marks=true to number the elements), then device_tap "
     "with the screenshot's pixels or an element index and its obs_id; lookout converts coordinates to the device.",
     "page": "For web pages: browser_open, then browser_snapshot (budgeted text with refs) and browser_action on "

@@ -1,4 +1,4 @@
-"""The terminal tools: each one request to /v1/terminals, with the daemon's own request models
+"""The terminal tools: each call one request to /v1/terminals, with the daemon's own request models
 (app.schemas.terminal) for input, until and screen. Their docstrings are what the model reads: what to call
 and what it costs."""
 from __future__ import annotations
@@ -6,22 +6,23 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Awaitable, Callable
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 from urllib.parse import quote
 
 from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
-from app.schemas.terminal import MAX_COLS, MAX_JSON_INT, MAX_ROWS, ScreenOptions, TerminalInput, Until, WaitRequest
-from clients.mcp.daemon import call, without_none
+from app.schemas.terminal import MAX_COLS, MAX_ROWS, ActRequest, ScreenOptions, TerminalInput, Until
+from clients.mcp.daemon import call
 
-RAW_READ_MAX = 262_144
+RAW_READ_DEFAULT = 16_384
 MAX_WAIT_MS = 50_000
 """Below the 60 s after which MCP clients commonly give up on a tool call."""
 
 TerminalId = Annotated[str, Field(description="from terminal_open")]
-TimeoutMs = Annotated[int, Field(ge=0, le=MAX_WAIT_MS, description="a timeout is no error: ended=timeout")]
+TimeoutMs = Annotated[int, Field(ge=0, le=MAX_WAIT_MS, description="at most 50000")]
 
 
 def _path(terminal_id: str, *rest: str) -> str:
@@ -48,116 +49,68 @@ async def terminal_open(
     name: Annotated[str | None, Field(max_length=200)] = None,
     shell_integration: bool = True,
 ) -> str:
-    """Start a program on a new real PTY (recorded); returns {id, state, ...} (~150 tokens). A shell (bash,
-    zsh) gets command blocks with exit codes. Then use terminal_act."""
+    """Start a program on a new PTY: {id, state, ...} (~150 tokens); then terminal_act."""
     body = {"command": command, "cwd": cwd, "env": env, "cols": cols, "rows": rows, "name": name,
             "shell_integration": shell_integration}  # fmt: skip
     return await call(ctx, "POST", "/v1/terminals", body=body)
 
 
 async def terminal_list(ctx: Context) -> str:
-    """Every terminal, running or ended, also of earlier daemon runs: {terminals: [{id, status, state, command,
-    cwd, ...}]}, ~150 tokens each."""
+    """Every terminal, also ended ones: {terminals: [{id, status, state, command, ...}]}, ~150 tokens each."""
     return await call(ctx, "GET", "/v1/terminals")
 
 
 async def terminal_act(
     ctx: Context,
     terminal_id: TerminalId,
-    input: Annotated[TerminalInput | None, Field(description="an object, or a list of steps sent in order")] = None,
+    input: TerminalInput | None = None,
     until: Annotated[Until | None, Field(description="default: no output for 300 ms")] = None,
+    since: Annotated[int | None, ActRequest.model_fields["since"]] = None,
     timeout_ms: TimeoutMs = 10_000,
-    screen: Annotated[ScreenOptions | None, Field(description="default: compact text and cursor")] = None,
+    screen: Annotated[ScreenOptions | None, Field(description="default: compact")] = None,
     detail: bool = False,
 ) -> str:
-    """Send input, wait on the daemon, return the screen: {ended, state, cursor, exit_code?, note?, screen}.
-    Run a command: input={"text":"make","keys":["Enter"]}, until={"block_end":true}. A regex never matches
-    the echo of your input; a state counts once the terminal answered it. `cursor` is the `since` for
-    terminal_wait. A full 120x40 screen costs 500-1,500 tokens; screen.around_cursor/region/max_tokens cut it."""
-    body = {
-        "input": _dump(input),
-        "until": _dump(until),
-        "timeout_ms": timeout_ms,
-        "screen": _dump(screen) if screen is not None else {"compact": True},
-        "detail": detail,
-    }
-    return await call(ctx, "POST", _path(terminal_id, "act"), body=without_none(body), wait_s=timeout_ms / 1000)
+    """Send input (a step or a list), wait, return {ended, state, cursor, exit_code?, screen}; with no
+    input, until or since: just the screen. A command: input={"text":"make","keys":["Enter"]},
+    until={"block_end":true}; on ended=timeout, again with since=cursor. timeout_ms=0: no wait. A 120x40
+    screen costs 500-1,500 tokens; screen.around_cursor/region/max_tokens cut it."""
+    options = _dump(screen) if screen is not None else {"compact": True}
+    if input is None and until is None and since is None:
+        return await call(ctx, "GET", _path(terminal_id, "screen"), params=options)
+    body = {"input": _dump(input), "until": _dump(until), "since": since, "timeout_ms": timeout_ms,
+            "screen": options, "detail": detail}  # fmt: skip
+    return await call(ctx, "POST", _path(terminal_id, "act"), body=body, wait_s=timeout_ms / 1000)
 
 
-async def terminal_send(
+async def terminal_read(
     ctx: Context,
     terminal_id: TerminalId,
-    input: Annotated[TerminalInput, Field(description="an object, or a list of steps sent in order")],
+    what: Literal["blocks", "raw", "deltas"] = "blocks",
+    n: Annotated[int | None, Field(ge=1, description="one block with its output")] = None,
+    since: Annotated[int | None, Field(ge=0, description="blocks: after n; raw: byte offset; deltas: cursor")] = None,
+    limit: Annotated[int | None, Field(ge=1, description="blocks: last 10; raw: 16384 bytes; deltas: 20")] = None,
+    max_tokens: Annotated[int | None, Field(ge=50, le=100_000, description="block output, 2000")] = None,
 ) -> str:
-    """Send input without waiting or reading the screen: {bytes_written, raw_offset} (a few tokens). Prefer
-    terminal_act to see what the input did."""
-    return await call(ctx, "POST", _path(terminal_id, "input"), body=_dump(input))
-
-
-async def terminal_wait(
-    ctx: Context,
-    terminal_id: TerminalId,
-    until: Until,
-    since: Annotated[int | None, WaitRequest.model_fields["since"]] = None,
-    timeout_ms: TimeoutMs = 10_000,
-) -> str:
-    """Wait, without input or screen: {matched, reason, cursor, state, exit_code, elapsed_ms, match?, block?}
-    (<100 tokens). For a long job call again with since=cursor."""
-    body = {"until": _dump(until), "since": since, "timeout_ms": timeout_ms}
-    return await call(ctx, "POST", _path(terminal_id, "wait"), body=body, wait_s=timeout_ms / 1000)
-
-
-async def terminal_screen(
-    ctx: Context, terminal_id: TerminalId, screen: Annotated[ScreenOptions | None, Field(description="default: compact")] = None
-) -> str:
-    """The screen now: text rows and cursor by default (120x40: 500-1,500 tokens; `tokens` says); colour and
-    style layers on request; around_cursor, region, max_tokens cut it; format=text is plain."""
-    params = _dump(screen) if screen is not None else {"compact": True}
-    return await call(ctx, "GET", _path(terminal_id, "screen"), params=params)
-
-
-async def terminal_raw(
-    ctx: Context,
-    terminal_id: TerminalId,
-    offset: Annotated[int, Field(ge=0, le=MAX_JSON_INT)] = 0,
-    limit: Annotated[int, Field(ge=1, le=RAW_READ_MAX)] = 16_384,
-) -> str:
-    """The exact bytes written, escapes included, from a byte offset: {offset, next_offset, size, text}
-    (~1 token per 3 bytes). Prefer terminal_blocks for a command's output."""
-    answer = json.loads(await call(ctx, "GET", _path(terminal_id, "raw"), params={"offset": offset, "limit": limit}))
-    data = base64.b64decode(answer.pop("data_b64"))
-    return json.dumps({**answer, "text": data.decode("utf-8", "backslashreplace")}, ensure_ascii=False)
-
-
-async def terminal_deltas(
-    ctx: Context,
-    terminal_id: TerminalId,
-    cursor: Annotated[int, Field(ge=0, le=MAX_JSON_INT, description="0 or resume_cursor")] = 0,
-    limit: Annotated[int, Field(ge=1, le=1000)] = 20,
-) -> str:
-    """How the screen changed, oldest first (at most 2 changes/s): {resume_cursor, deltas: [{t, changed:
-    [[row, text]], cursor, raw_offset}]}; the first holds every row. Costs the changed rows' text."""
-    return await call(ctx, "GET", _path(terminal_id, "deltas"), params={"cursor": cursor, "limit": limit})
-
-
-async def terminal_blocks(
-    ctx: Context,
-    terminal_id: TerminalId,
-    n: Annotated[int | None, Field(ge=1, description="one block, with its output")] = None,
-    since: Annotated[int | None, Field(ge=0, le=MAX_JSON_INT)] = None,
-    last: Annotated[int | None, Field(ge=1, le=MAX_JSON_INT)] = 10,
-    max_tokens: Annotated[int, Field(ge=50, le=100_000)] = 2000,
-) -> str:
-    """A shell's commands: {blocks: [{n, command, exit_code, duration_ms, ...}]} (~60 tokens each); with n,
-    that block's output as shown (redraws collapsed, head and tail within max_tokens)."""
+    """blocks: a shell's commands with exit codes, ~60 tokens each; n: its output, head and tail. raw: the
+    bytes written {next_offset, text}, ~1 token per 3 bytes. deltas: changed rows {resume_cursor, deltas}."""
+    if what != "blocks" and (n, max_tokens) != (None, None):
+        raise ToolError(f"n and max_tokens read a block: leave them out for what={what}")
+    if what == "raw":
+        params = {"offset": since, "limit": limit or RAW_READ_DEFAULT}
+        answer = json.loads(await call(ctx, "GET", _path(terminal_id, "raw"), params=params))
+        data = base64.b64decode(answer.pop("data_b64"))
+        return json.dumps({**answer, "text": data.decode("utf-8", "backslashreplace")}, ensure_ascii=False)
+    if what == "deltas":
+        return await call(ctx, "GET", _path(terminal_id, "deltas"), params={"cursor": since, "limit": limit or 20})
     if n is not None:
+        if (since, limit) != (None, None):
+            raise ToolError("since and limit list blocks: leave them out with n")
         return await call(ctx, "GET", _path(terminal_id, "blocks", str(n)), params={"max_tokens": max_tokens})
-    return await call(ctx, "GET", _path(terminal_id, "blocks"), params={"since": since, "last": last})
+    return await call(ctx, "GET", _path(terminal_id, "blocks"), params={"since": since, "last": limit or 10})
 
 
 async def terminal_close(ctx: Context, terminal_id: TerminalId, purge: bool = False) -> str:
-    """Stop the program (SIGHUP, SIGTERM, SIGKILL); returns the terminal. Its recording stays unless
-    purge=true."""
+    """Stop the program; its recording stays unless purge=true."""
     return await call(ctx, "DELETE", _path(terminal_id), params={"purge": purge})
 
 
@@ -168,12 +121,7 @@ TOOLS: list[tuple[Callable[..., Awaitable[str]], ToolAnnotations]] = [
     (terminal_open, _WRITE),
     (terminal_list, _READ),
     (terminal_act, _WRITE),
-    (terminal_send, _WRITE),
-    (terminal_wait, _READ),
-    (terminal_screen, _READ),
-    (terminal_raw, _READ),
-    (terminal_deltas, _READ),
-    (terminal_blocks, _READ),
+    (terminal_read, _READ),
     (terminal_close, ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=False)),
 ]
 """Each tool with its hints for the client (read-only tools may be allowed without asking)."""

@@ -55,7 +55,8 @@ async def test_a_terminal_driven_over_http_is_recorded_under_the_clients_name(da
         step = await _call(session, "terminal_act", terminal_id=tid, input={"text": "echo hi-$((40+2))", "keys": ["Enter"]},
                            until={"block_end": True})  # fmt: skip
         assert step["ended"] == "block_end" and "hi-42" in step["screen"]["text"]
-        missing = await session.call_tool("terminal_screen", {"terminal_id": "t_nope"})
+        assert (await _call(session, "terminal_read", terminal_id=tid, n=1))["output"]["text"] == "hi-42"
+        missing = await session.call_tool("terminal_act", {"terminal_id": "t_nope"})
         assert missing.is_error and "404" in missing.content[0].text
     with daemon.client() as api:
         frames = api.get("/v1/timeline/frames", params={"resource": f"terminal:{tid}"}).json()["frames"]

@@ -24,10 +24,7 @@ from tests.conftest import Daemon, free_port
 
 SHIM = Path(sys.executable).parent / "lookout-mcp"
 CLIENT_NAME = "pytest-agent"
-TERMINAL_TOOLS = {
-    "terminal_open", "terminal_list", "terminal_act", "terminal_send", "terminal_wait", "terminal_screen",
-    "terminal_raw", "terminal_deltas", "terminal_blocks", "terminal_close",
-}
+TERMINAL_TOOLS = {"terminal_open", "terminal_list", "terminal_act", "terminal_read", "terminal_close"}
 DEVICE_TOOLS = {
     "device_list", "device_screenshot", "device_ui", "device_find", "device_tap", "device_swipe", "device_type",
     "device_key", "device_script", "device_app", "device_logcat",
@@ -70,11 +67,12 @@ async def test_lists_the_tools_with_their_schemas(daemon: Daemon) -> None:
         assert not tool.description.startswith(" ") and "\n    " not in tool.description, "dedented"
     act = tools["terminal_act"].input_schema
     assert act["required"] == ["terminal_id"]
-    assert act["properties"]["timeout_ms"]["maximum"] == 50_000
-    assert set(act["properties"]) == {"terminal_id", "input", "until", "timeout_ms", "screen", "detail"}
+    assert set(act["properties"]) == {"terminal_id", "input", "until", "since", "timeout_ms", "screen", "detail"}
+    assert set(act["$defs"]) == {"InputStep", "Until", "ScreenOptions"}, "each model once"
     assert {"block_end", "match", "echo"} <= set(act["$defs"]["Until"]["properties"])
     assert "around_cursor" in act["$defs"]["ScreenOptions"]["properties"]
-    assert tools["terminal_screen"].annotations.read_only_hint is True
+    assert tools["terminal_read"].input_schema["properties"]["what"]["enum"] == ["blocks", "raw", "deltas"]
+    assert tools["terminal_read"].annotations.read_only_hint is True
     assert tools["terminal_close"].annotations.destructive_hint is True
 
 
@@ -92,24 +90,33 @@ async def test_open_act_read_and_close_a_terminal(daemon: Daemon) -> None:
         assert "hi-42" in step["screen"]["text"]
         assert "" not in step["screen"]["text"], "compact by default: no empty rows"
 
-        screen = await call(session, "terminal_screen", terminal_id=tid, screen={"around_cursor": 0})
-        assert screen["viewport"]["mode"] == "aroundCursor" and len(screen["text"]) == 1
-        text_view = await session.call_tool("terminal_screen", {"terminal_id": tid, "screen": {"format": "text", "compact": True}})
+        # no input, until or since: the screen alone (GET /screen: its full answer, no wait fields)
+        screen = await call(session, "terminal_act", terminal_id=tid, screen={"around_cursor": 0})
+        assert screen["viewport"]["mode"] == "aroundCursor" and len(screen["text"]) == 1 and "ended" not in screen
+        text_view = await session.call_tool("terminal_act", {"terminal_id": tid, "screen": {"format": "text", "compact": True}})
         assert not text_view.is_error and _text(text_view).startswith("# screen 80x12 ")
         assert re.search(r"^\d+: hi-42$", _text(text_view), re.MULTILINE), "compact rows keep their numbers"
-        block = await call(session, "terminal_blocks", terminal_id=tid, n=1)
+        block = await call(session, "terminal_read", terminal_id=tid, n=1)
         assert block["output"]["text"] == "hi-42"
-        listed = await call(session, "terminal_blocks", terminal_id=tid)
+        listed = await call(session, "terminal_read", terminal_id=tid)
         assert [b["command"] for b in listed["blocks"]] == ["echo hi-$((40+2))"]
-        raw = await call(session, "terminal_raw", terminal_id=tid)
+        raw = await call(session, "terminal_read", terminal_id=tid, what="raw")
         assert "hi-42\r\n" in raw["text"] and raw["next_offset"] == raw["size"]
-        deltas = await call(session, "terminal_deltas", terminal_id=tid)
+        tail = await call(session, "terminal_read", terminal_id=tid, what="raw", since=raw["size"] - 4, limit=2)
+        assert tail["offset"] == raw["size"] - 4 and tail["next_offset"] == raw["size"] - 2
+        deltas = await call(session, "terminal_read", terminal_id=tid, what="deltas")
         assert any(text == "hi-42" for d in deltas["deltas"] for _, text in d["changed"])
+        mixed = await session.call_tool("terminal_read", {"terminal_id": tid, "what": "raw", "n": 1})
+        assert mixed.is_error and "n and max_tokens read a block" in _text(mixed)
+        both = await session.call_tool("terminal_read", {"terminal_id": tid, "n": 1, "limit": 5})
+        assert both.is_error and "leave them out with n" in _text(both)
 
-        sent = await call(session, "terminal_send", terminal_id=tid, input=[{"text": "exit 7"}, {"keys": ["Enter"]}])
-        assert sent["bytes_written"] == len("exit 7\r")
-        waited = await call(session, "terminal_wait", terminal_id=tid, until={"exit": True})
-        assert waited["matched"] is True and waited["exit_code"] == 7
+        # input without a wait, then a wait resumed from the cursor that answer gave
+        sent = await call(session, "terminal_act", terminal_id=tid, input=[{"text": "sleep 1; exit 7"}, {"keys": ["Enter"]}],
+                          timeout_ms=0)  # fmt: skip
+        assert sent["ended"] == "timeout" and isinstance(sent["cursor"], int)
+        waited = await call(session, "terminal_act", terminal_id=tid, until={"exit": True}, since=sent["cursor"])
+        assert waited["ended"] == "exit" and waited["exit_code"] == 7
         assert tid in [t["id"] for t in (await call(session, "terminal_list"))["terminals"]]
         closed = await call(session, "terminal_close", terminal_id=tid, purge=True)
         assert closed["purged"] is True and closed["status"] == "exited"
@@ -133,22 +140,23 @@ async def test_context_tools_give_the_agents_own_history_and_fetch_ranges_back(d
 
 async def test_daemon_errors_are_tool_errors_and_a_timeout_is_not(daemon: Daemon) -> None:
     async with shim(LOOKOUT_URL=daemon.url, LOOKOUT_TOKEN=daemon.token) as session:
-        missing = await session.call_tool("terminal_screen", {"terminal_id": "t_nope"})
+        missing = await session.call_tool("terminal_act", {"terminal_id": "t_nope"})
         assert missing.is_error and "no terminal 't_nope'" in _text(missing) and "404" in _text(missing)
 
         tid = (await call(session, "terminal_open", command=["bash"]))["id"]
-        bad_key = await session.call_tool("terminal_send", {"terminal_id": tid, "input": {"keys": ["Bogus"]}})
+        bad_key = await session.call_tool("terminal_act", {"terminal_id": tid, "input": {"keys": ["Bogus"]}})
         assert bad_key.is_error and "unknown key 'Bogus'" in _text(bad_key)
         too_long = await session.call_tool(
-            "terminal_wait", {"terminal_id": tid, "until": {"exit": True}, "timeout_ms": 60_000}
+            "terminal_act", {"terminal_id": tid, "until": {"exit": True}, "timeout_ms": 60_000}
         )
         assert too_long.is_error and "timeout_ms" in _text(too_long)
+        both = await session.call_tool("terminal_act", {"terminal_id": tid, "input": {"text": "x"}, "since": 0})
+        assert both.is_error and "since resumes a wait" in _text(both) and "400" in _text(both)
 
         timed_out = await call(
-            session, "terminal_wait", terminal_id=tid, until={"regex": "never-printed"}, timeout_ms=300
+            session, "terminal_act", terminal_id=tid, until={"regex": "never-printed"}, timeout_ms=300
         )
-        assert timed_out["matched"] is False and timed_out["reason"] == "timeout"
-        assert isinstance(timed_out["cursor"], int)
+        assert timed_out["ended"] == "timeout" and isinstance(timed_out["cursor"], int)
 
 
 async def test_a_daemon_that_is_not_running_gets_one_clear_message(tmp_path: Path) -> None:

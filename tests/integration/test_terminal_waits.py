@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from app.core.errors import BadInput
 from app.terminal.act import ActResult, act
 from app.terminal.input_steps import InputStep
 from app.terminal.layers import ViewOptions
@@ -118,3 +119,18 @@ async def test_input_steps_keep_their_order_in_vim(manager: TerminalManager, tmp
     steps = [InputStep(keys=("i",)), InputStep(paste="first\nsecond"), InputStep(keys=("Escape",)), _line(":wq")]
     result = await _act(s, *steps, exit=True)
     assert result.wait.reason == "exit" and target.read_text() == "first\nsecond\n"
+
+
+async def test_act_without_input_resumes_a_wait_from_since(manager: TerminalManager, tmp_path: Path) -> None:
+    s = await _bash(manager, tmp_path)
+    started = await _act(s, _line("sleep 1; echo DONE-$((6*7))"), timeout_ms=0, regex="^DONE-42")
+    assert started.wait.reason == "timeout"
+    assert (await s.wait(compile_until(block_end=True), None, 20_000)).prompt  # DONE-42 is written now
+    # from the earlier answer's cursor the wait sees what came since; from now it would not
+    resumed = await act(s, None, compile_until(regex="^DONE-42"), 5000, VIEW, since=started.wait.cursor)
+    assert resumed.wait.reason == "regex" and resumed.to_json()["ended"] == "regex"
+    assert "DONE-42" in _rows(resumed)
+    missed = await act(s, None, compile_until(regex="^DONE-42"), 0, VIEW)
+    assert missed.wait.reason == "timeout"
+    with pytest.raises(BadInput, match="since resumes a wait"):
+        await act(s, [_line("true")], compile_until(stable_ms=100), 1000, VIEW, since=0)

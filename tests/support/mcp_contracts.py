@@ -2,10 +2,11 @@
 
 The rule: every argument of the tool is an argument of the route (a path or query parameter, or a body
 field, under the same name unless renamed); its type and choices (`type`, `anyOf`, `enum`, `items`) are the
-route's; every constraint or default it states is the route's too. A tool may leave a constraint out (the
-lean schemas drop far bounds: the daemon still enforces them), but never states a different one, so a tool
-cannot be stricter or looser than the daemon, or offer other choices. Both sides are compared as the agent
-and the daemon see them: the tool's lean schema, the route's schema with titles and "or null" removed.
+route's; every constraint or default it states is the route's too, at every depth. A tool may leave a
+constraint out (the lean schemas a client lists drop upper bounds: the daemon still enforces them), but
+never states a different one, so a tool cannot be stricter or looser than the daemon, or offer other
+choices. Both sides are compared lean but with their bounds, `$ref`s resolved and "or null" removed; give
+a tool's full schema (as its model validates) to hold its bounds too.
 """
 from __future__ import annotations
 
@@ -63,12 +64,23 @@ def assert_tool_matches_route(
 def _differences(name: str, tool: Mapping[str, Any], route: Mapping[str, Any], *, allow_own_default: bool) -> list[str]:
     out = []
     for key in SHAPE:
-        if key in route and key not in ("items",) and tool.get(key) != route[key]:
+        if key in route and key not in ("items", "anyOf") and tool.get(key) != route[key]:
             out.append(f"{name}.{key}: the tool says {tool.get(key)!r}, the route {route[key]!r}")
     if "items" in route or "items" in tool:
         out += _differences(f"{name}[]", tool.get("items", {}), route.get("items", {}), allow_own_default=False)
+    if "anyOf" in route or "anyOf" in tool:
+        mine, theirs = tool.get("anyOf", []), route.get("anyOf", [])
+        if len(mine) != len(theirs):
+            out.append(f"{name}.anyOf: the tool says {mine!r}, the route {theirs!r}")
+        for n, (a, b) in enumerate(zip(mine, theirs, strict=False)):
+            out += _differences(f"{name}|{n}", a, b, allow_own_default=False)
+    for field, sub in tool.get("properties", {}).items():
+        if field not in route.get("properties", {}):
+            out.append(f"{name}.{field}: the route has no such field")
+        else:
+            out += _differences(f"{name}.{field}", sub, route["properties"][field], allow_own_default=False)
     for key, value in tool.items():
-        if key in IGNORED or key in SHAPE or (key == "default" and allow_own_default):
+        if key in IGNORED or key in SHAPE or key == "properties" or (key == "default" and allow_own_default):
             continue
         if route.get(key, ...) != value:
             out.append(f"{name}.{key}: the tool says {value!r}, the route {route.get(key, 'nothing')!r}")
@@ -84,16 +96,23 @@ def _fields(openapi: Mapping[str, Any], schema: Mapping[str, Any], prefix: str, 
 
 
 def _resolved(root: Mapping[str, Any], schema: Mapping[str, Any]) -> dict[str, Any]:
-    """`schema` lean, "X or null" as X, and a `$ref` replaced by what it names (the referring schema's own
-    keys, such as a description or a default, kept beside it)."""
-    lean = lean_schema(dict(schema))
+    """`schema` lean, "X or null" as X, and every `$ref` in it replaced by what it names (the referring
+    schema's own keys, such as a description or a default, kept beside it), at every depth."""
+    lean = lean_schema(dict(schema), keep_bounds=True)
     variants = lean.get("anyOf")
-    if isinstance(variants, list) and len(variants) == 2 and {"type": "null"} in variants:
-        (other,) = [v for v in variants if v != {"type": "null"}]  # "or null": may be left out
-        lean = {**{k: v for k, v in lean.items() if k != "anyOf" and not (k == "default" and v is None)}, **other}
+    if isinstance(variants, list) and {"type": "null"} in variants:  # "or null": may be left out
+        rest = [v for v in variants if v != {"type": "null"}]
+        lean = {k: v for k, v in lean.items() if k != "anyOf" and not (k == "default" and v is None)}
+        lean = {**lean, **rest[0]} if len(rest) == 1 else {**lean, "anyOf": rest}
     if "$ref" in lean:
         target: Any = root
         for part in lean.pop("$ref").removeprefix("#/").split("/"):
             target = target[part]
         lean = {**_resolved(root, target), **lean}
+    if "anyOf" in lean:
+        lean["anyOf"] = [_resolved(root, variant) for variant in lean["anyOf"]]
+    if "items" in lean:
+        lean["items"] = _resolved(root, lean["items"])
+    if "properties" in lean:
+        lean["properties"] = {field: _resolved(root, sub) for field, sub in lean["properties"].items()}
     return lean

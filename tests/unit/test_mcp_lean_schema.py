@@ -1,8 +1,9 @@
-"""The lean tool schemas: titles and "or null" go, everything that constrains an argument stays."""
+"""The lean tool schemas: titles, "or null", upper bounds and assumed defaults go; lower bounds, choices
+and the defaults a model must know stay."""
 from __future__ import annotations
 
 import json
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
@@ -22,18 +23,23 @@ class Arguments(BaseModel):
     either: int | str | None = None
 
 
-def test_titles_and_or_null_go_and_constraints_stay() -> None:
+def test_titles_or_null_and_upper_bounds_go_and_lower_bounds_stay() -> None:
     lean = lean_schema(Arguments.model_json_schema())
     assert '"title"' not in json.dumps(lean)
     props = lean["properties"]
     assert props["terminal_id"] == {"type": "string"} and lean["required"] == ["terminal_id"]
     assert props["keys"] == {"type": "array", "items": {"type": "string"}}
     assert props["until"] == {"$ref": "#/$defs/Until"}
-    assert props["timeout_ms"] == {"type": "integer", "minimum": 0, "maximum": 50_000, "default": 10_000}
+    assert props["timeout_ms"] == {"type": "integer", "minimum": 0, "default": 10_000}
     until = lean["$defs"]["Until"]["properties"]
     assert until["regex"] == {"type": "string", "description": "a pattern"}
-    assert until["stable_ms"] == {"type": "integer", "minimum": 0, "maximum": 50}
-    assert len(props["either"]["anyOf"]) == 3, "a union of several types keeps its null"
+    assert until["stable_ms"] == {"type": "integer", "minimum": 0}
+    assert props["either"] == {"anyOf": [{"type": "integer"}, {"type": "string"}]}, "may be left out: no null"
+
+
+def test_keep_bounds_keeps_what_validation_checks() -> None:
+    props = lean_schema(Arguments.model_json_schema(), keep_bounds=True)["properties"]
+    assert props["timeout_ms"] == {"type": "integer", "minimum": 0, "maximum": 50_000, "default": 10_000}
 
 
 def test_a_property_named_title_is_kept() -> None:
@@ -43,7 +49,7 @@ def test_a_property_named_title_is_kept() -> None:
     assert "title" in lean_schema(Page.model_json_schema())["properties"]
 
 
-def test_far_bounds_lengths_false_defaults_and_open_objects_go_but_near_bounds_stay() -> None:
+def test_lengths_false_defaults_first_choices_and_open_objects_go() -> None:
     class Body(BaseModel):
         name: Annotated[str, Field(min_length=1, max_length=200)]
         budget: Annotated[int, Field(ge=1, le=2_000_000)] = 8000
@@ -51,10 +57,14 @@ def test_far_bounds_lengths_false_defaults_and_open_objects_go_but_near_bounds_s
         flag: bool = False
         on: bool = True
         steps: list[dict[str, int]] = []
+        mode: Literal["any", "all"] = "any"
+        format: Literal["json", "text"] = "text"
 
     props = lean_schema(Body.model_json_schema())["properties"]
     assert props["name"] == {"type": "string", "minLength": 1}
     assert props["budget"] == {"type": "integer", "minimum": 1, "default": 8000}
-    assert props["lines"] == {"type": "integer", "minimum": 1, "maximum": 5000, "default": 200}
+    assert props["lines"] == {"type": "integer", "minimum": 1, "default": 200}
+    assert props["mode"] == {"type": "string", "enum": ["any", "all"]}, "the first choice is the default"
+    assert props["format"] == {"type": "string", "enum": ["json", "text"], "default": "text"}
     assert props["flag"] == {"type": "boolean"} and props["on"] == {"type": "boolean", "default": True}
     assert props["steps"]["items"] == {"type": "object", "additionalProperties": {"type": "integer"}}

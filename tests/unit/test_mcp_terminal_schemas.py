@@ -1,54 +1,40 @@
-"""Every terminal MCP tool's input schema agrees with the OpenAPI schema of the route it calls: the same
-fields with the same types, enums and limits (the shim may only be stricter, where MCP clients give up
-sooner). Both come from app.schemas.terminal, so this holds as long as nobody copies a field again."""
+"""Every terminal MCP tool's input schema agrees with the OpenAPI schema of each route it calls (the rule of
+tests/support/mcp_contracts: the same fields with the same types and choices, no other bound or default).
+A tool that calls several routes is held against each, for the arguments that route takes; every argument
+but a tool's own choice of route is held against at least one. Both sides come from app.schemas.terminal,
+so this holds as long as nobody copies a field again."""
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
 import pytest
+from mcp.server import MCPServer
 
 from app.config import Settings
 from app.server import create_app
 from clients.mcp.server import create_server
+from clients.mcp.terminal_tools import MAX_WAIT_MS
+from tests.support.mcp_contracts import assert_tool_matches_route, route_arguments
 
-ROUTES: dict[str, tuple[str, str, dict[str, str]]] = {
-    # tool: (method, path, {tool argument: where the route takes it: "body", "body:<field>", "query", "path"})
-    "terminal_open": ("post", "/v1/terminals", {"*": "body:*"}),
-    "terminal_list": ("get", "/v1/terminals", {}),
-    "terminal_act": ("post", "/v1/terminals/{terminal_id}/act", {"terminal_id": "path", "*": "body:*"}),
-    "terminal_send": ("post", "/v1/terminals/{terminal_id}/input", {"terminal_id": "path", "input": "body"}),
-    "terminal_wait": ("post", "/v1/terminals/{terminal_id}/wait", {"terminal_id": "path", "*": "body:*"}),
-    "terminal_screen": ("get", "/v1/terminals/{terminal_id}/screen", {"terminal_id": "path", "screen": "query"}),
-    "terminal_raw": ("get", "/v1/terminals/{terminal_id}/raw", {"terminal_id": "path", "*": "query:*"}),
-    "terminal_deltas": ("get", "/v1/terminals/{terminal_id}/deltas", {"terminal_id": "path", "*": "query:*"}),
-    "terminal_blocks": ("get", "/v1/terminals/{terminal_id}/blocks", {"terminal_id": "path", "n": "skip",
-                                                                       "max_tokens": "skip", "*": "query:*"}),
-    "terminal_close": ("delete", "/v1/terminals/{terminal_id}", {"terminal_id": "path", "*": "query:*"}),
+TERMINAL = "/v1/terminals/{terminal_id}"
+ROUTES: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
+    # tool: [(method, path, keyword arguments of assert_tool_matches_route)]
+    "terminal_open": [("POST", "/v1/terminals", {})],
+    "terminal_list": [("GET", "/v1/terminals", {})],
+    # without input, until or since the tool reads the screen: `screen`'s fields are GET /screen's query
+    "terminal_act": [("POST", f"{TERMINAL}/act", {"skip": ["timeout_ms"]})],
+    "terminal_read": [
+        ("GET", f"{TERMINAL}/blocks", {"only": ["terminal_id", "since", "limit"], "renames": {"limit": "last"}}),
+        ("GET", f"{TERMINAL}/blocks/{{n}}", {"only": ["terminal_id", "n", "max_tokens"]}),
+        ("GET", f"{TERMINAL}/raw", {"only": ["terminal_id", "since", "limit"], "renames": {"since": "offset"}}),
+        ("GET", f"{TERMINAL}/deltas", {"only": ["terminal_id", "since", "limit"], "renames": {"since": "cursor"}}),
+    ],
+    "terminal_close": [("DELETE", TERMINAL, {})],
 }
-STRICTER = {("terminal_act", "timeout_ms"), ("terminal_wait", "timeout_ms"), ("terminal_raw", "limit")}
-"""Arguments whose maximum the shim lowers (a tool call must end before the client's own timeout)."""
-_NOISE = {"title", "description", "default", "additionalProperties"}
-
-
-def _shape(node: Any, defs: dict[str, Any]) -> Any:
-    """`node` with references resolved and without what only explains (titles, descriptions, defaults) or
-    says "may be null" (an argument left out is the same)."""
-    if isinstance(node, list):
-        return [_shape(item, defs) for item in node]
-    if not isinstance(node, dict):
-        return node
-    if "$ref" in node:
-        return _shape(defs[node["$ref"].rsplit("/", 1)[-1]], defs)
-    out = {key: _shape(value, defs) for key, value in node.items() if key not in _NOISE}
-    if "anyOf" in out:
-        variants = [v for v in out["anyOf"] if v != {"type": "null"}]
-        if len(variants) == 1:
-            del out["anyOf"]
-            out.update(variants[0])
-        else:
-            out["anyOf"] = variants
-    return out
+OWN = {("terminal_read", "what"), ("terminal_act", "timeout_ms")}
+"""Arguments no route takes (they choose the route) or held on their own below."""
 
 
 @pytest.fixture(scope="module")
@@ -57,36 +43,41 @@ def openapi(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     return create_app(Settings(data_dir=data, token="x" * 16)).openapi()
 
 
-async def test_each_terminal_tool_takes_what_its_route_takes(openapi: dict[str, Any]) -> None:
-    components = openapi["components"]["schemas"]
-    tools = {tool.name: tool for tool in await create_server(toolsets=("terminal",)).list_tools()}
+@pytest.fixture(scope="module")
+def tools() -> dict[str, dict[str, Any]]:
+    """The terminal tools' full input schemas (as their calls are validated, bounds included), by name."""
+    listed = asyncio.run(MCPServer.list_tools(create_server(toolsets=("terminal",))))
+    return {tool.name: tool.input_schema for tool in listed}
+
+
+def test_every_terminal_tool_is_held_against_its_routes(tools: dict[str, dict[str, Any]]) -> None:
     assert set(tools) == set(ROUTES)
-    for name, (method, path, where) in ROUTES.items():
-        operation = openapi["paths"][path][method]
-        schema = tools[name].input_schema
-        defs = schema.get("$defs", {})
-        body = operation.get("requestBody", {}).get("content", {}).get("application/json", {}).get("schema")
-        body = _shape(body, components) if body else {}
-        query = {p["name"]: _shape(p["schema"], components) for p in operation.get("parameters", ())
-                 if p["in"] == "query"}  # fmt: skip
-        for argument, argument_schema in schema["properties"].items():
-            place = where.get(argument, where.get("*", "missing"))
-            if place in ("path", "skip"):
-                continue
-            mine = _shape(argument_schema, defs)
-            if place == "body":
-                theirs = body
-            elif place == "body:*":
-                theirs = body["properties"].get(argument)
-            elif place == "query":
-                assert set(mine["properties"]) == set(query), name
-                theirs = {**mine, "properties": query}
-                mine = {**mine, "properties": {k: _shape(v, defs) for k, v in mine["properties"].items()}}
-            elif place == "query:*":
-                theirs = query.get(argument)
-            else:
-                raise AssertionError(f"{name}.{argument}: which part of {method.upper()} {path} takes it?")
-            assert theirs is not None, f"{name}.{argument} is not taken by {method.upper()} {path}"
-            if (name, argument) in STRICTER:
-                assert mine.pop("maximum") <= theirs.pop("maximum"), (name, argument)
-            assert mine == theirs, (name, argument, mine, theirs)
+    for name, routes in ROUTES.items():
+        arguments = set(tools[name].get("properties", {}))
+        held = {arg for _, _, how in routes for arg in how.get("only", arguments - set(how.get("skip", ())))}
+        assert held | {arg for tool, arg in OWN if tool == name} == arguments, name
+
+
+@pytest.mark.parametrize("name", sorted(ROUTES))
+def test_terminal_tool_takes_what_its_routes_take(
+    name: str, tools: dict[str, dict[str, Any]], openapi: dict[str, Any]
+) -> None:
+    for method, path, how in ROUTES[name]:
+        assert_tool_matches_route(tools[name], openapi, method, path, **how)
+
+
+def test_terminal_act_screen_options_are_the_screen_routes_query(
+    tools: dict[str, dict[str, Any]], openapi: dict[str, Any]
+) -> None:
+    screen = tools["terminal_act"]["$defs"]["ScreenOptions"]
+    assert_tool_matches_route({"properties": screen["properties"]}, openapi, "GET", f"{TERMINAL}/screen")
+
+
+def test_terminal_act_waits_at_most_what_the_route_allows(tools: dict[str, dict[str, Any]], openapi: dict[str, Any]) -> None:
+    """Only the tool's timeout is stricter: a tool call must end before MCP clients give up (50 s)."""
+    mine = tools["terminal_act"]["properties"]["timeout_ms"]
+    theirs = route_arguments(openapi, "POST", f"{TERMINAL}/act")["timeout_ms"]
+    assert mine["maximum"] == MAX_WAIT_MS < theirs["maximum"]
+    assert_tool_matches_route(
+        {"properties": {"timeout_ms": {k: v for k, v in mine.items() if k != "maximum"}}}, openapi, "POST", f"{TERMINAL}/act"
+    )
