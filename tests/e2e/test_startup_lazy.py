@@ -22,7 +22,7 @@ def test_tokenizer_loads_with_the_first_token_count_not_at_start(daemon: Daemon)
         r = api.post("/v1/terminals", json={"command": ["sh", "-c", "echo hello; exec sleep 60"]})
         assert r.status_code == 201, r.text
         tid = r.json()["id"]
-        wait = {"until": {"regex": "hello"}, "timeout_ms": 20000, "screen": {"max_tokens": 200}}
+        wait = {"until": {"regex": "hello"}, "timeout_ms": 20000, "screen": {"max_tokens": 200}, "detail": True}
         done = api.post(f"/v1/terminals/{tid}/act", json=wait)
         assert done.status_code == 200, done.text
         assert done.json()["screen"]["tokens"] > 0
