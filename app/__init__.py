@@ -1,4 +1,5 @@
 """lookout: terminals, devices and pages for AI agents, seen in compact, token-budgeted form."""
+
 from importlib.metadata import PackageNotFoundError, version
 
 try:

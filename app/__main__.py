@@ -1,4 +1,5 @@
 """`python -m app` is the `lookout` command."""
+
 from app.cli import main
 
 main()

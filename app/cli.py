@@ -1,4 +1,5 @@
 """The `lookout` command: `lookout serve` runs the daemon, `lookout token` prints the API token."""
+
 from __future__ import annotations
 
 import argparse
@@ -50,8 +51,7 @@ def serve(args: argparse.Namespace) -> int:
     settings = _settings(args)
     if not is_loopback(settings.host) and not settings.token:
         print(
-            f"lookout: refusing to listen on {settings.host} without a token; "
-            "set LOOKOUT_TOKEN or pass --token",
+            f"lookout: refusing to listen on {settings.host} without a token; set LOOKOUT_TOKEN or pass --token",
             file=sys.stderr,
         )
         return 2

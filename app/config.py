@@ -1,4 +1,5 @@
 """Settings, read from the environment (prefix LOOKOUT_) and overridable by `lookout serve` flags."""
+
 from __future__ import annotations
 
 import os

@@ -1,4 +1,5 @@
 """create_app(settings): the FastAPI application, whose lifespan starts and stops the managers."""
+
 from __future__ import annotations
 
 import asyncio

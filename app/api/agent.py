@@ -1,5 +1,6 @@
 """ASGI middleware naming the agent of each request for the timeline: the `X-Lookout-Agent` header, or for a
 WebSocket (browsers cannot set its headers) an `agent` query parameter; `default` without either."""
+
 from __future__ import annotations
 
 import re

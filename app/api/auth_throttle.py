@@ -1,4 +1,5 @@
 """Slowing a client that keeps presenting wrong tokens, without blocking anyone else or the event loop."""
+
 from __future__ import annotations
 
 import asyncio

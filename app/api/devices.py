@@ -1,5 +1,6 @@
 """HTTP adapter for Android devices: the routes. Their contracts are in app.schemas.device, the logic in
 app.device."""
+
 from __future__ import annotations
 
 import asyncio

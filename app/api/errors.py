@@ -1,4 +1,5 @@
 """Every failure becomes `{"error": {"code", "message"}}` with the right status, never a bare 500."""
+
 from __future__ import annotations
 
 import errno

@@ -1,4 +1,5 @@
 """ASGI middleware in front of every route: Host and Origin, the bearer token, and the request body's size and time."""
+
 from __future__ import annotations
 
 import asyncio

@@ -4,6 +4,7 @@ uvicorn closes idle keep-alive connections, but once the first byte of a request
 rest forever: a client that sends half a request line holds a connection (and its memory) for good. This
 protocol closes such a connection with a 408 when its request line and headers have not all arrived within
 the deadline (counted from the connection, or from the first byte of a later request on it)."""
+
 from __future__ import annotations
 
 import asyncio

@@ -1,4 +1,5 @@
 """GET /healthz: the one route without a token."""
+
 from __future__ import annotations
 
 from fastapi import APIRouter

@@ -4,6 +4,7 @@ A page on evil.example whose name is re-pointed at 127.0.0.1 talks to lookout as
 requests still say `Host: evil.example`: lookout answers only requests addressed to a loopback name or
 address, or to a name the operator listed (`LOOKOUT_ALLOWED_HOSTS`). A browser request that carries an
 `Origin` must come from lookout's own origin (its scheme and the request's `Host`)."""
+
 from __future__ import annotations
 
 import ipaddress

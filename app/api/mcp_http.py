@@ -9,6 +9,7 @@ middleware, so they answer exactly as the stdio shim's do.
 The MCP SDK takes seconds to import, so a server is built on the first request that needs it (imported in a
 thread) rather than at start: a daemon nobody reaches over MCP never pays for it.
 """
+
 from __future__ import annotations
 
 import asyncio

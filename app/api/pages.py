@@ -1,4 +1,5 @@
 """HTTP adapter for browser pages: the routes. Their contracts are in app.schemas.page, the logic in app.browser."""
+
 from __future__ import annotations
 
 import asyncio

@@ -1,4 +1,5 @@
 """JSON responses rendered with orjson, and the error body every failure uses."""
+
 from __future__ import annotations
 
 import json

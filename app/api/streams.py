@@ -5,6 +5,7 @@ A live stream starts with a hydration message, then follows the session. Each cl
 a client that does not keep up is resynced (a fresh hydration) and one that stops reading is dropped; the
 session and the other clients never wait for it.
 """
+
 from __future__ import annotations
 
 import asyncio

@@ -1,5 +1,6 @@
 """HTTP adapter for terminals: routes and serialization; the request models are in app.schemas.terminal and
 the logic in app.terminal."""
+
 from __future__ import annotations
 
 import asyncio

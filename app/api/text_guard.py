@@ -6,6 +6,7 @@ JSON can carry `"\\ud800"`, which Python decodes to a string that is no valid Un
 as UTF-8, so it would fail wherever it is written (a terminal, a file, a page, an answer). Paired surrogates
 (`"\\ud83d\\ude00"`) are one character after decoding and pass.
 """
+
 from __future__ import annotations
 
 import json

@@ -1,4 +1,5 @@
 """HTTP adapter for the timeline: frames, the history within a budget, and ranges fetched back."""
+
 from __future__ import annotations
 
 import asyncio
@@ -15,7 +16,8 @@ router = APIRouter(prefix="/v1/timeline", tags=["timeline"])
 Seq = Annotated[int | None, Query(ge=1, le=MAX_JSON_INT)]
 Agent = Annotated[str | None, Query(max_length=100, description="only this agent's frames")]
 Resource = Annotated[
-    str | None, Query(max_length=200, description="only this resource's frames (terminal:<id>, device:<serial>, page:<id>)")
+    str | None,
+    Query(max_length=200, description="only this resource's frames (terminal:<id>, device:<serial>, page:<id>)"),
 ]
 
 

@@ -3,6 +3,7 @@
 These paths need no token (the sign-in page asks for it); they serve only the UI's own files and three
 files of xterm.js, never anything else from disk. Without the npm packages, `/` says how to install them.
 """
+
 from __future__ import annotations
 
 from pathlib import Path

@@ -13,6 +13,7 @@ the new page's messages (alerts, status and live regions, open dialogs, invalid 
 elements whose class names them a message, an error or a notice, as Django's `messagelist` and
 `errorlist`).
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -145,7 +146,9 @@ def check_ref(action: Action, known: RefCheck) -> None:
     if action.ref not in known.refs:
         raise Conflict(f"ref {action.ref} is not in the last snapshot ({known.obs_id}): snapshot again")
     if known.navigated_at > known.taken_at:
-        raise Conflict(f"the page navigated since snapshot {known.obs_id}, so ref {action.ref} is stale: snapshot again")
+        raise Conflict(
+            f"the page navigated since snapshot {known.obs_id}, so ref {action.ref} is stale: snapshot again"
+        )
 
 
 async def perform(page: Page, action: Action, point: tuple[float, float] | None = None) -> None:
@@ -284,7 +287,9 @@ def effects(events: list[dict[str, Any]], url_before: str, url_after: str, focus
     if url_after != url_before or any(e["kind"] == "navigation" for e in events):
         out["navigation"] = {"url": url_after}
     tabs = [{"page_id": e["page_id"], "url": e["url"]} for e in events if e["kind"] == "new_tab"]
-    dialogs = [{"type": e["type"], "message": e["message"], "answer": e["answer"]} for e in events if e["kind"] == "dialog"]
+    dialogs = [
+        {"type": e["type"], "message": e["message"], "answer": e["answer"]} for e in events if e["kind"] == "dialog"
+    ]
     downloads = [{"url": e["url"], "filename": e["filename"]} for e in events if e["kind"] == "download"]
     console = [{"level": e["level"], "text": e["text"]} for e in events
                if e["kind"] == "console" and e["level"] in ("error", "warning")]  # fmt: skip

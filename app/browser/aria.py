@@ -6,6 +6,7 @@ follow, or `: text` for an inline text child (YAML quotes the whole key when it 
 `- /placeholder: ...` are properties of the node above. Pure functions; everything after this (scoring,
 budgets, rendering, diffs) works on the tree.
 """
+
 from __future__ import annotations
 
 import json
@@ -99,7 +100,7 @@ def _other_line(body: str, parent: AriaNode, number: Callable[[], int]) -> AriaN
         return AriaNode("text", text=_value(body[5:].strip()))
     match = _NODE.fullmatch(body)
     if match is None:
-        raise AriaParseError(f"line {number()}: not `role \"name\" [attr]...` in {body[:60]!r}")
+        raise AriaParseError(f'line {number()}: not `role "name" [attr]...` in {body[:60]!r}')
     return _built(*match.groups())
 
 

@@ -4,6 +4,7 @@ The executable is LOOKOUT_BROWSER_EXECUTABLE, else a system Chromium on PATH, el
 download. Chromium runs headless with the flags that keep it off the network by itself (no background
 networking, updates or sync); a browser that cannot start is an `Unavailable` error saying how to get one.
 """
+
 from __future__ import annotations
 
 import asyncio

@@ -13,6 +13,7 @@ summarised in one line. Grammar, after a header that names the observation the d
 When most of the page changed (more than `FULL_ABOVE`) or the URL changed, a diff would cost more than
 it saves: the caller shows a full snapshot instead and says why.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

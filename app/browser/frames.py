@@ -1,4 +1,5 @@
 """What a page records in the timeline: pages opened and closed, snapshots, screenshots, actions (pure)."""
+
 from __future__ import annotations
 
 from typing import Any

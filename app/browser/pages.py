@@ -8,6 +8,7 @@ are stored as observations under `<data>/pages/<id>/observations/<obs_id>.json`;
 `page.closed` event (reason `idle`): an agent that forgets its pages does not keep gigabytes of them; and
 at most `max_pages` are open at once (one more is a Conflict that says what to do).
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -113,7 +114,9 @@ class PageManager:
         if self._reaper is None or self._reaper.done():
             self._reaper = asyncio.create_task(self._close_idle())
         browser = await self.host.browser()
-        context = await browser.new_context(viewport={"width": viewport[0], "height": viewport[1]}, accept_downloads=True)
+        context = await browser.new_context(
+            viewport={"width": viewport[0], "height": viewport[1]}, accept_downloads=True
+        )
         record = self._register(await context.new_page(), viewport)
         if url:
             try:
@@ -143,7 +146,9 @@ class PageManager:
         page.on("dialog", lambda dialog: asyncio.ensure_future(self._dialog(record, dialog)))
         page.on("download", lambda download: self._download(record, download))
         page.on("popup", lambda popup: self._popup(record, popup))
-        page.on("framenavigated", lambda frame: self._navigated(record, frame.url) if frame == page.main_frame else None)
+        page.on(
+            "framenavigated", lambda frame: self._navigated(record, frame.url) if frame == page.main_frame else None
+        )
         page.on("request", record.request_started)
         page.on("requestfinished", record.request_ended)
         page.on("requestfailed", record.request_ended)
@@ -154,7 +159,9 @@ class PageManager:
         record.dialog_answer = None
         record.event("dialog", type=dialog.type, message=dialog.message, answer="accepted" if accept else "dismissed")
         try:
-            await (dialog.accept(text) if accept and text is not None else dialog.accept() if accept else dialog.dismiss())
+            await (
+                dialog.accept(text) if accept and text is not None else dialog.accept() if accept else dialog.dismiss()
+            )
         except pw.Error:
             pass
 
@@ -364,7 +371,11 @@ class PageManager:
     async def _act(self, record: PageRecord, action: Action) -> dict[str, Any]:
         if action.action == "dialog":
             record.dialog_answer = (action.accept, action.text)
-            answer = "accepted" + (f" with {action.text!r}" if action.text is not None else "") if action.accept else "dismissed"
+            answer = (
+                "accepted" + (f" with {action.text!r}" if action.text is not None else "")
+                if action.accept
+                else "dismissed"
+            )
             return {"ok": True, "action": "dialog", "url": record.page.url, "effects": {},
                     "note": f"the next dialog on this page will be {answer}"}  # fmt: skip
         point = None
@@ -412,7 +423,10 @@ class PageManager:
             results.append({"step": index, "action": step.action, "ok": True, "effects": done["effects"]})
             moved = "navigation" in done["effects"] and step.action not in ("navigate", "back", "forward", "reload")
             if moved and index < len(steps) - 1:
-                stopped = {"step": index, "reason": f"the page navigated to {done['url']}: the next steps' refs are stale"}
+                stopped = {
+                    "step": index,
+                    "reason": f"the page navigated to {done['url']}: the next steps' refs are stale",
+                }
                 break
         out: dict[str, Any] = {"results": results, "snapshot": await self.snapshot(page_id, snapshot)}
         if stopped is not None:

@@ -5,6 +5,7 @@ should not pay. `load()` imports it in a worker thread (the browser's first star
 its names are this module's attributes (`pw.Error`, `pw.async_playwright`). An attribute read before
 `load()` imports it on the spot. Python's import lock makes concurrent first imports wait for one import.
 """
+
 from __future__ import annotations
 
 import asyncio

@@ -1,4 +1,5 @@
 """Looking inside a parsed snapshot: a subtree by ref (`expand`), and text or regex search (`find`)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -36,6 +37,7 @@ def find(root: AriaNode, pattern: str, regex: bool = False, limit: int = MAX_MAT
 
         def test(line: str) -> bool:
             return needle in line.casefold()
+
     matches: list[Match] = []
     count = 0
     stack: list[tuple[AriaNode, tuple[str, ...]]] = [(child, ()) for child in reversed(root.children)]

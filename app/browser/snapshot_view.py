@@ -24,6 +24,7 @@ made of `text`, `code`, `emphasis`... nodes) has that text joined into its own l
 code and links) are one unit with it: shown all together or folded all together, never a sentence with
 a hole in it.
 """
+
 from __future__ import annotations
 
 import json
@@ -149,7 +150,6 @@ def render(root: AriaNode, options: SnapshotOptions, ctx: PageContext) -> Snapsh
     wanted = [item for item in items if _wanted(item, options)]
     chosen, reason = _choose(wanted, options, ctx, len(items))
     return _finish(items, chosen, ctx, options, reason, len(items))
-
 
 
 def _modal(root: AriaNode, name: str | None) -> AriaNode | None:
@@ -290,9 +290,7 @@ def _wanted(item: _Item, options: SnapshotOptions) -> bool:
     return True
 
 
-def _choose(
-    wanted: list[_Item], options: SnapshotOptions, ctx: PageContext, total: int
-) -> tuple[set[int], str | None]:
+def _choose(wanted: list[_Item], options: SnapshotOptions, ctx: PageContext, total: int) -> tuple[set[int], str | None]:
     """Items by score, each with its ancestors, while the limits hold; the reason when something is left."""
     budget = options.max_tokens - _header_cost(ctx, total) - FOLD_LINE_TOKENS * 4
     chosen: set[int] = set()

@@ -2,6 +2,7 @@
 snapshot when that is worth it (a full view that says why otherwise). Pure: raw snapshot text in, text
 and metadata out; the last few answers are kept by their inputs, so a page that did not change since the
 last snapshot is not parsed and rendered again (the part of a snapshot's time that is lookout's own)."""
+
 from __future__ import annotations
 
 import threading

@@ -1,4 +1,5 @@
 """The API token: given in the settings, or generated once into the data directory with mode 0600."""
+
 from __future__ import annotations
 
 import hmac

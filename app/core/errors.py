@@ -1,4 +1,5 @@
 """Domain errors. Each carries a stable code and the HTTP status the API maps it to."""
+
 from __future__ import annotations
 
 from typing import Any

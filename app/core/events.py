@@ -3,6 +3,7 @@
 Publishing never blocks: each subscriber has a bounded queue, and one that falls behind loses its oldest
 events (its next read starts with a `dropped` event that says how many) rather than slowing anyone down.
 """
+
 from __future__ import annotations
 
 import asyncio

@@ -3,6 +3,7 @@
 When more than `max_bytes` are pending, everything pending is dropped and the consumer is told to resync
 (start again from a fresh full state) instead of reading a stream with a hole in it.
 """
+
 from __future__ import annotations
 
 import asyncio

@@ -13,6 +13,7 @@ frees everything that is not in a cycle at once; cycles made meanwhile wait for 
 the pause. Threads share the collector, so the pause is counted: it ends when the last of the overlapping
 pauses does.
 """
+
 from __future__ import annotations
 
 import gc

@@ -1,4 +1,5 @@
 """Identifiers: short random ids, and the check that keeps an id from escaping its directory."""
+
 from __future__ import annotations
 
 import re

@@ -1,4 +1,5 @@
 """Images for models: resizing to an observation's scale and encoding (png, jpeg, webp) with Pillow."""
+
 from __future__ import annotations
 
 import io

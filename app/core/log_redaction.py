@@ -1,5 +1,6 @@
 """Keeping secrets out of the log: a filter on every handler that masks the API token wherever it appears,
 and the value of any `token=` query parameter (uvicorn logs each WebSocket upgrade with its query string)."""
+
 from __future__ import annotations
 
 import logging

@@ -7,6 +7,7 @@ x (bytes searched) steps when RE2's DFA runs out of memory, so every search is c
 such steps and refused past it. Searches whose cost could hold the event loop for more than a few
 milliseconds run in a small thread pool (RE2 releases the GIL while it matches). Bench: bench/patterns.py.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -14,6 +14,7 @@ reuses must be a real directory, not a link. At start (`check_data_dir`, `check_
   a umask of 022) is tightened to 0700, and the log says so. Files inside it from earlier versions keep
   their 0644: the 0700 directory keeps everyone else out of them.
 """
+
 from __future__ import annotations
 
 import errno

@@ -4,6 +4,7 @@ A screenshot is scaled so that its longest side fits `max_dimension` (the aspect
 `scale_factor` is device pixels per image pixel (1.0 when the screen already fits). Coordinates from the
 agent are in image space and become device pixels here; bounds from the device become image pixels.
 """
+
 from __future__ import annotations
 
 import math

@@ -1,5 +1,6 @@
 """Crash-safe files: atomic rewrites, append-only JSON lines whose torn last line is skipped on read. Every
 file is private and opened without following links (app.core.private_files)."""
+
 from __future__ import annotations
 
 import os
@@ -32,7 +33,7 @@ def atomic_write_bytes(path: Path, data: bytes, durable: bool = False) -> None:
         try:
             view = memoryview(data)
             while view:
-                view = view[os.write(fd, view):]
+                view = view[os.write(fd, view) :]
             if durable:
                 os.fsync(fd)
         finally:

@@ -4,6 +4,7 @@ The encoding takes about 0.5 s of CPU to load, so it is loaded once, on the firs
 worker threads), not when the daemon starts: the load holds the GIL, so done at start it delayed the daemon's
 first answer, even from a thread. Concurrent first counts wait for one load.
 """
+
 from __future__ import annotations
 
 import threading

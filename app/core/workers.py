@@ -1,5 +1,6 @@
 """Small thread pools for CPU-heavy request work (searches, big renders): the event loop awaits them, at
 most `workers` run at once and the rest wait their turn, so hostile requests queue instead of piling up."""
+
 from __future__ import annotations
 
 import asyncio

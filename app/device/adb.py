@@ -8,6 +8,7 @@ adbutils (with the requests and urllib3 it pulls in) is imported on the first ad
 that makes it, not when the daemon starts: it costs about 0.1 s that a daemon answering its first request, or
 never asked about a device, should not pay.
 """
+
 from __future__ import annotations
 
 import functools
@@ -117,9 +118,7 @@ class _AdbErrors:
         from adbutils.errors import AdbConnectionError, AdbError, AdbTimeout  # loaded by the call that raised
 
         if isinstance(exc, (AdbTimeout, TimeoutError)):
-            raise BackendTimeout(
-                f"adb did not answer within {self.adb.timeout_s:g} s trying to {self.what}"
-            ) from exc
+            raise BackendTimeout(f"adb did not answer within {self.adb.timeout_s:g} s trying to {self.what}") from exc
         if isinstance(exc, (AdbConnectionError, ConnectionError)):
             raise Unavailable(
                 f"no adb server at {self.adb.address} ({exc}); start one with `adb -P {self.adb.port} start-server` "

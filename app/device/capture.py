@@ -5,6 +5,7 @@ format, and a colour space on Android 9+) followed by the pixels; it avoids the 
 encoder, so it is tried first. Text a device prints before the image (the multi-display warning, which a
 v1 shell mixes into stdout) is skipped in both forms.
 """
+
 from __future__ import annotations
 
 import io

@@ -1,4 +1,5 @@
 """What a device records in the timeline: screenshots, UI trees, searches and actions (pure)."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -13,7 +14,9 @@ CATEGORIES = {"screenshot": "device screenshot", "ui": "device UI tree", "find":
 def _describe_action(what: str, entry: dict[str, Any]) -> str:
     if what == "tap":
         element = entry.get("element")
-        target = f"element {element['index']} ({element['class']} {element.get('text') or ''})".rstrip() if element else ""
+        target = (
+            f"element {element['index']} ({element['class']} {element.get('text') or ''})".rstrip() if element else ""
+        )
         return f"tapped {target or 'at'} device point {entry['device_point']}".replace("  ", " ")
     if what == "swipe":
         way = entry.get("direction") or f"{entry['device_from']} to {entry['device_to']}"
@@ -25,7 +28,9 @@ def _describe_action(what: str, entry: dict[str, Any]) -> str:
     return f"{entry['app_action']} app {entry['package']}"
 
 
-def device_frame(entry: dict[str, Any], elements: list[dict[str, Any]] | None = None, app: str | None = None) -> FrameInput:
+def device_frame(
+    entry: dict[str, Any], elements: list[dict[str, Any]] | None = None, app: str | None = None
+) -> FrameInput:
     """The frame of one entry of the device's action log; a UI tree or search carries its elements as the
     full text (one compact JSON object per line) and the app they belong to."""
     serial, what, kind = entry["serial"], entry["what"], entry["kind"]

@@ -1,4 +1,5 @@
 """What a device says about itself: model, screen size, rotation and focused window from one shell command."""
+
 from __future__ import annotations
 
 import re

@@ -1,4 +1,5 @@
 """Android key names (`HOME`, `BACK`, `KEYCODE_ENTER`, ...) and keycodes, for `input keyevent`."""
+
 from __future__ import annotations
 
 from app.core.errors import BadInput
@@ -29,6 +30,4 @@ def keycode(key: str | int) -> int:
     name = ALIASES.get(name, name)
     if name in KEYCODES:
         return KEYCODES[name]
-    raise BadInput(
-        f"unknown key {key!r}; use a keycode number or one of {', '.join(sorted(KEYCODES))}", field="key"
-    )
+    raise BadInput(f"unknown key {key!r}; use a keycode number or one of {', '.join(sorted(KEYCODES))}", field="key")

@@ -1,4 +1,5 @@
 """Logcat lines (`-v threadtime`): parsing and filtering by tag and minimum level."""
+
 from __future__ import annotations
 
 import re

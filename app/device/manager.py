@@ -11,6 +11,7 @@ rotation and focused window, and the screenshot at most a few seconds old): othe
 a 409 that says to observe again. A screenshot with `ui` takes the dump right after the frame, as one
 observation: the default path for agents.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -70,7 +71,9 @@ def _recorded_failure(what: str) -> Callable[[Callable[..., Any]], Callable[...,
 
 
 class DeviceManager:
-    def __init__(self, root: Path, adb: Adb, max_dimension: int, bus: EventBus, recorder: Recorder | None = None) -> None:
+    def __init__(
+        self, root: Path, adb: Adb, max_dimension: int, bus: EventBus, recorder: Recorder | None = None
+    ) -> None:
         self.adb = adb
         self.max_dimension = max_dimension
         self.bus = bus
@@ -92,9 +95,7 @@ class DeviceManager:
     async def describe_all(self) -> list[dict[str, Any]]:
         """Every device the adb server knows, with its screen's facts where it is online."""
         devices = await self._thread(self.adb.devices)
-        infos = await asyncio.gather(
-            *(self._info_or_none(serial) for serial, state in devices if state == "device")
-        )
+        infos = await asyncio.gather(*(self._info_or_none(serial) for serial, state in devices if state == "device"))
         by_serial = dict(zip((s for s, state in devices if state == "device"), infos, strict=True))
         out = []
         for serial, state in devices:
@@ -319,7 +320,10 @@ class DeviceManager:
         await self._thread(self._check_rotation, serial, obs)
         await self._input(serial, f"input swipe {start[0]} {start[1]} {end[0]} {end[1]} {duration_ms}")
         detail: dict[str, Any] = {
-            "obs_id": obs.obs_id, "device_from": list(start), "device_to": list(end), "duration_ms": duration_ms
+            "obs_id": obs.obs_id,
+            "device_from": list(start),
+            "device_to": list(end),
+            "duration_ms": duration_ms,
         }
         self._record(serial, agent, "action", "swipe", **detail, direction=direction)
         return {"ok": True, **detail}
@@ -484,5 +488,3 @@ def _direction_swipe(scale: Scale, direction: str, distance: float) -> tuple[tup
 
 def _image_url(obs: Observation) -> str:
     return f"/v1/devices/{obs.serial}/observations/{obs.obs_id}/image"
-
-

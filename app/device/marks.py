@@ -1,4 +1,5 @@
 """Set-of-marks: a screenshot with each UI element's box outlined and its index written on it."""
+
 from __future__ import annotations
 
 from collections.abc import Sequence

@@ -6,6 +6,7 @@ are converted with the numbers of the observation they name, and element indices
 A dump joins an earlier screenshot only while that screenshot still shows the screen (`join_refusal`).
 Reading never creates a device's directory: only a saved observation or record does.
 """
+
 from __future__ import annotations
 
 import hashlib

@@ -5,6 +5,7 @@ back to `screencap -p` for a device whose raw output cannot be read; the choice 
 UI dumps go through a file (`uiautomator dump` writes its errors to stdout and exits 0, so its output is
 checked) and are retried once on uiautomator's known transient failures.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field

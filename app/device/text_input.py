@@ -10,6 +10,7 @@ send KEYCODE_PASTE) needs something on the device to set the clipboard, and the 
 command for it (`cmd clipboard` is missing on common images; scrcpy and similar tools push their own
 server or keyboard app to do it). So non-ASCII text stays a 400 rather than a guess that may type garbage.
 """
+
 from __future__ import annotations
 
 import shlex

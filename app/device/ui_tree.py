@@ -9,6 +9,7 @@ text nodes inside it, which are then not listed apart; a clickable wrapper with 
 clickable nodes inside is left to them; flags that follow from others go. `all=True` lists every node as
 it is, hidden ones flagged.
 """
+
 from __future__ import annotations
 
 import re
@@ -30,8 +31,16 @@ LISTED_FLAGS = {"clickable": "tap", "long-clickable": "long", "checkable": "chec
 """The flags a listing shows, by their short names. `focusable` follows from the others and goes; so does
 `tap`: a listed element can be tapped unless its flags say `static` (text only) or `scroll` (a list)."""
 _TAPPABLE = {"clickable", "long-clickable", "checkable"}
-_GENERIC = {"TextView", "View", "ViewGroup", "FrameLayout", "LinearLayout", "RelativeLayout", "ConstraintLayout",
-            "ImageView"}
+_GENERIC = {
+    "TextView",
+    "View",
+    "ViewGroup",
+    "FrameLayout",
+    "LinearLayout",
+    "RelativeLayout",
+    "ConstraintLayout",
+    "ImageView",
+}
 """Classes that say nothing an element's flags and text do not: left out of the listing."""
 _FRAMEWORK = ("android.", "androidx.")
 """An app's own (often obfuscated) classes tell an agent nothing; only the framework's are listed."""
@@ -330,8 +339,9 @@ def prefer_visible(nodes: Sequence[UiNode], found: Sequence[UiNode], screen: tup
         up = node.parent
         while up is not None:
             candidate = nodes[up]
-            if candidate.visible(screen) and names & {v.casefold() for v in (candidate.text.strip(),
-                                                                          candidate.desc.strip()) if v}:
+            if candidate.visible(screen) and names & {
+                v.casefold() for v in (candidate.text.strip(), candidate.desc.strip()) if v
+            }:
                 chosen[up] = candidate
                 break
             up = candidate.parent

@@ -1,4 +1,5 @@
 """What every domain's request contracts share."""
+
 from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict

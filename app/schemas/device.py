@@ -1,5 +1,6 @@
 """The device operations' request contracts: the routes of app.api.devices and the MCP device tools declare
 their fields with these models and types, so the two cannot drift (tests/e2e/test_mcp_contracts.py)."""
+
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal
@@ -50,8 +51,11 @@ class FindRequest(Strict):
     class_name: str | None = None
     regex: bool = Field(False, description="criteria are regular expressions (case-insensitive)")
     obs_id: ObsId = None
-    all: bool = Field(False, description="every match as it is, hidden ones flagged; by default a hidden match "
-                      "gives way to the visible node carrying the same text or description")
+    all: bool = Field(
+        False,
+        description="every match as it is, hidden ones flagged; by default a hidden match "
+        "gives way to the visible node carrying the same text or description",
+    )
     bounds: Bounds = False
 
 

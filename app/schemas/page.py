@@ -1,5 +1,6 @@
 """The page operations' request contracts: the routes of app.api.pages and the MCP page tools declare their
 fields with these models and types, so the two cannot drift (tests/e2e/test_mcp_contracts.py)."""
+
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal

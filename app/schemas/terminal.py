@@ -4,6 +4,7 @@ The HTTP routes (app.api.terminals), the WebSocket input messages (app.api.strea
 terminal tools (clients.mcp.terminal_tools) all validate with these, so their limits and field names agree.
 Pydantic only: no FastAPI, nothing of the domain (the shim imports this module).
 """
+
 from __future__ import annotations
 
 from typing import Any, Literal
@@ -22,7 +23,8 @@ State = Literal["idle", "running", "awaiting_input", "password", "tui", "exited"
 
 class CreateTerminal(Strict):
     command: str | list[str] | None = Field(
-        None, description="none: your shell; a string: a command line (a bare shell name starts that shell); a list: argv"
+        None,
+        description="none: your shell; a string: a command line (a bare shell name starts that shell); a list: argv",
     )
     cwd: str | None = None
     env: dict[str, str] | None = None
@@ -51,7 +53,9 @@ class Resize(Strict):
 
 class Until(Strict):
     # What ends a wait: any condition given, or all at once (match=all). See docs/terminals.md.
-    regex: str | None = Field(None, max_length=10_000, description="RE2, multiline, in the output after your input's echo")
+    regex: str | None = Field(
+        None, max_length=10_000, description="RE2, multiline, in the output after your input's echo"
+    )
     on: Literal["stream", "screen"] = "stream"
     stable_ms: int | None = Field(None, ge=0, le=MAX_TIMEOUT_MS, description="no output for this long")
     state_in: list[State] | None = None

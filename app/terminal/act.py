@@ -1,4 +1,5 @@
 """One agent step on a terminal: send input, wait until a condition holds, read the screen."""
+
 from __future__ import annotations
 
 from collections.abc import Sequence

@@ -7,6 +7,7 @@ bounded whatever the output's length: the replay engine's scrollback is collecte
 from a dump of its screen before the scrollback can fill, and only as many lines are kept from each end as
 the budget could ever show.
 """
+
 from __future__ import annotations
 
 from collections import deque

@@ -10,6 +10,7 @@ times are Unix seconds, and raw is the output's range of journal offsets (from t
 start of the D mark). A running block has ended_at, duration_ms, exit_code and raw.end null. Finished
 blocks are appended to `blocks.jsonl` in the session's directory.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -197,8 +198,14 @@ async def block_with_output(source: BlockSource, n: int, max_tokens: int) -> dic
         return None
     meta = source.meta
     output = await asyncio.to_thread(
-        render_output, source.read_raw, block.start, source.raw_offset if block.end is None else block.end,
-        meta.engine, meta.cols, meta.rows, max_tokens,
+        render_output,
+        source.read_raw,
+        block.start,
+        source.raw_offset if block.end is None else block.end,
+        meta.engine,
+        meta.cols,
+        meta.rows,
+        max_tokens,
     )
     return {**block.to_json(), "output": output}
 

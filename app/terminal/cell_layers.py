@@ -15,6 +15,7 @@ with one symbol per cell, trailing default symbols cut) or as `runs` (a list of 
 symbol]`, end exclusive, default symbols left out); columns count cells from the viewport's left edge, so
 they line up with the row's text (a wide character takes two cells).
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence

@@ -5,6 +5,7 @@ A delta is a frozen `Delta`; each line is its JSON form (`Delta.to_json`): `{"t"
 `"resized": true` after a resize (every row is then in `changed`). A read cursor is a byte offset in the
 file that must sit on a line boundary; every read returns `resume_cursor`, where the next read starts.
 """
+
 from __future__ import annotations
 
 import os

@@ -7,6 +7,7 @@ that does not echo, a password prompt) ends the search early and nothing, or onl
 as echo. A wait searches for a stream regex only after the echo, and counts output after it as the
 terminal having answered the input (see app.terminal.waiting).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

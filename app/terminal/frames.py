@@ -1,4 +1,5 @@
 """What a terminal records in the timeline: input sent, screens read, commands ended, exits (pure)."""
+
 from __future__ import annotations
 
 from collections.abc import Sequence

@@ -6,6 +6,7 @@ blocks, modes, and terminal queries, which are answered here), then is queued fo
 feeds its engine lazily, skipping ahead through floods: app.terminal.lazy_feed) and handed to the output
 listeners (live streams).
 """
+
 from __future__ import annotations
 
 import time

@@ -1,5 +1,6 @@
 """Input as a terminal receives it: ordered steps of text, named keys and pastes, encoded to bytes, with the
 characters a terminal would echo (what a wait skips, see app.terminal.echo)."""
+
 from __future__ import annotations
 
 from collections.abc import Sequence

@@ -10,6 +10,7 @@ one of "o" (output; value = byte count), "i" (input; value = base64 of the bytes
 "r" (resize; value = "COLSxROWS"), "m" (marker; value = label), "x" (exit; value = exit code), and
 `offset` the size of `output.raw` when the event happened.
 """
+
 from __future__ import annotations
 
 import base64
@@ -70,7 +71,7 @@ class JournalWriter:
             view = memoryview(stored)
             try:
                 while view:
-                    view = view[os.write(self._raw_fd, view):]
+                    view = view[os.write(self._raw_fd, view) :]
             except OSError as exc:
                 self._failed("output.raw", exc)
                 stored = stored[: len(stored) - len(view)]

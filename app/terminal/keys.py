@@ -14,6 +14,7 @@ Key names:
 - On any other key Meta sends ESC before the key (M-x, M-Enter, M-C-a). Shift is only valid there as
   S-Tab, which is BTab.
 """
+
 from __future__ import annotations
 
 import re
@@ -22,24 +23,49 @@ _CTRL, _META, _SHIFT = 4, 2, 1  # xterm modifier bits: the CSI parameter is 1 + 
 _MODIFIERS = {"C": _CTRL, "M": _META, "A": _META, "S": _SHIFT}
 
 _PLAIN = {
-    "Enter": b"\r", "Tab": b"\t", "BTab": b"\x1b[Z", "Escape": b"\x1b", "BSpace": b"\x7f", "Space": b" ",
+    "Enter": b"\r",
+    "Tab": b"\t",
+    "BTab": b"\x1b[Z",
+    "Escape": b"\x1b",
+    "BSpace": b"\x7f",
+    "Space": b" ",
 }
 
 # Keys that take xterm modifier parameters: name -> (CSI parameter, final character).
 _CSI_KEYS = {
-    "Up": ("1", "A"), "Down": ("1", "B"), "Right": ("1", "C"), "Left": ("1", "D"),
-    "Home": ("1", "H"), "End": ("1", "F"),
-    "Insert": ("2", "~"), "Delete": ("3", "~"), "PageUp": ("5", "~"), "PageDown": ("6", "~"),
-    "F1": ("1", "P"), "F2": ("1", "Q"), "F3": ("1", "R"), "F4": ("1", "S"),
-    "F5": ("15", "~"), "F6": ("17", "~"), "F7": ("18", "~"), "F8": ("19", "~"),
-    "F9": ("20", "~"), "F10": ("21", "~"), "F11": ("23", "~"), "F12": ("24", "~"),
+    "Up": ("1", "A"),
+    "Down": ("1", "B"),
+    "Right": ("1", "C"),
+    "Left": ("1", "D"),
+    "Home": ("1", "H"),
+    "End": ("1", "F"),
+    "Insert": ("2", "~"),
+    "Delete": ("3", "~"),
+    "PageUp": ("5", "~"),
+    "PageDown": ("6", "~"),
+    "F1": ("1", "P"),
+    "F2": ("1", "Q"),
+    "F3": ("1", "R"),
+    "F4": ("1", "S"),
+    "F5": ("15", "~"),
+    "F6": ("17", "~"),
+    "F7": ("18", "~"),
+    "F8": ("19", "~"),
+    "F9": ("20", "~"),
+    "F10": ("21", "~"),
+    "F11": ("23", "~"),
+    "F12": ("24", "~"),
 }
 _APP_CURSOR_KEYS = frozenset({"Up", "Down", "Right", "Left", "Home", "End"})
 _SS3_KEYS = frozenset({"F1", "F2", "F3", "F4"})
 
 _ALIASES = {
-    "IC": "Insert", "DC": "Delete", "PPage": "PageUp", "PgUp": "PageUp",
-    "NPage": "PageDown", "PgDn": "PageDown",
+    "IC": "Insert",
+    "DC": "Delete",
+    "PPage": "PageUp",
+    "PgUp": "PageUp",
+    "NPage": "PageDown",
+    "PgDn": "PageDown",
 }
 _CANONICAL = {name.lower(): name for name in (*_PLAIN, *_CSI_KEYS)} | {
     alias.lower(): name for alias, name in _ALIASES.items()
@@ -48,10 +74,36 @@ _CANONICAL = {name.lower(): name for name in (*_PLAIN, *_CSI_KEYS)} | {
 _CTRL_SYMBOLS = {"@": 0x00, "Space": 0x00, "[": 0x1B, "\\": 0x1C, "]": 0x1D, "^": 0x1E, "_": 0x1F, "?": 0x7F}
 
 _VALID = (
-    "Enter", "Tab", "BTab", "Escape", "BSpace", "Space", "Up", "Down", "Left", "Right", "Home", "End",
-    "Insert (IC)", "Delete (DC)", "PageUp (PPage, PgUp)", "PageDown (NPage, PgDn)", "F1-F12",
-    "C-a..C-z", "C-@", "C-Space", "C-[", "C-\\", "C-]", "C-^", "C-_", "C-?", "S-Tab",
-    "M-<key>", "A-<key>", "C-/S-/M-<arrow, Home, End, Insert, Delete, PageUp, PageDown or F-key>",
+    "Enter",
+    "Tab",
+    "BTab",
+    "Escape",
+    "BSpace",
+    "Space",
+    "Up",
+    "Down",
+    "Left",
+    "Right",
+    "Home",
+    "End",
+    "Insert (IC)",
+    "Delete (DC)",
+    "PageUp (PPage, PgUp)",
+    "PageDown (NPage, PgDn)",
+    "F1-F12",
+    "C-a..C-z",
+    "C-@",
+    "C-Space",
+    "C-[",
+    "C-\\",
+    "C-]",
+    "C-^",
+    "C-_",
+    "C-?",
+    "S-Tab",
+    "M-<key>",
+    "A-<key>",
+    "C-/S-/M-<arrow, Home, End, Insert, Delete, PageUp, PageDown or F-key>",
     "<any single printable character>",
 )
 
@@ -93,7 +145,9 @@ def encode_text(text: str) -> bytes:
     try:
         return text.encode("utf-8", "surrogateescape")
     except UnicodeEncodeError as exc:
-        raise NotText(f"U+{ord(text[exc.start]):04X} at position {exc.start} is a lone surrogate, not a character") from exc
+        raise NotText(
+            f"U+{ord(text[exc.start]):04X} at position {exc.start} is a lone surrogate, not a character"
+        ) from exc
 
 
 def bracketed_paste(text: str, enabled: bool) -> bytes:

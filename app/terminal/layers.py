@@ -24,6 +24,7 @@ pretty-printed) is, in this order:
 The text view (`format=text`) is the same view for people: a one-line header, then the rows, then each
 cell layer in the cells encoding under a line that names it.
 """
+
 from __future__ import annotations
 
 import json
@@ -55,7 +56,7 @@ class Region:
 
 
 def parse_layers(spec: str) -> tuple[str, ...]:
-    """"text,cursor,bold" -> ("text", "cursor", "bold"); an unknown name is a BadInput listing the valid
+    """ "text,cursor,bold" -> ("text", "cursor", "bold"); an unknown name is a BadInput listing the valid
     ones."""
     names = tuple(dict.fromkeys(name.strip() for name in spec.split(",") if name.strip()))
     _check_layers(names)
@@ -70,7 +71,7 @@ def _check_layers(names: Sequence[str]) -> None:
 
 
 def parse_region(spec: str) -> Region:
-    """"left,top,width,height" -> Region; anything else (or a negative origin, an empty size) is a
+    """ "left,top,width,height" -> Region; anything else (or a negative origin, an empty size) is a
     BadInput. A region that reaches outside the screen is valid: it is clipped when the view is built."""
     try:
         values = [int(part) for part in spec.split(",")]

@@ -4,6 +4,7 @@ Output is fed to the screen engine lazily: before anything reads the screen (the
 after any output, within app.terminal.deltas.UNWATCHED_INTERVAL_S), or once enough is pending. A large
 batch of plain text is cut by app.terminal.skip_ahead, so the engine is spared what nobody can see.
 """
+
 from __future__ import annotations
 
 from app.terminal.skip_ahead import plan_feed

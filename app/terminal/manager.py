@@ -1,4 +1,5 @@
 """All terminals of the daemon: create, find, list, stop; recover earlier ones after a restart."""
+
 from __future__ import annotations
 
 import asyncio

@@ -5,6 +5,7 @@ are, and the default colour has no value (symbol "0", mapped to null). A palette
 "0" (1-9, a-z, A-Z); the most used colours get them, and any further colour is given the symbol of the
 nearest colour already in the palette (the number of colours merged that way is reported).
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping

@@ -1,5 +1,6 @@
 """A terminal's files besides the journal: meta.json, screen.snapshot.json, events.jsonl and engine
 checkpoints, and rebuilding a screen from the newest checkpoint plus the journal's tail."""
+
 from __future__ import annotations
 
 import asyncio

@@ -3,6 +3,7 @@
 ptyprocess does the fork/exec; lookout then owns the master fd (non-blocking, read by the event loop) and
 reaps the child itself through a pidfd, so ptyprocess's own blocking close/wait are never used.
 """
+
 from __future__ import annotations
 
 import fcntl

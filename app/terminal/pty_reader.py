@@ -9,6 +9,7 @@ until MAX_PENDING bytes wait for the loop, and then only once the loop has taken
 (`Feed.resume`): a program that writes faster than its output is taken waits in its write, as it would in
 any terminal.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -58,9 +59,7 @@ class Feed:
     """One descriptor's output on its way from the reading thread to the loop. `take`, `resume` and `stop`
     are called on the loop."""
 
-    def __init__(
-        self, reader: PtyReader, fd: int, loop: asyncio.AbstractEventLoop, ready: Callable[[], None]
-    ) -> None:
+    def __init__(self, reader: PtyReader, fd: int, loop: asyncio.AbstractEventLoop, ready: Callable[[], None]) -> None:
         self.fd = fd
         self._reader = reader
         self._loop = loop

@@ -6,6 +6,7 @@ started or ended), `x` exit status. asciicast v2
 (`version=2`, what the asciinema 2.x player reads): absolute times, and no exit event.
 Input that was typed at a password prompt was never stored, so it is not in the recording either.
 """
+
 from __future__ import annotations
 
 import base64

@@ -9,6 +9,7 @@ abort it (the ESC then starts the next sequence), so an unterminated OSC never h
 payload longer than `MAX_OSC_PAYLOAD` bytes is dropped, and at most that much is ever carried between
 feeds.
 """
+
 from __future__ import annotations
 
 import re
@@ -82,7 +83,11 @@ _SEQUENCE = re.compile(
 _UNFINISHED = re.compile(rb"\x1b(?:\]" + _OSC_TEXT + rb"\x1b?|\[[?>]?" + _CSI_PARAMS + rb")?\Z")
 
 _MODES: dict[int, Mode] = {
-    1049: "alt_screen", 1047: "alt_screen", 47: "alt_screen", 2004: "bracketed_paste", 1: "app_cursor",
+    1049: "alt_screen",
+    1047: "alt_screen",
+    47: "alt_screen",
+    2004: "bracketed_paste",
+    1: "app_cursor",
 }
 _SHELL_CODES = {b"133": frozenset(b"A B C D".split()), b"633": frozenset(b"A B C D E P".split())}
 _VSCODE_ESCAPE = re.compile(rb"\\(?:\\|x([0-9a-fA-F]{2}))")
@@ -139,7 +144,7 @@ def _unfinished_tail(buf: bytes) -> bytes:
         earlier = buf.rfind(b"\x1b", 0, last)
         start = last if earlier < 0 else earlier
     match = _UNFINISHED.search(buf, start)
-    return buf[match.start():] if match else b""
+    return buf[match.start() :] if match else b""
 
 
 def _decode(match: re.Match[bytes], end: int, events: list[ScanEvent]) -> None:
@@ -175,7 +180,9 @@ def _decode_osc(payload: bytes, end: int, events: list[ScanEvent]) -> None:
             params = [_VSCODE_ESCAPE.sub(_unescape, p) for p in params]
         events.append(ShellMark(end, code.decode(), tuple(p.decode("utf-8", "replace") for p in params)))
         if code == b"P" and params and params[0].startswith(b"Cwd="):
-            nonce = params[-1].decode("utf-8", "replace") if len(params) > 1 and params[-1].startswith(b"nonce=") else None
+            nonce = (
+                params[-1].decode("utf-8", "replace") if len(params) > 1 and params[-1].startswith(b"nonce=") else None
+            )
             _add_cwd(params[0][4:], end, events, nonce)
 
 

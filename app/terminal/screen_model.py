@@ -5,6 +5,7 @@ worker threads, and the snapshot and checkpoints that keep the screen readable a
 The engine is changed (fed, resized) on the loop under `lock`, which a worker thread also holds while it
 copies a view of the engine.
 """
+
 from __future__ import annotations
 
 import asyncio

@@ -1,4 +1,5 @@
 """A screen engine seen as plain data: for the layered view (app.terminal.layers) and for snapshots."""
+
 from __future__ import annotations
 
 from collections.abc import Mapping

@@ -9,6 +9,7 @@ window.c, input.c and grid.c):
 The session wires them together, keeps the terminal's facts (meta.json, events.jsonl) and tells the event bus
 and the timeline recorder, both given to it when it is made, what happened.
 """
+
 from __future__ import annotations
 
 import asyncio

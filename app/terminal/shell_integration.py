@@ -7,6 +7,7 @@ descriptor number in LOOKOUT_NONCE_FD), which the rc code reads, closes and unse
 runs: the nonce is in no file, command line or environment, and lookout takes it out of the output it
 stores or streams (NonceFilter). The user's own rc files are sourced unchanged, never edited.
 """
+
 from __future__ import annotations
 
 import os

@@ -15,6 +15,7 @@ The stretch that is skipped must:
 One case is not covered: a scrolling region set with the cursor below it, where line feeds do not
 scroll; programs that set regions also address the cursor, so their output is not plain.
 """
+
 from __future__ import annotations
 
 import re

@@ -1,5 +1,6 @@
 """What a terminal is doing, derived from the PTY's termios flags, its foreground process group and the
 alternate screen."""
+
 from __future__ import annotations
 
 from collections.abc import Callable

@@ -1,5 +1,6 @@
 """The output stream as text for regex waits: escape sequences and carriage returns removed, with a map
 from positions in that text back to byte offsets in the raw journal."""
+
 from __future__ import annotations
 
 import bisect

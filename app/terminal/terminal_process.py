@@ -5,6 +5,7 @@ ladder.
 When the leader exits, the output that is still in the PTY is drained before the master is closed, so
 nothing a fast program wrote is lost; then `on_exit` is called once, and `ended` is set.
 """
+
 from __future__ import annotations
 
 import asyncio

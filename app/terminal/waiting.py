@@ -2,6 +2,7 @@
 is one of a set, a command block ends (and its prompt comes), or the process exits (any of these, or all
 at once); or until the timeout, which returns a cursor to resume from. After an input, the echo of it is
 skipped (app.terminal.echo) and a state holds only as the terminal's answer to it."""
+
 from __future__ import annotations
 
 import asyncio
@@ -332,9 +333,7 @@ async def _search_screen(pattern: UserPattern, text: str) -> Match | None:
         raise BadInput(str(exc), field="until.regex") from exc
 
 
-def _scan_stream(
-    term: Waitable, pattern: UserPattern, start: int, end: int
-) -> tuple[int, dict[str, Any]] | None:
+def _scan_stream(term: Waitable, pattern: UserPattern, start: int, end: int) -> tuple[int, dict[str, Any]] | None:
     """The first match in the output between `start` and `end`: (journal offset of its end, the match)."""
     if start >= end:
         return None

@@ -5,6 +5,7 @@ holds at least `threshold` tokens at full detail and has no summary for its exac
 summarised newest first (they are the ones a render reaches for first), one at a time, in a worker thread.
 Rendering never waits for this: a block without a summary is simply elided.
 """
+
 from __future__ import annotations
 
 import asyncio

@@ -1,4 +1,5 @@
 """A frame as stored: its levels of detail, each rendered once with its exact token count (pure)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass

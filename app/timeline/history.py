@@ -1,4 +1,5 @@
 """A view of the stored timeline (all frames, or one agent's and/or one resource's) as render.History."""
+
 from __future__ import annotations
 
 from bisect import bisect_left

@@ -1,4 +1,5 @@
 """A compact line diff of one observation against the previous one of the same resource (pure)."""
+
 from __future__ import annotations
 
 from difflib import SequenceMatcher

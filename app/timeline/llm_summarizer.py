@@ -3,6 +3,7 @@
 Runs in a worker thread (urllib, no extra dependency); any failure is reported to the caller, which falls
 back to the deterministic summary.
 """
+
 from __future__ import annotations
 
 import json

@@ -4,6 +4,7 @@ A domain builds a `FrameInput` (what happened, at its detail levels, as text) an
 The agent comes from `current_agent`, which the HTTP layer sets from the `X-Lookout-Agent` header for the
 request being served (context variables follow the request into tasks and worker threads).
 """
+
 from __future__ import annotations
 
 from contextvars import ContextVar

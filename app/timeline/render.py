@@ -16,6 +16,7 @@ become one message that names the range and how to fetch it back. Token counts a
 count was taken when the frame was recorded, elision lines are counted here), and the result is checked
 against the budget before it is returned, so `total_tokens <= budget` always holds.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -175,7 +176,9 @@ def plan(history: History, budget: int, elision: int) -> Plan:
     return result
 
 
-Item = tuple[str, int, int, str]  # ("frame", seq, seq, level) | ("mask", first, last, "") | ("summary", first, last, "")
+Item = tuple[
+    str, int, int, str
+]  # ("frame", seq, seq, level) | ("mask", first, last, "") | ("summary", first, last, "")
 
 
 def _masked_stretch(chosen: Plan, first: int, last: int) -> list[Item]:

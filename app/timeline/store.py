@@ -6,6 +6,7 @@ categories at its end for every view (all frames, per agent, per resource, per b
 checkpoints plus the frames after the last one, and counting the frames of any range costs two lookups and
 at most two partial blocks, however long the history is.
 """
+
 from __future__ import annotations
 
 import os
@@ -113,7 +114,11 @@ class FrameStore:
                 metas = [FrameMeta.from_list(values) for values in saved["metas"]]
             except (OSError, ValueError, KeyError, TypeError):
                 break
-            if saved["block"] != block_of(self.last_seq + 1) or len(metas) != BLOCK or metas[0].seq != self.last_seq + 1:
+            if (
+                saved["block"] != block_of(self.last_seq + 1)
+                or len(metas) != BLOCK
+                or metas[0].seq != self.last_seq + 1
+            ):
                 break
             for meta in metas:
                 self._index(meta)

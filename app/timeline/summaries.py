@@ -5,6 +5,7 @@ made it and its text (which carries the range and the handle to fetch the frames
 summarised once: a record with the same range and hash is never written again, and a torn last line (a
 crash while writing) is skipped on read, so that range is simply summarised again.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -52,6 +53,7 @@ def summarise_frames(frames: list[dict[str, Any]]) -> str:
         parts: list[str] = []
         commands = [d for d in data if "command" in d and "exit_code" in d]
         if commands:
+
             def shown(d: dict[str, Any]) -> str:
                 return f"`{d['command']}` → {d['exit_code']}" + (f" in {d['cwd']}" if d.get("cwd") else "")
 

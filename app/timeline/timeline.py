@@ -5,6 +5,7 @@ diffs observations against the previous one of the same resource, counts tokens 
 wait (in their worker thread) until what was recorded before them is written, then hold the lock while
 they read, so a render sees one consistent history.
 """
+
 from __future__ import annotations
 
 import logging

@@ -1,5 +1,6 @@
 """The browser page tools: each one request to /v1/pages, its arguments typed as app.schemas.page declares
 them. Snapshots come back as budgeted text with refs."""
+
 from __future__ import annotations
 
 import json

@@ -1,4 +1,5 @@
 """The timeline tools: the agent's history rendered within a budget, and elided ranges fetched back."""
+
 from __future__ import annotations
 
 import json

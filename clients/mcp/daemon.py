@@ -9,6 +9,7 @@ so a daemon started or a token rotated after the MCP client started the shim is 
   else the daemon's default data dir), as `lookout serve` writes it;
 - `LOOKOUT_AGENT`: sent as `X-Lookout-Agent` (default: the name the MCP client gave when it connected).
 """
+
 from __future__ import annotations
 
 import os
@@ -101,7 +102,9 @@ async def call(
         headers["Authorization"] = f"Bearer {token}"
     timeout = httpx.Timeout(REQUEST_TIMEOUT_S + wait_s, connect=CONNECT_TIMEOUT_S)
     try:
-        async with httpx.AsyncClient(base_url=url, headers=headers, timeout=timeout, transport=link.transport) as client:
+        async with httpx.AsyncClient(
+            base_url=url, headers=headers, timeout=timeout, transport=link.transport
+        ) as client:
             json = without_none(body) if isinstance(body, Mapping) else body  # a list: input steps
             response = await client.request(method, path, json=json, params=without_none(params or {}))
     except httpx.ConnectError as exc:

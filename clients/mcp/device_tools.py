@@ -1,5 +1,6 @@
 """The Android device tools: each one request to /v1/devices, its arguments typed as app.schemas.device
 declares them. Coordinates are a screenshot's pixels; the daemon converts them with that observation."""
+
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
@@ -103,9 +104,7 @@ async def device_swipe(
     return await call(ctx, "POST", _path(serial, "swipe"), body=body)
 
 
-async def device_type(
-    ctx: Context, serial: str, text: Annotated[str, Field(min_length=1)]
-) -> str:
+async def device_type(ctx: Context, serial: str, text: Annotated[str, Field(min_length=1)]) -> str:
     """Type ASCII into the focused field; newline = ENTER."""
     return await call(ctx, "POST", _path(serial, "type"), body={"text": text})
 
@@ -115,9 +114,7 @@ async def device_key(ctx: Context, serial: str, key: Key) -> str:
     return await call(ctx, "POST", _path(serial, "key"), body={"key": key})
 
 
-async def device_app(
-    ctx: Context, serial: str, package: Package, action: Literal["launch", "stop"] = "launch"
-) -> str:
+async def device_app(ctx: Context, serial: str, package: Package, action: Literal["launch", "stop"] = "launch") -> str:
     """Launch or force-stop an app."""
     return await call(ctx, "POST", _path(serial, "app"), body={"package": package, "action": action})
 

@@ -1,5 +1,6 @@
 """A screenshot answer as MCP content: the image itself, then its description without what only the daemon's
 host can use (the file's path, its URL, the image data again)."""
+
 from __future__ import annotations
 
 import base64

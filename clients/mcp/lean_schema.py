@@ -9,6 +9,7 @@ limits (`maxLength`) and upper bounds (`maximum`) are left out: they keep reques
 model, and the daemon (or the tool, where it is stricter and its description says so) still refuses an
 argument beyond them, with a clear error. Validation is unchanged: the models still hold every constraint.
 """
+
 from __future__ import annotations
 
 from typing import Any

@@ -1,4 +1,5 @@
 """`lookout-mcp`: the stdio MCP server with lookout's tools (see clients.mcp.daemon for its environment)."""
+
 from __future__ import annotations
 
 import inspect
@@ -48,7 +49,10 @@ class LookoutServer(MCPServer):
     tool takes `input=` would otherwise get an answer to a call that typed nothing)."""
 
     async def list_tools(self) -> list[Tool]:
-        return [tool.model_copy(update={"input_schema": lean_schema(tool.input_schema)}) for tool in await super().list_tools()]
+        return [
+            tool.model_copy(update={"input_schema": lean_schema(tool.input_schema)})
+            for tool in await super().list_tools()
+        ]
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
@@ -62,9 +66,7 @@ class LookoutServer(MCPServer):
         return await super().call_tool(name, arguments, context)
 
 
-def create_server(
-    link: Callable[[], DaemonLink] = environment_link, toolsets: tuple[str, ...] = NAMES
-) -> MCPServer:
+def create_server(link: Callable[[], DaemonLink] = environment_link, toolsets: tuple[str, ...] = NAMES) -> MCPServer:
     """The MCP server with the tools of `toolsets`; each tool's docstring is its description. Its tools reach
     the daemon through `link` (default: the environment's LOOKOUT_URL and token, as the stdio shim does)."""
     instructions = " ".join(GUIDES[name] for name in toolsets)

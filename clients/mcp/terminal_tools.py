@@ -1,6 +1,7 @@
 """The terminal tools: each call one request to /v1/terminals, with the daemon's own request models
 (app.schemas.terminal) for input, until and screen. Their docstrings are what the model reads: what to call
 and what it costs."""
+
 from __future__ import annotations
 
 import base64
@@ -39,9 +40,7 @@ def _dump(model: object) -> Any:
 
 async def terminal_open(
     ctx: Context,
-    command: Annotated[
-        str | list[str] | None, Field(description="none: your shell; a command line; or argv")
-    ] = None,
+    command: Annotated[str | list[str] | None, Field(description="none: your shell; a command line; or argv")] = None,
     cwd: str | None = None,
     env: dict[str, str] | None = None,
     cols: Annotated[int, Field(ge=2, le=MAX_COLS)] = 120,
@@ -125,4 +124,3 @@ TOOLS: list[tuple[Callable[..., Awaitable[str]], ToolAnnotations]] = [
     (terminal_close, ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=False)),
 ]
 """Each tool with its hints for the client (read-only tools may be allowed without asking)."""
-

@@ -1,6 +1,7 @@
 """The toolsets a client may choose, by name: `LOOKOUT_MCP_TOOLS` for the stdio shim, `/mcp?tools=` over HTTP.
 
 Light on purpose (no MCP import): the daemon parses the choice before it builds a server."""
+
 from __future__ import annotations
 
 NAMES = ("terminal", "device", "page", "context")

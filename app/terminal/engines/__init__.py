@@ -1,4 +1,5 @@
 """Screen engines: terminal emulators behind the ScreenEngine protocol (see base.py)."""
+
 from __future__ import annotations
 
 from .avt_engine import AvtEngine

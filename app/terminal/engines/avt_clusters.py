@@ -15,6 +15,7 @@ style between a save and a restore of the cursor (DECSC, DECRC). That is skipped
 dropped) once the program has used the saved cursor, insert mode or origin mode itself, or while the cursor
 waits to wrap at the right edge, which DECRC would forget.
 """
+
 from __future__ import annotations
 
 import functools
@@ -144,8 +145,8 @@ class ClusterCodec:
         leading = patterns.leading.match(text)
         if leading is not None:
             prefix = self._redraw_previous(leading.group()) or self._orphan(leading.group())
-            text = text[leading.end():]
-        context = "" if prefix else self._previous[partial_escape(self._previous):]
+            text = text[leading.end() :]
+        context = "" if prefix else self._previous[partial_escape(self._previous) :]
         encoded = prefix + self._substitute(text, context)
         self._previous = encoded or self._previous
         return encoded
@@ -182,7 +183,7 @@ class ClusterCodec:
         if context:
             encoded = self._stand_ins_in(context + text)
             if encoded.startswith(context):
-                return encoded[len(context):]
+                return encoded[len(context) :]
         return self._stand_ins_in(text)
 
     def _stand_ins_in(self, text: str) -> str:
@@ -196,8 +197,8 @@ class ClusterCodec:
                 continue
             start, end = match.span()
             if kind == "extras" and start > floor and _drawn(text[start - 1]):
-                cell = text[start - 1:end]
-                out += (text[pos:start - 1], stand_ins.get(cell) or self._stand_in(capped(cell)))
+                cell = text[start - 1 : end]
+                out += (text[pos : start - 1], stand_ins.get(cell) or self._stand_in(capped(cell)))
             elif kind == "reserved":
                 out += (text[pos:start], self._stand_in(capped(match.group())))
             elif kind == "extras":  # no character before it in the text

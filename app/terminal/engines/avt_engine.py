@@ -1,4 +1,5 @@
 """The default screen engine: asciinema's Rust `avt` through the pyavt bindings (tens of MB/s)."""
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -24,8 +25,14 @@ def _style(pen: avt.Pen) -> Style:
     if pen.is_default():
         return DEFAULT_STYLE
     return Style(
-        fg=_color(pen.foreground), bg=_color(pen.background), bold=pen.bold, faint=pen.faint,
-        italic=pen.italic, underline=pen.underline, strikethrough=pen.strikethrough, blink=pen.blink,
+        fg=_color(pen.foreground),
+        bg=_color(pen.background),
+        bold=pen.bold,
+        faint=pen.faint,
+        italic=pen.italic,
+        underline=pen.underline,
+        strikethrough=pen.strikethrough,
+        blink=pen.blink,
         inverse=pen.inverse,
     )
 

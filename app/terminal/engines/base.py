@@ -3,6 +3,7 @@
 An engine turns the bytes a program wrote into a grid of cells. It decodes UTF-8 itself, incrementally,
 so a character split across two feeds is never broken. Rows are indexed from 0 (top of the view).
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable

@@ -1,4 +1,5 @@
 """Escape-sequence helpers shared by the screen engines."""
+
 from __future__ import annotations
 
 import re
@@ -64,8 +65,13 @@ def sgr(style: Style) -> str:
     """The SGR sequence that sets exactly `style` (starting from a reset)."""
     params = ["0"]
     for flag, code in (
-        (style.bold, "1"), (style.faint, "2"), (style.italic, "3"), (style.underline, "4"),
-        (style.blink, "5"), (style.inverse, "7"), (style.strikethrough, "9"),
+        (style.bold, "1"),
+        (style.faint, "2"),
+        (style.italic, "3"),
+        (style.underline, "4"),
+        (style.blink, "5"),
+        (style.inverse, "7"),
+        (style.strikethrough, "9"),
     ):
         if flag:
             params.append(code)

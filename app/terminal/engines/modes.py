@@ -1,4 +1,5 @@
 """DEC private modes the engines care about, and alternate-screen tracking for an engine that hides it."""
+
 from __future__ import annotations
 
 import re
@@ -30,7 +31,7 @@ class AltScreenTracker:
         the offset in `text` where that last switch begins (0 if it began in the previous text); else None."""
         tail = self._tail
         scanned = tail + text if tail else text
-        self._tail = scanned[partial_escape(scanned):]
+        self._tail = scanned[partial_escape(scanned) :]
         # "?" alone is a memchr (50x faster than "\x1b[?" in ESC-dense output)
         if not ("?" in scanned and "\x1b[?" in scanned) and "\x1bc" not in scanned:
             return None

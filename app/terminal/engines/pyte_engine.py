@@ -1,4 +1,5 @@
 """The pure-Python fallback screen engine: pyte 0.8.2 with its known defects worked around."""
+
 from __future__ import annotations
 
 import copy
@@ -55,7 +56,7 @@ class _Sanitizer:
             if start is None:
                 kept.append(text[pos:])
                 return "".join(kept)
-            kept.append(text[pos:start.start()])
+            kept.append(text[pos : start.start()])
             pos = start.end()
             self._in_string = True
 
@@ -65,7 +66,11 @@ class _Stream(pyte.Stream):
     charset designations (DEC line drawing), which pyte ignores in its UTF-8 mode."""
 
     csi = {  # noqa: RUF012 (pyte reads it from the instance; its base declares it so)
-        **pyte.Stream.csi, "b": "repeat_last", "S": "scroll_up", "T": "scroll_down", "`": "cursor_to_column",
+        **pyte.Stream.csi,
+        "b": "repeat_last",
+        "S": "scroll_up",
+        "T": "scroll_down",
+        "`": "cursor_to_column",
     }
     events = pyte.Stream.events | {"repeat_last", "scroll_up", "scroll_down"}
 
@@ -202,8 +207,14 @@ class PyteEngine:
                 self._styles.clear()
             fg, bg, intensity, italics, underscore, strikethrough, reverse, blink = key
             style = self._styles[key] = Style(
-                fg=None if fg == "default" else cast(Color, fg), bg=None if bg == "default" else cast(Color, bg),
-                bold=intensity == 1, faint=intensity == 2, italic=bool(italics), underline=bool(underscore),
-                strikethrough=bool(strikethrough), blink=bool(blink), inverse=bool(reverse),
+                fg=None if fg == "default" else cast(Color, fg),
+                bg=None if bg == "default" else cast(Color, bg),
+                bold=intensity == 1,
+                faint=intensity == 2,
+                italic=bool(italics),
+                underline=bool(underscore),
+                strikethrough=bool(strikethrough),
+                blink=bool(blink),
+                inverse=bool(reverse),
             )
         return style

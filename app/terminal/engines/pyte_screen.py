@@ -7,6 +7,7 @@ before the screen, the engine and the side scanner handle: bytes are decoded inc
 break a character split across reads), and OSC marks are read from the raw bytes (pyte parses OSC by its
 first character, so OSC 7, 133 and 633 never reach it intact).
 """
+
 from __future__ import annotations
 
 import copy
@@ -28,10 +29,22 @@ Line = StaticDefaultDict[int, Char]
 # SGR parameters that set one Char field. Cells keep pyte's Char, but `bold` holds the intensity
 # (0 normal, 1 bold, 2 faint) and colours are "default", a palette index or an (r, g, b) tuple.
 _SGR_FIELDS: dict[int, tuple[str, object]] = {
-    1: ("bold", 1), 2: ("bold", 2), 22: ("bold", 0), 3: ("italics", True), 23: ("italics", False),
-    4: ("underscore", True), 24: ("underscore", False), 5: ("blink", True), 6: ("blink", True),
-    25: ("blink", False), 7: ("reverse", True), 27: ("reverse", False), 9: ("strikethrough", True),
-    29: ("strikethrough", False), 39: ("fg", "default"), 49: ("bg", "default"),
+    1: ("bold", 1),
+    2: ("bold", 2),
+    22: ("bold", 0),
+    3: ("italics", True),
+    23: ("italics", False),
+    4: ("underscore", True),
+    24: ("underscore", False),
+    5: ("blink", True),
+    6: ("blink", True),
+    25: ("blink", False),
+    7: ("reverse", True),
+    27: ("reverse", False),
+    9: ("strikethrough", True),
+    29: ("strikethrough", False),
+    39: ("fg", "default"),
+    49: ("bg", "default"),
 }
 _SGR_FIELDS.update({p: ("fg", p - 30) for p in range(30, 38)})
 _SGR_FIELDS.update({p: ("bg", p - 40) for p in range(40, 48)})
@@ -41,10 +54,10 @@ _SGR_FIELDS.update({p: ("bg", p - 92) for p in range(100, 108)})
 
 def _extended_color(params: tuple[int, ...], i: int) -> tuple[int | tuple[int, int, int] | None, int]:
     """The colour of `38;5;n` or `38;2;r;g;b` whose parameters start at params[i], and the next index."""
-    if params[i:i + 1] == (5,) and i + 1 < len(params):
+    if params[i : i + 1] == (5,) and i + 1 < len(params):
         return min(params[i + 1], 255), i + 2
-    if params[i:i + 1] == (2,) and i + 3 < len(params):
-        r, g, b = (min(value, 255) for value in params[i + 1:i + 4])
+    if params[i : i + 1] == (2,) and i + 3 < len(params):
+        r, g, b = (min(value, 255) for value in params[i + 1 : i + 4])
         return (r, g, b), i + 4
     return None, len(params)
 
@@ -163,7 +176,7 @@ class PyteScreen(pyte.Screen):
             count = max(0, cursor.y - lines + 1)
             if primary:
                 self.history.extend(row if row is not None else self.blank_line() for row in rows[:count])
-            rows = rows[count:lines + count]
+            rows = rows[count : lines + count]
         else:
             count = -min(len(self.history), lines - self.lines) if primary else 0
             rows = [*reversed([self.history.pop() for _ in range(-count)]), *rows]
@@ -211,7 +224,7 @@ class PyteScreen(pyte.Screen):
             take = min(n - i, columns - x)
             line = self.buffer[cursor.y]
             self._split_wide(line, x, x + take)
-            line.update(zip(range(x, x + take), map(cells.__getitem__, data[i:i + take]), strict=True))
+            line.update(zip(range(x, x + take), map(cells.__getitem__, data[i : i + take]), strict=True))
             cursor.x = x + take
             self.dirty.add(cursor.y)
             i += take

@@ -14,6 +14,7 @@ dropped. Two quirks of tmux 3.3 are not copied: a ZWJ before ASCII characters st
 next non-ASCII character (which then joins the cell before it), and a ZWJ that ends one of its reads of the
 pane is lost.
 """
+
 from __future__ import annotations
 
 import codecs
