@@ -38,7 +38,7 @@ from app.device.info import INFO_COMMAND, DeviceInfo, parse_info
 from app.device.keys import keycode
 from app.device.logcat import LOGCAT_MAX_LINES, filter_lines
 from app.device.marks import draw_marks
-from app.device.observations import Observation, ObservationStore, join_refusal
+from app.device.observations import DeviceObservations, Observation, join_refusal, turned
 from app.device.observer import Observer
 from app.device.ui_tree import UiNode, UiParseError, find, listing, parse_hierarchy, prefer_visible, render_elements
 from app.device.ui_tree import element as node_element
@@ -78,7 +78,7 @@ class DeviceManager:
         self.max_dimension = max_dimension
         self.bus = bus
         self.recorder = recorder or NullRecorder()
-        self.store = ObservationStore(root)
+        self.store = DeviceObservations(root)
         self.observer = Observer(adb)
         self._pool = ThreadPoolExecutor(max_workers=ADB_THREADS, thread_name_prefix="adb")
         """adb calls wait here, not in the default executor: a device that hangs until its timeout cannot
@@ -438,13 +438,10 @@ class DeviceManager:
 
     def _check_rotation(self, serial: str, obs: Observation) -> None:
         info = self._info(serial)
-        if (info.width, info.height, info.rotation) != (obs.scale.device_width, obs.scale.device_height, obs.rotation):
-            raise Conflict(
-                f"the device changed since observation {obs.obs_id} (screen was {obs.scale.device_width}x"
-                f"{obs.scale.device_height}, rotation {obs.rotation}; now {info.width}x{info.height}, rotation "
-                f"{info.rotation}): observe again and use the new coordinates",
-                rotation=info.rotation,
-            )
+        reason = turned(obs, info.width, info.height, info.rotation)
+        if reason is not None:
+            raise Conflict(f"the device changed since observation {obs.obs_id} ({reason}): observe again and use "
+                           "the new coordinates", rotation=info.rotation)  # fmt: skip
 
     async def _input(self, serial: str, command: str) -> None:
         result = await self._thread(self.adb.shell, serial, command)

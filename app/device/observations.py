@@ -1,10 +1,11 @@
-"""Observations of devices, stored under `<data>/devices/<serial>/observations/<obs_id>.{json,png,xml}`.
+"""Observations of devices, stored by the shared store (app.core.observations) under
+`<data>/devices/<serial>/observations/<obs_id>.{json,png,xml}`.
 
 An observation remembers how its image maps to the device (the scale, the device's size, rotation and
 focused window at capture time) and, once the UI was dumped for it, the dump itself: taps and UI bounds
 are converted with the numbers of the observation they name, and element indices stay those of that dump.
-A dump joins an earlier screenshot only while that screenshot still shows the screen (`join_refusal`).
-Reading never creates a device's directory: only a saved observation or record does.
+A dump joins an earlier screenshot only while that screenshot still shows the screen (`join_refusal`); a
+tap or swipe uses one only while the screen has not turned (`turned`): both are the store's staleness check.
 """
 
 from __future__ import annotations
@@ -18,10 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from app.core.errors import NotFound
-from app.core.ids import check_id, new_id
+from app.core.observations import ObservationStore as Store
+from app.core.observations import Seen, staleness
 from app.core.private_files import make_dir, read_bytes
 from app.core.scaling import Scale
-from app.core.storage import append_jsonl, atomic_write_bytes, atomic_write_json, read_json
+from app.core.storage import append_jsonl
 from app.device.ui_tree import UiNode, parse_hierarchy
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
@@ -59,6 +61,11 @@ class Observation:
     def from_json(cls, data: dict[str, Any]) -> Observation:
         return cls(**{**data, "scale": Scale(**data["scale"])})
 
+    def seen(self) -> Seen:
+        """What the observation saw, for the staleness check."""
+        return Seen(self.created_at, _facts(self.scale.device_width, self.scale.device_height, self.rotation,
+                                            self.window))  # fmt: skip
+
     @property
     def device(self) -> dict[str, int]:
         return {"width": self.scale.device_width, "height": self.scale.device_height, "rotation": self.rotation}
@@ -68,37 +75,27 @@ class Observation:
         return {"width": self.scale.image_width, "height": self.scale.image_height}
 
 
-class ObservationStore:
-    """Observations and action records of every device, on disk, with the latest one per device in memory."""
+class DeviceObservations:
+    """Observations and action records of every device, on disk (the shared store), with parsed UI dumps
+    of the last few cached."""
 
     def __init__(self, root: Path) -> None:
-        self.root = root
-        self._latest: dict[str, Observation] = {}
+        self.store = Store(root, "device", serial_dir_name, "created_at")
         self._dumps: dict[tuple[str, str], list[UiNode]] = {}
         self._lock = threading.Lock()
 
     def new(self, serial: str, scale: Scale, rotation: int, **fields: Any) -> Observation:
-        return Observation(new_id("o"), serial, time.time(), rotation, scale, **fields)
-
-    def dir(self, serial: str, *, create: bool = False) -> Path:
-        path = self.root / serial_dir_name(serial) / "observations"
-        if create:
-            make_dir(path)
-        return path
+        return Observation(self.store.new_id(), serial, time.time(), rotation, scale, **fields)
 
     def save(self, obs: Observation, image: bytes | None = None, ui_xml: bytes | None = None) -> Observation:
         """Store the observation with its image and UI dump; it becomes the device's latest."""
-        folder = self.dir(obs.serial, create=True)
+        files: dict[str, bytes] = {}
         if image is not None:
-            atomic_write_bytes(folder / f"{obs.obs_id}.{obs.image_format}", image)
+            files[str(obs.image_format)] = image
         if ui_xml is not None:
-            atomic_write_bytes(folder / f"{obs.obs_id}.xml", ui_xml)
+            files["xml"] = ui_xml
             obs = replace(obs, ui_dumped_at=obs.ui_dumped_at or time.time())
-        atomic_write_json(folder / f"{obs.obs_id}.json", obs.to_json())
-        with self._lock:
-            latest = self._latest.get(obs.serial)
-            if latest is None or latest.created_at <= obs.created_at:
-                self._latest[obs.serial] = obs
+        self.store.save(obs.serial, obs.to_json(), files)
         return obs
 
     def attach_ui(self, obs: Observation, ui_xml: bytes) -> Observation:
@@ -106,28 +103,17 @@ class ObservationStore:
         return self.save(replace(obs, ui_dumped_at=time.time()), ui_xml=ui_xml)
 
     def get(self, serial: str, obs_id: str) -> Observation:
-        check_id(obs_id, "observation")
-        path = self.dir(serial) / f"{obs_id}.json"
-        try:
-            return Observation.from_json(read_json(path))
-        except FileNotFoundError:
-            raise NotFound(f"no observation {obs_id!r} of device {serial!r}") from None
+        return Observation.from_json(self.store.load(serial, obs_id))
 
     def latest(self, serial: str, with_ui: bool = False) -> Observation | None:
         """The device's newest observation (with a UI dump, when asked), also from an earlier run."""
-        with self._lock:
-            latest = self._latest.get(serial)
-        if latest is not None and (latest.ui_dumped_at or not with_ui):
-            return latest
-        folder = self.dir(serial)
-        found = [Observation.from_json(read_json(p)) for p in folder.glob("o_*.json")] if folder.is_dir() else []
-        found = [obs for obs in found if obs.ui_dumped_at or not with_ui]
-        return max(found, key=lambda obs: obs.created_at, default=None)
+        found = self.store.latest(serial, (lambda record: bool(record["ui_dumped_at"])) if with_ui else None)
+        return None if found is None else Observation.from_json(found)
 
     def image_path(self, obs: Observation) -> Path:
         if obs.image_format is None:
             raise NotFound(f"observation {obs.obs_id!r} has no image (it was made by a UI dump)")
-        return self.dir(obs.serial) / f"{obs.obs_id}.{obs.image_format}"
+        return self.store.file(obs.serial, obs.obs_id, obs.image_format)
 
     def ui_nodes(self, obs: Observation) -> list[UiNode] | None:
         """The parsed UI dump of an observation, None when it has none."""
@@ -137,7 +123,7 @@ class ObservationStore:
         with self._lock:
             nodes = self._dumps.get(key)
         if nodes is None:
-            nodes = parse_hierarchy(read_bytes(self.dir(obs.serial) / f"{obs.obs_id}.xml"))
+            nodes = parse_hierarchy(read_bytes(self.store.file(obs.serial, obs.obs_id, "xml")))
             with self._lock:
                 if len(self._dumps) >= _CACHED_DUMPS:
                     self._dumps.pop(next(iter(self._dumps)))
@@ -146,7 +132,7 @@ class ObservationStore:
 
     def record(self, serial: str, entry: dict[str, Any]) -> None:
         """Append an action or observation record to the device's `actions.jsonl`."""
-        folder = self.root / serial_dir_name(serial)
+        folder = self.store.resource_dir(serial)
         make_dir(folder)
         append_jsonl(folder / "actions.jsonl", entry)
 
@@ -154,16 +140,18 @@ class ObservationStore:
 def join_refusal(obs: Observation, now: float, screen: tuple[int, int, int, str | None] | None = None) -> str | None:
     """Why a UI dump taken `now` must not join `obs`, or None when it may: the screenshot is too old, or
     the device, as `screen` (width, height, rotation, focused window) says it is now, is not as it was."""
-    age = now - obs.created_at
-    if age > UI_JOIN_MAX_AGE_S:
-        return f"it is {age:.0f} s old (a dump joins a screenshot at most {UI_JOIN_MAX_AGE_S:g} s old)"
-    if screen is None:
-        return None
-    width, height, rotation, window = screen
-    was = (obs.scale.device_width, obs.scale.device_height, obs.rotation)
-    if was != (width, height, rotation):
-        return (f"the screen was {was[0]}x{was[1]} at rotation {was[2]} and is now {width}x{height} at "
-                f"rotation {rotation}")  # fmt: skip
-    if obs.window != window:
-        return f"the focused window was {obs.window or 'none'} and is now {window or 'none'}"
-    return None
+    return staleness(obs.seen(), now, None if screen is None else _facts(*screen), max_age_s=UI_JOIN_MAX_AGE_S,
+                     purpose="for a UI dump to join it")  # fmt: skip
+
+
+def turned(obs: Observation, width: int, height: int, rotation: int) -> str | None:
+    """Why the image coordinates of `obs` no longer map to the screen (its size or rotation changed), or None."""
+    return staleness(obs.seen(), time.time(), {"the screen": _screen_text(width, height, rotation)})
+
+
+def _facts(width: int, height: int, rotation: int, window: str | None) -> dict[str, str]:
+    return {"the screen": _screen_text(width, height, rotation), "the focused window": window or "none"}
+
+
+def _screen_text(width: int, height: int, rotation: int) -> str:
+    return f"{width}x{height} at rotation {rotation}"
