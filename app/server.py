@@ -24,7 +24,7 @@ from app.core.events import EventBus
 from app.core.gc_tuning import freeze_long_lived
 from app.core.private_files import check_data_dir
 from app.device.adb import Adb
-from app.device.manager import DeviceManager
+from app.device.registry import DeviceRegistry
 from app.terminal.manager import TerminalManager
 from app.terminal.session import SessionLimits
 from app.timeline.compression import Compressor
@@ -56,7 +56,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
 
     adb = Adb(settings.adb_host, settings.adb_port, settings.device_timeout_s)
-    device_manager = DeviceManager(settings.data_dir / "devices", adb, settings.device_max_dimension, bus, history)
+    device_registry = DeviceRegistry(settings.data_dir / "devices", adb, settings.device_max_dimension, bus, history)
     host = BrowserHost(settings.browser_executable)
     uploads = settings.upload_dir or settings.data_dir / "uploads"
     page_manager = PageManager(settings.data_dir / "pages", host, bus, uploads, history,
@@ -74,7 +74,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             await compressor.stop()
             await manager.shutdown()
             await page_manager.shutdown()
-            device_manager.shutdown()
+            device_registry.shutdown()
             await asyncio.to_thread(history.close)
 
     app = FastAPI(
@@ -86,7 +86,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.state.settings = settings
     app.state.terminals = manager
-    app.state.devices = device_manager
+    app.state.devices = device_registry
     app.state.pages = page_manager
     app.state.events = bus
     app.state.timeline = history

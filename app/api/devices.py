@@ -12,7 +12,8 @@ from fastapi.responses import Response
 from app.api.responses import JSONResponse
 from app.core.images import MEDIA_TYPES
 from app.core.private_files import read_bytes
-from app.device.manager import DeviceManager
+from app.device.device import Device
+from app.device.registry import DeviceRegistry
 from app.schemas.device import (
     AllNodes,
     AppRequest,
@@ -30,7 +31,6 @@ from app.schemas.device import (
     TypeRequest,
     UiMaxTokens,
 )  # fmt: skip
-from app.timeline.recording import current_agent
 
 router = APIRouter(prefix="/v1/devices", tags=["devices"])
 
@@ -39,7 +39,7 @@ ObsIdPath = Annotated[str, Path(min_length=1, max_length=64)]
 
 
 def _step_arguments(action: str, body: Any) -> dict[str, Any]:
-    """A validated request model (a single route's or a script step's) as the manager's keyword arguments."""
+    """A validated request model (a single route's or a script step's) as the device's keyword arguments."""
     if action == "tap":
         return {"x": body.x, "y": body.y, "element": body.element, "obs_id": body.obs_id}
     if action == "swipe":
@@ -57,30 +57,33 @@ def _step_arguments(action: str, body: Any) -> dict[str, Any]:
             "ui": body.ui, "all_nodes": body.all, "bounds": body.bounds, "max_tokens": body.max_tokens}  # fmt: skip
 
 
-def _manager(request: Request) -> DeviceManager:
+def _registry(request: Request) -> DeviceRegistry:
     return request.app.state.devices
+
+
+def _device(request: Request, serial: str) -> Device:
+    return _registry(request).get(serial)
 
 
 @router.get("")
 async def list_devices(request: Request) -> JSONResponse:
-    manager = _manager(request)
-    return JSONResponse({"devices": await manager.describe_all(), "adb_server": manager.adb.address})
+    registry = _registry(request)
+    return JSONResponse({"devices": await registry.describe_all(), "adb_server": registry.adb.address})
 
 
 @router.post("/{serial}/screenshot")
 async def screenshot(serial: SerialPath, request: Request, body: ScreenshotRequest | None = None) -> JSONResponse:
     body = body or ScreenshotRequest()
-    result = await _manager(request).screenshot(
-        serial, max_dimension=body.max_dimension, raw=body.raw, fmt=body.format, inline=body.inline,
-        marks=body.marks, agent=current_agent.get(), ui=body.ui, all_nodes=body.all, bounds=body.bounds,
-        max_tokens=body.max_tokens,
+    result = await _device(request, serial).screenshot(
+        max_dimension=body.max_dimension, raw=body.raw, fmt=body.format, inline=body.inline, marks=body.marks,
+        ui=body.ui, all_nodes=body.all, bounds=body.bounds, max_tokens=body.max_tokens,
     )  # fmt: skip
     return JSONResponse(result)
 
 
 @router.get("/{serial}/observations/{obs_id}/image")
 async def observation_image(serial: SerialPath, obs_id: ObsIdPath, request: Request) -> Response:
-    path, fmt = _manager(request).image(serial, obs_id)
+    path, fmt = _device(request, serial).image(obs_id)
     return Response(await asyncio.to_thread(read_bytes, path), media_type=MEDIA_TYPES[fmt])  # links not followed
 
 
@@ -93,45 +96,42 @@ async def ui(
     all: Annotated[AllNodes, Query()] = False,
     bounds: Annotated[Bounds, Query()] = False,
 ) -> JSONResponse:
-    result = await _manager(request).ui(
-        serial, obs_id=obs_id, all_nodes=all, max_tokens=max_tokens, agent=current_agent.get(), bounds=bounds
-    )
+    result = await _device(request, serial).ui(obs_id=obs_id, all_nodes=all, max_tokens=max_tokens, bounds=bounds)
     return JSONResponse(result)
 
 
 @router.post("/{serial}/find")
 async def find(serial: SerialPath, body: FindRequest, request: Request) -> JSONResponse:
     criteria: dict[str, Any] = body.model_dump(exclude={"obs_id", "all", "bounds"}, exclude_none=True)
-    result = await _manager(request).find(serial, criteria, body.obs_id, current_agent.get(), all_nodes=body.all,
-                                          bounds=body.bounds)  # fmt: skip
+    result = await _device(request, serial).find(criteria, body.obs_id, all_nodes=body.all, bounds=body.bounds)
     return JSONResponse(result)
 
 
 @router.post("/{serial}/tap")
 async def tap(serial: SerialPath, body: TapRequest, request: Request) -> JSONResponse:
-    result = await _manager(request).tap(serial, **_step_arguments("tap", body), agent=current_agent.get())
+    result = await _device(request, serial).tap(**_step_arguments("tap", body))
     return JSONResponse(result)
 
 
 @router.post("/{serial}/swipe")
 async def swipe(serial: SerialPath, body: SwipeRequest, request: Request) -> JSONResponse:
-    result = await _manager(request).swipe(serial, **_step_arguments("swipe", body), agent=current_agent.get())
+    result = await _device(request, serial).swipe(**_step_arguments("swipe", body))
     return JSONResponse(result)
 
 
 @router.post("/{serial}/type")
 async def type_text(serial: SerialPath, body: TypeRequest, request: Request) -> JSONResponse:
-    return JSONResponse(await _manager(request).type_text(serial, body.text, current_agent.get()))
+    return JSONResponse(await _device(request, serial).type_text(body.text))
 
 
 @router.post("/{serial}/key")
 async def key(serial: SerialPath, body: KeyRequest, request: Request) -> JSONResponse:
-    return JSONResponse(await _manager(request).key(serial, body.key, current_agent.get()))
+    return JSONResponse(await _device(request, serial).key(body.key))
 
 
 @router.post("/{serial}/app")
 async def app_action(serial: SerialPath, body: AppRequest, request: Request) -> JSONResponse:
-    return JSONResponse(await _manager(request).app(serial, body.package, body.action, current_agent.get()))
+    return JSONResponse(await _device(request, serial).app(body.package, body.action))
 
 
 @router.post("/{serial}/script")
@@ -139,7 +139,7 @@ async def script(serial: SerialPath, body: ScriptRequest, request: Request) -> J
     """Several steps in one call, each converted as its single action is; stops at the first failure and
     says which step (`stopped_at`)."""
     steps = [(action, _step_arguments(action, step)) for action, step in body.parsed_steps()]
-    return JSONResponse(await _manager(request).script(serial, steps, current_agent.get()))
+    return JSONResponse(await _device(request, serial).script(steps))
 
 
 @router.get("/{serial}/logcat")
@@ -151,5 +151,5 @@ async def logcat(
     tag: Annotated[LogTag, Query()] = None,
     level: Annotated[LogLevel, Query()] = None,
 ) -> JSONResponse:
-    result = await _manager(request).logcat(serial, lines=lines, package=package, tag=tag, level=level)
+    result = await _device(request, serial).logcat(lines=lines, package=package, tag=tag, level=level)
     return JSONResponse(result)

@@ -14,6 +14,7 @@ import pytest
 from PIL import Image
 
 from tests.conftest import DEVICE_TIMEOUT_S, Daemon, free_port
+from tests.support.polling import eventually
 
 UI_XML = """<?xml version='1.0' encoding='UTF-8' standalone='yes' ?>
 <hierarchy rotation="0">
@@ -286,3 +287,23 @@ def test_actions_are_recorded_and_published(
     assert [(e["kind"], e["what"], e["agent"]) for e in entries] == [
         ("observation", "screenshot", "tester"), ("action", "tap", "tester")]  # fmt: skip
     assert entries[1]["obs_id"] == shot["obs_id"] and entries[1]["device_point"] == [12, 12]
+
+
+def test_the_timeline_names_the_agent_of_each_device_call_from_its_header(
+    adb_api: httpx.Client, make_device: Callable[..., Any]
+) -> None:
+    _, serial = make_device(size=(1080, 2400))
+    _ok(adb_api.post(f"/v1/devices/{serial}/screenshot", json={}, headers={"X-Lookout-Agent": "alice"}))
+    _ok(adb_api.post(f"/v1/devices/{serial}/tap", json={"x": 5, "y": 5}, headers={"X-Lookout-Agent": "bob"}))
+    _error(adb_api.post(f"/v1/devices/{serial}/tap", json={"x": 5, "y": 5, "obs_id": "o_missing"},
+                        headers={"X-Lookout-Agent": "carol"}), 404)  # fmt: skip
+    _ok(adb_api.post(f"/v1/devices/{serial}/script", json={"steps": [{"action": "key", "key": "BACK"}]},
+                     headers={"X-Lookout-Agent": "dave"}))  # fmt: skip
+
+    def frames() -> list[dict[str, Any]]:
+        listed = _ok(adb_api.get("/v1/timeline/frames", params={"resource": f"device:{serial}"}))["frames"]
+        return listed if len(listed) == 4 else []
+
+    listed = eventually(frames, what="the four device frames")
+    assert [(f["kind"], f["agent"]) for f in listed] == [
+        ("observation", "alice"), ("action", "bob"), ("action", "carol"), ("action", "dave")]  # fmt: skip

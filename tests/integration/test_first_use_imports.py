@@ -47,14 +47,14 @@ FIRST_DEVICES = WATCH + """
 from pathlib import Path
 from app.core.events import EventBus
 from app.device.adb import Adb
-from app.device.manager import DeviceManager
+from app.device.registry import DeviceRegistry
 
 async def main():
     adb = Adb("127.0.0.1", int(sys.argv[1]), 10)
-    manager = DeviceManager(Path(sys.argv[2]), adb, 1000, EventBus())
+    manager = DeviceRegistry(Path(sys.argv[2]), adb, 1000, EventBus())
     first, second = await asyncio.gather(manager.describe_all(), manager.describe_all())
     listed = imported_on.copy()
-    ui = await manager.ui(first[0]["serial"], obs_id=None, all_nodes=False, max_tokens=300, agent="test")
+    ui = await manager.get(first[0]["serial"]).ui(obs_id=None, all_nodes=False, max_tokens=300)
     print(json.dumps({"lists": [first, second], "listed": listed, "ui": ui, "imported_on": imported_on}))
     manager.shutdown()
 

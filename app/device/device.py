@@ -1,10 +1,12 @@
-"""Devices: the async face of everything lookout does with Android devices (adb work runs in threads).
+"""A device: the operations lookout does on one Android device (adb work runs in threads), named by the
+registry (app.device.registry).
 
 Every call checks the device's state first: an offline or unauthorized device is never used (409 with
 what to do), an unknown serial is a 404, and no adb server is a 503. Screenshots and UI dumps are
 observations; taps and swipes take image coordinates and are converted with the observation they name
 (or the device's latest one), after checking that the device has not rotated since. Every action and
-observation is recorded in the device's `actions.jsonl` and published on the event bus.
+observation is recorded in the device's `actions.jsonl`, published on the event bus and recorded in the
+timeline, as done by the agent of the request being served (`current_agent`).
 
 A UI dump joins an earlier screenshot only while the device still shows what it showed (same size,
 rotation and focused window, and the screenshot at most a few seconds old): otherwise it is refused with
@@ -20,7 +22,7 @@ import re
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from functools import partial, wraps
 from pathlib import Path
 from typing import Any, TypeVar
@@ -42,7 +44,7 @@ from app.device.observations import DeviceObservations, Observation, join_refusa
 from app.device.observer import Observer
 from app.device.ui_tree import UiNode, UiParseError, find, listing, parse_hierarchy, prefer_visible, render_elements
 from app.device.ui_tree import element as node_element
-from app.timeline.recording import NullRecorder, Recorder
+from app.timeline.recording import Recorder, current_agent
 
 T = TypeVar("T")
 STATE_ADVICE = {
@@ -50,7 +52,28 @@ STATE_ADVICE = {
     "offline": "reconnect it (`adb reconnect offline`, or `adb connect` again for a network device)",
 }
 PACKAGE = re.compile(r"[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)+")
-ADB_THREADS = 8
+
+
+@dataclass(frozen=True)
+class AdbLink:
+    """What every device shares: the adb server, its threads, the observation store, the screen reader,
+    the event bus and the timeline."""
+
+    adb: Adb
+    pool: ThreadPoolExecutor
+    """adb calls wait here, not in the default executor: a device that hangs until its timeout cannot
+    hold up the rest of the daemon's threaded work."""
+    store: DeviceObservations
+    observer: Observer
+    max_dimension: int
+    bus: EventBus
+    recorder: Recorder
+
+    async def thread(self, fn: Callable[..., T], *args: Any) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self.pool, fn, *args)
+
+    def info(self, serial: str) -> DeviceInfo:
+        return parse_info(self.adb.shell(serial, INFO_COMMAND).text)
 
 
 def _recorded_failure(what: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -58,11 +81,11 @@ def _recorded_failure(what: str) -> Callable[[Callable[..., Any]], Callable[...,
 
     def decorate(action: Callable[..., Any]) -> Callable[..., Any]:
         @wraps(action)
-        async def run(self: DeviceManager, serial: str, *args: Any, **kwargs: Any) -> Any:
+        async def run(self: Device, *args: Any, **kwargs: Any) -> Any:
             try:
-                return await action(self, serial, *args, **kwargs)
+                return await action(self, *args, **kwargs)
             except LookoutError as exc:
-                self.recorder.record(failed_action_frame(serial, what, exc.message))
+                self.link.recorder.record(failed_action_frame(self.serial, what, exc.message))
                 raise
 
         return run
@@ -70,78 +93,38 @@ def _recorded_failure(what: str) -> Callable[[Callable[..., Any]], Callable[...,
     return decorate
 
 
-class DeviceManager:
-    def __init__(
-        self, root: Path, adb: Adb, max_dimension: int, bus: EventBus, recorder: Recorder | None = None
-    ) -> None:
-        self.adb = adb
-        self.max_dimension = max_dimension
-        self.bus = bus
-        self.recorder = recorder or NullRecorder()
-        self.store = DeviceObservations(root)
-        self.observer = Observer(adb)
-        self._pool = ThreadPoolExecutor(max_workers=ADB_THREADS, thread_name_prefix="adb")
-        """adb calls wait here, not in the default executor: a device that hangs until its timeout cannot
-        hold up the rest of the daemon's threaded work."""
+class Device:
+    """One device, by serial: its observations (screenshot, ui, find, image), actions (tap, swipe, type,
+    key, app, script) and log (logcat)."""
 
-    async def _thread(self, fn: Callable[..., T], *args: Any) -> T:
-        return await asyncio.get_running_loop().run_in_executor(self._pool, fn, *args)
+    def __init__(self, serial: str, link: AdbLink) -> None:
+        self.serial = serial
+        self.link = link
 
-    def shutdown(self) -> None:
-        self._pool.shutdown(wait=False, cancel_futures=True)
-
-    # ------------------------------------------------------------------ devices
-
-    async def describe_all(self) -> list[dict[str, Any]]:
-        """Every device the adb server knows, with its screen's facts where it is online."""
-        devices = await self._thread(self.adb.devices)
-        infos = await asyncio.gather(*(self._info_or_none(serial) for serial, state in devices if state == "device"))
-        by_serial = dict(zip((s for s, state in devices if state == "device"), infos, strict=True))
-        out = []
-        for serial, state in devices:
-            info = by_serial.get(serial)
-            entry: dict[str, Any] = {"serial": serial, "state": state, "model": None, "width": None,
-                                     "height": None, "rotation": None}  # fmt: skip
-            if info is not None:
-                entry.update(model=info.model, width=info.width, height=info.height, rotation=info.rotation)
-            elif state in STATE_ADVICE:
-                entry["advice"] = STATE_ADVICE[state]
-            out.append(entry)
-        return out
-
-    async def _info_or_none(self, serial: str) -> DeviceInfo | None:
-        try:
-            return await self._thread(self._info, serial)
-        except Exception:  # noqa: BLE001 (a device that fails to describe itself is still listed)
-            return None
-
-    def _info(self, serial: str) -> DeviceInfo:
-        return parse_info(self.adb.shell(serial, INFO_COMMAND).text)
-
-    async def _ready(self, serial: str) -> None:
-        """Raise unless the adb server lists `serial` in the `device` state."""
-        states = dict(await self._thread(self.adb.devices))
-        state = states.get(serial)
+    async def _ready(self) -> None:
+        """Raise unless the adb server lists the device in the `device` state."""
+        states = dict(await self.link.thread(self.link.adb.devices))
+        state = states.get(self.serial)
         if state is None:
             known = ", ".join(states) or "none"
-            raise NotFound(f"no device {serial!r} on the adb server at {self.adb.address} (devices: {known})")
+            raise NotFound(f"no device {self.serial!r} on the adb server at {self.link.adb.address} (devices: {known})")
         if state != "device":
             advice = STATE_ADVICE.get(state, "wait until `adb devices` shows it as `device`")
-            raise Conflict(f"device {serial} is {state}: {advice}", state=state)
+            raise Conflict(f"device {self.serial} is {state}: {advice}", state=state)
 
     # ------------------------------------------------------------------ observations
 
     async def screenshot(
-        self, serial: str, *, max_dimension: int | None, raw: bool, fmt: ImageFormat, inline: bool, marks: bool,
-        agent: str, ui: bool = False, all_nodes: bool = False, bounds: bool = False, max_tokens: int | None = None,
+        self, *, max_dimension: int | None, raw: bool, fmt: ImageFormat, inline: bool, marks: bool,
+        ui: bool = False, all_nodes: bool = False, bounds: bool = False, max_tokens: int | None = None,
     ) -> dict[str, Any]:  # fmt: skip
-        await self._ready(serial)
-        limit = None if raw else (max_dimension or self.max_dimension)
-        obs, data, warnings, nodes = await self._thread(self._screenshot, serial, limit, fmt, marks or ui)
+        await self._ready()
+        limit = None if raw else (max_dimension or self.link.max_dimension)
+        obs, data, warnings, nodes = await self.link.thread(self._screenshot, limit, fmt, marks or ui)
         if raw:
             warnings.insert(0, RAW_WARNING)
         result = self._observation_json(obs)
-        result.update(path=str(self.store.image_path(obs)), url=_image_url(obs), format=fmt, black=obs.black)
+        result.update(path=str(self.link.store.image_path(obs)), url=_image_url(obs), format=fmt, black=obs.black)
         result["tokens"] = image_tokens(obs.scale.image_width, obs.scale.image_height)
         if warnings:
             result["warning"] = " ".join(warnings)
@@ -152,23 +135,23 @@ class DeviceManager:
             frame_elements = result["ui"]["elements"]
         if inline:
             result["image_b64"] = base64.b64encode(data).decode()
-        self._record(serial, agent, "observation", "screenshot", obs_id=obs.obs_id, image=result["image"],
+        self._record("observation", "screenshot", obs_id=obs.obs_id, image=result["image"],
                      warning=result.get("warning"), frame_elements=frame_elements,
                      app=_app(nodes) if ui and nodes else None)  # fmt: skip
         return result
 
     def _screenshot(
-        self, serial: str, limit: int | None, fmt: ImageFormat, with_ui: bool
+        self, limit: int | None, fmt: ImageFormat, with_ui: bool
     ) -> tuple[Observation, bytes, list[str], list[UiNode] | None]:
         """The frame, scaled by its own size; the device's report is checked against it (once more after a
         disagreement, which a rotation under way explains) and a frame that still disagrees is kept with a
         warning (taps on it are refused until the device and a new frame agree). With `with_ui`, the UI is
         dumped right after the frame and joins it only if the device is still as it was."""
-        info = self._info(serial)
-        capture = self.observer.capture(serial)
+        info = self.link.info(self.serial)
+        capture = self.link.observer.capture(self.serial)
         if not same_shape(capture.image.size, (info.width, info.height)):
-            info = self._info(serial)
-            capture = self.observer.capture(serial)
+            info = self.link.info(self.serial)
+            capture = self.link.observer.capture(self.serial)
         image = capture.image
         warnings = list(capture.warnings)
         size = (info.width, info.height)
@@ -180,12 +163,14 @@ class DeviceManager:
                 "this observation are refused. Observe again once the screen has settled."
             )
         scale = fit(size[0], size[1], limit)
-        obs = self.store.new(serial, scale, info.rotation, image_format=fmt, black=is_black(image), window=info.window)
+        obs = self.link.store.new(
+            self.serial, scale, info.rotation, image_format=fmt, black=is_black(image), window=info.window
+        )
         ui_xml = nodes = None
         if with_ui:
-            ui_xml = self.observer.dump_ui(serial)
+            ui_xml = self.link.observer.dump_ui(self.serial)
             nodes = _parse(ui_xml)
-            reason = join_refusal(obs, time.time(), _screen(self._info(serial)))
+            reason = join_refusal(obs, time.time(), _screen(self.link.info(self.serial)))
             if reason is not None:
                 raise Conflict(f"the device changed while it was observed ({reason}): observe again")
         image = resize(image, scale.image_width, scale.image_height)
@@ -194,7 +179,7 @@ class DeviceManager:
             marked = [(item.node.index, item.node.bounds.to_image(scale.factor)) for item in listing(nodes, screen)]
             image = draw_marks(image, marked)
         data = encode(image, fmt)
-        obs = self.store.save(obs, data, ui_xml)
+        obs = self.link.store.save(obs, data, ui_xml)
         return obs, data, warnings + ([BLACK_WARNING] if obs.black else []), nodes
 
     def _render(self, obs: Observation, nodes: list[UiNode], *, all_nodes: bool, bounds: bool,
@@ -205,57 +190,58 @@ class DeviceManager:
                                max_tokens=max_tokens, header=header)  # fmt: skip
 
     async def ui(
-        self, serial: str, *, obs_id: str | None, all_nodes: bool, max_tokens: int | None, agent: str,
-        bounds: bool = False,
+        self, *, obs_id: str | None, all_nodes: bool, max_tokens: int | None, bounds: bool = False
     ) -> dict[str, Any]:  # fmt: skip
-        await self._ready(serial)
-        obs, nodes = await self._thread(self._ui, serial, obs_id)
+        await self._ready()
+        obs, nodes = await self.link.thread(self._ui, obs_id)
         header = self._observation_json(obs)
         result = await asyncio.to_thread(self._render, obs, nodes, all_nodes=all_nodes, bounds=bounds,
                                          max_tokens=max_tokens, header=header)  # fmt: skip
-        self._record(serial, agent, "observation", "ui", obs_id=obs.obs_id, elements=result.get("shown"),
+        self._record("observation", "ui", obs_id=obs.obs_id, elements=result.get("shown"),
                      frame_elements=result["elements"], app=_app(nodes))  # fmt: skip
         return result
 
-    def _ui(self, serial: str, obs_id: str | None) -> tuple[Observation, list[UiNode]]:
+    def _ui(self, obs_id: str | None) -> tuple[Observation, list[UiNode]]:
         """The UI of the named observation (dumped now if it has none yet and the device still shows what
         it showed; else a 409), or of a new observation, in the image space of the device's latest one
         when the device is still as it was then."""
         if obs_id is not None:
-            obs = self.store.get(serial, obs_id)
-            nodes = self.store.ui_nodes(obs)
+            obs = self.link.store.get(self.serial, obs_id)
+            nodes = self.link.store.ui_nodes(obs)
             if nodes is not None:
                 return obs, nodes
             reason = join_refusal(obs, time.time())
             if reason is None:
-                xml = self.observer.dump_ui(serial)
+                xml = self.link.observer.dump_ui(self.serial)
                 nodes = _parse(xml)
-                reason = join_refusal(obs, time.time(), _screen(self._info(serial)))
+                reason = join_refusal(obs, time.time(), _screen(self.link.info(self.serial)))
                 if reason is None:
-                    return self.store.attach_ui(obs, xml), nodes
+                    return self.link.store.attach_ui(obs, xml), nodes
             raise Conflict(
                 f"observation {obs.obs_id} cannot take a UI dump of the screen now: {reason}. Observe again: "
                 "POST /screenshot with ui=true (screenshot and UI together), or GET /ui without obs_id",
                 obs_id=obs.obs_id,
             )
-        info = self._info(serial)
-        xml = self.observer.dump_ui(serial)
+        info = self.link.info(self.serial)
+        xml = self.link.observer.dump_ui(self.serial)
         nodes = _parse(xml)
-        latest = self.store.latest(serial)
+        latest = self.link.store.latest(self.serial)
         was = None if latest is None else (latest.scale.device_width, latest.scale.device_height, latest.rotation)
         if latest is not None and was == (info.width, info.height, info.rotation):
             scale = latest.scale
         else:
-            scale = fit(info.width, info.height, self.max_dimension)
-        return self.store.save(self.store.new(serial, scale, info.rotation, window=info.window), ui_xml=xml), nodes
+            scale = fit(info.width, info.height, self.link.max_dimension)
+        return self.link.store.save(
+            self.link.store.new(self.serial, scale, info.rotation, window=info.window), ui_xml=xml
+        ), nodes
 
-    async def find(self, serial: str, criteria: dict[str, Any], obs_id: str | None, agent: str,
-                   all_nodes: bool = False, bounds: bool = False) -> dict[str, Any]:  # fmt: skip
+    async def find(self, criteria: dict[str, Any], obs_id: str | None, all_nodes: bool = False,
+                   bounds: bool = False) -> dict[str, Any]:  # fmt: skip
         """The matching nodes; a hidden match (no visible area, or off the screen) gives way to the visible
         node around it that carries the same text or description, unless `all_nodes` asks for every match
         as it is (hidden ones flagged)."""
-        await self._ready(serial)
-        obs, nodes = await self._thread(self._ui, serial, obs_id)
+        await self._ready()
+        obs, nodes = await self.link.thread(self._ui, obs_id)
         try:
             found = await run_bounded(partial(find, nodes, **criteria))  # regexes: off the loop
         except ValueError as exc:
@@ -265,13 +251,13 @@ class DeviceManager:
             found = prefer_visible(nodes, found, screen)
         elements = [node_element(n, obs.scale.factor, bounds=bounds, hidden=not n.visible(screen)) for n in found]
         result = {**self._observation_json(obs), "elements": elements, "total": len(nodes), "matched": len(found)}
-        self._record(serial, agent, "observation", "find", obs_id=obs.obs_id, criteria=criteria, found=len(found),
+        self._record("observation", "find", obs_id=obs.obs_id, criteria=criteria, found=len(found),
                      frame_elements=elements, app=_app(nodes))  # fmt: skip
         return result
 
-    def image(self, serial: str, obs_id: str) -> tuple[Path, str]:
-        obs = self.store.get(serial, obs_id)
-        return self.store.image_path(obs), obs.image_format or "png"
+    def image(self, obs_id: str) -> tuple[Path, str]:
+        obs = self.link.store.get(self.serial, obs_id)
+        return self.link.store.image_path(obs), obs.image_format or "png"
 
     def _observation_json(self, obs: Observation) -> dict[str, Any]:
         return {"obs_id": obs.obs_id, "serial": obs.serial, "device": obs.device, "image": obs.image,
@@ -280,10 +266,10 @@ class DeviceManager:
     # ------------------------------------------------------------------ actions
 
     @_recorded_failure("tap")
-    async def tap(self, serial: str, *, x: float | None, y: float | None, element: int | None, obs_id: str | None,
-                  agent: str) -> dict[str, Any]:  # fmt: skip
-        await self._ready(serial)
-        obs = await self._thread(self._observation, serial, obs_id, element is not None)
+    async def tap(self, *, x: float | None, y: float | None, element: int | None,
+                  obs_id: str | None) -> dict[str, Any]:  # fmt: skip
+        await self._ready()
+        obs = await self.link.thread(self._observation, obs_id, element is not None)
         detail: dict[str, Any] = {"obs_id": obs.obs_id}
         if element is not None:
             node = self._element(obs, element)
@@ -299,17 +285,17 @@ class DeviceManager:
         else:
             assert x is not None and y is not None
             point = self._to_device(obs.scale, x, y)
-        await self._thread(self._check_rotation, serial, obs)
-        await self._input(serial, f"input tap {point[0]} {point[1]}")
+        await self.link.thread(self._check_rotation, obs)
+        await self._input(f"input tap {point[0]} {point[1]}")
         detail["device_point"] = list(point)
-        self._record(serial, agent, "action", "tap", **detail)
+        self._record("action", "tap", **detail)
         return {"ok": True, **detail}
 
     @_recorded_failure("swipe")
-    async def swipe(self, serial: str, *, points: tuple[float, float, float, float] | None, direction: str | None,
-                    distance: float, duration_ms: int, obs_id: str | None, agent: str) -> dict[str, Any]:  # fmt: skip
-        await self._ready(serial)
-        obs = await self._thread(self._observation, serial, obs_id, False)
+    async def swipe(self, *, points: tuple[float, float, float, float] | None, direction: str | None,
+                    distance: float, duration_ms: int, obs_id: str | None) -> dict[str, Any]:  # fmt: skip
+        await self._ready()
+        obs = await self.link.thread(self._observation, obs_id, False)
         scale = obs.scale
         if points is not None:
             start = self._to_device(scale, points[0], points[1])
@@ -317,60 +303,60 @@ class DeviceManager:
         else:
             assert direction is not None
             start, end = _direction_swipe(scale, direction, distance)
-        await self._thread(self._check_rotation, serial, obs)
-        await self._input(serial, f"input swipe {start[0]} {start[1]} {end[0]} {end[1]} {duration_ms}")
+        await self.link.thread(self._check_rotation, obs)
+        await self._input(f"input swipe {start[0]} {start[1]} {end[0]} {end[1]} {duration_ms}")
         detail: dict[str, Any] = {
             "obs_id": obs.obs_id,
             "device_from": list(start),
             "device_to": list(end),
             "duration_ms": duration_ms,
         }
-        self._record(serial, agent, "action", "swipe", **detail, direction=direction)
+        self._record("action", "swipe", **detail, direction=direction)
         return {"ok": True, **detail}
 
     @_recorded_failure("type")
-    async def type_text(self, serial: str, text: str, agent: str) -> dict[str, Any]:
+    async def type_text(self, text: str) -> dict[str, Any]:
         commands = text_input.type_commands(text)
-        await self._ready(serial)
+        await self._ready()
         for command in commands:
-            await self._input(serial, command)
-        self._record(serial, agent, "action", "type", text=text)
+            await self._input(command)
+        self._record("action", "type", text=text)
         return {"ok": True, "typed": len(text), "commands": len(commands)}
 
     @_recorded_failure("key")
-    async def key(self, serial: str, key: str | int, agent: str) -> dict[str, Any]:
+    async def key(self, key: str | int) -> dict[str, Any]:
         code = keycode(key)
-        await self._ready(serial)
-        await self._input(serial, f"input keyevent {code}")
-        self._record(serial, agent, "action", "key", key=key, keycode=code)
+        await self._ready()
+        await self._input(f"input keyevent {code}")
+        self._record("action", "key", key=key, keycode=code)
         return {"ok": True, "keycode": code}
 
     @_recorded_failure("app")
-    async def app(self, serial: str, package: str, action: str, agent: str) -> dict[str, Any]:
+    async def app(self, package: str, action: str) -> dict[str, Any]:
         if not PACKAGE.fullmatch(package):
             raise BadInput(f"{package!r} is not an Android package name (like com.example.app)", field="package")
-        await self._ready(serial)
+        await self._ready()
         if action == "launch":
             command = f"monkey -p {package} -c android.intent.category.LAUNCHER 1"
         else:
             command = f"am force-stop {package}"
-        result = await self._thread(self.adb.shell, serial, command)
+        result = await self.link.thread(self.link.adb.shell, self.serial, command)
         said = (result.stdout + result.stderr).decode("utf-8", "replace")
         if action == "launch" and (result.exit_code != 0 or "No activities found" in said or "aborted" in said):
             raise NotFound(f"cannot launch {package}: not installed or no launcher activity ({said.strip()[:200]})")
-        self._record(serial, agent, "action", "app", package=package, app_action=action)
+        self._record("action", "app", package=package, app_action=action)
         return {"ok": True, "package": package, "action": action}
 
-    async def script(self, serial: str, steps: list[tuple[str, dict[str, Any]]], agent: str) -> dict[str, Any]:
+    async def script(self, steps: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
         """Run steps in order, each as its single action would run (coordinates converted with the
         observation it names, or the latest one: a screenshot step's, once it ran); stop at the first
         failure and say which step and why. {ok, results: [{step, action, ok, ...}], stopped_at?}."""
-        await self._ready(serial)
+        await self._ready()
         results: list[dict[str, Any]] = []
         stopped: dict[str, Any] | None = None
         for index, (action, args) in enumerate(steps):
             try:
-                done = await self._step(serial, action, args, agent)
+                done = await self._step(action, args)
             except LookoutError as exc:
                 results.append({"step": index, "action": action, "ok": False,
                                 "error": {"code": exc.code, "message": exc.message}})  # fmt: skip
@@ -382,45 +368,45 @@ class DeviceManager:
             out["stopped_at"] = stopped
         return out
 
-    async def _step(self, serial: str, action: str, args: dict[str, Any], agent: str) -> dict[str, Any]:
+    async def _step(self, action: str, args: dict[str, Any]) -> dict[str, Any]:
         if action == "wait":
             await asyncio.sleep(args["ms"] / 1000)
             return {"ok": True, "waited_ms": args["ms"]}
         if action == "screenshot":
-            done = await self.screenshot(serial, **args, inline=False, agent=agent)
+            done = await self.screenshot(**args, inline=False)
             return {"ok": True, **{k: v for k, v in done.items() if k not in ("path", "serial")}}
         run = {"tap": self.tap, "swipe": self.swipe, "type": self.type_text, "key": self.key, "app": self.app}[action]
-        return await run(serial, **args, agent=agent)
+        return await run(**args)
 
-    async def logcat(self, serial: str, *, lines: int, package: str | None, tag: str | None,
+    async def logcat(self, *, lines: int, package: str | None, tag: str | None,
                      level: str | None) -> dict[str, Any]:  # fmt: skip
-        await self._ready(serial)
+        await self._ready()
         command = f"logcat -d -v threadtime -t {LOGCAT_MAX_LINES if (tag or level) else lines}"
         if package is not None:
             if not PACKAGE.fullmatch(package):
                 raise BadInput(f"{package!r} is not an Android package name", field="package")
-            pid = (await self._thread(self.adb.shell, serial, f"pidof -s {package}")).text.strip()
+            pid = (await self.link.thread(self.link.adb.shell, self.serial, f"pidof -s {package}")).text.strip()
             if not pid.isdigit():
                 raise Conflict(f"{package} is not running, so it has no log lines; launch it first")
             command += f" --pid={pid}"
-        result = await self._thread(self.adb.shell, serial, command)
+        result = await self.link.thread(self.link.adb.shell, self.serial, command)
         kept = filter_lines(result.text.splitlines(), tag=tag, level=level, limit=lines)
-        return {"serial": serial, "lines": kept, "count": len(kept),
+        return {"serial": self.serial, "lines": kept, "count": len(kept),
                 "filters": {"package": package, "tag": tag, "level": level}}  # fmt: skip
 
     # ------------------------------------------------------------------ helpers
 
-    def _observation(self, serial: str, obs_id: str | None, with_ui: bool) -> Observation:
+    def _observation(self, obs_id: str | None, with_ui: bool) -> Observation:
         if obs_id is not None:
-            return self.store.get(serial, obs_id)
-        obs = self.store.latest(serial, with_ui=with_ui)
+            return self.link.store.get(self.serial, obs_id)
+        obs = self.link.store.latest(self.serial, with_ui=with_ui)
         if obs is None:
             need = "GET /ui (or a screenshot with marks=true)" if with_ui else "POST /screenshot or GET /ui"
-            raise Conflict(f"no observation of {serial} yet: take one with {need}, then use its coordinates")
+            raise Conflict(f"no observation of {self.serial} yet: take one with {need}, then use its coordinates")
         return obs
 
     def _element(self, obs: Observation, index: int) -> UiNode:
-        nodes = self.store.ui_nodes(obs)
+        nodes = self.link.store.ui_nodes(obs)
         if nodes is None:
             raise Conflict(f"observation {obs.obs_id} has no UI dump: GET /ui?obs_id={obs.obs_id} first")
         if not 0 <= index < len(nodes):
@@ -436,27 +422,28 @@ class DeviceManager:
             )
         return scale.to_device(x, y)
 
-    def _check_rotation(self, serial: str, obs: Observation) -> None:
-        info = self._info(serial)
+    def _check_rotation(self, obs: Observation) -> None:
+        info = self.link.info(self.serial)
         reason = turned(obs, info.width, info.height, info.rotation)
         if reason is not None:
             raise Conflict(f"the device changed since observation {obs.obs_id} ({reason}): observe again and use "
                            "the new coordinates", rotation=info.rotation)  # fmt: skip
 
-    async def _input(self, serial: str, command: str) -> None:
-        result = await self._thread(self.adb.shell, serial, command)
+    async def _input(self, command: str) -> None:
+        result = await self.link.thread(self.link.adb.shell, self.serial, command)
         if result.exit_code != 0:
             said = (result.stderr or result.stdout).decode("utf-8", "replace").strip()
             raise Conflict(f"the device refused `{command.split(' ', 2)[1]}`: {said[:300]}")
 
-    def _record(self, serial: str, agent: str, kind: str, what: str, frame_elements: list[dict[str, Any]] | None = None,
+    def _record(self, kind: str, what: str, frame_elements: list[dict[str, Any]] | None = None,
                 app: str | None = None, **fields: Any) -> None:  # fmt: skip
         """One line in the device's actions.jsonl, an event on the bus, a frame in the timeline."""
-        entry = {"ts": time.time(), "agent": agent, "kind": kind, "what": what, "serial": serial,
+        agent = current_agent.get()
+        entry = {"ts": time.time(), "agent": agent, "kind": kind, "what": what, "serial": self.serial,
                  **{k: v for k, v in fields.items() if v is not None}}  # fmt: skip
-        self.store.record(serial, entry)
-        self.recorder.record(replace(device_frame(entry, frame_elements, app), agent=agent))
-        self.bus.publish(f"device.{kind}", **{k: v for k, v in entry.items() if k != "ts"})
+        self.link.store.record(self.serial, entry)
+        self.link.recorder.record(replace(device_frame(entry, frame_elements, app), agent=agent))
+        self.link.bus.publish(f"device.{kind}", **{k: v for k, v in entry.items() if k != "ts"})
 
 
 def _screen(info: DeviceInfo) -> tuple[int, int, int, str | None]:

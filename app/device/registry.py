@@ -1,0 +1,63 @@
+"""The devices lookout can reach: every device the adb server lists, and one of them by serial.
+
+Devices are not created or closed by lookout (the adb server connects them; `adb connect` and `adb
+disconnect` are its business), so the registry lists and names them only: `describe_all` and `get`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from app.core.events import EventBus
+from app.device.adb import Adb
+from app.device.device import STATE_ADVICE, AdbLink, Device
+from app.device.info import DeviceInfo
+from app.device.observations import DeviceObservations
+from app.device.observer import Observer
+from app.timeline.recording import NullRecorder, Recorder
+
+ADB_THREADS = 8
+
+
+class DeviceRegistry:
+    def __init__(
+        self, root: Path, adb: Adb, max_dimension: int, bus: EventBus, recorder: Recorder | None = None
+    ) -> None:
+        self.adb = adb
+        pool = ThreadPoolExecutor(max_workers=ADB_THREADS, thread_name_prefix="adb")
+        self.link = AdbLink(adb, pool, DeviceObservations(root), Observer(adb), max_dimension, bus,
+                            recorder or NullRecorder())  # fmt: skip
+
+    def get(self, serial: str) -> Device:
+        """The device by serial; whether the adb server has it (and in which state) each call checks."""
+        return Device(serial, self.link)
+
+    async def describe_all(self) -> list[dict[str, Any]]:
+        """Every device the adb server knows, with its screen's facts where it is online."""
+        devices = await self.link.thread(self.adb.devices)
+        online = [serial for serial, state in devices if state == "device"]
+        infos = await asyncio.gather(*(self._info_or_none(serial) for serial in online))
+        by_serial = dict(zip(online, infos, strict=True))
+        out = []
+        for serial, state in devices:
+            info = by_serial.get(serial)
+            entry: dict[str, Any] = {"serial": serial, "state": state, "model": None, "width": None,
+                                     "height": None, "rotation": None}  # fmt: skip
+            if info is not None:
+                entry.update(model=info.model, width=info.width, height=info.height, rotation=info.rotation)
+            elif state in STATE_ADVICE:
+                entry["advice"] = STATE_ADVICE[state]
+            out.append(entry)
+        return out
+
+    async def _info_or_none(self, serial: str) -> DeviceInfo | None:
+        try:
+            return await self.link.thread(self.link.info, serial)
+        except Exception:  # noqa: BLE001 (a device that fails to describe itself is still listed)
+            return None
+
+    def shutdown(self) -> None:
+        self.link.pool.shutdown(wait=False, cancel_futures=True)
