@@ -76,7 +76,7 @@ async def get_terminal(terminal_id: str, request: Request) -> JSONResponse:
 
 @router.delete("/{terminal_id}")
 async def delete_terminal(terminal_id: str, request: Request, purge: bool = False) -> JSONResponse:
-    session = await _manager(request).delete(terminal_id, purge=purge)
+    session = await _manager(request).close(terminal_id, purge=purge)
     return JSONResponse({**session.describe(), "purged": purge})
 
 

@@ -159,7 +159,8 @@ class TerminalManager:
         self.bus.publish("terminal.created", id=terminal_id, name=meta.name, command=meta.command)
         return session
 
-    async def delete(self, terminal_id: str, purge: bool = False) -> TerminalSession:
+    async def close(self, terminal_id: str, purge: bool = False) -> TerminalSession:
+        """Stop the terminal (its files stay, and it stays listed, unless `purge`)."""
         session = self.get(terminal_id)
         await session.stop()
         if purge:

@@ -188,7 +188,7 @@ async def test_snapshot_checkpoint_and_rebuild_match_the_live_screen(manager: Te
     rebuilt = await asyncio.to_thread(rebuild_engine, s.directory, s.meta, LIMITS.scrollback)
     assert (rebuilt.cols, rebuilt.rows) == (50, 10)
     assert rebuilt.text_rows() == live
-    await manager.delete(s.id)
+    await manager.close(s.id)
     snap = load_snapshot(s.directory)
     assert snap is not None and snap["text"] == (await s.screen())["text"]
     assert (s.directory / "checkpoints").is_dir()
@@ -229,7 +229,7 @@ async def test_stop_kills_a_child_that_ignores_hangup_and_term(manager: Terminal
     s = await _python(manager, code)
     await _until(s, regex="stubborn", since=0)
     pid = s.meta.pid
-    await manager.delete(s.id)
+    await manager.close(s.id)
     assert s.describe()["status"] == "exited"
     assert not Path(f"/proc/{pid}").exists()
 
@@ -240,7 +240,7 @@ async def test_stop_ends_background_jobs_too(manager: TerminalManager) -> None:
     s.send(text="bash -c \"trap '' HUP; exec sleep 300\" & echo job=$!\r")  # a job that ignores hangups
     job = int((await _until(s, regex=r"^job=(\d+)", since=0)).match["groups"][0])
     assert Path(f"/proc/{job}").exists()
-    await manager.delete(s.id)
+    await manager.close(s.id)
     await asyncio.to_thread(eventually, lambda: not Path(f"/proc/{job}").exists(), what="the job to be killed")
 
 

@@ -1,0 +1,22 @@
+"""The role every domain's registry plays: terminals (app.terminal.manager), devices (app.device.registry)
+and pages (app.browser.pages) each have one, naming their resources by id and listing them.
+
+Registries whose resources lookout makes and ends also have `create` and `close` (terminals, pages); the
+devices' has neither, since the adb server connects them.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, TypeVar
+
+Resource_co = TypeVar("Resource_co", covariant=True)
+
+
+class Registry(Protocol[Resource_co]):
+    def get(self, key: str, /) -> Resource_co:
+        """The resource named `key` (NotFound when there is none)."""
+        ...
+
+    async def describe_all(self) -> list[dict[str, Any]]:
+        """Every resource's facts, as listings show them."""
+        ...
