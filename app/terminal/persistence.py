@@ -67,14 +67,17 @@ class GuardedWrites:
             self.failure = f"writing {name} failed: {exc.strerror}"
 
 
-def in_background(write: Callable[..., None], *args: Any) -> None:
-    """Run blocking file work in the default executor, logging (never raising) its failure."""
+def in_background(write: Callable[..., None], *args: Any) -> asyncio.Future[None]:
+    """Run blocking file work in the default executor, logging (never raising) its failure; the future says
+    when it has ended."""
 
     def done(future: asyncio.Future[None]) -> None:
         if future.exception() is not None:
             log.error("%s failed: %s", write.__name__, future.exception())
 
-    asyncio.get_running_loop().run_in_executor(None, write, *args).add_done_callback(done)
+    future = asyncio.get_running_loop().run_in_executor(None, write, *args)
+    future.add_done_callback(done)
+    return future
 
 
 def save_meta(directory: Path, meta: TerminalMeta) -> None:

@@ -72,6 +72,11 @@ class ScreenModel:
         self._listeners: set[Callable[[Delta], None]] = set()
         self._snapshot_due: asyncio.TimerHandle | None = None
         self._last_snapshot = 0.0
+        self._snapshots = 0
+        """How many snapshots were taken; each is stored unless a later one already is (`_store_snapshot`)."""
+        self._snapshot_stored = 0
+        self._snapshot_lock = threading.Lock()
+        self._writing: set[asyncio.Future[None]] = set()
         self._since_checkpoint = 0
 
     def start(self) -> None:
@@ -262,7 +267,20 @@ class ScreenModel:
     def _write_snapshot(self) -> None:
         self._snapshot_due = None
         self._last_snapshot = time.monotonic()
-        in_background(files.save_snapshot, self.directory, self.snapshot())
+        self._in_background(self._store_snapshot, self._take_snapshot())
+
+    def _take_snapshot(self) -> tuple[int, dict[str, Any]]:
+        self._snapshots += 1
+        return self._snapshots, self.snapshot()
+
+    def _store_snapshot(self, taken: tuple[int, dict[str, Any]]) -> None:
+        """Write a snapshot unless a later one is stored already (a slow write in the background may end
+        after the final one)."""
+        number, snapshot = taken
+        with self._snapshot_lock:
+            if number > self._snapshot_stored:
+                files.save_snapshot(self.directory, snapshot)
+                self._snapshot_stored = number
 
     def checkpoint(self, in_thread: bool = True) -> None:
         """Store the engine's dump (taken now, on the loop) with the journal offset it reflects."""
@@ -270,9 +288,19 @@ class ScreenModel:
         self._since_checkpoint = 0
         args = (self.directory, self.offset, engine.cols, engine.rows, engine.dump())
         if in_thread:
-            in_background(files.save_checkpoint, *args)
+            self._in_background(files.save_checkpoint, *args)
         else:
             files.save_checkpoint(*args)
+
+    def _in_background(self, write: Callable[..., None], *args: Any) -> None:
+        future = in_background(write, *args)
+        self._writing.add(future)
+        future.add_done_callback(self._writing.discard)
+
+    async def written(self) -> None:
+        """Return once every file write started in the background has ended (its failure is logged)."""
+        while self._writing:
+            await asyncio.wait(set(self._writing))
 
     def close(self) -> None:
         """The process has exited and its output is all fed: the last delta, snapshot and checkpoint."""
@@ -282,7 +310,7 @@ class ScreenModel:
         self._deltas.close()
         if self._snapshot_due is not None:
             self._snapshot_due.cancel()
-        self._writes("screen.snapshot.json", files.save_snapshot, self.directory, self.snapshot())
+        self._writes("screen.snapshot.json", self._store_snapshot, self._take_snapshot())
         self._writes("a checkpoint", self.checkpoint, False)
 
 

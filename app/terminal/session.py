@@ -421,6 +421,8 @@ class TerminalSession:
 
     async def stop(self) -> None:
         """Hang up, then terminate, then kill the terminal's processes until the leader is gone; then kill
-        whatever is left in its session (background jobs that ignored the hangup)."""
+        whatever is left in its session (background jobs that ignored the hangup). Returns once its files are
+        written (none is being written in the background any more: a purge may remove them)."""
         if self._process is not None and not self._finalized.is_set():
             await self._process.stop()
+        await self._screen.written()

@@ -1,5 +1,6 @@
 """Every device, page and context MCP tool's input schema, as the real MCP client lists it from `lookout-mcp`,
 held against the OpenAPI schema of the route it calls on a daemon subprocess (see tests/support/mcp_contracts).
+Both the listed (lean) schemas and the full ones the calls are validated with (upper bounds included) are held.
 A tool and its route that drift apart (a tighter bound, a missing choice, another default) fail here."""
 from __future__ import annotations
 
@@ -7,6 +8,9 @@ from typing import Any
 
 import httpx
 import pytest
+from mcp.server import MCPServer
+
+from clients.mcp.server import create_server
 
 from tests.conftest import Daemon
 from tests.e2e.test_mcp_shim import BROWSER_TOOLS, CONTEXT_TOOLS, DEVICE_TOOLS, shim
@@ -71,11 +75,24 @@ def schemas(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], d
         daemon.stop()
 
 
+@pytest.fixture(scope="module")
+def full_schemas() -> dict[str, Any]:
+    """The tools' full input schemas (as their calls are validated, upper bounds included), by name: the listed
+    ones drop upper bounds, so a bound that drifted from the route's would pass unseen there."""
+    import asyncio
+
+    listed = asyncio.run(MCPServer.list_tools(create_server(toolsets=("device", "page", "context"))))
+    return {tool.name: tool.input_schema for tool in listed}
+
+
 @pytest.mark.parametrize("tool", sorted(ROUTES))
-def test_tool_schema_matches_its_route(tool: str, schemas: tuple[dict[str, Any], dict[str, Any]]) -> None:
+def test_tool_schema_matches_its_route(
+    tool: str, schemas: tuple[dict[str, Any], dict[str, Any]], full_schemas: dict[str, Any]
+) -> None:
     tools, openapi = schemas
     for method, path, options in ROUTES[tool]:
         assert_tool_matches_route(tools[tool], openapi, method, path, **options)
+        assert_tool_matches_route(full_schemas[tool], openapi, method, path, **options)
 
 
 def test_a_drifted_tool_is_caught(schemas: tuple[dict[str, Any], dict[str, Any]]) -> None:

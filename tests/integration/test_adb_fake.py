@@ -4,7 +4,6 @@ from __future__ import annotations
 import io
 import socket
 import struct
-import time
 from pathlib import Path
 
 import adbutils
@@ -129,10 +128,8 @@ def test_a_slow_capture_times_out_and_is_killed_when_the_host_gives_up(adb_serve
                                                                        make_device: MakeDevice) -> None:  # fmt: skip
     fake, serial = make_device()
     fake.fault("screencap_delay", 30)
-    started = time.monotonic()
-    with pytest.raises(adbutils.AdbTimeout):
+    with pytest.raises(adbutils.AdbTimeout):  # not the 30 s the capture takes
         _device(adb_server, serial).shell2("screencap", timeout=0.5, encoding=None, v2=True)
-    assert time.monotonic() - started < 5
     stub = str(fake.bin / "screencap")
     eventually(lambda: not _running(stub), what="the timed-out screencap to be killed")
     fake.fault("screencap_delay", None)

@@ -303,3 +303,45 @@ async def test_a_session_reports_to_the_bus_and_recorder_it_was_made_with_also_a
     await dormant.screen()
     assert [f.category for f in again.frames] == ["terminal screen"] and not recorder.frames[3:]
     await restarted.shutdown()
+
+
+async def test_stop_returns_once_background_file_writes_have_ended(
+    manager: TerminalManager, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A screen snapshot written in the background while the terminal is stopped (a slow disk) neither outlives
+    `stop` (a purge then found a file written into the directory it was removing: 409) nor replaces the final
+    snapshot with an older one."""
+    import threading
+
+    from app.terminal import persistence
+
+    in_flight: list[int] = []
+    save = persistence.save_snapshot
+
+    def slow_in_a_thread(directory: Path, snapshot: dict) -> None:
+        if threading.current_thread() is threading.main_thread():
+            save(directory, snapshot)
+            return
+        in_flight.append(1)
+        try:
+            threading.Event().wait(2)
+            save(directory, snapshot)
+        finally:
+            in_flight.pop()
+
+    monkeypatch.setattr(persistence, "save_snapshot", slow_in_a_thread)
+    s = await manager.create(TerminalSpec(command=BASH, cols=60, rows=12))
+    await _until(s, state_in=["idle"])
+    s.send(text="printf '\\033]0;old-title\\007'; echo first\r")
+    await _until(s, regex="^first", since=0)
+    for _ in range(400):  # the loop must run meanwhile: it schedules the write
+        if in_flight:
+            break
+        await asyncio.sleep(0.05)
+    assert in_flight, "no snapshot was written in the background"
+    s.send(text="printf '\\033]0;new-title\\007'; exit\r")
+    await s.finished()
+    await manager.delete(s.id, purge=False)
+    assert in_flight == [], "a snapshot write outlived stop"
+    snap = load_snapshot(s.directory)
+    assert snap is not None and snap["title"] == "new-title"
