@@ -341,7 +341,7 @@ async def test_stop_returns_once_background_file_writes_have_ended(
     assert in_flight, "no snapshot was written in the background"
     s.send(text="printf '\\033]0;new-title\\007'; exit\r")
     await s.finished()
-    await manager.delete(s.id, purge=False)
+    await manager.close(s.id, purge=False)
     assert in_flight == [], "a snapshot write outlived stop"
     snap = load_snapshot(s.directory)
     assert snap is not None and snap["title"] == "new-title"
