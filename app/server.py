@@ -17,12 +17,13 @@ from app.api.guard import Guard
 from app.api.responses import ERROR_RESPONSES, JSONResponse
 from app.api.text_guard import TextGuard
 from app.browser.browser import BrowserHost
-from app.browser.pages import PageManager
+from app.browser.pages import PageRegistry
 from app.config import Settings
 from app.core.auth_token import load_or_create_token
 from app.core.events import EventBus
 from app.core.gc_tuning import freeze_long_lived
 from app.core.private_files import check_data_dir
+from app.core.registry import Registry
 from app.device.adb import Adb
 from app.device.registry import DeviceRegistry
 from app.terminal.manager import TerminalManager
@@ -59,8 +60,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     device_registry = DeviceRegistry(settings.data_dir / "devices", adb, settings.device_max_dimension, bus, history)
     host = BrowserHost(settings.browser_executable)
     uploads = settings.upload_dir or settings.data_dir / "uploads"
-    page_manager = PageManager(settings.data_dir / "pages", host, bus, uploads, history,
-                               idle_s=settings.page_idle_s, max_pages=settings.max_pages)  # fmt: skip
+    page_registry = PageRegistry(settings.data_dir / "pages", host, bus, uploads, history,
+                                 idle_s=settings.page_idle_s, max_pages=settings.max_pages)  # fmt: skip
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -73,7 +74,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             await mcp_endpoint.close()
             await compressor.stop()
             await manager.shutdown()
-            await page_manager.shutdown()
+            await page_registry.shutdown()
             device_registry.shutdown()
             await asyncio.to_thread(history.close)
 
@@ -85,9 +86,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         lifespan=lifespan,
     )
     app.state.settings = settings
-    app.state.terminals = manager
-    app.state.devices = device_registry
-    app.state.pages = page_manager
+    registries: dict[str, Registry[object]] = {"terminals": manager, "devices": device_registry,
+                                               "pages": page_registry}  # fmt: skip
+    for name, registry in registries.items():  # one role in every domain (app.core.registry), checked by mypy
+        setattr(app.state, name, registry)
     app.state.events = bus
     app.state.timeline = history
     app.state.token = token

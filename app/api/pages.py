@@ -11,7 +11,7 @@ from pydantic import ValidationError
 
 from app.api.responses import JSONResponse
 from app.browser.actions import Action
-from app.browser.pages import PageManager
+from app.browser.pages import Page, PageRegistry
 from app.browser.snapshot_view import SnapshotOptions
 from app.core.errors import BadInput
 from app.core.images import MEDIA_TYPES
@@ -61,36 +61,39 @@ def _steps(body: ScriptRequest, files: Callable[[list[str]], tuple[str, ...]]) -
     return out
 
 
-def _manager(request: Request) -> PageManager:
+def _registry(request: Request) -> PageRegistry:
     return request.app.state.pages
+
+
+def _page(request: Request, page_id: str) -> Page:
+    return _registry(request).get(page_id)
 
 
 @router.post("", status_code=201)
 async def create_page(body: CreatePage, request: Request) -> JSONResponse:
-    page = await _manager(request).create(body.url, (body.viewport.width, body.viewport.height))
+    page = await _registry(request).create(body.url, (body.viewport.width, body.viewport.height))
     return JSONResponse(page, status_code=201)
 
 
 @router.get("")
 async def list_pages(request: Request) -> JSONResponse:
-    return JSONResponse({"pages": await _manager(request).describe_all()})
+    return JSONResponse({"pages": await _registry(request).describe_all()})
 
 
 @router.get("/{page_id}")
 async def get_page(page_id: str, request: Request) -> JSONResponse:
-    manager = _manager(request)
-    return JSONResponse(await manager.describe(manager.get(page_id)))
+    return JSONResponse(await _page(request, page_id).describe())
 
 
 @router.delete("/{page_id}")
 async def close_page(page_id: str, request: Request) -> JSONResponse:
-    return JSONResponse(await _manager(request).close(page_id))
+    return JSONResponse(await _registry(request).close(page_id))
 
 
 @router.post("/{page_id}/snapshot")
 async def snapshot(page_id: str, request: Request, body: SnapshotRequest | None = None) -> JSONResponse:
     body = body or SnapshotRequest()
-    result = await _manager(request).snapshot(page_id, _options(body), since=body.since, expand=body.expand)
+    result = await _page(request, page_id).snapshot(_options(body), since=body.since, expand=body.expand)
     return JSONResponse(result)
 
 
@@ -98,16 +101,15 @@ async def snapshot(page_id: str, request: Request, body: SnapshotRequest | None 
 async def find(page_id: str, body: FindRequest, request: Request) -> JSONResponse:
     """Text or regex search over the page's last snapshot, folded parts included: each match's line (with
     its ref) and the lines of its ancestors."""
-    return JSONResponse(await _manager(request).find(page_id, body.text, body.regex))
+    return JSONResponse(await _page(request, page_id).find(body.text, body.regex))
 
 
 @router.post("/{page_id}/action")
 async def action(page_id: str, body: ActionRequest, request: Request) -> JSONResponse:
     """One action; then the page settles, and the answer says what it did (`effects`)."""
     options = _options(body.snapshot) if body.snapshot is not None else None
-    manager = _manager(request)
-    files = manager.upload_paths(body.files) if body.files else ()
-    return JSONResponse(await manager.act(page_id, _action(body, files), options))
+    files = _registry(request).upload_paths(body.files) if body.files else ()
+    return JSONResponse(await _page(request, page_id).act(_action(body, files), options))
 
 
 @router.post("/{page_id}/screenshot")
@@ -115,8 +117,8 @@ async def screenshot(page_id: str, request: Request, body: PageScreenshot | None
     """The page as an image, scaled like a device screenshot (the same contract: scale_factor, obs_id)."""
     body = body or PageScreenshot()
     limit = None if body.raw else (body.max_dimension or request.app.state.settings.device_max_dimension)
-    result = await _manager(request).screenshot(
-        page_id, max_dimension=limit, fmt=body.format, inline=body.inline, full_page=body.full_page
+    result = await _page(request, page_id).screenshot(
+        max_dimension=limit, fmt=body.format, inline=body.inline, full_page=body.full_page
     )
     return JSONResponse(result)
 
@@ -125,13 +127,13 @@ async def screenshot(page_id: str, request: Request, body: PageScreenshot | None
 async def observation(page_id: str, obs_id: str, request: Request) -> JSONResponse:
     """A stored observation as it was answered (a snapshot's text, or a screenshot's scale), without the raw
     accessibility tree it was made from."""
-    stored = await asyncio.to_thread(_manager(request).observation, page_id, obs_id)
+    stored = await asyncio.to_thread(_registry(request).observation, page_id, obs_id)
     return JSONResponse({key: value for key, value in stored.items() if key != "raw"})
 
 
 @router.get("/{page_id}/observations/{obs_id}/image")
 async def observation_image(page_id: str, obs_id: str, request: Request) -> Response:
-    path, fmt = _manager(request).image(page_id, obs_id)
+    path, fmt = _registry(request).image(page_id, obs_id)
     return Response(await asyncio.to_thread(read_bytes, path), media_type=MEDIA_TYPES[fmt])  # links not followed
 
 
@@ -139,6 +141,6 @@ async def observation_image(page_id: str, obs_id: str, request: Request) -> Resp
 async def script(page_id: str, body: ScriptRequest, request: Request) -> JSONResponse:
     """Several steps in one call; stops at the first failing step (or an unexpected navigation) and says
     which, then returns each step's result and one budgeted snapshot."""
-    manager = _manager(request)
-    result = await manager.script(page_id, _steps(body, manager.upload_paths), _options(body.snapshot))
+    steps = _steps(body, _registry(request).upload_paths)
+    result = await _page(request, page_id).script(steps, _options(body.snapshot))
     return JSONResponse(result)

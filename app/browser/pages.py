@@ -1,12 +1,14 @@
-"""Pages: the browser tabs lookout keeps, what happens on them, and their observations.
+"""Pages: the browser tabs lookout keeps (`PageRegistry`), what happens on each and what it does (`Page`).
 
 From the moment a page is created, its console messages, failed requests, dialogs, downloads, new tabs
 and main-frame navigations are captured (bounded), so an action can later report its effects. Dialogs are
 answered at once (as the `dialog` action said, else dismissed), so a page never hangs on one. Snapshots
-are stored as observations under `<data>/pages/<id>/observations/<obs_id>.json`; visited URLs go to
-`<data>/pages/<id>/history.jsonl`. A page unused (no call names it) for `idle_s` is closed with a
-`page.closed` event (reason `idle`): an agent that forgets its pages does not keep gigabytes of them; and
-at most `max_pages` are open at once (one more is a Conflict that says what to do).
+and screenshots are observations in the shared store (app.core.observations) under
+`<data>/pages/<id>/observations/<obs_id>.{json,png}`; visited URLs go to `<data>/pages/<id>/history.jsonl`.
+Frames in the timeline carry the agent of the request being served (`current_agent`, set by the HTTP
+layer). A page unused (no call names it) for `idle_s` is closed with a `page.closed` event (reason
+`idle`): an agent that forgets its pages does not keep gigabytes of them; and at most `max_pages` are open
+at once (one more is a Conflict that says what to do).
 """
 
 from __future__ import annotations
@@ -36,13 +38,14 @@ from app.core.events import EventBus
 from app.core.gc_tuning import gc_paused
 from app.core.ids import check_id, new_id
 from app.core.images import ImageFormat, encode, resize
-from app.core.private_files import make_dir
+from app.core.observations import ObservationStore, Seen, staleness
 from app.core.scaling import RAW_WARNING, Scale, fit, image_tokens
-from app.core.storage import append_jsonl, atomic_write_bytes, atomic_write_json, read_json
+from app.core.storage import append_jsonl
 from app.timeline.recording import NullRecorder, Recorder
 
 if TYPE_CHECKING:
-    from playwright.async_api import Dialog, Download, Page, Request
+    from playwright.async_api import Dialog, Download, Request
+    from playwright.async_api import Page as PlaywrightPage
 
 EVENTS_KEPT = 500
 HISTORY_SHOWN = 5
@@ -60,13 +63,17 @@ _PAGE_STATE_JS = """() => {
 """The page's title, and the accessible name of its open modal dialog (null when none is open)."""
 
 
-@dataclass
-class PageRecord:
+@dataclass(eq=False)
+class Page:
+    """One open page: what happened on it (captured from its creation) and its operations: snapshot,
+    screenshot, find, act, script, and its stored observations."""
+
     id: str
-    page: Page
+    page: PlaywrightPage
     created_at: float
-    folder: Path
     viewport: tuple[int, int]
+    store: ObservationStore
+    recorder: Recorder
     events: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=EVENTS_KEPT))
     history: list[str] = field(default_factory=list)
     """Titles (or URLs) of the pages visited, oldest first."""
@@ -94,20 +101,210 @@ class PageRecord:
     def request_ended(self, request: Request) -> None:
         self.pending.pop(request, None)
 
+    async def open(self, url: str) -> None:
+        if not url.startswith(("http://", "https://", "file://", "about:", "data:")):
+            raise BadInput(f"{url!r} is not a URL lookout opens (http, https, file, about, data)", field="url")
+        try:
+            await self.page.goto(url, timeout=NAVIGATION_TIMEOUT_MS, wait_until="load")
+        except pw.Error as exc:
+            raise Conflict(f"navigation to {url} failed: {str(exc).splitlines()[0]}") from exc
+        self.history.append(await _title(self.page) or url)
 
-class PageManager:
+    async def describe(self) -> dict[str, Any]:
+        closed = self.page.is_closed()
+        return {"id": self.id, "url": self.page.url, "title": "" if closed else await _title(self.page),
+                "viewport": {"width": self.viewport[0], "height": self.viewport[1]},
+                "created_at": self.created_at, "closed": closed, "last_obs": self.last_obs}  # fmt: skip
+
+    async def snapshot(
+        self, options: SnapshotOptions, since: str | None = None, expand: str | None = None
+    ) -> dict[str, Any]:
+        """A budgeted snapshot; with `since` a diff against that earlier snapshot (a full snapshot that says
+        why when the URL changed or most of the page did); with `expand` only the subtree of that ref."""
+        try:  # the earlier observation is read while the page answers; the two calls cost one round trip's wait
+            before, (title, modal), raw = await asyncio.gather(
+                asyncio.to_thread(self._snapshot_observation, since) if since is not None else _none(),
+                self.page.evaluate(_PAGE_STATE_JS), self.page.aria_snapshot(mode="ai", boxes=True),
+            )  # fmt: skip
+        except pw.Error as exc:
+            raise Unavailable(f"the page did not answer a snapshot: {str(exc).splitlines()[0]}") from exc
+        ctx = PageContext(self.page.url, title, self.viewport, tuple(self.history[-HISTORY_SHOWN:-1]),
+                          modal=modal)  # fmt: skip
+        if expand is not None:
+            ctx = replace(ctx, note=f"Expanded: {expand}")
+        obs_id = self.store.new_id()
+        result, refs = await asyncio.to_thread(_observed, self.store, self.id, obs_id, raw, options, ctx, before,
+                                               expand)  # fmt: skip
+        self.last_obs, self.obs_taken_at, self.obs_refs = obs_id, time.time(), refs
+        mode = "snapshot since" if before is not None else "snapshot expand" if expand is not None else "snapshot"
+        self.recorder.record(snapshot_frame(self.id, result, mode))
+        return result
+
+    async def screenshot(
+        self, *, max_dimension: int | None, fmt: ImageFormat, inline: bool, full_page: bool
+    ) -> dict[str, Any]:
+        """The page as an image scaled like a device screenshot (max_dimension None: raw), stored as an
+        observation whose scale converts a later click at image coordinates back to the page."""
+        try:
+            png = await self.page.screenshot(full_page=full_page, type="png")
+            scroll = await self.page.evaluate("[window.scrollX, window.scrollY]")
+        except pw.Error as exc:
+            raise Unavailable(f"the page did not answer a screenshot: {str(exc).splitlines()[0]}") from exc
+        obs_id = self.store.new_id()
+        scale, data = await asyncio.to_thread(_scaled, png, max_dimension, fmt)
+        stored = {"obs_id": obs_id, "kind": "screenshot", "ts": time.time(), "url": self.page.url,
+                  "full_page": full_page, "scroll": scroll, "format": fmt, "scale": asdict(scale)}  # fmt: skip
+        await asyncio.to_thread(self.store.save, self.id, stored, {fmt: data})
+        result = {"obs_id": obs_id, "page": {"width": scale.device_width, "height": scale.device_height},
+                  "image": {"width": scale.image_width, "height": scale.image_height},
+                  "scale_factor": round(scale.factor, 6), "path": str(self.store.file(self.id, obs_id, fmt)),
+                  "url": f"/v1/pages/{self.id}/observations/{obs_id}/image", "format": fmt,
+                  "tokens": image_tokens(scale.image_width, scale.image_height)}  # fmt: skip
+        if max_dimension is None:
+            result["warning"] = RAW_WARNING
+        self.recorder.record(screenshot_frame(self.id, result, stored["url"]))
+        if inline:
+            result["image_b64"] = base64.b64encode(data).decode()
+        return result
+
+    def observation(self, obs_id: str) -> dict[str, Any]:
+        return self.store.load(self.id, obs_id)
+
+    async def find(self, pattern: str, regex: bool) -> dict[str, Any]:
+        """Search the page's last observation (its whole snapshot, folded parts included)."""
+        if self.last_obs is None:
+            raise Conflict("no snapshot of this page yet: take one, then search it")
+        return await asyncio.to_thread(self._find, self.last_obs, pattern, regex)
+
+    def _find(self, obs_id: str, pattern: str, regex: bool) -> dict[str, Any]:
+        stored = self._snapshot_observation(obs_id)
+        try:
+            with gc_paused():
+                matches, count = find(parse(stored["raw"]), pattern, regex)
+        except ValueError as exc:
+            raise BadInput(str(exc), field="text") from exc
+        return {"obs_id": obs_id, "count": count, "matches": [{"line": m.line, "path": list(m.path)} for m in matches]}
+
+    def _snapshot_observation(self, obs_id: str) -> dict[str, Any]:
+        stored = self.observation(obs_id)
+        if stored.get("kind") != "snapshot":
+            raise BadInput(f"{obs_id} is a screenshot; `since` takes a snapshot's obs_id", field="since")
+        return stored
+
+    async def _point(self, action: Action) -> tuple[float, float]:
+        """Image coordinates of a screenshot observation as page (viewport) coordinates, while the
+        screenshot still shows the page (not scrolled, not navigated since)."""
+        stored = self.observation(action.obs_id or "")
+        if stored.get("kind") != "screenshot" or stored["full_page"]:
+            raise Conflict(f"{action.obs_id} is not a viewport screenshot: click by ref, or take one")
+        scroll = await self.page.evaluate("[window.scrollX, window.scrollY]")
+        seen = Seen(stored["ts"], {"the scroll position": _scroll_text(stored["scroll"])})
+        reason = staleness(seen, time.time(), {"the scroll position": _scroll_text(scroll)},
+                           since={"the page navigated": self.navigated_at})  # fmt: skip
+        if reason is not None:
+            raise Conflict(f"screenshot {action.obs_id} no longer shows the page ({reason}): take a new one")
+        scale = Scale(**stored["scale"])
+        assert action.x is not None and action.y is not None
+        if not scale.contains_image_point(action.x, action.y):
+            raise BadInput(f"({action.x:g}, {action.y:g}) is outside the screenshot "
+                           f"({scale.image_width}x{scale.image_height})")  # fmt: skip
+        return action.x * scale.factor, action.y * scale.factor
+
+    async def act(self, action: Action, snapshot: SnapshotOptions | None) -> dict[str, Any]:
+        """Run one action, let the page settle, and say what it did (and show the page, when asked). The
+        action (or its failure) is recorded in the timeline before the snapshot it asked for."""
+        try:
+            result = await self._act(action)
+        except LookoutError as exc:
+            self.recorder.record(action_frame(self.id, action, None, exc.message))
+            raise
+        self.recorder.record(action_frame(self.id, action, result, None))
+        if snapshot is not None:  # a diff against the observation the action was based on, when there is one
+            result["snapshot"] = await self.snapshot(snapshot, since=self.last_obs)
+        return result
+
+    async def _act(self, action: Action) -> dict[str, Any]:
+        if action.action == "dialog":
+            self.dialog_answer = (action.accept, action.text)
+            answer = (
+                "accepted" + (f" with {action.text!r}" if action.text is not None else "")
+                if action.accept
+                else "dismissed"
+            )
+            return {"ok": True, "action": "dialog", "url": self.page.url, "effects": {},
+                    "note": f"the next dialog on this page will be {answer}"}  # fmt: skip
+        point = None
+        if action.action == "click" and action.ref is None and action.x is not None:
+            point = await self._point(action)
+        else:
+            check_ref(action, RefCheck(self.last_obs, self.obs_refs, self.obs_taken_at, self.navigated_at))
+        page = self.page
+        started, seq = time.monotonic(), self.seq
+        url_before, focus_before = page.url, await focus(page)
+        await watch(page)
+        await perform(page, action, point)
+        await settle(page, lambda: any(t >= started for t in self.pending.values()))
+        text = await outcome(page)
+        new_events = [e for e in self.events if e["seq"] > seq]
+        if any(e["kind"] == "navigation" for e in new_events):
+            self.history.append(await _title(page) or page.url)
+        return {"ok": True, "action": action.action, "url": page.url, "title": await _title(page),
+                "effects": effects(new_events, url_before, page.url, focus_before, await focus(page), text)}  # fmt: skip
+
+    async def script(self, steps: list[Action | str], snapshot: SnapshotOptions) -> dict[str, Any]:
+        """Run steps in order (actions, "snapshot", "screenshot"); stop at the first error, or at a
+        navigation that a later step's refs would not survive (a step that is not navigate, back, forward
+        or reload and is not the last). Then one budgeted snapshot of where the page ended."""
+        results: list[dict[str, Any]] = []
+        stopped: dict[str, Any] | None = None
+        for index, step in enumerate(steps):
+            try:
+                if step == "snapshot":
+                    done = await self.snapshot(snapshot)
+                    results.append({"step": index, "action": "snapshot", "ok": True, "obs_id": done["obs_id"]})
+                    continue
+                if step == "screenshot":
+                    done = await self.screenshot(max_dimension=1000, fmt="png", inline=False, full_page=False)
+                    results.append({"step": index, "action": "screenshot", "ok": True, "obs_id": done["obs_id"],
+                                    "url": done["url"]})  # fmt: skip
+                    continue
+                assert isinstance(step, Action)
+                done = await self.act(step, None)
+            except LookoutError as exc:
+                name = step if isinstance(step, str) else step.action
+                results.append({"step": index, "action": name, "ok": False, "error": exc.message})
+                stopped = {"step": index, "reason": exc.message}
+                break
+            results.append({"step": index, "action": step.action, "ok": True, "effects": done["effects"]})
+            moved = "navigation" in done["effects"] and step.action not in ("navigate", "back", "forward", "reload")
+            if moved and index < len(steps) - 1:
+                stopped = {
+                    "step": index,
+                    "reason": f"the page navigated to {done['url']}: the next steps' refs are stale",
+                }
+                break
+        out: dict[str, Any] = {"results": results, "snapshot": await self.snapshot(snapshot)}
+        if stopped is not None:
+            out["stopped_at"] = stopped
+        return out
+
+
+class PageRegistry:
+    """The open pages: create, get, describe_all, close; an idle reaper and a limit (`max_pages`)."""
+
     def __init__(self, root: Path, host: BrowserHost, bus: EventBus, upload_dir: Path,
                  recorder: Recorder | None = None, idle_s: float = 1800, max_pages: int = 20) -> None:  # fmt: skip
-        self.root, self.host, self.bus, self.upload_dir = root, host, bus, upload_dir
+        self.host, self.bus, self.upload_dir = host, bus, upload_dir
+        self.store = ObservationStore(root, "page", lambda page_id: check_id(page_id, "page"), "ts")
         self.recorder = recorder or NullRecorder()
         self.idle_s, self.max_pages = idle_s, max_pages
-        self._pages: dict[str, PageRecord] = {}
+        self._pages: dict[str, Page] = {}
         self._reaper: asyncio.Task[None] | None = None
 
     async def create(self, url: str | None, viewport: tuple[int, int]) -> dict[str, Any]:
-        open_pages = [r for r in self._pages.values() if not r.page.is_closed()]
+        open_pages = [p for p in self._pages.values() if not p.page.is_closed()]
         if len(open_pages) >= self.max_pages:
-            oldest = min(open_pages, key=lambda r: r.used_at)
+            oldest = min(open_pages, key=lambda p: p.used_at)
             raise Conflict(f"{len(open_pages)} pages are open, the limit (LOOKOUT_MAX_PAGES={self.max_pages}): close "
                            f"one you are done with (DELETE /v1/pages/{{id}}; GET /v1/pages lists them; the least "
                            f"recently used is {oldest.id}); pages idle for {self.idle_s:g} s close by themselves")  # fmt: skip
@@ -117,47 +314,44 @@ class PageManager:
         context = await browser.new_context(
             viewport={"width": viewport[0], "height": viewport[1]}, accept_downloads=True
         )
-        record = self._register(await context.new_page(), viewport)
+        page = self._register(await context.new_page(), viewport)
         if url:
             try:
-                await self._goto(record, url)
+                await page.open(url)
             except LookoutError:  # a page that could not open its URL is not kept
-                self._pages.pop(record.id, None)
+                self._pages.pop(page.id, None)
                 await context.close()
                 raise
-        self.bus.publish("page.created", id=record.id, url=record.page.url)
-        self.recorder.record(opened_frame(record.id, record.page.url if url else ""))
-        return await self.describe(record)
+        self.bus.publish("page.created", id=page.id, url=page.page.url)
+        self.recorder.record(opened_frame(page.id, page.page.url if url else ""))
+        return await page.describe()
 
-    def _register(self, page: Page, viewport: tuple[int, int]) -> PageRecord:
+    def _register(self, tab: PlaywrightPage, viewport: tuple[int, int]) -> Page:
         page_id = new_id("p")
-        folder = self.root / page_id
-        make_dir(folder / "observations")
-        record = PageRecord(page_id, page, time.time(), folder, viewport)
-        self._pages[page_id] = record
-        self._capture(record)
-        return record
+        self.store.dir(page_id, create=True)
+        page = Page(page_id, tab, time.time(), viewport, self.store, self.recorder)
+        self._pages[page_id] = page
+        self._capture(page)
+        return page
 
-    def _capture(self, record: PageRecord) -> None:
-        page, event = record.page, record.event
-        page.on("console", lambda msg: event("console", level=msg.type, text=msg.text[:2000]))
-        page.on("pageerror", lambda exc: event("console", level="error", text=str(exc)[:2000]))
-        page.on("requestfailed", lambda req: event("request_failed", url=req.url, error=req.failure or ""))
-        page.on("dialog", lambda dialog: asyncio.ensure_future(self._dialog(record, dialog)))
-        page.on("download", lambda download: self._download(record, download))
-        page.on("popup", lambda popup: self._popup(record, popup))
-        page.on(
-            "framenavigated", lambda frame: self._navigated(record, frame.url) if frame == page.main_frame else None
-        )
-        page.on("request", record.request_started)
-        page.on("requestfinished", record.request_ended)
-        page.on("requestfailed", record.request_ended)
+    def _capture(self, page: Page) -> None:
+        tab, event = page.page, page.event
+        tab.on("console", lambda msg: event("console", level=msg.type, text=msg.text[:2000]))
+        tab.on("pageerror", lambda exc: event("console", level="error", text=str(exc)[:2000]))
+        tab.on("requestfailed", lambda req: event("request_failed", url=req.url, error=req.failure or ""))
+        tab.on("dialog", lambda dialog: asyncio.ensure_future(self._dialog(page, dialog)))
+        tab.on("download", lambda download: self._download(page, download))
+        tab.on("popup", lambda popup: self._popup(page, popup))
+        tab.on("framenavigated", lambda frame: self._navigated(page, frame.url) if frame == tab.main_frame else None)
+        tab.on("request", page.request_started)
+        tab.on("requestfinished", page.request_ended)
+        tab.on("requestfailed", page.request_ended)
 
-    async def _dialog(self, record: PageRecord, dialog: Dialog) -> None:
+    async def _dialog(self, page: Page, dialog: Dialog) -> None:
         """Answer as the `dialog` action said (once), else dismiss: a page never hangs on a dialog."""
-        accept, text = record.dialog_answer or (False, None)
-        record.dialog_answer = None
-        record.event("dialog", type=dialog.type, message=dialog.message, answer="accepted" if accept else "dismissed")
+        accept, text = page.dialog_answer or (False, None)
+        page.dialog_answer = None
+        page.event("dialog", type=dialog.type, message=dialog.message, answer="accepted" if accept else "dismissed")
         try:
             await (
                 dialog.accept(text) if accept and text is not None else dialog.accept() if accept else dialog.dismiss()
@@ -165,177 +359,69 @@ class PageManager:
         except pw.Error:
             pass
 
-    def _download(self, record: PageRecord, download: Download) -> None:
-        record.event("download", url=download.url, filename=download.suggested_filename)
+    def _download(self, page: Page, download: Download) -> None:
+        page.event("download", url=download.url, filename=download.suggested_filename)
 
-    def _popup(self, record: PageRecord, popup: Page) -> None:
-        tab = self._register(popup, record.viewport)
-        record.event("new_tab", page_id=tab.id, url=popup.url)
-        self.bus.publish("page.created", id=tab.id, url=popup.url, opener=record.id)
+    def _popup(self, page: Page, popup: PlaywrightPage) -> None:
+        tab = self._register(popup, page.viewport)
+        page.event("new_tab", page_id=tab.id, url=popup.url)
+        self.bus.publish("page.created", id=tab.id, url=popup.url, opener=page.id)
 
-    def _navigated(self, record: PageRecord, url: str) -> None:
-        record.navigated_at = time.time()
-        record.event("navigation", url=url)
-        append_jsonl(record.folder / "history.jsonl", {"ts": time.time(), "url": url})
-        self.bus.publish("page.navigated", id=record.id, url=url)
-
-    async def _goto(self, record: PageRecord, url: str) -> None:
-        if not url.startswith(("http://", "https://", "file://", "about:", "data:")):
-            raise BadInput(f"{url!r} is not a URL lookout opens (http, https, file, about, data)", field="url")
-        try:
-            await record.page.goto(url, timeout=NAVIGATION_TIMEOUT_MS, wait_until="load")
-        except pw.Error as exc:
-            raise Conflict(f"navigation to {url} failed: {str(exc).splitlines()[0]}") from exc
-        record.history.append(await _title(record.page) or url)
+    def _navigated(self, page: Page, url: str) -> None:
+        page.navigated_at = time.time()
+        page.event("navigation", url=url)
+        append_jsonl(self.store.resource_dir(page.id) / "history.jsonl", {"ts": time.time(), "url": url})
+        self.bus.publish("page.navigated", id=page.id, url=url)
 
     async def _close_idle(self) -> None:
         """Close the pages no call has named for `idle_s`, checking at a quarter of that (at most a minute)."""
         while self._pages:
             await asyncio.sleep(min(self.idle_s / 4, 60))
             now = time.monotonic()
-            for record in [r for r in self._pages.values() if now - r.used_at > self.idle_s]:
+            for page in [p for p in self._pages.values() if now - p.used_at > self.idle_s]:
                 try:
-                    await self.close(record.id, reason="idle")
+                    await self.close(page.id, reason="idle")
                 except (LookoutError, pw.Error):
-                    self._pages.pop(record.id, None)
+                    self._pages.pop(page.id, None)
 
-    def get(self, page_id: str) -> PageRecord:
+    def get(self, page_id: str) -> Page:
         check_id(page_id, "page")
-        record = self._pages.get(page_id)
-        if record is None:
+        page = self._pages.get(page_id)
+        if page is None:
             raise NotFound(f"no page {page_id!r} (GET /v1/pages lists them; pages unused for "
                            f"{self.idle_s:g} s are closed)")  # fmt: skip
-        record.used_at = time.monotonic()
-        if record.page.is_closed():
+        page.used_at = time.monotonic()
+        if page.page.is_closed():
             raise Conflict(f"page {page_id} was closed (by itself or with the browser); open a new one")
-        return record
-
-    async def describe(self, record: PageRecord) -> dict[str, Any]:
-        closed = record.page.is_closed()
-        return {"id": record.id, "url": record.page.url, "title": "" if closed else await _title(record.page),
-                "viewport": {"width": record.viewport[0], "height": record.viewport[1]},
-                "created_at": record.created_at, "closed": closed, "last_obs": record.last_obs}  # fmt: skip
+        return page
 
     async def describe_all(self) -> list[dict[str, Any]]:
         """Every page's facts, as listings show them."""
-        return [await self.describe(record) for record in self._pages.values()]
+        return [await page.describe() for page in self._pages.values()]
 
     async def close(self, page_id: str, reason: str = "deleted") -> dict[str, Any]:
         check_id(page_id, "page")
-        record = self._pages.pop(page_id, None)
-        if record is None:
+        page = self._pages.pop(page_id, None)
+        if page is None:
             raise NotFound(f"no page {page_id!r}")
-        described = await self.describe(record)
-        if not record.page.is_closed():
-            await record.page.context.close()
+        described = await page.describe()
+        if not page.page.is_closed():
+            await page.page.context.close()
+        self.store.forget(page_id)
         self.bus.publish("page.closed", id=page_id, reason=reason)
         self.recorder.record(closed_frame(page_id, described["url"]))
         return {**described, "closed": True}
 
-    async def snapshot(
-        self, page_id: str, options: SnapshotOptions, since: str | None = None, expand: str | None = None
-    ) -> dict[str, Any]:
-        """A budgeted snapshot; with `since` a diff against that earlier snapshot (a full snapshot that says
-        why when the URL changed or most of the page did); with `expand` only the subtree of that ref."""
-        record = self.get(page_id)
-        try:  # the earlier observation is read while the page answers; the two calls cost one round trip's wait
-            before, (title, modal), raw = await asyncio.gather(
-                asyncio.to_thread(self._snapshot_observation, page_id, since) if since is not None else _none(),
-                record.page.evaluate(_PAGE_STATE_JS), record.page.aria_snapshot(mode="ai", boxes=True),
-            )  # fmt: skip
-        except pw.Error as exc:
-            raise Unavailable(f"the page did not answer a snapshot: {str(exc).splitlines()[0]}") from exc
-        ctx = PageContext(record.page.url, title, record.viewport, tuple(record.history[-HISTORY_SHOWN:-1]),
-                          modal=modal)  # fmt: skip
-        if expand is not None:
-            ctx = replace(ctx, note=f"Expanded: {expand}")
-        obs_id = new_id("o")
-        result, refs = await asyncio.to_thread(_observed, record.folder, obs_id, raw, options, ctx, before, expand)
-        record.last_obs, record.obs_taken_at, record.obs_refs = obs_id, time.time(), refs
-        mode = "snapshot since" if before is not None else "snapshot expand" if expand is not None else "snapshot"
-        self.recorder.record(snapshot_frame(page_id, result, mode))
-        return result
-
-    async def screenshot(
-        self, page_id: str, *, max_dimension: int | None, fmt: ImageFormat, inline: bool, full_page: bool
-    ) -> dict[str, Any]:
-        """The page as an image scaled like a device screenshot (max_dimension None: raw), stored as an
-        observation whose scale converts a later click at image coordinates back to the page."""
-        record = self.get(page_id)
-        try:
-            png = await record.page.screenshot(full_page=full_page, type="png")
-            scroll = await record.page.evaluate("[window.scrollX, window.scrollY]")
-        except pw.Error as exc:
-            raise Unavailable(f"the page did not answer a screenshot: {str(exc).splitlines()[0]}") from exc
-        obs_id = new_id("o")
-        scale, data = await asyncio.to_thread(_scaled, png, max_dimension, fmt)
-        folder = record.folder / "observations"
-        stored = {"obs_id": obs_id, "kind": "screenshot", "ts": time.time(), "url": record.page.url,
-                  "full_page": full_page, "scroll": scroll, "format": fmt, "scale": asdict(scale)}  # fmt: skip
-        await asyncio.to_thread(atomic_write_bytes, folder / f"{obs_id}.{fmt}", data)
-        await asyncio.to_thread(atomic_write_json, folder / f"{obs_id}.json", stored)
-        result = {"obs_id": obs_id, "page": {"width": scale.device_width, "height": scale.device_height},
-                  "image": {"width": scale.image_width, "height": scale.image_height},
-                  "scale_factor": round(scale.factor, 6), "path": str(folder / f"{obs_id}.{fmt}"),
-                  "url": f"/v1/pages/{record.id}/observations/{obs_id}/image", "format": fmt,
-                  "tokens": image_tokens(scale.image_width, scale.image_height)}  # fmt: skip
-        if max_dimension is None:
-            result["warning"] = RAW_WARNING
-        self.recorder.record(screenshot_frame(page_id, result, stored["url"]))
-        if inline:
-            result["image_b64"] = base64.b64encode(data).decode()
-        return result
-
     def observation(self, page_id: str, obs_id: str) -> dict[str, Any]:
-        check_id(page_id, "page")
-        check_id(obs_id, "observation")
-        try:
-            return read_json(self.root / page_id / "observations" / f"{obs_id}.json")
-        except FileNotFoundError:
-            raise NotFound(f"no observation {obs_id!r} of page {page_id!r}") from None
-
-    async def find(self, page_id: str, pattern: str, regex: bool) -> dict[str, Any]:
-        """Search the page's last observation (its whole snapshot, folded parts included)."""
-        record = self.get(page_id)
-        if record.last_obs is None:
-            raise Conflict("no snapshot of this page yet: take one, then search it")
-        return await asyncio.to_thread(self._find, page_id, record.last_obs, pattern, regex)
-
-    def _find(self, page_id: str, obs_id: str, pattern: str, regex: bool) -> dict[str, Any]:
-        stored = self._snapshot_observation(page_id, obs_id)
-        try:
-            with gc_paused():
-                matches, count = find(parse(stored["raw"]), pattern, regex)
-        except ValueError as exc:
-            raise BadInput(str(exc), field="text") from exc
-        return {"obs_id": obs_id, "count": count, "matches": [{"line": m.line, "path": list(m.path)} for m in matches]}
-
-    def _snapshot_observation(self, page_id: str, obs_id: str) -> dict[str, Any]:
-        stored = self.observation(page_id, obs_id)
-        if stored.get("kind") != "snapshot":
-            raise BadInput(f"{obs_id} is a screenshot; `since` takes a snapshot's obs_id", field="since")
-        return stored
+        """A stored observation of a page, also of one closed since."""
+        return self.store.load(page_id, obs_id)
 
     def image(self, page_id: str, obs_id: str) -> tuple[Path, str]:
-        stored = self.observation(page_id, obs_id)
+        """The image file of a screenshot observation, and its format."""
+        stored = self.store.load(page_id, obs_id)
         if stored.get("kind") != "screenshot":
             raise NotFound(f"observation {obs_id} is a snapshot, not a screenshot")
-        return self.root / page_id / "observations" / f"{obs_id}.{stored['format']}", stored["format"]
-
-    async def _point(self, record: PageRecord, action: Action) -> tuple[float, float]:
-        """Image coordinates of a screenshot observation as page (viewport) coordinates."""
-        stored = self.observation(record.id, action.obs_id or "")
-        if stored.get("kind") != "screenshot" or stored["full_page"]:
-            raise Conflict(f"{action.obs_id} is not a viewport screenshot: click by ref, or take one")
-        scroll = await record.page.evaluate("[window.scrollX, window.scrollY]")
-        if scroll != stored["scroll"] or record.navigated_at > stored["ts"]:
-            raise Conflict(f"the page moved since screenshot {action.obs_id} (scrolled or navigated): take a new one")
-        scale = Scale(**stored["scale"])
-        assert action.x is not None and action.y is not None
-        if not scale.contains_image_point(action.x, action.y):
-            raise BadInput(f"({action.x:g}, {action.y:g}) is outside the screenshot "
-                           f"({scale.image_width}x{scale.image_height})")  # fmt: skip
-        return action.x * scale.factor, action.y * scale.factor
+        return self.store.file(page_id, obs_id, stored["format"]), stored["format"]
 
     def upload_paths(self, names: list[str]) -> tuple[str, ...]:
         """Files for an upload, each inside the upload directory (a name or a path under it)."""
@@ -354,85 +440,6 @@ class PageManager:
             out.append(str(path))
         return tuple(out)
 
-    async def act(self, page_id: str, action: Action, snapshot: SnapshotOptions | None) -> dict[str, Any]:
-        """Run one action, let the page settle, and say what it did (and show the page, when asked). The
-        action (or its failure) is recorded in the timeline before the snapshot it asked for."""
-        record = self.get(page_id)
-        try:
-            result = await self._act(record, action)
-        except LookoutError as exc:
-            self.recorder.record(action_frame(page_id, action, None, exc.message))
-            raise
-        self.recorder.record(action_frame(page_id, action, result, None))
-        if snapshot is not None:  # a diff against the observation the action was based on, when there is one
-            result["snapshot"] = await self.snapshot(page_id, snapshot, since=record.last_obs)
-        return result
-
-    async def _act(self, record: PageRecord, action: Action) -> dict[str, Any]:
-        if action.action == "dialog":
-            record.dialog_answer = (action.accept, action.text)
-            answer = (
-                "accepted" + (f" with {action.text!r}" if action.text is not None else "")
-                if action.accept
-                else "dismissed"
-            )
-            return {"ok": True, "action": "dialog", "url": record.page.url, "effects": {},
-                    "note": f"the next dialog on this page will be {answer}"}  # fmt: skip
-        point = None
-        if action.action == "click" and action.ref is None and action.x is not None:
-            point = await self._point(record, action)
-        else:
-            check_ref(action, RefCheck(record.last_obs, record.obs_refs, record.obs_taken_at, record.navigated_at))
-        page = record.page
-        started, seq = time.monotonic(), record.seq
-        url_before, focus_before = page.url, await focus(page)
-        await watch(page)
-        await perform(page, action, point)
-        await settle(page, lambda: any(t >= started for t in record.pending.values()))
-        text = await outcome(page)
-        new_events = [e for e in record.events if e["seq"] > seq]
-        if any(e["kind"] == "navigation" for e in new_events):
-            record.history.append(await _title(page) or page.url)
-        return {"ok": True, "action": action.action, "url": page.url, "title": await _title(page),
-                "effects": effects(new_events, url_before, page.url, focus_before, await focus(page), text)}  # fmt: skip
-
-    async def script(self, page_id: str, steps: list[Action | str], snapshot: SnapshotOptions) -> dict[str, Any]:
-        """Run steps in order (actions, "snapshot", "screenshot"); stop at the first error, or at a
-        navigation that a later step's refs would not survive (a step that is not navigate, back, forward
-        or reload and is not the last). Then one budgeted snapshot of where the page ended."""
-        results: list[dict[str, Any]] = []
-        stopped: dict[str, Any] | None = None
-        for index, step in enumerate(steps):
-            try:
-                if step == "snapshot":
-                    done = await self.snapshot(page_id, snapshot)
-                    results.append({"step": index, "action": "snapshot", "ok": True, "obs_id": done["obs_id"]})
-                    continue
-                if step == "screenshot":
-                    done = await self.screenshot(page_id, max_dimension=1000, fmt="png", inline=False, full_page=False)
-                    results.append({"step": index, "action": "screenshot", "ok": True, "obs_id": done["obs_id"],
-                                    "url": done["url"]})  # fmt: skip
-                    continue
-                assert isinstance(step, Action)
-                done = await self.act(page_id, step, None)
-            except LookoutError as exc:
-                name = step if isinstance(step, str) else step.action
-                results.append({"step": index, "action": name, "ok": False, "error": exc.message})
-                stopped = {"step": index, "reason": exc.message}
-                break
-            results.append({"step": index, "action": step.action, "ok": True, "effects": done["effects"]})
-            moved = "navigation" in done["effects"] and step.action not in ("navigate", "back", "forward", "reload")
-            if moved and index < len(steps) - 1:
-                stopped = {
-                    "step": index,
-                    "reason": f"the page navigated to {done['url']}: the next steps' refs are stale",
-                }
-                break
-        out: dict[str, Any] = {"results": results, "snapshot": await self.snapshot(page_id, snapshot)}
-        if stopped is not None:
-            out["stopped_at"] = stopped
-        return out
-
     async def shutdown(self) -> None:
         if self._reaper is not None:
             self._reaper.cancel()
@@ -441,7 +448,7 @@ class PageManager:
 
 
 def _observed(
-    folder: Path, obs_id: str, raw: str, options: SnapshotOptions, ctx: PageContext, before: dict[str, Any] | None,
+    store: ObservationStore, page_id: str, obs_id: str, raw: str, options: SnapshotOptions, ctx: PageContext, before: dict[str, Any] | None,
     expand: str | None,
 ) -> tuple[dict[str, Any], frozenset[str]]:  # fmt: skip
     """A snapshot's answer, stored as an observation, and every ref of its raw text: the work after
@@ -449,8 +456,12 @@ def _observed(
     text, metadata = snapshot_text(raw, options, ctx, before, expand)
     result = {"obs_id": obs_id, "url": ctx.url, "title": ctx.title, "text": text, "metadata": metadata}
     stored = {**result, "kind": "snapshot", "ts": time.time(), "raw": raw}
-    atomic_write_json(folder / "observations" / f"{obs_id}.json", stored)
+    store.save(page_id, stored)
     return result, frozenset(_REF.findall(raw))
+
+
+def _scroll_text(scroll: list[float]) -> str:
+    return f"x {scroll[0]:g}, y {scroll[1]:g}"
 
 
 def _scaled(png: bytes, max_dimension: int | None, fmt: ImageFormat) -> tuple[Scale, bytes]:
@@ -463,7 +474,7 @@ async def _none() -> None:
     return None
 
 
-async def _title(page: Page) -> str:
+async def _title(page: PlaywrightPage) -> str:
     try:
         return await page.title()
     except pw.Error:

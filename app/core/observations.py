@@ -121,3 +121,8 @@ class ObservationStore:
             return latest
         found = [record for record in self.list(key) if accept is None or accept(record)]
         return found[-1] if found else None
+
+    def forget(self, key: str) -> None:
+        """Drop the resource's latest observation from memory (a closed page's; its files stay)."""
+        with self._lock:
+            self._latest.pop(key, None)

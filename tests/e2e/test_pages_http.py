@@ -266,6 +266,19 @@ def test_screenshot_is_scaled_and_a_click_at_its_pixels_lands(api: httpx.Client,
     assert raw["image"] == {"width": 1280, "height": 3000} and "Raw mode" in raw["warning"]
 
 
+def test_a_stale_screenshot_click_says_what_changed_and_observations_outlive_their_page(
+    api: httpx.Client, site: str
+) -> None:
+    page = _ok(api.post("/v1/pages", json={"url": f"{site}/canvas.html"}), 201)
+    shot = _ok(api.post(f"/v1/pages/{page['id']}/screenshot"))
+    _ok(_act(api, page["id"], action="press", key="PageDown"))
+    moved = _act(api, page["id"], action="click", x=578, y=320, obs_id=shot["obs_id"])
+    message = moved.json()["error"]["message"]
+    assert moved.status_code == 409 and "the scroll position was x 0, y 0 and is now x 0, y " in message, message
+    _ok(api.delete(f"/v1/pages/{page['id']}"))
+    assert _ok(api.get(f"/v1/pages/{page['id']}/observations/{shot['obs_id']}"))["kind"] == "screenshot"
+    assert api.get(shot["url"]).status_code == 200
+
 def test_diffs_show_an_added_row_and_a_changed_checkbox(api: httpx.Client, site: str, app_page: str) -> None:
     first = _ok(api.post(f"/v1/pages/{app_page}/snapshot"))
     text = first["text"]

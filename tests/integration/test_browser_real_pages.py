@@ -11,7 +11,7 @@ import pytest_asyncio
 
 from app.browser.actions import Action
 from app.browser.browser import BrowserHost
-from app.browser.pages import PageManager
+from app.browser.pages import PageRegistry
 from app.browser.snapshot_view import SnapshotOptions
 from app.core.events import EventBus
 from tests.support.real_pages import (DJANGO_PASSWORD, DJANGO_USER, PYTHON_DOC_PAGES, make_django_site,
@@ -34,32 +34,32 @@ def django_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 @pytest_asyncio.fixture
-async def pages(tmp_path: Path) -> AsyncIterator[PageManager]:
-    manager = PageManager(tmp_path / "pages", BrowserHost(None), EventBus(), tmp_path / "uploads")
+async def pages(tmp_path: Path) -> AsyncIterator[PageRegistry]:
+    manager = PageRegistry(tmp_path / "pages", BrowserHost(None), EventBus(), tmp_path / "uploads")
     try:
         yield manager
     finally:
         await manager.shutdown()
 
 
-async def _recall_of_default_snapshot(pages: PageManager, page_id: str) -> tuple[float, list, dict]:
-    record = pages.get(page_id)
-    snap = await pages.snapshot(page_id, SnapshotOptions())
-    truth = await onscreen_controls(record.page)
+async def _recall_of_default_snapshot(pages: PageRegistry, page_id: str) -> tuple[float, list, dict]:
+    page = pages.get(page_id)
+    snap = await page.snapshot(SnapshotOptions())
+    truth = await onscreen_controls(page.page)
     assert truth, "the page has controls on screen"
     share, missing = recall(truth, shown_controls(snap["text"]))
     return share, missing, snap
 
 
 @pytest.mark.parametrize("path", PYTHON_DOC_PAGES)
-async def test_every_onscreen_control_of_python_docs_is_shown(pages: PageManager, docs_url: str, path: str) -> None:
+async def test_every_onscreen_control_of_python_docs_is_shown(pages: PageRegistry, docs_url: str, path: str) -> None:
     page = await pages.create(f"{docs_url}/{path}", (1280, 720))
     share, missing, snap = await _recall_of_default_snapshot(pages, page["id"])
     assert snap["metadata"]["tokens"] <= 4000
     assert missing == [] and share == 1.0
 
 
-async def _django_page(pages: PageManager, base: str, path: str) -> str:
+async def _django_page(pages: PageRegistry, base: str, path: str) -> str:
     page = await pages.create(f"{base}/admin/login/", (1280, 720))
     if path != "/admin/login/":
         playwright_page = pages.get(page["id"]).page
@@ -72,7 +72,7 @@ async def _django_page(pages: PageManager, base: str, path: str) -> str:
 
 
 @pytest.mark.parametrize("path", DJANGO_PAGES)
-async def test_every_onscreen_control_of_django_admin_is_shown(pages: PageManager, django_url: str, path: str) -> None:
+async def test_every_onscreen_control_of_django_admin_is_shown(pages: PageRegistry, django_url: str, path: str) -> None:
     page_id = await _django_page(pages, django_url, path)
     share, missing, snap = await _recall_of_default_snapshot(pages, page_id)
     assert snap["metadata"]["tokens"] <= 4000
@@ -84,15 +84,15 @@ _FOLD = re.compile(r'(: |\s\[)\d+ (?:more folded|[a-z]+s?\b).*folded.*$')
 
 
 @pytest.mark.parametrize("budget", [300, 800, 2000, 4000])
-async def test_folding_never_alters_a_shown_line(pages: PageManager, docs_url: str, budget: int) -> None:
+async def test_folding_never_alters_a_shown_line(pages: PageRegistry, docs_url: str, budget: int) -> None:
     """Every line of a budgeted view is a line of the full view (less a fold summary; refs aside: a bare
     container keeps its ref when something of it is folded), so no sentence, link or heading loses a word."""
     page = await pages.create(f"{docs_url}/tutorial/controlflow.html", (1280, 720))
-    full = (await pages.snapshot(page["id"], SnapshotOptions(full=True)))["text"]
+    full = (await pages.get(page["id"]).snapshot(SnapshotOptions(full=True)))["text"]
     assert "- text: part is optional. The keyword ‘elif’ is short for ‘else if’" in full
     assert "- heading [level=2] [ref=" in full and "]: 4.1. if Statements" in full
     full_lines = {_REF.sub("", line.strip()) for line in full.splitlines()}
-    view = (await pages.snapshot(page["id"], SnapshotOptions(max_tokens=budget, max_elements=100_000)))["text"]
+    view = (await pages.get(page["id"]).snapshot(SnapshotOptions(max_tokens=budget, max_elements=100_000)))["text"]
     for line in view.splitlines():
         line = line.strip()
         if line.startswith(("#", "- …")):
@@ -106,23 +106,23 @@ def _ref(text: str, line_start: str) -> str:
     return re.search(r"\[ref=([^\]]+)\]", line)[1]  # type: ignore[index]
 
 
-async def test_an_actions_answer_shows_what_changed_because_of_it(pages: PageManager, django_url: str) -> None:
+async def test_an_actions_answer_shows_what_changed_because_of_it(pages: PageRegistry, django_url: str) -> None:
     """Django's admin: a checkbox's click changes the selection counter; Save navigates to the list with
     its "was changed successfully" message; Save with a required field emptied shows the field's error."""
     page_id = await _django_page(pages, django_url, "/admin/shop/product/")
-    snap = await pages.snapshot(page_id, SnapshotOptions())
-    clicked = await pages.act(page_id, Action("click", ref=_ref(snap["text"], '- checkbox "Select this object')), None)
+    snap = await pages.get(page_id).snapshot(SnapshotOptions())
+    clicked = await pages.get(page_id).act(Action("click", ref=_ref(snap["text"], '- checkbox "Select this object')), None)
     assert {"kind": "added", "text": "1 of 100 selected"} in clicked["effects"]["text"], clicked
 
-    await pages.act(page_id, Action("navigate", url=f"{django_url}/admin/shop/product/7/change/"), None)
-    snap = await pages.snapshot(page_id, SnapshotOptions())
-    saved = await pages.act(page_id, Action("click", ref=_ref(snap["text"], '- button "Save" [')), None)
+    await pages.get(page_id).act(Action("navigate", url=f"{django_url}/admin/shop/product/7/change/"), None)
+    snap = await pages.get(page_id).snapshot(SnapshotOptions())
+    saved = await pages.get(page_id).act(Action("click", ref=_ref(snap["text"], '- button "Save" [')), None)
     assert saved["effects"]["navigation"]["url"] == f"{django_url}/admin/shop/product/"
     messages = [t for t in saved["effects"]["text"] if "was changed successfully" in t["text"]]
     assert messages and messages[0]["kind"] == "message", saved
 
-    await pages.act(page_id, Action("navigate", url=f"{django_url}/admin/shop/product/7/change/"), None)
-    snap = await pages.snapshot(page_id, SnapshotOptions())
-    await pages.act(page_id, Action("fill", ref=_ref(snap["text"], '- textbox "Name:"'), text=""), None)
-    refused = await pages.act(page_id, Action("click", ref=_ref(snap["text"], '- button "Save" [')), None)
+    await pages.get(page_id).act(Action("navigate", url=f"{django_url}/admin/shop/product/7/change/"), None)
+    snap = await pages.get(page_id).snapshot(SnapshotOptions())
+    await pages.get(page_id).act(Action("fill", ref=_ref(snap["text"], '- textbox "Name:"'), text=""), None)
+    refused = await pages.get(page_id).act(Action("click", ref=_ref(snap["text"], '- button "Save" [')), None)
     assert {"kind": "field_error", "text": "This field is required."} in refused["effects"]["text"], refused

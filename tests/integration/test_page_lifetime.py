@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from app.browser.browser import BrowserHost
-from app.browser.pages import PageManager
+from app.browser.pages import PageRegistry
 from app.core.errors import BadInput, Conflict, NotFound
 from app.core.events import EventBus
 
@@ -18,7 +18,7 @@ PAGE = "data:text/html,<title>T</title><button>Go</button>"
 async def test_an_idle_page_closes_with_an_event_and_a_used_one_stays(tmp_path: Path) -> None:
     bus = EventBus()
     events = bus.subscribe()
-    pages = PageManager(tmp_path / "pages", BrowserHost(None), bus, tmp_path / "up", idle_s=1.0)
+    pages = PageRegistry(tmp_path / "pages", BrowserHost(None), bus, tmp_path / "up", idle_s=1.0)
     try:
         idle = await pages.create(PAGE, (1280, 720))
         used = await pages.create(PAGE, (1280, 720))
@@ -41,7 +41,7 @@ async def test_an_idle_page_closes_with_an_event_and_a_used_one_stays(tmp_path: 
 
 
 async def test_a_page_past_the_limit_is_a_conflict_that_says_what_to_do(tmp_path: Path) -> None:
-    pages = PageManager(tmp_path / "pages", BrowserHost(None), EventBus(), tmp_path / "up", max_pages=2)
+    pages = PageRegistry(tmp_path / "pages", BrowserHost(None), EventBus(), tmp_path / "up", max_pages=2)
     try:
         first = await pages.create(PAGE, (1280, 720))
         await pages.create(PAGE, (1280, 720))
@@ -58,7 +58,7 @@ async def test_a_page_past_the_limit_is_a_conflict_that_says_what_to_do(tmp_path
 @pytest.mark.parametrize("name", ["a\x00b.txt", "x" * 5000, "../../etc/passwd", "missing.txt"])
 def test_an_upload_name_that_cannot_be_a_file_there_is_bad_input(tmp_path: Path, name: str) -> None:
     (tmp_path / "up").mkdir()
-    pages = PageManager(tmp_path / "pages", BrowserHost(None), EventBus(), tmp_path / "up")
+    pages = PageRegistry(tmp_path / "pages", BrowserHost(None), EventBus(), tmp_path / "up")
     with pytest.raises(BadInput) as refused:
         pages.upload_paths([name])
     assert refused.value.details.get("field") == "files" and len(refused.value.message) < 400

@@ -1,0 +1,37 @@
+"""The device and browser packages, like the terminal's (test_terminal_structure), import no HTTP layer and
+no other domain, and their resources sit below their registries; app.core imports no domain at all."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import app.browser
+import app.core
+import app.device
+from tests.unit.test_terminal_structure import _imports
+
+DOMAINS = {"app.device": app.device, "app.browser": app.browser}
+
+
+@pytest.mark.parametrize("name", sorted(DOMAINS))
+def test_domain_modules_import_no_http_layer_and_no_other_domain(name: str) -> None:
+    others = tuple(f"app.{d}" for d in ("api", "terminal", "device", "browser") if f"app.{d}" != name)
+    for path in Path(DOMAINS[name].__file__).parent.rglob("*.py"):
+        foreign = {
+            imported for imported in _imports(path)
+            if imported.split(".")[0] in {"fastapi", "starlette"} or imported.startswith(others)
+            or (imported.startswith("app.timeline") and not imported.startswith("app.timeline.recording"))
+        }  # fmt: skip
+        assert not foreign, f"{path.name} of {name} imports {sorted(foreign)}"
+
+
+def test_the_device_resource_does_not_import_its_registry() -> None:
+    assert "app.device.registry" not in _imports(Path(app.device.__file__).parent / "device.py")
+
+
+def test_core_imports_no_domain_and_no_http_layer() -> None:
+    for path in Path(app.core.__file__).parent.rglob("*.py"):
+        foreign = {i for i in _imports(path) if i.startswith(("app.api", "app.terminal", "app.device", "app.browser",
+                                                                   "app.timeline", "fastapi"))}  # fmt: skip
+        assert not foreign, f"{path.name} imports {sorted(foreign)}"
