@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import ClassVar, Literal
 
 from app.core.errors import BadInput
-from app.schemas.page import ActionName, ActionRequest
+from app.schemas.page import ActionName, ActionRequest, WaitSpec
 
 TIMEOUT_MS = 10_000
 ElementState = Literal["attached", "detached", "visible", "hidden"]
@@ -236,32 +236,29 @@ def _click_at(body: ActionRequest) -> ClickAt:
 def _wait(body: ActionRequest) -> Action:
     """A wait on one condition: text, its disappearance, a URL, the element `ref`, a quiet DOM; none: the
     network is quiet."""
-    spec, timeout = body.wait, body.timeout_ms
-    given = [] if spec is None else [
-        field for field, value in (("text", spec.text), ("text_gone", spec.text_gone), ("url", spec.url))
-        if value is not None
-    ] + (["dom_quiet"] if spec.dom_quiet else [])  # fmt: skip
-    if body.ref:
-        given.append("ref")
+    spec, ref, timeout = body.wait or WaitSpec(), body.ref, body.timeout_ms
+    conditions = {"text": spec.text, "text_gone": spec.text_gone, "url": spec.url, "ref": ref or None,
+                  "dom_quiet": spec.dom_quiet or None}  # fmt: skip
+    given = [name for name, value in conditions.items() if value is not None]
     if len(given) > 1:
         raise BadInput(f"wait takes one condition, not {' and '.join(given)}", field="wait")
-    if spec is not None and spec.state is not None and not body.ref:
+    if spec.state is not None and not ref:
         raise BadInput("wait.state is the state of the action's ref: give a ref", field="ref")
-    if spec is not None and spec.text is not None:
+    if spec.text is not None:
         return WaitText(text=spec.text, timeout_ms=timeout)
-    if spec is not None and spec.text_gone is not None:
+    if spec.text_gone is not None:
         return WaitText(text=spec.text_gone, gone=True, timeout_ms=timeout)
-    if spec is not None and spec.url is not None:
+    if spec.url is not None:
         return WaitUrl(url=spec.url, timeout_ms=timeout)
-    if body.ref:
-        return WaitElement(ref=body.ref, state=(spec and spec.state) or "visible", timeout_ms=timeout)
-    if spec is not None and spec.dom_quiet:
+    if ref:
+        return WaitElement(ref=ref, state=spec.state or "visible", timeout_ms=timeout)
+    if spec.dom_quiet:
         return WaitDomQuiet(timeout_ms=timeout)
     return WaitNetworkIdle(timeout_ms=timeout)
 
 
 def describe(action: Action) -> str:
-    """An action in a few words: `click e12`, `type e3 'hello'`, `navigate https://…`, `wait for url /done`."""
+    """An action in a few words: `click e12`, `type e3 'hello'`, `navigate https://…`, `wait until 'Saved' is visible`."""
     match action:
         case Navigate(url=url):
             detail = url

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from app.browser.action_kinds import (
+    Action,
     Back,
     Check,
     Click,
@@ -35,7 +36,7 @@ from app.core.errors import BadInput
 from app.schemas.page import ActionRequest
 
 
-def build(resolved: tuple[str, ...] = (), **fields: Any) -> object:
+def build(resolved: tuple[str, ...] = (), **fields: Any) -> Action:
     return from_request(ActionRequest(**fields), resolved)
 
 
@@ -73,7 +74,7 @@ def build(resolved: tuple[str, ...] = (), **fields: Any) -> object:
 def test_each_kind(fields: dict[str, Any], expected: object) -> None:
     action = build(**fields)
     assert action == expected and type(action) is type(expected)
-    assert action.name == fields["action"]  # type: ignore[attr-defined]
+    assert action.name == fields["action"]
 
 
 def test_upload_takes_the_resolved_files() -> None:
@@ -106,7 +107,7 @@ def test_upload_takes_the_resolved_files() -> None:
         ({"action": "click", "obs_id": "o_1"}, "obs_id", "needs x, y and the obs_id"),
         ({"action": "click", "ref": "e1", "x": 1, "y": 2, "obs_id": "o_1"}, "ref", "not both"),
         ({"action": "wait", "wait": {"text": "a", "url": "/b"}}, "wait", "one condition, not text and url"),
-        ({"action": "wait", "ref": "e1", "wait": {"dom_quiet": True}}, "wait", "not dom_quiet and ref"),
+        ({"action": "wait", "ref": "e1", "wait": {"dom_quiet": True}}, "wait", "not ref and dom_quiet"),
         ({"action": "wait", "wait": {"state": "hidden"}}, "ref", "give a ref"),
     ],
 )
@@ -121,7 +122,7 @@ def test_actions_are_frozen_and_keyword_only() -> None:
     with pytest.raises(dataclasses.FrozenInstanceError):
         click.ref = "e2"  # type: ignore[misc]
     with pytest.raises(TypeError):
-        Click("e1")  # type: ignore[misc]
+        Click("e1")  # type: ignore[call-arg, arg-type]
 
 
 @pytest.mark.parametrize(
