@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING, Any
 from PIL import Image
 
 from app.browser import playwright_api as pw
-from app.browser.actions import Action, RefCheck, check_ref, effects, focus, outcome, perform, settle, watch
+from app.browser.action_kinds import NAVIGATIONS, Action, ClickAt, DialogAnswer
+from app.browser.actions import RefCheck, check_ref, effects, focus, outcome, perform, settle, watch
 from app.browser.aria import parse
 from app.browser.browser import BrowserHost
 from app.browser.frames import action_frame, closed_frame, opened_frame, screenshot_frame, snapshot_frame
@@ -322,16 +323,15 @@ class PageManager:
             raise NotFound(f"observation {obs_id} is a snapshot, not a screenshot")
         return self.root / page_id / "observations" / f"{obs_id}.{stored['format']}", stored["format"]
 
-    async def _point(self, record: PageRecord, action: Action) -> tuple[float, float]:
+    async def _point(self, record: PageRecord, action: ClickAt) -> tuple[float, float]:
         """Image coordinates of a screenshot observation as page (viewport) coordinates."""
-        stored = self.observation(record.id, action.obs_id or "")
+        stored = self.observation(record.id, action.obs_id)
         if stored.get("kind") != "screenshot" or stored["full_page"]:
             raise Conflict(f"{action.obs_id} is not a viewport screenshot: click by ref, or take one")
         scroll = await record.page.evaluate("[window.scrollX, window.scrollY]")
         if scroll != stored["scroll"] or record.navigated_at > stored["ts"]:
             raise Conflict(f"the page moved since screenshot {action.obs_id} (scrolled or navigated): take a new one")
         scale = Scale(**stored["scale"])
-        assert action.x is not None and action.y is not None
         if not scale.contains_image_point(action.x, action.y):
             raise BadInput(f"({action.x:g}, {action.y:g}) is outside the screenshot "
                            f"({scale.image_width}x{scale.image_height})")  # fmt: skip
@@ -369,7 +369,7 @@ class PageManager:
         return result
 
     async def _act(self, record: PageRecord, action: Action) -> dict[str, Any]:
-        if action.action == "dialog":
+        if isinstance(action, DialogAnswer):
             record.dialog_answer = (action.accept, action.text)
             answer = (
                 "accepted" + (f" with {action.text!r}" if action.text is not None else "")
@@ -379,7 +379,7 @@ class PageManager:
             return {"ok": True, "action": "dialog", "url": record.page.url, "effects": {},
                     "note": f"the next dialog on this page will be {answer}"}  # fmt: skip
         point = None
-        if action.action == "click" and action.ref is None and action.x is not None:
+        if isinstance(action, ClickAt):
             point = await self._point(record, action)
         else:
             check_ref(action, RefCheck(record.last_obs, record.obs_refs, record.obs_taken_at, record.navigated_at))
@@ -393,7 +393,7 @@ class PageManager:
         new_events = [e for e in record.events if e["seq"] > seq]
         if any(e["kind"] == "navigation" for e in new_events):
             record.history.append(await _title(page) or page.url)
-        return {"ok": True, "action": action.action, "url": page.url, "title": await _title(page),
+        return {"ok": True, "action": action.name, "url": page.url, "title": await _title(page),
                 "effects": effects(new_events, url_before, page.url, focus_before, await focus(page), text)}  # fmt: skip
 
     async def script(self, page_id: str, steps: list[Action | str], snapshot: SnapshotOptions) -> dict[str, Any]:
@@ -413,15 +413,15 @@ class PageManager:
                     results.append({"step": index, "action": "screenshot", "ok": True, "obs_id": done["obs_id"],
                                     "url": done["url"]})  # fmt: skip
                     continue
-                assert isinstance(step, Action)
+                assert not isinstance(step, str)
                 done = await self.act(page_id, step, None)
             except LookoutError as exc:
-                name = step if isinstance(step, str) else step.action
+                name = step if isinstance(step, str) else step.name
                 results.append({"step": index, "action": name, "ok": False, "error": exc.message})
                 stopped = {"step": index, "reason": exc.message}
                 break
-            results.append({"step": index, "action": step.action, "ok": True, "effects": done["effects"]})
-            moved = "navigation" in done["effects"] and step.action not in ("navigate", "back", "forward", "reload")
+            results.append({"step": index, "action": step.name, "ok": True, "effects": done["effects"]})
+            moved = "navigation" in done["effects"] and not isinstance(step, NAVIGATIONS)
             if moved and index < len(steps) - 1:
                 stopped = {
                     "step": index,

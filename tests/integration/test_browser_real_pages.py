@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
-from app.browser.actions import Action
+from app.browser.action_kinds import Click, Fill, Navigate
 from app.browser.browser import BrowserHost
 from app.browser.pages import PageManager
 from app.browser.snapshot_view import SnapshotOptions
@@ -111,18 +111,18 @@ async def test_an_actions_answer_shows_what_changed_because_of_it(pages: PageMan
     its "was changed successfully" message; Save with a required field emptied shows the field's error."""
     page_id = await _django_page(pages, django_url, "/admin/shop/product/")
     snap = await pages.snapshot(page_id, SnapshotOptions())
-    clicked = await pages.act(page_id, Action("click", ref=_ref(snap["text"], '- checkbox "Select this object')), None)
+    clicked = await pages.act(page_id, Click(ref=_ref(snap["text"], '- checkbox "Select this object')), None)
     assert {"kind": "added", "text": "1 of 100 selected"} in clicked["effects"]["text"], clicked
 
-    await pages.act(page_id, Action("navigate", url=f"{django_url}/admin/shop/product/7/change/"), None)
+    await pages.act(page_id, Navigate(url=f"{django_url}/admin/shop/product/7/change/"), None)
     snap = await pages.snapshot(page_id, SnapshotOptions())
-    saved = await pages.act(page_id, Action("click", ref=_ref(snap["text"], '- button "Save" [')), None)
+    saved = await pages.act(page_id, Click(ref=_ref(snap["text"], '- button "Save" [')), None)
     assert saved["effects"]["navigation"]["url"] == f"{django_url}/admin/shop/product/"
     messages = [t for t in saved["effects"]["text"] if "was changed successfully" in t["text"]]
     assert messages and messages[0]["kind"] == "message", saved
 
-    await pages.act(page_id, Action("navigate", url=f"{django_url}/admin/shop/product/7/change/"), None)
+    await pages.act(page_id, Navigate(url=f"{django_url}/admin/shop/product/7/change/"), None)
     snap = await pages.snapshot(page_id, SnapshotOptions())
-    await pages.act(page_id, Action("fill", ref=_ref(snap["text"], '- textbox "Name:"'), text=""), None)
-    refused = await pages.act(page_id, Action("click", ref=_ref(snap["text"], '- button "Save" [')), None)
+    await pages.act(page_id, Fill(ref=_ref(snap["text"], '- textbox "Name:"'), text=""), None)
+    refused = await pages.act(page_id, Click(ref=_ref(snap["text"], '- button "Save" [')), None)
     assert {"kind": "field_error", "text": "This field is required."} in refused["effects"]["text"], refused
