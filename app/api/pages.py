@@ -10,7 +10,7 @@ from fastapi.responses import Response
 from pydantic import ValidationError
 
 from app.api.responses import JSONResponse
-from app.browser.actions import Action
+from app.browser.action_kinds import Action, from_request
 from app.browser.pages import Page, PageRegistry
 from app.browser.snapshot_view import SnapshotOptions
 from app.core.errors import BadInput
@@ -23,7 +23,6 @@ from app.schemas.page import (
     PageScreenshot,
     ScriptRequest,
     SnapshotRequest,
-    WaitSpec,
 )  # fmt: skip
 
 router = APIRouter(prefix="/v1/pages", tags=["pages"])
@@ -32,15 +31,6 @@ router = APIRouter(prefix="/v1/pages", tags=["pages"])
 def _options(body: SnapshotRequest) -> SnapshotOptions:
     return SnapshotOptions(
         body.max_elements, body.max_tokens, body.viewport_only, body.interactive_only, body.full, body.include_history,
-    )  # fmt: skip
-
-
-def _action(body: ActionRequest, files: tuple[str, ...] = ()) -> Action:
-    wait = body.wait or WaitSpec()
-    return Action(
-        body.action, body.ref, body.text, body.url, body.key, tuple(body.values or ()), body.submit,
-        wait.text, wait.text_gone, wait.url, wait.state, wait.dom_quiet, body.timeout_ms, files, body.accept,
-        body.x, body.y, body.obs_id,
     )  # fmt: skip
 
 
@@ -57,7 +47,11 @@ def _steps(body: ScriptRequest, files: Callable[[list[str]], tuple[str, ...]]) -
             problem = exc.errors()[0]
             where = ".".join(str(p) for p in problem.get("loc", ()))
             raise BadInput(f"step {index}: {where or 'step'}: {problem.get('msg', 'invalid')}", field="steps") from exc
-        out.append(_action(parsed, files(parsed.files) if parsed.files else ()))
+        paths = files(parsed.files) if parsed.files else ()
+        try:
+            out.append(from_request(parsed, paths))
+        except BadInput as exc:
+            raise BadInput(f"step {index}: {exc.message}", field="steps") from exc
     return out
 
 
@@ -109,7 +103,7 @@ async def action(page_id: str, body: ActionRequest, request: Request) -> JSONRes
     """One action; then the page settles, and the answer says what it did (`effects`)."""
     options = _options(body.snapshot) if body.snapshot is not None else None
     files = _registry(request).upload_paths(body.files) if body.files else ()
-    return JSONResponse(await _page(request, page_id).act(_action(body, files), options))
+    return JSONResponse(await _page(request, page_id).act(from_request(body, files), options))
 
 
 @router.post("/{page_id}/screenshot")

@@ -19,15 +19,37 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from app.browser import playwright_api as pw
-from app.core.errors import BadInput, Conflict
-from app.schemas.page import ActionName
+from app.browser.action_kinds import (
+    Action,
+    Back,
+    Check,
+    Click,
+    ClickAt,
+    DialogAnswer,
+    Fill,
+    Forward,
+    Hover,
+    Navigate,
+    OnElement,
+    Press,
+    Reload,
+    Select,
+    Type,
+    Uncheck,
+    Upload,
+    WaitDomQuiet,
+    WaitElement,
+    WaitNetworkIdle,
+    WaitText,
+    WaitUrl,
+)
+from app.core.errors import Conflict
 
 if TYPE_CHECKING:
     from playwright.async_api import Locator, Page
-NEEDS_REF = frozenset({"click", "type", "fill", "select", "hover", "check", "uncheck", "upload"})
 DOM_QUIET_MS = 300
 SETTLE_MAX_MS = 3000
 _QUIET_JS = """([quiet, max]) => new Promise(resolve => {
@@ -100,32 +122,6 @@ _FOCUS_JS = """() => { const e = document.activeElement; if (!e || e === documen
   return (e.getAttribute('aria-label') || e.name || e.id || e.tagName.toLowerCase()) + ' (' + e.tagName.toLowerCase() + ')'; }"""
 
 
-@dataclass(frozen=True, slots=True)
-class Action:
-    action: ActionName
-    ref: str | None = None
-    text: str | None = None
-    url: str | None = None
-    key: str | None = None
-    values: tuple[str, ...] = ()
-    submit: bool = False
-    wait_text: str | None = None
-    wait_text_gone: str | None = None
-    wait_url: str | None = None
-    wait_state: Literal["attached", "detached", "visible", "hidden"] | None = None
-    """wait with a ref: attached, detached, visible or hidden."""
-    wait_dom_quiet: bool = False
-    timeout_ms: int = 10_000
-    files: tuple[str, ...] = ()
-    """upload: paths, already checked to be inside the upload directory."""
-    accept: bool = False
-    """dialog: accept (with `text` for a prompt) rather than dismiss the next dialog."""
-    x: float | None = None
-    """click: image coordinates of the screenshot `obs_id` (instead of a ref)."""
-    y: float | None = None
-    obs_id: str | None = None
-
-
 @dataclass
 class RefCheck:
     """What the page's last observation knew: its refs and when it was taken."""
@@ -137,10 +133,9 @@ class RefCheck:
 
 
 def check_ref(action: Action, known: RefCheck) -> None:
-    if action.action not in NEEDS_REF:
+    """Refuse an action on an element whose ref the page's last snapshot did not have, or may have lost."""
+    if not isinstance(action, OnElement):
         return
-    if not action.ref:
-        raise BadInput(f"{action.action} needs a ref from a snapshot", field="ref")
     if known.obs_id is None:
         raise Conflict("no snapshot of this page yet: take one, then use its refs")
     if action.ref not in known.refs:
@@ -161,59 +156,61 @@ async def perform(page: Page, action: Action, point: tuple[float, float] | None 
         await _perform(page, action)
     except pw.Error as exc:
         message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise Conflict(f"{action.action} failed: {message}") from exc
+        raise Conflict(f"{action.name} failed: {message}") from exc
 
 
-async def _perform(page: Page, a: Action) -> None:
-    timeout = a.timeout_ms
-    if a.action == "navigate":
-        if not a.url:
-            raise BadInput("navigate needs a url", field="url")
-        await page.goto(a.url, timeout=timeout)
-    elif a.action == "back":
-        await page.go_back(timeout=timeout)
-    elif a.action == "forward":
-        await page.go_forward(timeout=timeout)
-    elif a.action == "reload":
-        await page.reload(timeout=timeout)
-    elif a.action == "press":
-        if not a.key:
-            raise BadInput("press needs a key (Enter, Tab, Control+A, ...)", field="key")
-        if a.ref:
-            await (await _element(page, a.ref)).press(a.key, timeout=timeout)
-        else:
-            await page.keyboard.press(a.key)
-    elif a.action == "wait":
-        await _wait(page, a)
-    else:
-        await _on_element(await _element(page, a.ref or ""), a)
+async def _perform(page: Page, action: Action) -> None:
+    match action:
+        case Navigate(url=url, timeout_ms=timeout):
+            await page.goto(url, timeout=timeout)
+        case Back(timeout_ms=timeout):
+            await page.go_back(timeout=timeout)
+        case Forward(timeout_ms=timeout):
+            await page.go_forward(timeout=timeout)
+        case Reload(timeout_ms=timeout):
+            await page.reload(timeout=timeout)
+        case Press(key=key, ref=None):
+            await page.keyboard.press(key)
+        case Press(key=key, ref=str(ref), timeout_ms=timeout):
+            await (await _element(page, ref)).press(key, timeout=timeout)
+        case WaitText(text=text, gone=gone, timeout_ms=timeout):
+            await page.get_by_text(text).first.wait_for(state="hidden" if gone else "visible", timeout=timeout)
+        case WaitUrl(url=url, timeout_ms=timeout):
+            await page.wait_for_url(f"**{url}**", timeout=timeout)
+        case WaitElement(ref=ref, state=state, timeout_ms=timeout):
+            await page.locator(f"aria-ref={ref}").wait_for(state=state, timeout=timeout)
+        case WaitDomQuiet(timeout_ms=timeout):
+            await page.evaluate(_QUIET_JS, [DOM_QUIET_MS, timeout])
+        case WaitNetworkIdle(timeout_ms=timeout):
+            await page.wait_for_load_state("networkidle", timeout=timeout)
+        case OnElement():
+            await _on_element(await _element(page, action.ref), action)
+        case ClickAt() | DialogAnswer():
+            raise AssertionError(f"{action.name} is run by the page manager")  # a click at a point, an answer
 
 
-async def _on_element(element: Locator, a: Action) -> None:
-    timeout = a.timeout_ms
-    if a.action == "click":
-        await element.click(timeout=timeout)
-    elif a.action == "hover":
-        await element.hover(timeout=timeout)
-    elif a.action in ("check", "uncheck"):
-        await (element.check if a.action == "check" else element.uncheck)(timeout=timeout)
-    elif a.action in ("type", "fill"):
-        if a.text is None:
-            raise BadInput(f"{a.action} needs text", field="text")
-        if a.action == "fill":
-            await element.fill(a.text, timeout=timeout)
-        else:
-            await element.press_sequentially(a.text, timeout=timeout)
-        if a.submit:
-            await element.press("Enter", timeout=timeout)
-    elif a.action == "select":
-        if not a.values:
-            raise BadInput("select needs values (option labels or values)", field="values")
-        await element.select_option(list(a.values), timeout=timeout)
-    elif a.action == "upload":
-        if not a.files:
-            raise BadInput("upload needs files", field="files")
-        await element.set_input_files(list(a.files), timeout=timeout)
+async def _on_element(element: Locator, action: OnElement) -> None:
+    timeout = action.timeout_ms
+    match action:
+        case Click():
+            await element.click(timeout=timeout)
+        case Hover():
+            await element.hover(timeout=timeout)
+        case Check():
+            await element.check(timeout=timeout)
+        case Uncheck():
+            await element.uncheck(timeout=timeout)
+        case Fill(text=text, submit=submit) | Type(text=text, submit=submit):
+            if isinstance(action, Fill):
+                await element.fill(text, timeout=timeout)
+            else:
+                await element.press_sequentially(text, timeout=timeout)
+            if submit:
+                await element.press("Enter", timeout=timeout)
+        case Select(values=values):
+            await element.select_option(list(values), timeout=timeout)
+        case Upload(files=files):
+            await element.set_input_files(list(files), timeout=timeout)
 
 
 async def _element(page: Page, ref: str) -> Locator:
@@ -221,22 +218,6 @@ async def _element(page: Page, ref: str) -> Locator:
     if await locator.count() != 1:
         raise Conflict(f"ref {ref} is no longer on the page (it changed since the snapshot): snapshot again")
     return locator
-
-
-async def _wait(page: Page, a: Action) -> None:
-    if a.wait_text is not None:
-        await page.get_by_text(a.wait_text).first.wait_for(state="visible", timeout=a.timeout_ms)
-    elif a.wait_text_gone is not None:
-        await page.get_by_text(a.wait_text_gone).first.wait_for(state="hidden", timeout=a.timeout_ms)
-    elif a.wait_url is not None:
-        await page.wait_for_url(f"**{a.wait_url}**", timeout=a.timeout_ms)
-    elif a.ref is not None:
-        state = a.wait_state or "visible"
-        await page.locator(f"aria-ref={a.ref}").wait_for(state=state, timeout=a.timeout_ms)
-    elif a.wait_dom_quiet:
-        await page.evaluate(_QUIET_JS, [DOM_QUIET_MS, a.timeout_ms])
-    else:
-        await page.wait_for_load_state("networkidle", timeout=a.timeout_ms)
 
 
 async def watch(page: Page) -> None:

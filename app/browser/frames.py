@@ -6,7 +6,7 @@ from typing import Any
 
 import orjson
 
-from app.browser.actions import Action
+from app.browser.action_kinds import Action, describe
 from app.timeline.recording import FrameInput
 
 LINE_CHARS = 160
@@ -18,25 +18,6 @@ def resource(page_id: str) -> str:
 
 def _cut(text: str) -> str:
     return text if len(text) <= LINE_CHARS else text[: LINE_CHARS - 1] + "…"
-
-
-def describe_action(action: Action) -> str:
-    """An action in a few words: `click e12`, `type e3 "hello"`, `navigate https://…`."""
-    parts: list[str] = [action.action]
-    if action.ref:
-        parts.append(action.ref)
-    if action.x is not None and action.y is not None:
-        parts.append(f"at ({action.x:g}, {action.y:g}) of {action.obs_id}")
-    for value in (action.url, action.key):
-        if value:
-            parts.append(value)
-    if action.text is not None:
-        parts.append(repr(action.text))
-    if action.values:
-        parts.append(repr(list(action.values)))
-    if action.files:
-        parts.append(f"{len(action.files)} files")
-    return " ".join(parts)
 
 
 def opened_frame(page_id: str, url: str) -> FrameInput:
@@ -53,7 +34,7 @@ def closed_frame(page_id: str, url: str) -> FrameInput:
 def action_frame(page_id: str, action: Action, result: dict[str, Any] | None, error: str | None) -> FrameInput:
     """An action with its effects; a failed action, or one that logged console errors or failed requests,
     is pinned."""
-    what = describe_action(action)
+    what = describe(action)
     if error is not None:
         text = f"{what} failed: {error}"
         return FrameInput(resource(page_id), "action", "page action", text, _cut(text), pinned=True,

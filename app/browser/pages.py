@@ -26,7 +26,8 @@ from typing import TYPE_CHECKING, Any
 from PIL import Image
 
 from app.browser import playwright_api as pw
-from app.browser.actions import Action, RefCheck, check_ref, effects, focus, outcome, perform, settle, watch
+from app.browser.action_kinds import NAVIGATIONS, Action, ClickAt, DialogAnswer
+from app.browser.actions import RefCheck, check_ref, effects, focus, outcome, perform, settle, watch
 from app.browser.aria import parse
 from app.browser.browser import BrowserHost
 from app.browser.frames import action_frame, closed_frame, opened_frame, screenshot_frame, snapshot_frame
@@ -191,10 +192,10 @@ class Page:
             raise BadInput(f"{obs_id} is a screenshot; `since` takes a snapshot's obs_id", field="since")
         return stored
 
-    async def _point(self, action: Action) -> tuple[float, float]:
+    async def _point(self, action: ClickAt) -> tuple[float, float]:
         """Image coordinates of a screenshot observation as page (viewport) coordinates, while the
         screenshot still shows the page (not scrolled, not navigated since)."""
-        stored = self.observation(action.obs_id or "")
+        stored = self.observation(action.obs_id)
         if stored.get("kind") != "screenshot" or stored["full_page"]:
             raise Conflict(f"{action.obs_id} is not a viewport screenshot: click by ref, or take one")
         scroll = await self.page.evaluate("[window.scrollX, window.scrollY]")
@@ -204,7 +205,6 @@ class Page:
         if reason is not None:
             raise Conflict(f"screenshot {action.obs_id} no longer shows the page ({reason}): take a new one")
         scale = Scale(**stored["scale"])
-        assert action.x is not None and action.y is not None
         if not scale.contains_image_point(action.x, action.y):
             raise BadInput(f"({action.x:g}, {action.y:g}) is outside the screenshot "
                            f"({scale.image_width}x{scale.image_height})")  # fmt: skip
@@ -224,7 +224,7 @@ class Page:
         return result
 
     async def _act(self, action: Action) -> dict[str, Any]:
-        if action.action == "dialog":
+        if isinstance(action, DialogAnswer):
             self.dialog_answer = (action.accept, action.text)
             answer = (
                 "accepted" + (f" with {action.text!r}" if action.text is not None else "")
@@ -234,7 +234,7 @@ class Page:
             return {"ok": True, "action": "dialog", "url": self.page.url, "effects": {},
                     "note": f"the next dialog on this page will be {answer}"}  # fmt: skip
         point = None
-        if action.action == "click" and action.ref is None and action.x is not None:
+        if isinstance(action, ClickAt):
             point = await self._point(action)
         else:
             check_ref(action, RefCheck(self.last_obs, self.obs_refs, self.obs_taken_at, self.navigated_at))
@@ -248,7 +248,7 @@ class Page:
         new_events = [e for e in self.events if e["seq"] > seq]
         if any(e["kind"] == "navigation" for e in new_events):
             self.history.append(await _title(page) or page.url)
-        return {"ok": True, "action": action.action, "url": page.url, "title": await _title(page),
+        return {"ok": True, "action": action.name, "url": page.url, "title": await _title(page),
                 "effects": effects(new_events, url_before, page.url, focus_before, await focus(page), text)}  # fmt: skip
 
     async def script(self, steps: list[Action | str], snapshot: SnapshotOptions) -> dict[str, Any]:
@@ -268,15 +268,15 @@ class Page:
                     results.append({"step": index, "action": "screenshot", "ok": True, "obs_id": done["obs_id"],
                                     "url": done["url"]})  # fmt: skip
                     continue
-                assert isinstance(step, Action)
+                assert not isinstance(step, str)
                 done = await self.act(step, None)
             except LookoutError as exc:
-                name = step if isinstance(step, str) else step.action
+                name = step if isinstance(step, str) else step.name
                 results.append({"step": index, "action": name, "ok": False, "error": exc.message})
                 stopped = {"step": index, "reason": exc.message}
                 break
-            results.append({"step": index, "action": step.action, "ok": True, "effects": done["effects"]})
-            moved = "navigation" in done["effects"] and step.action not in ("navigate", "back", "forward", "reload")
+            results.append({"step": index, "action": step.name, "ok": True, "effects": done["effects"]})
+            moved = "navigation" in done["effects"] and not isinstance(step, NAVIGATIONS)
             if moved and index < len(steps) - 1:
                 stopped = {
                     "step": index,

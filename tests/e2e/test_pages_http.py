@@ -259,6 +259,8 @@ def test_screenshot_is_scaled_and_a_click_at_its_pixels_lands(api: httpx.Client,
     assert hit["title"] == "clicked"
     outside = _act(api, page["id"], action="click", x=1001, y=10, obs_id=shot["obs_id"])
     assert outside.status_code == 400
+    half = _act(api, page["id"], action="click", x=578, obs_id=shot["obs_id"])  # no y: refused, not a 500
+    assert half.status_code == 400 and half.json()["error"]["details"]["field"] == "obs_id", half.text
     api.post(f"/v1/pages/{page['id']}/action", json={"action": "press", "key": "PageDown"})
     moved = _act(api, page["id"], action="click", x=578, y=320, obs_id=shot["obs_id"])
     assert moved.status_code == 409 and "take a new one" in moved.json()["error"]["message"]
@@ -364,6 +366,15 @@ def test_a_script_runs_steps_and_stops_at_the_failing_one(api: httpx.Client, sit
     assert moved["stopped_at"] == {"step": 0, "reason": f"the page navigated to {site}/next.html: the next steps' refs are stale"}
     bad = api.post(f"/v1/pages/{app_page}/script", json={"steps": [{"action": "jump"}]})
     assert bad.status_code == 400 and "step 0" in bad.json()["error"]["message"]
+
+
+def test_a_script_step_that_cannot_run_is_refused_before_any_step_runs(api: httpx.Client, app_page: str) -> None:
+    snap = _ok(api.post(f"/v1/pages/{app_page}/snapshot"))["text"]
+    add, name = _ref(snap, '- button "Add row"'), _ref(snap, '- textbox "Name"')
+    steps = [{"action": "click", "ref": add}, {"action": "fill", "ref": name}]
+    refused = api.post(f"/v1/pages/{app_page}/script", json={"steps": steps})
+    assert refused.status_code == 400 and refused.json()["error"]["message"] == "step 1: fill needs text", refused.text
+    assert "Row 0" not in _ok(api.post(f"/v1/pages/{app_page}/snapshot"))["text"]  # the click did not run
 
 
 FORMS = """<!doctype html><title>Forms</title>

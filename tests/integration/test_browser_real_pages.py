@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
-from app.browser.actions import Action
+from app.browser.action_kinds import Click, Fill, Navigate
 from app.browser.browser import BrowserHost
 from app.browser.pages import PageRegistry
 from app.browser.snapshot_view import SnapshotOptions
@@ -111,18 +111,18 @@ async def test_an_actions_answer_shows_what_changed_because_of_it(pages: PageReg
     its "was changed successfully" message; Save with a required field emptied shows the field's error."""
     page_id = await _django_page(pages, django_url, "/admin/shop/product/")
     snap = await pages.get(page_id).snapshot(SnapshotOptions())
-    clicked = await pages.get(page_id).act(Action("click", ref=_ref(snap["text"], '- checkbox "Select this object')), None)
+    clicked = await pages.get(page_id).act(Click(ref=_ref(snap["text"], '- checkbox "Select this object')), None)
     assert {"kind": "added", "text": "1 of 100 selected"} in clicked["effects"]["text"], clicked
 
-    await pages.get(page_id).act(Action("navigate", url=f"{django_url}/admin/shop/product/7/change/"), None)
+    await pages.get(page_id).act(Navigate(url=f"{django_url}/admin/shop/product/7/change/"), None)
     snap = await pages.get(page_id).snapshot(SnapshotOptions())
-    saved = await pages.get(page_id).act(Action("click", ref=_ref(snap["text"], '- button "Save" [')), None)
+    saved = await pages.get(page_id).act(Click(ref=_ref(snap["text"], '- button "Save" [')), None)
     assert saved["effects"]["navigation"]["url"] == f"{django_url}/admin/shop/product/"
     messages = [t for t in saved["effects"]["text"] if "was changed successfully" in t["text"]]
     assert messages and messages[0]["kind"] == "message", saved
 
-    await pages.get(page_id).act(Action("navigate", url=f"{django_url}/admin/shop/product/7/change/"), None)
+    await pages.get(page_id).act(Navigate(url=f"{django_url}/admin/shop/product/7/change/"), None)
     snap = await pages.get(page_id).snapshot(SnapshotOptions())
-    await pages.get(page_id).act(Action("fill", ref=_ref(snap["text"], '- textbox "Name:"'), text=""), None)
-    refused = await pages.get(page_id).act(Action("click", ref=_ref(snap["text"], '- button "Save" [')), None)
+    await pages.get(page_id).act(Fill(ref=_ref(snap["text"], '- textbox "Name:"'), text=""), None)
+    refused = await pages.get(page_id).act(Click(ref=_ref(snap["text"], '- button "Save" [')), None)
     assert {"kind": "field_error", "text": "This field is required."} in refused["effects"]["text"], refused

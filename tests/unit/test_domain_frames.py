@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from app.browser.actions import Action
+from app.browser.action_kinds import Click, Type
 from app.browser.frames import action_frame, snapshot_frame
 from app.device.frames import device_frame, failed_action_frame
 from app.terminal.blocks import Block
@@ -67,14 +67,14 @@ def test_device_frames() -> None:
 
 
 def test_page_frames() -> None:
-    action = Action("click", ref="e5")
+    action = Click(ref="e5")
     result = {"url": "http://x/b", "effects": {"navigation": {"url": "http://x/b"},
                                                "console": [{"level": "error", "text": "boom"}]}}  # fmt: skip
     frame = action_frame("p1", action, result, None)
     assert frame.pinned and frame.line == "click e5 → http://x/b (1 errors)" and '"boom"' in frame.full
     quiet = action_frame("p1", action, {"url": "http://x/a", "effects": {}}, None)
     assert not quiet.pinned and quiet.full == "click e5 at http://x/a: no visible effect"
-    failed = action_frame("p1", Action("type", ref="e9", text="hi"), None, "ref e9 is stale")
+    failed = action_frame("p1", Type(ref="e9", text="hi"), None, "ref e9 is stale")
     assert failed.pinned and failed.full == "type e9 'hi' failed: ref e9 is stale"
     snap = snapshot_frame("p1", {"obs_id": "o_3", "url": "http://x/b", "title": "B", "text": "# Page: B",
                                  "metadata": {"tokens": 5}}, "snapshot")  # fmt: skip

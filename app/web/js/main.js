@@ -45,8 +45,7 @@ async function signIn(candidate) {
   connectEvents(0);
   clearInterval(listTimer);
   listTimer = setInterval(refreshLists, LIST_REFRESH_MS);
-  await refreshLists();
-  route();
+  route(); // at once (it loads the lists too): a view opened later is never drawn again under the user
 }
 
 function connectEvents(attempt) {
