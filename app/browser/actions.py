@@ -47,6 +47,7 @@ from app.browser.action_kinds import (
     WaitUrl,
 )
 from app.core.errors import Conflict
+from app.core.observations import Seen, staleness
 
 if TYPE_CHECKING:
     from playwright.async_api import Locator, Page
@@ -140,10 +141,9 @@ def check_ref(action: Action, known: RefCheck) -> None:
         raise Conflict("no snapshot of this page yet: take one, then use its refs")
     if action.ref not in known.refs:
         raise Conflict(f"ref {action.ref} is not in the last snapshot ({known.obs_id}): snapshot again")
-    if known.navigated_at > known.taken_at:
-        raise Conflict(
-            f"the page navigated since snapshot {known.obs_id}, so ref {action.ref} is stale: snapshot again"
-        )
+    reason = staleness(Seen(known.taken_at), time.time(), since={"the page navigated": known.navigated_at})
+    if reason is not None:  # the observation store's one staleness check, as a screenshot click's and a tap's
+        raise Conflict(f"{reason} snapshot {known.obs_id}, so ref {action.ref} is stale: snapshot again")
 
 
 async def perform(page: Page, action: Action, point: tuple[float, float] | None = None) -> None:
