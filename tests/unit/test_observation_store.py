@@ -60,3 +60,12 @@ def test_staleness_says_what_changed_or_none_while_the_observation_holds() -> No
     assert staleness(seen, 101.0, {"the screen": "1080x2400 at rotation 0"}) is None  # a fact not asked about
     assert staleness(seen, 101.0, same, since={"the page navigated": 100.5}) == "the page navigated since"
     assert staleness(seen, 101.0, same, since={"the page navigated": 99.0}) is None
+
+
+def test_a_forgotten_resource_keeps_its_files_and_its_latest_is_read_from_disk(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    store.save("r", {"obs_id": "o_1", "ts": 1.0})
+    store.forget("r")
+    assert store.latest("r") == {"obs_id": "o_1", "ts": 1.0}
+    (tmp_path / "r" / "observations" / "o_1.json").unlink()
+    assert store.latest("r") is None  # not held in memory any more
