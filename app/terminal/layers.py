@@ -327,8 +327,13 @@ def _fit(view: _View, serialize: Serializer, max_tokens: int) -> tuple[_View, in
         line_costs = (count_tokens(_dumps(line)) + 1 for line in reversed(view.scrollback))
         return within(chain(row_costs, line_costs), max_tokens - count_tokens(serialize(part(0), max_tokens)))
 
-    fitted = fit(lambda k: _counted(part(k), serialize), max_tokens, n + lines, estimate)
-    return fitted.value, fitted.tokens
+    def measure(k: int) -> tuple[_View, int]:
+        """The part and its count with `max_tokens` in place of its own count (which has no more digits: a
+        part within the budget so is with its own count), so a check counts once."""
+        view = part(k)
+        return view, count_tokens(serialize(view, max_tokens))
+
+    return _counted(fit(measure, max_tokens, n + lines, estimate).value, serialize)
 
 
 # ----------------------------------------------------------------------------- serialization
