@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import pytest
 from hypothesis import given
@@ -27,7 +27,11 @@ def test_self_count_with_the_real_tokenizer_across_999_to_1000() -> None:
     """o200k puts up to three digits in a token: a text of about 1000 tokens needs one more for its count."""
     counts = set()
     for words in range(990, 1002):
-        text, n = self_counted(lambda n, words=words: " x" * words + f"\n# Tokens: {n}")
+
+        def render(n: int, words: int = words) -> str:
+            return " x" * words + f"\n# Tokens: {n}"
+
+        text, n = self_counted(render)
         assert count_tokens(text) == n
         counts.add(n)
     assert min(counts) < 1000 < max(counts)
@@ -59,12 +63,12 @@ def test_within_takes_from_the_first_and_stops_at_the_first_that_does_not_fit() 
 def test_within_reads_no_cost_past_the_first_that_does_not_fit() -> None:
     read: list[int] = []
 
-    def costs() -> object:
+    def costs() -> Iterator[int]:
         for i in range(1000):
             read.append(i)
             yield 5
 
-    assert within(costs(), 12) == 2  # type: ignore[arg-type]
+    assert within(costs(), 12) == 2
     assert read == [0, 1, 2]
 
 
@@ -125,16 +129,23 @@ def test_fit_costs_one_measure_per_step_when_the_estimate_is_a_little_off() -> N
     assert calls == [100, 53, 52, 51, 50]
 
 
+def test_fit_bisects_what_its_doubling_steps_skipped() -> None:
+    measure, calls = counted([1] * 10_000, 0)
+    assert fit(measure, 1234, 10_000).choice == 1234
+    assert len(calls) <= LINEAR_STEPS + 2 * math.log2(10_000) + 3
+
+
 def test_fit_terminates_on_a_huge_choice_that_never_fits() -> None:
     calls: list[int] = []
+    bound = LINEAR_STEPS + 2 * math.log2(10**15) + 3
 
     def never(k: int) -> tuple[None, int]:
         calls.append(k)
+        assert len(calls) <= bound, "one measure too many"
         return None, 10**9
 
     fitted = fit(never, 100, 10**15)
     assert fitted.choice == 0 and fitted.tokens == 10**9  # the least there is, over the budget
-    assert len(calls) <= LINEAR_STEPS + 2 * math.log2(10**15) + 3
 
 
 @given(st.lists(st.integers(0, 200), min_size=1, max_size=300), st.integers(0, 200), st.data())
