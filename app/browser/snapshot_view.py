@@ -365,8 +365,8 @@ def _with_ancestors(item: _Item) -> list[_Item]:
 def _finish(
     items: list[_Item], chosen: set[int], ctx: PageContext, options: SnapshotOptions, reason: str | None, total: int
 ) -> Snapshot:
-    """Render, then (rarely: the estimate per line is not exact) drop the lowest-scored leaves until the
-    whole text fits the budget."""
+    """Render, then (rarely: the estimate per line is not exact) drop the lowest-scored leaves, one unit at a
+    time, until the whole text fits the budget (app.core.budget.fit over how many are dropped)."""
     size = len(chosen)
     bodies = [_body(items, chosen)]
     """The body after 0, 1, 2, ... drops, until nothing is shown."""
