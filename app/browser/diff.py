@@ -20,6 +20,8 @@ from dataclasses import dataclass
 
 from app.browser.aria import AriaNode
 from app.browser.snapshot_view import render_line, with_token_line
+from app.core.budget import fit, within
+from app.core.tokens import count_tokens
 
 FULL_ABOVE = 0.7
 
@@ -84,19 +86,20 @@ def diff(before: AriaNode, after: AriaNode) -> Diff:
 
 
 def render_diff(result: Diff, header: list[str], max_tokens: int) -> tuple[str, int, int]:
-    """The diff's text within `max_tokens` (changes past the budget become one line); returns the text,
+    """The diff's text within `max_tokens` (the changes past the budget become one line); returns the text,
     its token count and how many changes it shows."""
     lines = [_change_line(change) for change in result.changes]
-    shown = len(lines)
-    while True:
+
+    def measure(shown: int) -> tuple[str, int]:
         body = lines[:shown]
         if shown < len(lines):
             body.append(f"… {len(lines) - shown} more changes not shown (max_tokens)")
         body.append(f"= {result.unchanged} unchanged")
-        text, tokens = with_token_line(header, body)
-        if tokens <= max_tokens or shown == 0:
-            return text, tokens, shown
-        shown = max(0, shown - max(1, (tokens - max_tokens) // 8))
+        return with_token_line(header, body)
+
+    costs = (count_tokens(line) + 1 for line in lines)
+    fitted = fit(measure, max_tokens, len(lines), lambda: within(costs, max_tokens - measure(0)[1]))
+    return fitted.value, fitted.tokens, fitted.choice
 
 
 def _change_line(change: Change) -> str:

@@ -33,6 +33,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from app.browser.aria import AriaNode
+from app.core.budget import fit, self_counted
 from app.core.tokens import count_tokens
 
 ROLE_PRIORITY = {
@@ -364,18 +365,29 @@ def _with_ancestors(item: _Item) -> list[_Item]:
 def _finish(
     items: list[_Item], chosen: set[int], ctx: PageContext, options: SnapshotOptions, reason: str | None, total: int
 ) -> Snapshot:
-    """Render, then (rarely: the estimate per line is not exact) drop the lowest-scored leaves until the
-    whole text fits the budget."""
-    while True:
-        body, shown, refs = _body(items, chosen)
-        truncated = len(shown) < total
-        header = header_lines(ctx, len(shown), total, reason if truncated else None)
-        text, tokens = with_token_line(header, body)
-        if options.full or tokens <= options.max_tokens or not shown:
-            return Snapshot(text, total, len(shown), truncated, reason if truncated else None, tokens, tuple(refs))
-        drop = min(_droppable(shown, chosen), key=lambda unit: (unit[0].score, -unit[0].order))
-        chosen.difference_update(map(id, drop))
-        reason = "token budget"
+    """Render, then (rarely: the estimate per line is not exact) drop the lowest-scored leaves, one unit at a
+    time, until the whole text fits the budget (app.core.budget.fit over how many are dropped)."""
+    size = len(chosen)
+    bodies = [_body(items, chosen)]
+    """The body after 0, 1, 2, ... drops, until nothing is shown."""
+    measured: dict[int, tuple[Snapshot, int]] = {}
+
+    def measure(k: int) -> tuple[Snapshot, int]:
+        """The snapshot after `size - k` drops (or as many as there can be)."""
+        while len(bodies) <= size - k and bodies[-1][1]:
+            drop = min(_droppable(bodies[-1][1], chosen), key=lambda unit: (unit[0].score, -unit[0].order))
+            chosen.difference_update(map(id, drop))
+            bodies.append(_body(items, chosen))
+        drops = min(size - k, len(bodies) - 1)
+        if drops not in measured:
+            body, shown, refs = bodies[drops]
+            truncated = len(shown) < total
+            why = (reason if drops == 0 else "token budget") if truncated else None
+            text, tokens = with_token_line(header_lines(ctx, len(shown), total, why), body)
+            measured[drops] = Snapshot(text, total, len(shown), truncated, why, tokens, tuple(refs)), tokens
+        return measured[drops]
+
+    return measure(size)[0] if options.full else fit(measure, options.max_tokens, size).value
 
 
 def _droppable(shown: list[_Item], chosen: set[int]) -> list[list[_Item]]:
@@ -507,11 +519,4 @@ def _header_cost(ctx: PageContext, total: int) -> int:
 
 def with_token_line(header: list[str], body: list[str]) -> tuple[str, int]:
     """The text with a `# Tokens: N` line where N is the count of the text itself."""
-    tokens = 0
-    for _ in range(4):
-        text = "\n".join([*header, f"# Tokens: {tokens}", *body])
-        counted = count_tokens(text)
-        if counted == tokens:
-            break
-        tokens = counted
-    return text, tokens
+    return self_counted(lambda tokens: "\n".join([*header, f"# Tokens: {tokens}", *body]))

@@ -20,6 +20,7 @@ from typing import Any
 
 import orjson
 
+from app.core.budget import fit, self_counted, within
 from app.core.patterns import IGNORECASE, Budget, UserPattern
 from app.core.tokens import count_tokens
 
@@ -277,28 +278,16 @@ def budgeted(elements: list[dict[str, Any]], total: int, max_tokens: int | None,
             out["cut"] = {"reason": "max_tokens", "omitted": len(elements) - count, "max_tokens": max_tokens}
         return out
 
-    count = len(elements)
-    if max_tokens is not None and _self_counted(build(count))["tokens"] > max_tokens:
-        costs = [count_tokens(_dumps(e)) + 1 for e in elements]
-        budget = max_tokens - _self_counted(build(0))["tokens"]
-        count = 0
-        while count < len(elements) and costs[count] <= budget:
-            budget -= costs[count]
-            count += 1
-        while count and _self_counted(build(count))["tokens"] > max_tokens:
-            count -= 1
-    return _self_counted(build(count))
+    def measure(count: int) -> tuple[dict[str, Any], int]:
+        out = build(count)
+        return out, self_counted(lambda tokens: _dumps({**out, "tokens": tokens}))[1]
 
-
-def _self_counted(out: dict[str, Any]) -> dict[str, Any]:
-    """`out` with `tokens` set to the token count of `out` serialized with it."""
-    tokens = 0
-    for _ in range(4):  # the count only moves when its number of digits does
-        counted = count_tokens(_dumps({**out, "tokens": tokens}))
-        if counted == tokens:
-            break
-        tokens = counted
-    return {**out, "tokens": tokens}
+    if max_tokens is None:
+        out, tokens = measure(len(elements))
+        return {**out, "tokens": tokens}
+    costs = (count_tokens(_dumps(e)) + 1 for e in elements)
+    fitted = fit(measure, max_tokens, len(elements), lambda: within(costs, max_tokens - measure(0)[1]))
+    return {**fitted.value, "tokens": fitted.tokens}
 
 
 def _dumps(value: Any) -> str:

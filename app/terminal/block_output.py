@@ -10,11 +10,13 @@ the budget could ever show.
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from itertools import islice
 from typing import Any
 
+from app.core.budget import fit, within
 from app.core.tokens import count_tokens
 from app.terminal.engines import create_engine
 
@@ -105,7 +107,9 @@ def fit_tokens(
 ) -> tuple[str, int]:
     """Text of at most `max_tokens` tokens from the runs at the start (`head`) and end (`tail`) of an
     output whose `middle` lines and `skipped` bytes between them are already left out; returns the text and
-    how many lines it omits in all. What is cut is replaced by one marker line."""
+    how many lines it omits in all. What is cut is replaced by one marker line. The head gets HEAD_SHARE of
+    the budget, the tail what is left, then the head again; when the text is over all the same (the costs
+    are estimated per line), the head's lines go first."""
     runs = head + tail
     shown = [_show(line, count) for line, count in runs]
     cut = bool(middle or skipped)  # the runs already have a hole between head and tail: keep it there
@@ -114,29 +118,23 @@ def fit_tokens(
         if count_tokens(text) <= max_tokens:
             return text, 0
     cost = [count_tokens(line) + 1 for line in shown]
-    i_max = len(head) if cut else len(runs)
-    j_min = len(head) if cut else 0
+    head_end = len(head) if cut else len(runs)  # the head's lines come from runs[:head_end],
+    tail_start = len(head) if cut else 0  # the tail's from runs[tail_start:]
     budget = max_tokens - MARKER_TOKENS
-    i = used = 0
-    while i < i_max and used + cost[i] <= budget * HEAD_SHARE:
-        used += cost[i]
-        i += 1
-    j = len(runs)
-    while j > max(i, j_min) and used + cost[j - 1] <= budget:
-        used += cost[j - 1]
-        j -= 1
-    while i < min(j, i_max) and used + cost[i] <= budget:
-        used += cost[i]
-        i += 1
-    while True:
-        omitted = middle + sum(count for _, count in runs[i:j])
-        text = "\n".join([*shown[:i], _marker(omitted, skipped), *shown[j:]])
-        if count_tokens(text) <= max_tokens or (i == 0 and j == len(runs)):
-            return text, omitted
-        if i > 0:
-            i -= 1
-        else:
-            j += 1
+    i = within(cost[:head_end], math.floor(budget * HEAD_SHARE))
+    budget -= sum(cost[:i])
+    t = within(reversed(cost[max(i, tail_start) :]), budget)
+    budget -= sum(cost[len(runs) - t :])
+    i += within(cost[i : min(len(runs) - t, head_end)], budget)
+
+    def measure(k: int) -> tuple[tuple[str, int], int]:
+        """The first max(k - t, 0) lines and the last min(k, t): backing off, the head goes first."""
+        start, end = max(k - t, 0), len(runs) - min(k, t)
+        omitted = middle + sum(count for _, count in runs[start:end])
+        text = "\n".join([*shown[:start], _marker(omitted, skipped), *shown[end:]])
+        return (text, omitted), count_tokens(text)
+
+    return fit(measure, max_tokens, i + t).value
 
 
 def _show(line: str, count: int) -> str:

@@ -31,10 +31,12 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
+from itertools import chain
 from typing import Any, Literal
 
 import orjson
 
+from app.core.budget import fit, self_counted, within
 from app.core.errors import BadInput
 from app.core.tokens import count_tokens
 from app.terminal.cell_layers import CELL_LAYERS, CellLayers, Encoding
@@ -153,9 +155,10 @@ def render(screen: ScreenData, options: ViewOptions) -> dict[str, Any] | str:
     token count of its own serialization; with `max_tokens`, rows are left out to stay within it."""
     view = _build(screen, options)
     serialize = _serializer(options.format)
-    if options.max_tokens is not None:
-        view = _fit(view, serialize, options.max_tokens)
-    tokens = _self_count(view, serialize)
+    if options.max_tokens is None:
+        tokens = _counted(view, serialize)[1]
+    else:
+        view, tokens = _fit(view, serialize, options.max_tokens)
     return _as_dict(view, tokens) if options.format == "json" else _as_text(view, tokens)
 
 
@@ -302,50 +305,35 @@ def _serializer(fmt: Format) -> Serializer:
     return _as_text
 
 
-def _self_count(view: _View, serialize: Serializer) -> int:
-    """The `tokens` value that equals the token count of the view serialized with it."""
-    tokens = 0
-    for _ in range(4):  # the count only moves when the number of digits does: this settles at once
-        counted = count_tokens(serialize(view, tokens))
-        if counted == tokens:
-            break
-        tokens = counted
-    return tokens
+def _counted(view: _View, serialize: Serializer) -> tuple[_View, int]:
+    """The view and its `tokens`: the count of the view serialized with it."""
+    return view, self_counted(lambda tokens: serialize(view, tokens))[1]
 
 
-def _fit(view: _View, serialize: Serializer, max_tokens: int) -> _View:
-    """The view within `max_tokens`: the oldest scrollback lines go first, then rows from the middle of
-    the screen (the head and the tail stay). Costs are estimated per row, then checked on the whole."""
-    if count_tokens(serialize(view, max_tokens)) <= max_tokens:
-        return view
-    n = len(view.rows)
-    row_cost = [1 + sum(count_tokens(_dumps(values[i])) + 1 for values in view.layers.values()) for i in range(n)]
-    available = max_tokens - count_tokens(serialize(view.subset(0, 0, 0), max_tokens))
-    head = tail = 0
-    while head + tail < n:
-        i = n - 1 - tail if tail <= head else head
-        if row_cost[i] > available:
-            break
-        available -= row_cost[i]
-        tail, head = (tail + 1, head) if tail <= head else (tail, head + 1)
-    scrollback = 0
-    if head + tail == n:
-        for line in reversed(view.scrollback):
-            cost = count_tokens(_dumps(line)) + 1
-            if cost > available:
-                break
-            available -= cost
-            scrollback += 1
-    fitted = view.subset(head, tail, scrollback)
-    while count_tokens(serialize(fitted, max_tokens)) > max_tokens and head + tail + scrollback:
-        if scrollback:
-            scrollback -= 1
-        elif head > tail:
-            head -= 1
-        else:
-            tail -= 1
-        fitted = view.subset(head, tail, scrollback)
-    return fitted
+def _fit(view: _View, serialize: Serializer, max_tokens: int) -> tuple[_View, int]:
+    """The view within `max_tokens`, and its count: the oldest scrollback lines go first, then rows from the
+    middle of the screen (the head and the tail stay; the tail has the extra row of an odd number). Costs are
+    estimated per row, then checked on the whole."""
+    n, lines = len(view.rows), len(view.scrollback)
+    order = [n - 1 - i // 2 if i % 2 == 0 else i // 2 for i in range(n)]  # the last row, the first, ...
+
+    def part(k: int) -> _View:
+        """The first k of the rows in `order`, then of the scrollback lines, newest first."""
+        rows = min(k, n)
+        return view.subset(rows // 2, rows - rows // 2, k - rows)
+
+    def estimate() -> int:
+        row_costs = (1 + sum(count_tokens(_dumps(values[i])) + 1 for values in view.layers.values()) for i in order)
+        line_costs = (count_tokens(_dumps(line)) + 1 for line in reversed(view.scrollback))
+        return within(chain(row_costs, line_costs), max_tokens - count_tokens(serialize(part(0), max_tokens)))
+
+    def measure(k: int) -> tuple[_View, int]:
+        """The part and its count with `max_tokens` in place of its own count (which has no more digits: a
+        part within the budget so is with its own count), so a check counts once."""
+        view = part(k)
+        return view, count_tokens(serialize(view, max_tokens))
+
+    return _counted(fit(measure, max_tokens, n + lines, estimate).value, serialize)
 
 
 # ----------------------------------------------------------------------------- serialization

@@ -19,7 +19,8 @@ import orjson
 
 from app.core.errors import BadInput
 from app.core.private_files import make_dir
-from app.timeline.frames import LEVELS, build_frame, header, level_of
+from app.core.tokens import count_tokens
+from app.timeline.frames import LEVELS, build_frame, header, level_text
 from app.timeline.history import StoreHistory
 from app.timeline.linediff import line_diff
 from app.timeline.recording import FrameInput, current_agent
@@ -147,12 +148,12 @@ class Timeline:
             messages = []
             for seq in page:
                 frame = self.store.read(seq)
-                chosen = level_of(frame, level)
-                messages.append({"role": frame["role"], "content": chosen["text"],
-                                 "source_frames": {"from": seq, "to": seq}, "tokens": chosen["tokens"]})  # fmt: skip
+                messages.append({"role": frame["role"], "content": level_text(frame, level),
+                                 "source_frames": {"from": seq, "to": seq}})  # fmt: skip
+        content = "\n\n".join(m["content"] for m in messages)
         return {
-            "content": "\n\n".join(m["content"] for m in messages),
-            "tokens": sum(m.pop("tokens") for m in messages),
+            "content": content,
+            "tokens": count_tokens(content),
             "messages": messages,
             "source_frames": {"from": first, "to": last},
             "frames": len(page),

@@ -138,6 +138,15 @@ def test_elided_handles_fetch_back_the_frames_as_captured(timeline: Timeline) ->
     assert timeline.extract(gap["from"], gap["to"], None, None, "full", 2)["next_from"] == gap["from"] + 2
 
 
+def test_an_extracts_tokens_count_its_content(timeline: Timeline) -> None:
+    """`tokens` counts the text beside it (docs/api.md, Token counts): the joined content, not the sum of
+    its messages' counts, which leaves out the blank lines between them."""
+    fill(timeline, 4)
+    extracted = timeline.extract(1, 12, None, None, "full", 500)
+    assert len(extracted["messages"]) == 12
+    assert extracted["tokens"] == count_tokens(extracted["content"])
+
+
 def test_filters_by_agent_and_resource(timeline: Timeline) -> None:
     timeline.record(typed("terminal:a", 1))
     timeline.record(FrameInput("page:p", "action", "page action", "opened x", "opened x", agent="other"))
