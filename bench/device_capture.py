@@ -33,15 +33,15 @@ from typing import Any
 from PIL import Image, ImageDraw
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from terminal_ingest import REPO, Daemon, percentile, timed  # noqa: E402
+from terminal_ingest import REPO, Daemon, percentile, timed
 
 sys.path.insert(0, str(REPO))
-import adbutils  # noqa: E402
+import adbutils
 
-from app.core.tokens import count_tokens  # noqa: E402
-from app.core.scaling import image_tokens  # noqa: E402
-from tests.support.adb_fake import FakeDevice  # noqa: E402
-from tests.support.adb_server import AdbServer  # noqa: E402
+from app.core.scaling import image_tokens
+from app.core.tokens import count_tokens
+from tests.support.adb_fake import FakeDevice
+from tests.support.adb_server import AdbServer
 
 SIZE = (1440, 3120)
 UI_NODES = 300
@@ -168,10 +168,10 @@ def report(rows: dict[str, dict[str, Any]], ui_times: list[float], ui: dict[str,
         "screen": list(SIZE),
         "screenshots": {name: {"median_ms": round(statistics.median(r["times"]), 1),
                                "p90_ms": round(percentile(r["times"], 90), 1), "bytes": r["bytes"],
-                               "image": r["image"], "tokens": r["tokens"]} for name, r in rows.items()},  # fmt: skip
+                               "image": r["image"], "tokens": r["tokens"]} for name, r in rows.items()},
         "ui": {"nodes": ui["total"], "median_ms": round(statistics.median(ui_times), 1),
                "p90_ms": round(percentile(ui_times, 90), 1), "tokens_all": ui["tokens"],
-               "tokens_default": default_ui["tokens"], "xml_tokens": xml_tokens},  # fmt: skip
+               "tokens_default": default_ui["tokens"], "xml_tokens": xml_tokens},
     }
     print(json.dumps(figures))
 

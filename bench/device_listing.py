@@ -98,7 +98,7 @@ def main() -> None:
     head = f"{'dump':<18}{'nodes':>6}{'mcp tok':>9}{'(issue)':>9}{'mcp el':>8}{'lookout tok':>13}{'el':>5}{'tok/el':>8}"
     print(head)
     for r in rows:
-        print(f"{r['dump']:<18}{r['nodes']:>6}{r['mobile_mcp_tokens']:>9}{str(r['mobile_mcp_issue'] or '-'):>9}"
+        print(f"{r['dump']:<18}{r['nodes']:>6}{r['mobile_mcp_tokens']:>9}{r['mobile_mcp_issue'] or '-'!s:>9}"
               f"{r['mobile_mcp_elements']:>8}{r['lookout_tokens']:>13}{r['lookout_elements']:>5}"
               f"{r['lookout_per_element']:>8}")  # fmt: skip
     smaller = sum(r["lookout_tokens"] < r["mobile_mcp_tokens"] for r in rows)

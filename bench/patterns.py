@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing as mp
+import queue
 import random
 import resource
 import threading
@@ -54,15 +55,12 @@ def _child(engine: str, pattern: str, text: str, mem_mb: int, out: Any) -> None:
             compiled = regex.compile(pattern, regex.VERSION0)
         result["compile_s"] = round(time.perf_counter() - t0, 4)
         t0 = time.perf_counter()
-        if engine == "re2":
-            match = compiled.search(text)
-        else:
-            match = compiled.search(text, timeout=0.25, concurrent=True)
+        match = compiled.search(text) if engine == "re2" else compiled.search(text, timeout=0.25, concurrent=True)
         result["search_s"] = round(time.perf_counter() - t0, 4)
         result["matched"] = match is not None
     except MemoryError:
         result["error"] = "MemoryError"
-    except Exception as exc:  # the engine's own error, reported as such
+    except Exception as exc:  # noqa: BLE001 - the engine's own error, reported as such
         result["error"] = f"{type(exc).__name__}: {str(exc)[:60]}"
     result["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
     out.put(result)
@@ -81,7 +79,7 @@ def run_case(engine: str, pattern: str, text: str, mem_mb: int, limit_s: float) 
         return {"error": f"still running after {limit_s} s: killed"}
     try:
         result = out.get(timeout=1)
-    except Exception:
+    except queue.Empty:
         result = {"error": f"child died (exit {proc.exitcode})"}
     result["wall_s"] = round(time.perf_counter() - t0, 3)
     return result
@@ -93,12 +91,14 @@ def gil_share(engine: str) -> float:
         import re2
 
         compiled: Any = re2.compile(r"(?s)a.{200}c")
-        search = lambda: compiled.search("ab\n" * 200_000)
+        def search():
+            return compiled.search("ab\n" * 200_000)
     else:
         import regex
 
         compiled = regex.compile(r"(?s)a.{200}c")
-        search = lambda: compiled.search("ab\n" * 200_000, concurrent=True)
+        def search():
+            return compiled.search("ab\n" * 200_000, concurrent=True)
 
     def count(seconds: float) -> int:
         n, end = 0, time.perf_counter() + seconds

@@ -29,7 +29,8 @@ HEADER = [
     "by hand. Each benchmark measures lookout and its peer side by side in the same run, so compare figures",
     "within a section: the machine's speed moves between runs.",
 ]
-STUB = HEADER + [
+STUB = [
+    *HEADER,
     "",
     "No figures yet: nobody has run the benchmarks on this checkout. To write them here:",
     "",
@@ -112,10 +113,10 @@ def section(figures: Mapping[str, Any], description: str = "") -> list[str]:
         out += [description, ""]
     scalars = [[f"`{k}`", cell(v)] for k, v in figures.items() if k != "bench" and not _is_rows(v)]
     if scalars:
-        out += table(["figure", "value"], scalars) + [""]
+        out += [*table(["figure", "value"], scalars), ""]
     for key, value in figures.items():
         if key != "bench" and _is_rows(value):
-            out += [f"`{key}`:", ""] + rows_table(key, value) + [""]
+            out += [f"`{key}`:", "", *rows_table(key, value), ""]
     return out[:-1] if out[-1] == "" else out
 
 

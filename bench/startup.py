@@ -28,7 +28,7 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from terminal_ingest import REPO, TOKEN, _free_port  # noqa: E402
+from terminal_ingest import REPO, TOKEN, _free_port
 
 GOAL_S = 1.5
 EAGER = ("playwright.async_api", "adbutils", "adbutils._adb", "adbutils.errors")

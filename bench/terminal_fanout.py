@@ -32,7 +32,7 @@ from pathlib import Path
 import websockets
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from terminal_ingest import TOKEN, Daemon, create_terminal, percentile, wait_for  # noqa: E402
+from terminal_ingest import TOKEN, Daemon, create_terminal, percentile, wait_for
 
 GOAL_P99_MS = 150.0
 STAMP = re.compile(rb"T=(\d+\.\d+)")
@@ -57,7 +57,7 @@ async def follow(url: str, mode: str, seconds: float, latencies: list[float]) ->
         while time.monotonic() < deadline:
             try:
                 message = await asyncio.wait_for(ws.recv(), max(0.05, deadline - time.monotonic()))
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 break
             now = time.time()
             if mode == "raw" and isinstance(message, bytes):

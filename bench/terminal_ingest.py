@@ -49,7 +49,7 @@ import httpx
 from ptyprocess import PtyProcess
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from tmux_server import TmuxServer  # noqa: E402
+from tmux_server import TmuxServer
 
 REPO = Path(__file__).resolve().parent.parent
 MB = 1 << 20

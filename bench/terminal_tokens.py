@@ -48,14 +48,14 @@ from typing import Any
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from terminal_ingest import COLS, REPO, ROWS, Daemon  # noqa: E402
-from tmux_server import TmuxServer  # noqa: E402
+from terminal_ingest import COLS, REPO, ROWS, Daemon
+from tmux_server import TmuxServer
 
 sys.path.insert(0, str(REPO))
-from app.core.tokens import count_tokens  # noqa: E402
-from app.terminal.engines import create_engine  # noqa: E402
-from app.terminal.layers import LAYERS, ViewOptions, render  # noqa: E402
-from app.terminal.screen_view import screen_data  # noqa: E402
+from app.core.tokens import count_tokens
+from app.terminal.engines import create_engine
+from app.terminal.layers import LAYERS, ViewOptions, render
+from app.terminal.screen_view import screen_data
 
 STILL_S = 1.0
 """A screen counts as drawn once it has not changed for this long."""
@@ -292,7 +292,7 @@ def report(rows: list[Row], example: dict[str, Any], act: tuple[int, str]) -> No
             r.name: {"plain": r.plain, "tmux_plain": r.tmux_plain, "text_cursor": r.default, "distinct": r.distinct,
                      "all_auto": r.all_tokens["auto"], "all_runs": r.all_tokens["runs"],
                      "all_cells": r.all_tokens["cells"], "tmux_escaped": r.tmux_escaped,
-                     "build_ms": {enc: round(ms, 3) for enc, ms in r.build.items()}}  # fmt: skip
+                     "build_ms": {enc: round(ms, 3) for enc, ms in r.build.items()}}
             for r in rows
         },
         "text_cursor_overhead_dense": round(_overhead(dense), 4),

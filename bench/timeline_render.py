@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from terminal_ingest import REPO, percentile, timed  # noqa: E402
+from terminal_ingest import REPO, percentile, timed
 
 sys.path.insert(0, str(REPO))
 

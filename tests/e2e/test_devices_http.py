@@ -52,7 +52,7 @@ def _error(response: httpx.Response, status: int) -> str:
 
 
 def test_lists_devices_with_model_size_and_rotation(adb_api: httpx.Client, make_device: Callable[..., Any]) -> None:
-    phone, phone_serial = make_device(model="Pixel 7", size=(1080, 2400))
+    _phone, phone_serial = make_device(model="Pixel 7", size=(1080, 2400))
     big, big_serial = make_device(model="Big One", size=(1440, 3120))
     big.set_rotation(1)
     listed = {d["serial"]: d for d in _ok(adb_api.get("/v1/devices"))["devices"]}

@@ -56,7 +56,7 @@ def test_a_dump_of_another_app_is_refused(adb_api: httpx.Client, make_device: Ca
 def test_screenshot_with_ui_is_one_observation_and_taps_its_elements(
     adb_api: httpx.Client, make_device: Callable[..., Any]
 ) -> None:
-    fake, serial = _phone(make_device, "whatsapp_chats", WHATSAPP)
+    _fake, serial = _phone(make_device, "whatsapp_chats", WHATSAPP)
     shot = _ok(adb_api.post(f"/v1/devices/{serial}/screenshot", json={"ui": True}))
     assert shot["image"] == {"width": 486, "height": 1000}
     tab = next(e for e in shot["ui"]["elements"] if e.get("text") == "Comunidades")

@@ -11,7 +11,6 @@ import pytest
 from mcp.server import MCPServer
 
 from clients.mcp.server import create_server
-
 from tests.conftest import Daemon
 from tests.e2e.test_mcp_shim import BROWSER_TOOLS, CONTEXT_TOOLS, DEVICE_TOOLS, shim
 from tests.support.mcp_contracts import assert_tool_matches_route
@@ -42,7 +41,7 @@ ROUTES: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
     "browser_action": [("POST", f"{PAGE}/action", {"skip": ["snapshot"], "renames": {"wait_text": "wait.text"}})],
     # a script's closing snapshot is smaller than a snapshot asked for on its own
     "browser_script": [("POST", f"{PAGE}/script", {"renames": {"max_tokens": "snapshot.max_tokens"},
-                                                   "own_defaults": ["max_tokens"]})],  # fmt: skip
+                                                   "own_defaults": ["max_tokens"]})],
     "browser_screenshot": [("POST", f"{PAGE}/screenshot", {})],
     # `everyone` leaves out the route's `agent` (the tool sends the caller's name otherwise)
     "context_history": [("GET", "/v1/timeline/context", {"skip": ["everyone"]})],

@@ -24,12 +24,14 @@ CLIENT_NAME = "http-agent"
 async def over_http(daemon: Daemon, token: str, tools: str | None = None) -> AsyncIterator[ClientSession]:
     headers = {"Authorization": f"Bearer {token}"}
     url = f"{daemon.url}/mcp" + (f"?tools={tools}" if tools else "")
-    async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(60, read=120)) as client:
-        async with streamable_http_client(url, http_client=client) as (read, write):
-            info = Implementation(name=CLIENT_NAME, version="1")
-            async with ClientSession(read, write, client_info=info) as session:
-                await session.initialize()
-                yield session
+    info = Implementation(name=CLIENT_NAME, version="1")
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(60, read=120)) as client,
+        streamable_http_client(url, http_client=client) as (read, write),
+        ClientSession(read, write, client_info=info) as session,
+    ):
+        await session.initialize()
+        yield session
 
 
 async def _call(session: ClientSession, tool: str, **arguments: Any) -> Any:

@@ -5,20 +5,22 @@ from __future__ import annotations
 import base64
 import io
 import json
+import os
 import re
+import subprocess
 import sys
 import threading
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
-from PIL import Image
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.types import CallToolResult, Implementation
+from PIL import Image
 
 from tests.conftest import Daemon, free_port
 
@@ -40,10 +42,10 @@ CONTEXT_TOOLS = {"context_history", "context_extract"}
 async def shim(**env: str) -> AsyncIterator[ClientSession]:
     """`lookout-mcp` (the installed console script) as a stdio subprocess, with an initialized session."""
     params = StdioServerParameters(command=str(SHIM), env=env)
-    async with stdio_client(params) as (read, write):
-        async with ClientSession(read, write, client_info=Implementation(name=CLIENT_NAME, version="1")) as session:
-            await session.initialize()
-            yield session
+    info = Implementation(name=CLIENT_NAME, version="1")
+    async with stdio_client(params) as (read, write), ClientSession(read, write, client_info=info) as session:
+        await session.initialize()
+        yield session
 
 
 async def call(session: ClientSession, tool: str, **arguments: Any) -> Any:
@@ -172,7 +174,7 @@ async def test_a_daemon_that_is_not_running_gets_one_clear_message(tmp_path: Pat
 class _Recorder(BaseHTTPRequestHandler):
     """Answers every request with `status` and the body below, and keeps the headers it got."""
 
-    seen: list[dict[str, str]] = []
+    seen: ClassVar[list[dict[str, str]]] = []
     status = 200
 
     def do_GET(self) -> None:
@@ -303,6 +305,6 @@ async def test_browser_tools_open_and_snapshot_a_page(daemon: Daemon) -> None:
 async def test_lookout_mcp_tools_chooses_the_toolsets(daemon: Daemon) -> None:
     async with shim(LOOKOUT_URL=daemon.url, LOOKOUT_TOKEN=daemon.token, LOOKOUT_MCP_TOOLS="terminal") as session:
         assert {tool.name for tool in (await session.list_tools()).tools} == TERMINAL_TOOLS
-    with pytest.raises(Exception):
-        async with shim(LOOKOUT_URL=daemon.url, LOOKOUT_MCP_TOOLS="terminal,web"):
-            pass
+    env = {**os.environ, "LOOKOUT_URL": daemon.url, "LOOKOUT_TOKEN": daemon.token, "LOOKOUT_MCP_TOOLS": "terminal,web"}
+    refused = subprocess.run([str(SHIM)], env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+    assert refused.returncode != 0 and "LOOKOUT_MCP_TOOLS" in refused.stderr and "web" in refused.stderr

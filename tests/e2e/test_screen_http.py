@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 import httpx
-import pytest
 import orjson
+import pytest
 
 from app.core.tokens import count_tokens
 

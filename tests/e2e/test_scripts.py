@@ -107,7 +107,7 @@ def test_device_screenshot_saves_the_image_and_taps_by_text(
 
 
 def test_device_screenshot_httpie_lists_the_elements(device_daemon: tuple[Daemon, Any, str], tmp_path: Path) -> None:
-    daemon, _, serial = device_daemon
+    daemon, _, _serial = device_daemon
     image = tmp_path / "shot.png"
     done = _run("device-screenshot-httpie.sh", _env(tmp_path, LOOKOUT_URL=daemon.url, LOOKOUT_TOKEN=daemon.token),
                 "", str(image))  # fmt: skip

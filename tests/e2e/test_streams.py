@@ -134,7 +134,7 @@ async def test_deltas_stream_and_http_cursor(daemon: Daemon, api: httpx.Client) 
         rows: dict[int, str] = {}
         while not any(text == "delta-row" for text in rows.values()):
             delta = json.loads(await asyncio.wait_for(ws.recv(), max(0.1, deadline - time.monotonic())))
-            rows.update({row: text for row, text in delta["changed"]})
+            rows.update(dict(delta["changed"]))
     page = api.get(f"/v1/terminals/{tid}/deltas", params={"cursor": 0, "limit": 1000}).json()
     assert page["resume_cursor"] == page["file_size"] > 0
     assert any(text == "delta-row" for d in page["deltas"] for _, text in d["changed"])
@@ -236,7 +236,7 @@ async def test_events_subscribe_before_the_handshake_completes(tmp_path: Path) -
     route = asyncio.create_task(app(scope, inbox.get, send))
     try:
         await asyncio.wait_for(asyncio.shield(route), 10)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         pass  # the event never came, so the client never hung up
     finally:
         route.cancel()
@@ -256,7 +256,7 @@ def test_recording_v3_and_v2_play_back(api: httpx.Client, tmp_path: Path) -> Non
     events = [json.loads(line) for line in v3[1:]]
     assert all(e[0] >= 0 for e in events)
     codes = [e[1] for e in events]
-    assert "o" in codes and "i" in codes and ["r", "70x20"] == [e[1:] for e in events if e[1] == "r"][0]
+    assert "o" in codes and "i" in codes and next(e[1:] for e in events if e[1] == "r") == ["r", "70x20"]
     assert events[-1][1:] == ["x", "2"]
     output = "".join(e[2] for e in events if e[1] == "o")
     raw = api.get(f"/v1/terminals/{tid}/raw", params={"limit": 1 << 20}).json()

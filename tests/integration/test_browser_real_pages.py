@@ -14,8 +14,17 @@ from app.browser.browser import BrowserHost
 from app.browser.pages import PageRegistry
 from app.browser.snapshot_view import SnapshotOptions
 from app.core.events import EventBus
-from tests.support.real_pages import (DJANGO_PASSWORD, DJANGO_USER, PYTHON_DOC_PAGES, make_django_site,
-                                      onscreen_controls, python_docs, recall, serve_django, shown_controls)  # fmt: skip
+from tests.support.real_pages import (
+    DJANGO_PASSWORD,
+    DJANGO_USER,
+    PYTHON_DOC_PAGES,
+    make_django_site,
+    onscreen_controls,
+    python_docs,
+    recall,
+    serve_django,
+    shown_controls,
+)
 from tests.support.site import serve_directory
 
 DJANGO_PAGES = ("/admin/login/", "/admin/", "/admin/shop/product/", "/admin/shop/product/7/change/")

@@ -18,10 +18,10 @@ import pytest
 from app.core.private_files import UnsafePath, make_dir
 from app.core.storage import append_jsonl
 from app.terminal.deltas import DeltaLog
-from tests.unit.test_events_and_deltas import delta
 from app.terminal.journal import JournalWriter
 from tests.conftest import REPO, Daemon, free_port
 from tests.support.site import serve_directory
+from tests.unit.test_events_and_deltas import delta
 
 NOBODY = 65534
 

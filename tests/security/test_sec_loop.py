@@ -12,8 +12,8 @@ import pytest
 
 from app.api.streams import MAX_DELTAS_BYTES
 from app.terminal.deltas import DeltaLog
-from tests.unit.test_events_and_deltas import delta
 from tests.conftest import Daemon
+from tests.unit.test_events_and_deltas import delta
 
 ALL_LAYERS = "text,cursor,fgColors,bgColors,styles,bold,italic,underline"
 COLOURED = (

@@ -64,7 +64,7 @@ def test_hostile_patterns_in_page_and_device_find_are_refused_with_the_reason() 
     xml = ('<?xml version="1.0"?><hierarchy><node index="0" text="' + "a" * 5000 + 'b" resource-id="" '
            'class="android.widget.TextView" package="p" content-desc="" bounds="[0,0][10,10]"/></hierarchy>')  # fmt: skip
     nodes = parse_hierarchy(xml.encode())
-    with pytest.raises(ValueError, match="text: .*at most 1000"):
+    with pytest.raises(ValueError, match=r"text: .*at most 1000"):
         device_find(nodes, text=NESTED, regex=True)
     assert device_find(nodes, text="(a+)+$", regex=True) == []
     with pytest.raises(ValueError, match="over the limit"):  # RE2's DFA gives up here: every byte costs 7000 steps

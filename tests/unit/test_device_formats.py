@@ -13,11 +13,11 @@ from PIL import Image
 
 from app.core.errors import BackendFailure, BadInput
 from app.core.images import encode, resize
+from app.core.scaling import fit, image_tokens, same_shape
 from app.device.capture import CaptureError, is_black, parse_png, parse_raw
 from app.device.info import parse_info
 from app.device.keys import keycode
 from app.device.logcat import filter_lines
-from app.core.scaling import fit, image_tokens, same_shape
 from app.device.observations import UI_JOIN_MAX_AGE_S, Observation, join_refusal
 from app.device.text_input import type_commands
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import base64
+import itertools
 from pathlib import Path
 
 from app.terminal.journal import JournalWriter, raw_size, read_index, read_raw
@@ -27,7 +28,7 @@ def test_output_is_stored_losslessly_and_indexed(tmp_path: Path) -> None:
     inputs = [e for e in entries if e.kind == "i"]
     assert base64.b64decode(inputs[0].value) == b"ls\r" and inputs[0].offset == 8
     assert inputs[1].value is None
-    assert all(a.t <= b.t for a, b in zip(entries, entries[1:]))
+    assert all(a.t <= b.t for a, b in itertools.pairwise(entries))
 
 
 def test_limit_counts_what_is_not_stored(tmp_path: Path) -> None:

@@ -199,7 +199,8 @@ def test_auto_encoding_picks_the_cheaper_form_per_row() -> None:
     for layer in ("fgColors", "bgColors", "styles", "bold", "italic", "underline"):
         runs = view(output, cols=80, rows=10, layers=(layer,), encoding="runs")[layer]
         cells = view(output, cols=80, rows=10, layers=(layer,), encoding="cells")[layer]
-        cheaper = [min(r, c, key=lambda row: count_tokens(orjson.dumps(row).decode())) for r, c in zip(runs, cells)]
+        cheaper = [min(r, c, key=lambda row: count_tokens(orjson.dumps(row).decode()))
+                   for r, c in zip(runs, cells, strict=True)]
         assert auto[layer] == cheaper, layer
     assert isinstance(auto["bold"][0], list) and isinstance(auto["bold"][9], str)
 

@@ -75,5 +75,5 @@ def test_small_or_short_output_is_fed_whole() -> None:
 def test_pen_carries_what_followed_the_last_reset() -> None:
     body = b"".join(b"\x1b[0mn\x1b[1m\x1b[32mline\r\n" for _ in range(30000))
     data = b"head\n" + body + b"tail\r\n" * 50
-    head, pen, tail = plan_feed(data, 40)
+    _head, pen, _tail = plan_feed(data, 40)
     assert pen == b"\x1b[0m\x1b[1m\x1b[32m"

@@ -12,8 +12,8 @@ SECRET = TtyFlags(canonical=True, echo=False)
 
 
 def state(**kw: object) -> str:
-    args = dict(exited=False, alt_screen=False, flags=COOKED, foreground=10, leader=10, leader_is_shell=True,
-                waits_for_input=lambda pid: False)
+    args = {"exited": False, "alt_screen": False, "flags": COOKED, "foreground": 10, "leader": 10,
+            "leader_is_shell": True, "waits_for_input": lambda pid: False}
     args.update(kw)
     return derive_state(**args)  # type: ignore[arg-type]
 

@@ -280,7 +280,7 @@ def test_find_with_regexes(nodes: list[UiNode]) -> None:
 def test_find_errors(nodes: list[UiNode]) -> None:
     with pytest.raises(ValueError, match=r"^resource_id: invalid regular expression '\['"):
         find(nodes, resource_id="[", regex=True)
-    with pytest.raises(ValueError, match="^text: invalid regular expression"):
+    with pytest.raises(ValueError, match=r"^text: invalid regular expression"):
         find(nodes, text="(", regex=True)
     with pytest.raises(ValueError, match=re.escape("give at least one of text, resource_id, desc, class_name")):
         find(nodes)

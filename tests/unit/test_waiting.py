@@ -49,7 +49,7 @@ class FakeTerminal:
     async def changed(self, timeout: float) -> None:
         try:
             await asyncio.wait_for(self._event.wait(), timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             pass
         self._event.clear()
 
@@ -91,7 +91,7 @@ def test_patterns_re2_cannot_take_are_bad_input_that_says_why() -> None:
 async def test_a_search_over_the_budget_is_bad_input_that_says_why() -> None:
     term = FakeTerminal()
     term.write(b"ab\n" * 100_000)  # RE2's DFA gives up on this pattern: each byte costs every instruction
-    with pytest.raises(BadInput, match="over the limit of .* instruction-bytes per request: search less text"):
+    with pytest.raises(BadInput, match=r"over the limit of .* instruction-bytes per request: search less text"):
         await wait_until(term, compile_until(regex=r"(?s)a.{999}c"), 0, 30)
     term.screen = "ab\n" * 100_000
     with pytest.raises(BadInput, match="over the limit"):
