@@ -47,17 +47,29 @@ if TYPE_CHECKING:
 EVENTS_KEPT = 500
 HISTORY_SHOWN = 5
 NAVIGATION_TIMEOUT_MS = 30_000
-_REF = re.compile(r"\[ref=([^\]]+)\]")
-_PAGE_STATE_JS = """() => {
+_MODAL_JS = """() => {
   const open = [...document.querySelectorAll('[aria-modal="true"], dialog')].filter(el =>
     (el.tagName === 'DIALOG' ? el.matches(':modal') : true) && el.getClientRects().length > 0);
-  if (!open.length) return [document.title, null];
+  if (!open.length) return null;
   const el = open[open.length - 1];
   const by = el.getAttribute('aria-labelledby');
   const label = el.getAttribute('aria-label') || (by && document.getElementById(by)?.textContent) || '';
-  return [document.title, label.trim()];
+  return label.trim();
 }"""
-"""The page's title, and the accessible name of its open modal dialog (null when none is open)."""
+"""The accessible name of the page's open modal dialog ("" for one without a name), null when none is open."""
+_DIALOG_NODE = re.compile(r"""^ *- ['"]?(?:alert)?dialog\b""", re.M)
+"""A dialog's line in an AI snapshot (the key may be quoted)."""
+
+
+async def read_page(page: Page) -> tuple[str, str | None, str]:
+    """The page's title, the name of its open modal dialog (None when none is open) and its AI snapshot with
+    boxes. The title is read while the snapshot is taken (one round trip's wait). The modal check, a script
+    on the page's main thread, runs only when the snapshot holds a dialog: without one there is nothing a
+    modal could be (the view shows a modal only as a dialog's node), and the script would cost as much again
+    as a small page's snapshot."""
+    title, raw = await asyncio.gather(page.title(), page.aria_snapshot(mode="ai", boxes=True))
+    modal = await page.evaluate(_MODAL_JS) if "dialog" in raw and _DIALOG_NODE.search(raw) else None
+    return title, modal, raw
 
 
 @dataclass
@@ -238,11 +250,11 @@ class PageManager:
         """A budgeted snapshot; with `since` a diff against that earlier snapshot (a full snapshot that says
         why when the URL changed or most of the page did); with `expand` only the subtree of that ref."""
         record = self.get(page_id)
-        try:  # the earlier observation is read while the page answers; the two calls cost one round trip's wait
-            before, (title, modal), raw = await asyncio.gather(
+        try:  # the earlier observation is read while the page answers
+            before, (title, modal, raw) = await asyncio.gather(
                 asyncio.to_thread(self._snapshot_observation, page_id, since) if since is not None else _none(),
-                record.page.evaluate(_PAGE_STATE_JS), record.page.aria_snapshot(mode="ai", boxes=True),
-            )  # fmt: skip
+                read_page(record.page),
+            )
         except pw.Error as exc:
             raise Unavailable(f"the page did not answer a snapshot: {str(exc).splitlines()[0]}") from exc
         ctx = PageContext(record.page.url, title, record.viewport, tuple(record.history[-HISTORY_SHOWN:-1]),
@@ -446,11 +458,11 @@ def _observed(
 ) -> tuple[dict[str, Any], frozenset[str]]:  # fmt: skip
     """A snapshot's answer, stored as an observation, and every ref of its raw text: the work after
     Playwright's part, in one worker thread."""
-    text, metadata = snapshot_text(raw, options, ctx, before, expand)
+    text, metadata, refs = snapshot_text(raw, options, ctx, before, expand)
     result = {"obs_id": obs_id, "url": ctx.url, "title": ctx.title, "text": text, "metadata": metadata}
     stored = {**result, "kind": "snapshot", "ts": time.time(), "raw": raw}
     atomic_write_json(folder / "observations" / f"{obs_id}.json", stored)
-    return result, frozenset(_REF.findall(raw))
+    return result, refs
 
 
 def _scaled(png: bytes, max_dimension: int | None, fmt: ImageFormat) -> tuple[Scale, bytes]:

@@ -223,12 +223,13 @@ def test_an_unchanged_page_is_not_parsed_again(monkeypatch: pytest.MonkeyPatch) 
     real_parse = views.parse
     monkeypatch.setattr(views, "parse", lambda raw: read.append(raw) or real_parse(raw))
     views.forget_answers()
-    text, metadata = views.snapshot_text(SAMPLE, SnapshotOptions(), CTX, None)
+    text, metadata, refs = views.snapshot_text(SAMPLE, SnapshotOptions(), CTX, None)
     metadata["tokens"] = -1
     again = views.snapshot_text(SAMPLE, SnapshotOptions(), CTX, None)
-    assert again == (text, {**metadata, "tokens": count_tokens(text)})
+    assert again == (text, {**metadata, "tokens": count_tokens(text)}, refs)
+    assert refs == {"e1", "e2", "e3", "e6", "e7", "e8", "e11", "e14", "e23", "e24", "e25"}  # every ref of the raw text
     assert len(read) == 1
-    assert "# Page: Cart" in views.snapshot_text(SAMPLE, SnapshotOptions(), replace(CTX, title="Cart"), None)[0]
+    assert "# Page: Cart" in views.snapshot_text(SAMPLE, SnapshotOptions(), replace(CTX, title="Cart"), None).text
     views.snapshot_text(SAMPLE.replace('"Home"', '"Start"'), SnapshotOptions(), CTX, None)
     views.snapshot_text(SAMPLE, SnapshotOptions(max_tokens=300), CTX, None)
     assert len(read) == 4
