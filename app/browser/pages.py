@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import io
-import re
 import time
 from collections import deque
 from dataclasses import asdict, dataclass, field, replace
@@ -25,7 +24,7 @@ from PIL import Image
 
 from app.browser import playwright_api as pw
 from app.browser.actions import Action, RefCheck, check_ref, effects, focus, outcome, perform, settle, watch
-from app.browser.aria import parse
+from app.browser.aria import holds_dialog, parse
 from app.browser.browser import BrowserHost
 from app.browser.frames import action_frame, closed_frame, opened_frame, screenshot_frame, snapshot_frame
 from app.browser.search import find
@@ -57,18 +56,16 @@ _MODAL_JS = """() => {
   return label.trim();
 }"""
 """The accessible name of the page's open modal dialog ("" for one without a name), null when none is open."""
-_DIALOG_NODE = re.compile(r"""^ *- ['"]?(?:alert)?dialog\b""", re.M)
-"""A dialog's line in an AI snapshot (the key may be quoted)."""
 
 
 async def read_page(page: Page) -> tuple[str, str | None, str]:
     """The page's title, the name of its open modal dialog (None when none is open) and its AI snapshot with
     boxes. The title is read while the snapshot is taken (one round trip's wait). The modal check, a script
     on the page's main thread, runs only when the snapshot holds a dialog: without one there is nothing a
-    modal could be (the view shows a modal only as a dialog's node), and the script would cost as much again
-    as a small page's snapshot."""
+    modal could be (the view shows a modal only as a dialog's node), and the script costs 2 to 4 ms of CPU
+    (measured), half of a small page's whole snapshot."""
     title, raw = await asyncio.gather(page.title(), page.aria_snapshot(mode="ai", boxes=True))
-    modal = await page.evaluate(_MODAL_JS) if "dialog" in raw and _DIALOG_NODE.search(raw) else None
+    modal = await page.evaluate(_MODAL_JS) if holds_dialog(raw) else None
     return title, modal, raw
 
 

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app.browser import views
-from app.browser.aria import AriaNode, AriaParseError, parse
+from app.browser.aria import AriaNode, AriaParseError, holds_dialog, parse
 from app.browser.diff import diff, render_diff
 from app.browser.snapshot_view import INTERACTIVE, PageContext, SnapshotOptions, render
 from app.core.tokens import count_tokens
@@ -215,6 +215,22 @@ def test_parse_reads_attributes_in_any_order() -> None:
     node = parse('- checkbox "A [b]" [box=1,2,3,4] [checked] [ref=e5] [level=2]: x').children[0]
     assert (node.name, node.ref, node.box, node.text) == ("A [b]", "e5", (1, 2, 3, 4), "x")
     assert node.flags == {"checked": "", "level": "2"}
+
+
+@pytest.mark.parametrize(
+    ("snapshot", "held"),
+    [
+        ('- dialog "Settings" [ref=e5] [box=1,2,3,4]:\n  - button "Close" [ref=e6]', True),
+        ('- main [ref=e1]:\n  - alertdialog [ref=e9]: Sure?', True),
+        ("- main [ref=e1]:\n    - 'dialog \"Step #2\" [ref=e7] [box=1,2,3,4]':\n      - text: hi", True),
+        ('- paragraph [ref=e2]: Opening a dialog here needs a click.\n- text: "- dialog"', False),
+        ('- button "Open dialog" [ref=e3]\n- link "dialogue" [ref=e4]\n- dialogue [ref=e5]', False),
+        (SAMPLE, False),
+    ],
+)
+def test_holds_dialog_finds_a_dialogs_node_not_the_word(snapshot: str, held: bool) -> None:
+    assert holds_dialog(snapshot) is held
+    assert any(n.role in ("dialog", "alertdialog") for n in parse(snapshot).walk()) is held
 
 
 def test_an_unchanged_page_is_not_parsed_again(monkeypatch: pytest.MonkeyPatch) -> None:
