@@ -21,6 +21,8 @@ _ROLE_NAME = r'(?P<role>[A-Za-z][\w-]*)(?: (?P<name>"(?:[^"\\\n]|\\.)*"))?'
 _NODE = re.compile(_ROLE_NAME + _ATTRS + r"(?::(?: (?P<value>.*))?)?")
 _LINE = re.compile(r"^(?P<indent> *)- " + _ROLE_NAME + _ATTRS + r"(?::(?: (?P<value>.*))?)?$|^(?P<other>.*)$", re.M)
 """A node line in the common form, else any line (read by the slower path: props, quoted keys, errors)."""
+_DIALOG_NODE = re.compile(r""" *- ['"]?(?:alert)?dialog\b""")
+"""A dialog's line, from the line's start (the key may be quoted)."""
 
 
 class AriaParseError(ValueError):
@@ -78,6 +80,22 @@ def parse(snapshot: str) -> AriaNode:
         parent.children.append(node)
         stack.append((indent, node))
     return root
+
+
+def holds_dialog(snapshot: str) -> bool:
+    """Whether a line of the snapshot is a `dialog` or `alertdialog` node (text that only names one is not).
+    Cheap enough for the event loop: one pass of `str.find` (about 1 ms a megabyte, a fraction of what
+    decoding the snapshot's message took there) and a look at the lines that hold the word; a regular
+    expression over every line took 25 ms on an 800 KB page."""
+    at = snapshot.find("dialog")
+    while at >= 0:
+        if _DIALOG_NODE.match(snapshot, snapshot.rfind("\n", 0, at) + 1):
+            return True
+        end = snapshot.find("\n", at)
+        if end < 0:
+            return False
+        at = snapshot.find("dialog", end)
+    return False
 
 
 def _line_number(text: str, offset: int) -> int:

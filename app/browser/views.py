@@ -1,14 +1,16 @@
 """What a snapshot request shows: the budgeted view, a subtree (`expand`), or a diff against an earlier
 snapshot when that is worth it (a full view that says why otherwise). Pure: raw snapshot text in, text
-and metadata out; the last few answers are kept by their inputs, so a page that did not change since the
-last snapshot is not parsed and rendered again (the part of a snapshot's time that is lookout's own)."""
+and metadata out (with every ref of the raw text, for the ref checks of later actions); the last few answers
+are kept by their inputs, so a page that did not change since the last snapshot is not parsed, rendered or
+searched for refs again (the part of a snapshot's time that is lookout's own)."""
 
 from __future__ import annotations
 
+import re
 import threading
 from collections import OrderedDict
 from dataclasses import replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from app.browser.aria import AriaNode, AriaParseError, parse
 from app.browser.diff import FULL_ABOVE, diff, render_diff
@@ -20,33 +22,44 @@ from app.core.gc_tuning import gc_paused
 ANSWERS_KEPT = 8
 ANSWER_CHARS_KEPT = 8_000_000
 """At most this many characters of raw text are kept with the answers (a huge page's text is not kept)."""
-_answers: OrderedDict[tuple[Any, ...], tuple[str, dict[str, Any]]] = OrderedDict()
+_REF = re.compile(r"\[ref=([^\]]+)\]")
+
+
+class Answer(NamedTuple):
+    text: str
+    metadata: dict[str, Any]
+    refs: frozenset[str]
+    """Every ref of the raw snapshot (shown or folded)."""
+
+
+_answers: OrderedDict[tuple[Any, ...], Answer] = OrderedDict()
 """The last answers by their inputs (the raw text, options, context, the obs_id diffed against, expand)."""
 _answers_lock = threading.Lock()
 
 
 def snapshot_text(
     raw: str, options: SnapshotOptions, ctx: PageContext, before: dict[str, Any] | None, expand: str | None = None
-) -> tuple[str, dict[str, Any]]:
+) -> Answer:
     """The text and metadata of a snapshot: a diff against `before` when it is worth it, else full (only
-    the subtree of `expand`, when given)."""
+    the subtree of `expand`, when given); and the refs of `raw`."""
     key = (raw, options, ctx, None if before is None else before["obs_id"], expand)  # observations never change
     with _answers_lock:
         kept = _answers.get(key)
         if kept is not None:
             _answers.move_to_end(key)
-            return kept[0], dict(kept[1])
+            return kept._replace(metadata=dict(kept.metadata))
     try:
         with gc_paused():  # tens of thousands of nodes on a big page: the collector would double the time
             text, metadata = _view_of(parse(raw), options, ctx, before, expand)
     except AriaParseError as exc:
         raise BackendFailure(f"the page's accessibility snapshot could not be read: {exc}") from exc
+    answer = Answer(text, metadata, frozenset(_REF.findall(raw)))
     if len(raw) <= ANSWER_CHARS_KEPT:
         with _answers_lock:
-            _answers[key] = (text, dict(metadata))
+            _answers[key] = answer._replace(metadata=dict(metadata))
             while len(_answers) > ANSWERS_KEPT or sum(len(inputs[0]) for inputs in _answers) > ANSWER_CHARS_KEPT:
                 _answers.popitem(last=False)
-    return text, metadata
+    return answer
 
 
 def forget_answers() -> None:

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app.browser import views
-from app.browser.aria import AriaNode, AriaParseError, parse
+from app.browser.aria import AriaNode, AriaParseError, holds_dialog, parse
 from app.browser.diff import diff, render_diff
 from app.browser.snapshot_view import INTERACTIVE, PageContext, SnapshotOptions, render
 from app.core.tokens import count_tokens
@@ -217,18 +217,35 @@ def test_parse_reads_attributes_in_any_order() -> None:
     assert node.flags == {"checked": "", "level": "2"}
 
 
+@pytest.mark.parametrize(
+    ("snapshot", "held"),
+    [
+        ('- dialog "Settings" [ref=e5] [box=1,2,3,4]:\n  - button "Close" [ref=e6]', True),
+        ('- main [ref=e1]:\n  - alertdialog [ref=e9]: Sure?', True),
+        ("- main [ref=e1]:\n    - 'dialog \"Step #2\" [ref=e7] [box=1,2,3,4]':\n      - text: hi", True),
+        ('- paragraph [ref=e2]: Opening a dialog here needs a click.\n- text: "- dialog"', False),
+        ('- button "Open dialog" [ref=e3]\n- link "dialogue" [ref=e4]\n- dialogue [ref=e5]', False),
+        (SAMPLE, False),
+    ],
+)
+def test_holds_dialog_finds_a_dialogs_node_not_the_word(snapshot: str, held: bool) -> None:
+    assert holds_dialog(snapshot) is held
+    assert any(n.role in ("dialog", "alertdialog") for n in parse(snapshot).walk()) is held
+
+
 def test_an_unchanged_page_is_not_parsed_again(monkeypatch: pytest.MonkeyPatch) -> None:
     """The same inputs give the kept answer (a copy a caller may change); any other input is read afresh."""
     read: list[str] = []
     real_parse = views.parse
     monkeypatch.setattr(views, "parse", lambda raw: read.append(raw) or real_parse(raw))
     views.forget_answers()
-    text, metadata = views.snapshot_text(SAMPLE, SnapshotOptions(), CTX, None)
+    text, metadata, refs = views.snapshot_text(SAMPLE, SnapshotOptions(), CTX, None)
     metadata["tokens"] = -1
     again = views.snapshot_text(SAMPLE, SnapshotOptions(), CTX, None)
-    assert again == (text, {**metadata, "tokens": count_tokens(text)})
+    assert again == (text, {**metadata, "tokens": count_tokens(text)}, refs)
+    assert refs == {"e1", "e2", "e3", "e6", "e7", "e8", "e11", "e14", "e23", "e24", "e25"}  # every ref of the raw text
     assert len(read) == 1
-    assert "# Page: Cart" in views.snapshot_text(SAMPLE, SnapshotOptions(), replace(CTX, title="Cart"), None)[0]
+    assert "# Page: Cart" in views.snapshot_text(SAMPLE, SnapshotOptions(), replace(CTX, title="Cart"), None).text
     views.snapshot_text(SAMPLE.replace('"Home"', '"Start"'), SnapshotOptions(), CTX, None)
     views.snapshot_text(SAMPLE, SnapshotOptions(max_tokens=300), CTX, None)
     assert len(read) == 4
