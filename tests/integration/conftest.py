@@ -1,11 +1,16 @@
-"""What the terminal integration tests share: session limits and a manager of real PTY sessions."""
+"""What the integration tests share: session limits and a manager of real PTY sessions; a registry of pages in a
+real headless Chromium."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+import pytest_asyncio
 
+from app.browser.browser import BrowserHost
+from app.browser.pages import PageRegistry
+from app.core.events import EventBus
 from app.terminal.manager import TerminalManager
 from app.terminal.session import SessionLimits
 
@@ -19,3 +24,13 @@ async def manager(tmp_path: Path) -> AsyncIterator[TerminalManager]:
     await m.start()
     yield m
     await m.shutdown()
+
+
+@pytest_asyncio.fixture
+async def pages(tmp_path: Path) -> AsyncIterator[PageRegistry]:
+    """Pages in this test's directory (Chromium starts with the first page), shut down after the test."""
+    registry = PageRegistry(tmp_path / "pages", BrowserHost(None), EventBus(), tmp_path / "uploads")
+    try:
+        yield registry
+    finally:
+        await registry.shutdown()

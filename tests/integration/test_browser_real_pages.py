@@ -3,17 +3,13 @@ shop), in real headless Chromium, checked against Chromium's own accessibility t
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
+from collections.abc import Iterator
 
 import pytest
-import pytest_asyncio
 
 from app.browser.action_kinds import Click, Fill, Navigate
-from app.browser.browser import BrowserHost
 from app.browser.pages import PageRegistry
 from app.browser.snapshot_view import SnapshotOptions
-from app.core.events import EventBus
 from tests.support.real_pages import (
     DJANGO_PASSWORD,
     DJANGO_USER,
@@ -40,15 +36,6 @@ def docs_url() -> Iterator[str]:
 def django_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     with serve_django(make_django_site(tmp_path_factory.mktemp("django"))) as url:
         yield url
-
-
-@pytest_asyncio.fixture
-async def pages(tmp_path: Path) -> AsyncIterator[PageRegistry]:
-    manager = PageRegistry(tmp_path / "pages", BrowserHost(None), EventBus(), tmp_path / "uploads")
-    try:
-        yield manager
-    finally:
-        await manager.shutdown()
 
 
 async def _recall_of_default_snapshot(pages: PageRegistry, page_id: str) -> tuple[float, list, dict]:

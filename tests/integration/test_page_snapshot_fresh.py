@@ -3,17 +3,13 @@ page (and so lookout's kept answer for it) is unchanged, and the modal check run
 snapshot holds a dialog (real headless Chromium, pages served from 127.0.0.1)."""
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
-import pytest_asyncio
 
-from app.browser.browser import BrowserHost
 from app.browser.pages import PageRegistry
 from app.browser.snapshot_view import SnapshotOptions
-from app.core.events import EventBus
 from tests.support.site import serve_directory
 
 PAGE = """<!doctype html><title>One</title><body><h1>Shop</h1><button id="go">Go</button>
@@ -29,15 +25,6 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     (root / "page.html").write_text(PAGE)
     with serve_directory(root) as url:
         yield url
-
-
-@pytest_asyncio.fixture
-async def pages(tmp_path: Path) -> AsyncIterator[PageRegistry]:
-    manager = PageRegistry(tmp_path / "pages", BrowserHost(None), EventBus(), tmp_path / "uploads")
-    try:
-        yield manager
-    finally:
-        await manager.shutdown()
 
 
 async def _modal_checks(pages: PageRegistry, page_id: str) -> tuple[dict[str, Any], int]:
