@@ -107,7 +107,7 @@ class ObservationStore:
             raise NotFound(f"no observation {obs_id!r} of {self.kind} {key!r}") from None
         return record
 
-    def list(self, key: str) -> list[Record]:
+    def records(self, key: str) -> list[Record]:
         """Every stored observation of the resource (also from an earlier run), oldest first."""
         folder = self.dir(key)
         found = [read_json(path) for path in folder.glob("o_*.json")] if folder.is_dir() else []
@@ -119,7 +119,7 @@ class ObservationStore:
             latest = self._latest.get(key)
         if latest is not None and (accept is None or accept(latest)):
             return latest
-        found = [record for record in self.list(key) if accept is None or accept(record)]
+        found = [record for record in self.records(key) if accept is None or accept(record)]
         return found[-1] if found else None
 
     def forget(self, key: str) -> None:

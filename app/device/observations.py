@@ -21,7 +21,7 @@ from typing import Any
 from app.core.errors import NotFound
 from app.core.observations import ObservationStore as Store
 from app.core.observations import Seen, staleness
-from app.core.private_files import make_dir, read_bytes
+from app.core.private_files import read_bytes
 from app.core.scaling import Scale
 from app.core.storage import append_jsonl
 from app.device.ui_tree import UiNode, parse_hierarchy
@@ -132,9 +132,7 @@ class DeviceObservations:
 
     def record(self, serial: str, entry: dict[str, Any]) -> None:
         """Append an action or observation record to the device's `actions.jsonl`."""
-        folder = self.store.resource_dir(serial)
-        make_dir(folder)
-        append_jsonl(folder / "actions.jsonl", entry)
+        append_jsonl(self.store.resource_dir(serial, create=True) / "actions.jsonl", entry)
 
 
 def join_refusal(obs: Observation, now: float, screen: tuple[int, int, int, str | None] | None = None) -> str | None:

@@ -34,7 +34,7 @@ def test_unknown_and_unsafe_ids_are_not_found_and_reading_creates_nothing(tmp_pa
         store.load("x", "o_missing")
     with pytest.raises(NotFound):
         store.load("x", "../../etc/passwd")
-    assert store.list("x") == [] and store.latest("x") is None
+    assert store.records("x") == [] and store.latest("x") is None
     assert list(tmp_path.iterdir()) == []
 
 
@@ -46,7 +46,7 @@ def test_the_latest_is_the_newest_also_for_a_new_store_and_can_be_filtered(tmp_p
     assert store.latest("r")["obs_id"] == "o_3"
     assert store.latest("r", lambda record: record["ui"])["obs_id"] == "o_2"
     again = _store(tmp_path)  # an earlier run's observations
-    assert [r["obs_id"] for r in again.list("r")] == ["o_1", "o_2", "o_3"]
+    assert [r["obs_id"] for r in again.records("r")] == ["o_1", "o_2", "o_3"]
     assert again.latest("r")["obs_id"] == "o_3"
 
 
