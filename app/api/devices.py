@@ -41,7 +41,7 @@ ObsIdPath = Annotated[str, Path(min_length=1, max_length=64)]
 def _step_arguments(action: str, body: Any) -> dict[str, Any]:
     """A validated request model (a single route's or a script step's) as the device's keyword arguments."""
     if action == "tap":
-        return {"x": body.x, "y": body.y, "element": body.element, "obs_id": body.obs_id}
+        return {"x": body.x, "y": body.y, "element": body.element, "obs_id": body.obs_id, "hold_ms": body.hold_ms}
     if action == "swipe":
         return {"points": body.points(), "direction": body.direction, "distance": body.distance,
                 "duration_ms": body.duration_ms, "obs_id": body.obs_id}  # fmt: skip
@@ -136,8 +136,8 @@ async def app_action(serial: SerialPath, body: AppRequest, request: Request) -> 
 
 @router.post("/{serial}/script")
 async def script(serial: SerialPath, body: ScriptRequest, request: Request) -> JSONResponse:
-    """Several steps in one call, each converted as its single action is; stops at the first failure and
-    says which step (`stopped_at`)."""
+    """Several steps in one call, each converted and checked as its single action is; the first failure
+    stops the script and is its answer (that step's error, with `stopped_at` and the results so far)."""
     steps = [(action, _step_arguments(action, step)) for action, step in body.parsed_steps()]
     return JSONResponse(await _device(request, serial).script(steps))
 

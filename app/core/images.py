@@ -9,13 +9,14 @@ from PIL import Image
 
 ImageFormat = Literal["png", "jpeg", "webp"]
 MEDIA_TYPES: dict[str, str] = {"png": "image/png", "jpeg": "image/jpeg", "webp": "image/webp"}
+RESAMPLE = Image.Resampling.LANCZOS
 
 
 def resize(image: Image.Image, width: int, height: int) -> Image.Image:
     """`image` at width x height (itself when it already is)."""
     if image.size == (width, height):
         return image
-    return image.resize((width, height), Image.Resampling.LANCZOS, reducing_gap=2.0)
+    return image.resize((width, height), RESAMPLE, reducing_gap=2.0)
 
 
 def encode(image: Image.Image, fmt: ImageFormat) -> bytes:

@@ -31,19 +31,21 @@ from app.core.errors import BackendFailure, BadInput, Conflict, LookoutError, No
 from app.core.events import EventBus
 from app.core.images import ImageFormat, encode, resize
 from app.core.patterns import run_bounded
-from app.core.scaling import RAW_WARNING, Scale, fit, image_tokens, same_shape
+from app.core.scaling import RAW_WARNING, fit, image_tokens, same_shape
 from app.device import text_input
 from app.device.adb import Adb
+from app.device.aim import Aim, aim_element, aim_point, aim_swipe, to_device, verify
 from app.device.capture import BLACK_WARNING, is_black
 from app.device.frames import device_frame, failed_action_frame
 from app.device.info import INFO_COMMAND, DeviceInfo, parse_info
 from app.device.keys import keycode
 from app.device.logcat import LOGCAT_MAX_LINES, filter_lines
 from app.device.marks import draw_marks
-from app.device.observations import DeviceObservations, Observation, join_refusal, turned
+from app.device.observations import DeviceObservations, Observation, join_refusal
 from app.device.observer import Observer
 from app.device.ui_tree import UiNode, UiParseError, find, listing, parse_hierarchy, prefer_visible, render_elements
 from app.device.ui_tree import element as node_element
+from app.device.verify import reference
 from app.timeline.recording import Recorder, current_agent
 
 T = TypeVar("T")
@@ -174,12 +176,13 @@ class Device:
             if reason is not None:
                 raise Conflict(f"the device changed while it was observed ({reason}): observe again")
         image = resize(image, scale.image_width, scale.image_height)
+        frame_ref = image.convert("L")  # before the marks: what the actions using it are checked against
         if nodes is not None:
             screen = (scale.device_width, scale.device_height)
             marked = [(item.node.index, item.node.bounds.to_image(scale.factor)) for item in listing(nodes, screen)]
             image = draw_marks(image, marked)
         data = encode(image, fmt)
-        obs = self.link.store.save(obs, data, ui_xml)
+        obs = self.link.store.save(obs, data, ui_xml, reference=frame_ref)
         return obs, data, warnings + ([BLACK_WARNING] if obs.black else []), nodes
 
     def _render(self, obs: Observation, nodes: list[UiNode], *, all_nodes: bool, bounds: bool,
@@ -223,6 +226,7 @@ class Device:
                 obs_id=obs.obs_id,
             )
         info = self.link.info(self.serial)
+        frame = self.link.observer.capture(self.serial).image
         xml = self.link.observer.dump_ui(self.serial)
         nodes = _parse(xml)
         latest = self.link.store.latest(self.serial)
@@ -231,9 +235,12 @@ class Device:
             scale = latest.scale
         else:
             scale = fit(info.width, info.height, self.link.max_dimension)
-        return self.link.store.save(
-            self.link.store.new(self.serial, scale, info.rotation, window=info.window), ui_xml=xml
-        ), nodes
+        obs = self.link.store.new(self.serial, scale, info.rotation, window=info.window)
+        reason = join_refusal(obs, time.time(), _screen(self.link.info(self.serial)))
+        if reason is not None:
+            raise Conflict(f"the device changed while its UI was read ({reason}): observe again")
+        frame_ref = reference(frame, scale) if same_shape(frame.size, (info.width, info.height)) else None
+        return self.link.store.save(obs, ui_xml=xml, reference=frame_ref), nodes
 
     async def find(self, criteria: dict[str, Any], obs_id: str | None, all_nodes: bool = False,
                    bounds: bool = False) -> dict[str, Any]:  # fmt: skip
@@ -266,53 +273,57 @@ class Device:
     # ------------------------------------------------------------------ actions
 
     @_recorded_failure("tap")
-    async def tap(self, *, x: float | None, y: float | None, element: int | None,
-                  obs_id: str | None) -> dict[str, Any]:  # fmt: skip
+    async def tap(self, *, x: float | None, y: float | None, element: int | None, obs_id: str | None,
+                  hold_ms: int | None = None) -> dict[str, Any]:  # fmt: skip
+        """A tap (a long press with `hold_ms`) on an element of the observation's listing or at a point of its
+        image, sent only once the device shows there what the observation showed (app.device.aim)."""
         await self._ready()
-        obs = await self.link.thread(self._observation, obs_id, element is not None)
-        detail: dict[str, Any] = {"obs_id": obs.obs_id}
-        if element is not None:
-            node = self._element(obs, element)
-            if not node.visible((obs.scale.device_width, obs.scale.device_height)):
-                b = node.bounds
-                raise Conflict(
-                    f"element {node.index} of observation {obs.obs_id} is not on the screen (bounds [{b.left},"
-                    f"{b.top}][{b.right},{b.bottom}] have no visible area): a tap there would land elsewhere. "
-                    "Use an element of the listing (GET /ui, or find, which give the visible node)"
-                )
-            point = node.bounds.center
-            detail["element"] = {"index": node.index, "class": node.cls, "text": node.text or None}
-        else:
+
+        def aim(obs: Observation, nodes: list[UiNode] | None, info: DeviceInfo) -> Aim:
+            if element is not None:
+                return aim_element(obs, nodes, element, info)
             assert x is not None and y is not None
-            point = self._to_device(obs.scale, x, y)
-        await self.link.thread(self._check_rotation, obs)
-        await self._input(f"input tap {point[0]} {point[1]}")
-        detail["device_point"] = list(point)
-        self._record("action", "tap", **detail)
+            return aim_point(obs, nodes, x, y)
+
+        obs, source, target = await self.link.thread(self._aimed, obs_id, aim)
+        px, py = target.point
+        command = f"input tap {px} {py}" if hold_ms is None else f"input swipe {px} {py} {px} {py} {hold_ms}"
+        await self._input(command)
+        detail: dict[str, Any] = {"obs_id": obs.obs_id, "observation": source, **target.answer(obs.scale)}
+        if hold_ms is not None:
+            detail["held_ms"] = hold_ms
+        self._record("action", "long_press" if hold_ms is not None else "tap", **detail)
         return {"ok": True, **detail}
 
     @_recorded_failure("swipe")
     async def swipe(self, *, points: tuple[float, float, float, float] | None, direction: str | None,
                     distance: float, duration_ms: int, obs_id: str | None) -> dict[str, Any]:  # fmt: skip
         await self._ready()
-        obs = await self.link.thread(self._observation, obs_id, False)
-        scale = obs.scale
-        if points is not None:
-            start = self._to_device(scale, points[0], points[1])
-            end = self._to_device(scale, points[2], points[3])
-        else:
-            assert direction is not None
-            start, end = _direction_swipe(scale, direction, distance)
-        await self.link.thread(self._check_rotation, obs)
-        await self._input(f"input swipe {start[0]} {start[1]} {end[0]} {end[1]} {duration_ms}")
-        detail: dict[str, Any] = {
-            "obs_id": obs.obs_id,
-            "device_from": list(start),
-            "device_to": list(end),
-            "duration_ms": duration_ms,
-        }
+
+        def aim(obs: Observation, nodes: list[UiNode] | None, info: DeviceInfo) -> Aim:
+            return aim_swipe(obs, nodes, info, points=points, direction=direction, distance=distance)
+
+        obs, source, target = await self.link.thread(self._aimed, obs_id, aim)
+        assert target.end is not None
+        (x1, y1), (x2, y2) = target.point, target.end
+        await self._input(f"input swipe {x1} {y1} {x2} {y2} {duration_ms}")
+        detail: dict[str, Any] = {"obs_id": obs.obs_id, "observation": source, "device_from": [x1, y1],
+                                  "device_to": [x2, y2], "duration_ms": duration_ms}  # fmt: skip
+        if target.hit is not None:
+            detail["element"] = target.hit
         self._record("action", "swipe", **detail, direction=direction)
         return {"ok": True, **detail}
+
+    def _aimed(self, obs_id: str | None, aim: Callable[[Observation, list[UiNode] | None, DeviceInfo], Aim]
+               ) -> tuple[Observation, str, Aim]:  # fmt: skip
+        """In a worker thread: the observation (named, else the device's latest), the action's target in it,
+        checked against the device now (raises Conflict when it no longer shows it)."""
+        obs, source = self._observation(obs_id)
+        nodes = self.link.store.ui_nodes(obs)
+        info = self.link.info(self.serial)
+        target = aim(obs, nodes, info)
+        verify(obs, target, info, self.link.store, self.link.observer)
+        return obs, source, target
 
     @_recorded_failure("type")
     async def type_text(self, text: str) -> dict[str, Any]:
@@ -333,8 +344,7 @@ class Device:
 
     @_recorded_failure("app")
     async def app(self, package: str, action: str) -> dict[str, Any]:
-        if not PACKAGE.fullmatch(package):
-            raise BadInput(f"{package!r} is not an Android package name (like com.example.app)", field="package")
+        _check_package(package)
         await self._ready()
         if action == "launch":
             command = f"monkey -p {package} -c android.intent.category.LAUNCHER 1"
@@ -348,25 +358,61 @@ class Device:
         return {"ok": True, "package": package, "action": action}
 
     async def script(self, steps: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
-        """Run steps in order, each as its single action would run (coordinates converted with the
-        observation it names, or the latest one: a screenshot step's, once it ran); stop at the first
-        failure and say which step and why. {ok, results: [{step, action, ok, ...}], stopped_at?}."""
+        """Run steps in order, each as its single action would run (coordinates and element indices of the
+        observation it names, else the device's latest: a screenshot step's, once it ran; each action checked
+        against the device before it is sent). Every step's input is checked before the first runs (a
+        BadInput then, nothing sent). The first step that fails stops the script: the failure is raised as
+        that step's error, with the results so far and `stopped_at`. {ok, results: [{step, action, ...}]}."""
         await self._ready()
+        await self.link.thread(self._check_steps, steps)
         results: list[dict[str, Any]] = []
-        stopped: dict[str, Any] | None = None
         for index, (action, args) in enumerate(steps):
             try:
                 done = await self._step(action, args)
             except LookoutError as exc:
+                stopped = {"step": index, "action": action, "reason": exc.message}
                 results.append({"step": index, "action": action, "ok": False,
                                 "error": {"code": exc.code, "message": exc.message}})  # fmt: skip
-                stopped = {"step": index, "action": action, "reason": exc.message}
-                break
+                raise type(exc)(f"step {index} ({action}) failed and the script stopped there ({index} step"
+                                f"{'' if index == 1 else 's'} before it ran): {exc.message}",
+                                **{**exc.details, "stopped_at": stopped, "results": results}) from exc  # fmt: skip
             results.append({"step": index, "action": action, **done})
-        out: dict[str, Any] = {"ok": stopped is None, "results": results}
-        if stopped is not None:
-            out["stopped_at"] = stopped
-        return out
+        return {"ok": True, "results": results}
+
+    def _check_steps(self, steps: list[tuple[str, dict[str, Any]]]) -> None:
+        """In a worker thread: raise BadInput for the first step whose input cannot be right: text `input text`
+        cannot type, an unknown key or package name, coordinates outside the image or an element index
+        outside the listing of the observation in force at that step (the device's latest one, or the one a
+        screenshot step before it will make, whose size follows from the device's)."""
+        latest = self.link.store.latest(self.serial)
+        scale = latest.scale if latest else None
+        nodes = self.link.store.ui_nodes(latest) if latest else None
+        for index, (action, args) in enumerate(steps):
+            try:
+                if action == "screenshot":
+                    info = self.link.info(self.serial)
+                    limit = None if args["raw"] else (args["max_dimension"] or self.link.max_dimension)
+                    scale, nodes = fit(info.width, info.height, limit), None
+                elif action == "type":
+                    text_input.check_typeable(args["text"])
+                elif action == "key":
+                    keycode(args["key"])
+                elif action == "app":
+                    _check_package(args["package"])
+                elif action in ("tap", "swipe"):
+                    named = self.link.store.get(self.serial, args["obs_id"]) if args["obs_id"] else None
+                    step_scale = named.scale if named else scale
+                    step_nodes = self.link.store.ui_nodes(named) if named else nodes
+                    points = (args["x"], args["y"]) if action == "tap" else args["points"]
+                    if points is not None and points[0] is not None and step_scale is not None:
+                        for px, py in zip(points[::2], points[1::2], strict=True):
+                            to_device(step_scale, px, py)
+                    element = args["element"] if action == "tap" else None
+                    if element is not None and step_nodes is not None and not 0 <= element < len(step_nodes):
+                        raise BadInput(f"element {element} is not in the listing it would use (indices "
+                                       f"0-{len(step_nodes) - 1})")  # fmt: skip
+            except LookoutError as exc:
+                raise BadInput(f"step {index} ({action}): {exc.message}; no step was run", field="steps") from exc
 
     async def _step(self, action: str, args: dict[str, Any]) -> dict[str, Any]:
         if action == "wait":
@@ -396,40 +442,19 @@ class Device:
 
     # ------------------------------------------------------------------ helpers
 
-    def _observation(self, obs_id: str | None, with_ui: bool) -> Observation:
+    def _observation(self, obs_id: str | None) -> tuple[Observation, str]:
+        """The named observation, else the device's latest one (never an older one with a listing: element
+        indices belong to the observation they are used with), and which of the two it is."""
         if obs_id is not None:
-            return self.link.store.get(self.serial, obs_id)
-        obs = self.link.store.latest(self.serial, with_ui=with_ui)
+            return self.link.store.get(self.serial, obs_id), "named"
+        obs = self.link.store.latest(self.serial)
         if obs is None:
-            need = "GET /ui (or a screenshot with marks=true)" if with_ui else "POST /screenshot or GET /ui"
-            raise Conflict(f"no observation of {self.serial} yet: take one with {need}, then use its coordinates")
-        return obs
-
-    def _element(self, obs: Observation, index: int) -> UiNode:
-        nodes = self.link.store.ui_nodes(obs)
-        if nodes is None:
-            raise Conflict(f"observation {obs.obs_id} has no UI dump: GET /ui?obs_id={obs.obs_id} first")
-        if not 0 <= index < len(nodes):
-            raise NotFound(f"observation {obs.obs_id} has no element {index} (indices 0-{len(nodes) - 1})")
-        return nodes[index]
-
-    @staticmethod
-    def _to_device(scale: Scale, x: float, y: float) -> tuple[int, int]:
-        if not scale.contains_image_point(x, y):
-            raise BadInput(
-                f"({x:g}, {y:g}) is outside the image ({scale.image_width}x{scale.image_height}): "
-                "coordinates are in the screenshot's pixels"
-            )
-        return scale.to_device(x, y)
-
-    def _check_rotation(self, obs: Observation) -> None:
-        info = self.link.info(self.serial)
-        reason = turned(obs, info.width, info.height, info.rotation)
-        if reason is not None:
-            raise Conflict(f"the device changed since observation {obs.obs_id} ({reason}): observe again and use "
-                           "the new coordinates", rotation=info.rotation)  # fmt: skip
+            raise Conflict(f"no observation of {self.serial} yet: take one with POST /screenshot (ui=true for "
+                           "its elements), then use its coordinates or element indices")  # fmt: skip
+        return obs, "latest"
 
     async def _input(self, command: str) -> None:
+        self.link.observer.forget(self.serial)  # no capture from before this input vouches for the screen after it
         result = await self.link.thread(self.link.adb.shell, self.serial, command)
         if result.exit_code != 0:
             said = (result.stderr or result.stdout).decode("utf-8", "replace").strip()
@@ -461,13 +486,9 @@ def _parse(xml: bytes) -> list[UiNode]:
         raise BackendFailure(f"the device's UI dump is not readable: {exc}") from exc
 
 
-def _direction_swipe(scale: Scale, direction: str, distance: float) -> tuple[tuple[int, int], tuple[int, int]]:
-    """A swipe through the screen's centre in which the finger moves `direction` over `distance` of it."""
-    w, h = scale.device_width, scale.device_height
-    cx, cy = w // 2, h // 2
-    dx, dy = {"up": (0, -1), "down": (0, 1), "left": (-1, 0), "right": (1, 0)}[direction]
-    half_x, half_y = round(w * distance / 2), round(h * distance / 2)
-    return (cx - dx * half_x, cy - dy * half_y), (cx + dx * half_x, cy + dy * half_y)
+def _check_package(package: str) -> None:
+    if not PACKAGE.fullmatch(package):
+        raise BadInput(f"{package!r} is not an Android package name (like com.example.app)", field="package")
 
 
 def _image_url(obs: Observation) -> str:

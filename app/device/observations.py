@@ -1,5 +1,5 @@
 """Observations of devices, stored by the shared store (app.core.observations) under
-`<data>/devices/<serial>/observations/<obs_id>.{json,png,xml}`.
+`<data>/devices/<serial>/observations/<obs_id>.{json,png,xml,ref.png}`.
 
 An observation remembers how its image maps to the device (the scale, the device's size, rotation and
 focused window at capture time) and, once the UI was dumped for it, the dump itself: taps and UI bounds
@@ -18,6 +18,8 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from PIL import Image
+
 from app.core.errors import NotFound
 from app.core.observations import ObservationStore as Store
 from app.core.observations import Seen, staleness
@@ -25,9 +27,12 @@ from app.core.private_files import read_bytes
 from app.core.scaling import Scale
 from app.core.storage import append_jsonl
 from app.device.ui_tree import UiNode, parse_hierarchy
+from app.device.verify import decode_reference, encode_reference
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
-_CACHED_DUMPS = 8
+_CACHED = 8
+"""Parsed dumps and decoded reference frames kept in memory, each (the newest observations are the used ones)."""
+REFERENCE = "ref.png"
 UI_JOIN_MAX_AGE_S = 5.0
 """A UI dump joins a screenshot at most this many seconds old: past that the screen may have moved on."""
 
@@ -53,6 +58,9 @@ class Observation:
     ui_dumped_at: float | None = None
     window: str | None = None
     """The focused window (`package/activity`) when it was taken."""
+    reference: bool = False
+    """Whether its reference frame is stored (app.device.verify): what actions that use it are checked
+    against. Observations of lookout before 0.30 have none."""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -76,22 +84,29 @@ class Observation:
 
 
 class DeviceObservations:
-    """Observations and action records of every device, on disk (the shared store), with parsed UI dumps
-    of the last few cached."""
+    """Observations and action records of every device, on disk (the shared store), with the parsed UI dumps
+    and reference frames of the last few cached."""
 
     def __init__(self, root: Path) -> None:
         self.store = Store(root, "device", serial_dir_name, "created_at")
         self._dumps: dict[tuple[str, str], list[UiNode]] = {}
+        self._references: dict[tuple[str, str], Image.Image] = {}
         self._lock = threading.Lock()
 
     def new(self, serial: str, scale: Scale, rotation: int, **fields: Any) -> Observation:
         return Observation(self.store.new_id(), serial, time.time(), rotation, scale, **fields)
 
-    def save(self, obs: Observation, image: bytes | None = None, ui_xml: bytes | None = None) -> Observation:
-        """Store the observation with its image and UI dump; it becomes the device's latest."""
+    def save(self, obs: Observation, image: bytes | None = None, ui_xml: bytes | None = None,
+             reference: Image.Image | None = None) -> Observation:  # fmt: skip
+        """Store the observation with its image, UI dump and reference frame; it becomes the device's latest."""
         files: dict[str, bytes] = {}
         if image is not None:
             files[str(obs.image_format)] = image
+        if reference is not None:
+            files[REFERENCE] = encode_reference(reference)
+            obs = replace(obs, reference=True)
+            with self._lock:
+                self._remember(self._references, (obs.serial, obs.obs_id), reference)
         if ui_xml is not None:
             files["xml"] = ui_xml
             obs = replace(obs, ui_dumped_at=obs.ui_dumped_at or time.time())
@@ -125,10 +140,28 @@ class DeviceObservations:
         if nodes is None:
             nodes = parse_hierarchy(read_bytes(self.store.file(obs.serial, obs.obs_id, "xml")))
             with self._lock:
-                if len(self._dumps) >= _CACHED_DUMPS:
-                    self._dumps.pop(next(iter(self._dumps)))
-                self._dumps[key] = nodes
+                self._remember(self._dumps, key, nodes)
         return nodes
+
+    def reference(self, obs: Observation) -> Image.Image | None:
+        """The observation's reference frame (grey, at its image size), None when it has none."""
+        if not obs.reference:
+            return None
+        key = (obs.serial, obs.obs_id)
+        with self._lock:
+            image = self._references.get(key)
+        if image is None:
+            image = decode_reference(read_bytes(self.store.file(obs.serial, obs.obs_id, REFERENCE)))
+            with self._lock:
+                self._remember(self._references, key, image)
+        return image
+
+    @staticmethod
+    def _remember(cache: dict[tuple[str, str], Any], key: tuple[str, str], value: Any) -> None:
+        """Keep `value` among the last few of its kind (call with the lock held)."""
+        if key not in cache and len(cache) >= _CACHED:
+            cache.pop(next(iter(cache)))
+        cache[key] = value
 
     def record(self, serial: str, entry: dict[str, Any]) -> None:
         """Append an action or observation record to the device's `actions.jsonl`."""

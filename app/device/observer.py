@@ -4,10 +4,16 @@ Captures use raw `screencap` (encoded on the host: the device's PNG encoder is t
 back to `screencap -p` for a device whose raw output cannot be read; the choice is remembered per device.
 UI dumps go through a file (`uiautomator dump` writes its errors to stdout and exits 0, so its output is
 checked) and are retried once on uiautomator's known transient failures.
+
+The last capture of each device is kept for a moment: the check before an action (app.device.verify) may
+use a capture at most REUSE_S old instead of taking another, unless an input was sent to the device since
+(`forget`, called before every input): a frame from before an input never vouches for a screen after it.
 """
 
 from __future__ import annotations
 
+import threading
+import time
 from dataclasses import dataclass, field
 
 from PIL import Image
@@ -18,6 +24,8 @@ from app.device.capture import CaptureError, parse_png, parse_raw
 
 DUMP_PATH = "/data/local/tmp/lookout-window.xml"
 MULTI_DISPLAY = b"Multiple displays"
+REUSE_S = 0.3
+"""How old a capture may be for the check before an action to use it instead of capturing again."""
 _DUMP_HINTS = {
     "null root node": "the screen had no window to read (it may be changing or locked)",
     "could not get idle state": "the app kept its UI busy (animations or constant updates)",
@@ -29,6 +37,7 @@ class Capture:
     image: Image.Image
     warnings: list[str] = field(default_factory=list)
     method: str = "raw"
+    taken_at: float = field(default_factory=time.monotonic)
 
 
 class Observer:
@@ -37,8 +46,37 @@ class Observer:
     def __init__(self, adb: Adb) -> None:
         self.adb = adb
         self._png_only: set[str] = set()
+        self._last: dict[str, Capture] = {}
+        self._input_at: dict[str, float] = {}
+        self._lock = threading.Lock()
+
+    def recent(self, serial: str) -> Capture:
+        """A capture at most REUSE_S old with no input sent since, else a new one."""
+        with self._lock:
+            last = self._last.get(serial)
+            fresh = last is not None and last.taken_at > self._input_at.get(serial, -1.0)
+        if last is not None and fresh and time.monotonic() - last.taken_at <= REUSE_S:
+            return last
+        return self.capture(serial)
+
+    def forget(self, serial: str) -> None:
+        """An input is about to reach the device: no capture begun before now may be reused."""
+        with self._lock:
+            self._input_at[serial] = time.monotonic()
+            self._last.pop(serial, None)
 
     def capture(self, serial: str) -> Capture:
+        """A new capture of the screen (kept as the device's last one)."""
+        started = time.monotonic()
+        capture = self._capture(serial)
+        capture.taken_at = started
+        with self._lock:
+            last = self._last.get(serial)
+            if last is None or last.taken_at < started:
+                self._last[serial] = capture
+        return capture
+
+    def _capture(self, serial: str) -> Capture:
         if serial not in self._png_only:
             result = self.adb.shell(serial, "screencap")
             if result.exit_code == 0:

@@ -25,6 +25,7 @@ AllNodes = Annotated[bool, Field(description="every node, hidden ones flagged")]
 Bounds = Annotated[bool, Field(description="each element's bounds besides its centre")]
 Coordinate = float | None
 Direction = Literal["up", "down", "left", "right"]
+HoldMs = Annotated[int | None, Field(ge=1, le=10_000, description="hold this long: a long press")]
 Key = Annotated[str | int, Field(description="HOME, BACK, ENTER, DEL, ... or a keycode")]
 Package = Annotated[str, Field(min_length=1, max_length=255)]
 LogLines = Annotated[int, Field(ge=1, le=LOGCAT_MAX_LINES)]
@@ -64,6 +65,7 @@ class TapRequest(Strict):
     y: Coordinate = None
     element: int | None = Field(None, ge=0, le=MAX_JSON_INT, description="an element index of the observation")
     obs_id: ObsId = Field(None, description="default: the device's latest observation")
+    hold_ms: HoldMs = None
 
     @model_validator(mode="after")
     def _one_target(self) -> TapRequest:

@@ -15,6 +15,7 @@ from app.schemas.device import (
     AllNodes,
     Coordinate,
     Direction,
+    HoldMs,
     Key,
     LogLevel,
     LogLines,
@@ -83,9 +84,10 @@ async def device_tap(
     y: Coordinate = None,
     element: Annotated[int | None, Field(ge=0)] = None,
     obs_id: ObsId = None,
+    hold_ms: HoldMs = None,
 ) -> str:
-    """Tap (x, y) or an element."""
-    body = {"x": x, "y": y, "element": element, "obs_id": obs_id}
+    """Tap (x, y) or an element; refused if the screen there changed since the observation."""
+    body = {"x": x, "y": y, "element": element, "obs_id": obs_id, "hold_ms": hold_ms}
     return await call(ctx, "POST", _path(serial, "tap"), body=body)
 
 

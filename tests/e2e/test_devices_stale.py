@@ -38,7 +38,7 @@ def test_a_dump_after_a_rotation_is_refused_not_stored_under_the_old_screenshot(
     message = _error(adb_api.get(f"/v1/devices/{serial}/ui", params={"obs_id": shot["obs_id"]}), 409)
     assert "now 1483x720 at rotation 1" in message and "Observe again" in message
     message = _error(adb_api.post(f"/v1/devices/{serial}/tap", json={"element": 204, "obs_id": shot["obs_id"]}), 409)
-    assert "no UI dump" in message
+    assert "has no UI listing" in message
     assert fake.inputs() == []
 
 
@@ -142,12 +142,16 @@ def test_a_script_runs_steps_converting_coordinates_and_stops_at_the_first_failu
     assert fake.inputs() == []
     steps[-1] = {"action": "tap", "element": 208}  # the hidden tab label: refused
     steps.append({"action": "key", "key": "HOME"})  # never runs
-    done = _ok(adb_api.post(f"/v1/devices/{serial}/script", json={"steps": steps}))
-    assert done["ok"] is False and done["stopped_at"]["step"] == 7 and "not on the screen" in done["stopped_at"]["reason"]
+    failed = adb_api.post(f"/v1/devices/{serial}/script", json={"steps": steps})
+    assert failed.status_code == 409, failed.text  # a failed script is an error: the failing step's
+    error = failed.json()["error"]
+    assert error["message"].startswith("step 7 (tap) failed and the script stopped there (7 steps before it ran)")
+    done = error["details"]
+    assert done["stopped_at"]["step"] == 7 and "not on the screen" in done["stopped_at"]["reason"]
     assert [r["ok"] for r in done["results"]] == [True] * 7 + [False]
     assert done["results"][0]["image"] == {"width": 486, "height": 1000} and done["results"][0]["ui"]["shown"] > 20
     assert done["results"][1]["device_point"] == [450, 1449]
-    assert fake.inputs() == [["tap", "450", "1449"], ["tap", "360", "742"], ["swipe", "360", "1112", "360", "370", "300"],
+    assert fake.inputs() == [["tap", "450", "1449"], ["tap", "360", "742"], ["swipe", "359", "1021", "359", "389", "300"],
                              ["text", "oi"], ["keyevent", "4"]]  # fmt: skip
     assert done["results"][7]["error"]["code"] == "conflict"
     message = _error(adb_api.post(f"/v1/devices/{serial}/script", json={"steps": [{"action": "fly"}]}), 400)
