@@ -91,11 +91,14 @@ def aim_element(obs: Observation, nodes: Sequence[UiNode] | None, index: int, in
 
 
 def aim_point(obs: Observation, nodes: Sequence[UiNode] | None, x: float, y: float) -> Aim:
-    """A point of the observation's image, checked on a small box around it."""
+    """A point of the observation's image, checked on the element there when the observation has a listing
+    (a few pixels around a point can look the same in the next row of a list), else on a box around it."""
     point = to_device(obs.scale, x, y)
-    hit = node_at(nodes, *point, screen_of(obs)) if nodes is not None else None
-    box = point_box(x, y, obs.scale.image_width, obs.scale.image_height)
-    return Aim(point, box, None if hit is None else describe_hit(nodes or [], hit, screen_of(obs)))
+    screen = screen_of(obs)
+    hit = node_at(nodes, *point, screen) if nodes is not None else None
+    part = reachable(hit.bounds, Bounds(0, 0, *screen)) if hit is not None else None
+    box = _image_box(obs.scale, part) if part else point_box(x, y, obs.scale.image_width, obs.scale.image_height)
+    return Aim(point, box, None if hit is None else describe_hit(nodes or [], hit, screen))
 
 
 def aim_swipe(obs: Observation, nodes: Sequence[UiNode] | None, info: DeviceInfo, *,
@@ -143,4 +146,5 @@ def _image_box(scale: Scale, part: Bounds) -> Box:
     """A device rectangle as the box of image pixels it covers."""
     b = part.to_image(scale.factor)
     return Box(b.left, b.top, max(b.right, b.left + 1), max(b.bottom, b.top + 1)).clipped(
-        scale.image_width, scale.image_height)
+        scale.image_width, scale.image_height
+    )

@@ -12,12 +12,12 @@ CATEGORIES = {"screenshot": "device screenshot", "ui": "device UI tree", "find":
 
 
 def _describe_action(what: str, entry: dict[str, Any]) -> str:
-    if what == "tap":
+    if what in ("tap", "long_press"):
         element = entry.get("element")
-        target = (
-            f"element {element['index']} ({element['class']} {element.get('text') or ''})".rstrip() if element else ""
-        )
-        return f"tapped {target or 'at'} device point {entry['device_point']}".replace("  ", " ")
+        said = element and (element.get("text") or element.get("inner_text") or element.get("id"))
+        target = f"element {element['index']} ({element['class']}{f' {said!r}' if said else ''}) at " if element else ""
+        verb = "tapped" if what == "tap" else f"long-pressed ({entry.get('held_ms')} ms)"
+        return f"{verb} {target or 'at '}image point {entry.get('point')} (device point {entry['device_point']})"
     if what == "swipe":
         way = entry.get("direction") or f"{entry['device_from']} to {entry['device_to']}"
         return f"swiped {way} in {entry['duration_ms']} ms"

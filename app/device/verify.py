@@ -17,7 +17,7 @@ from __future__ import annotations
 import io
 from dataclasses import dataclass
 
-from PIL import Image, ImageChops
+from PIL import Image, ImageChops, ImageFilter, ImageStat
 
 from app.core.images import RESAMPLE, resize
 from app.core.scaling import Scale
@@ -31,12 +31,14 @@ MIN_PIXELS = 24
 """...and at least this many pixels may differ, whatever the box's size."""
 THIN = 3
 """Changes that all fit within a line this many image pixels across (a text cursor) are ignored."""
-POINT_BOX = 24
-"""The side, in image pixels, of the box checked around a tap at x,y (about a fingertip at 1000 px)."""
+POINT_BOX = 48
+"""The side, in image pixels, of the box checked around a tap at x,y (a finger and what is around it, at 1000 px)."""
 MAX_SHIFT_SEARCH = 600
 """Image pixels a box's content is looked for away from where it was, along each axis."""
-SHIFT_PATCH = 160
-"""The search looks for at most the central SHIFT_PATCH x SHIFT_PATCH pixels of a box (bounded work)."""
+SHIFT_MATCH = 0.5
+MAX_SHIFT_DIFFERENCE = 8.0
+SHIFT_PATCH = 40_000
+"""The search looks for at most this many pixels of a box, around its middle, of its shape (bounded work)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,18 +142,25 @@ def difference(reference_box: Image.Image, fresh_box: Image.Image, box: Box) -> 
 
 def find_shift(ref: Image.Image, fresh: Image.Image, box: Box) -> tuple[int, int] | None:
     """Where the reference's box content is in the fresh image (both whole references), as (dx, dy) along one
-    axis, or None when it is nowhere near: first every other offset, then the neighbours of the best."""
-    cx, cy, half = (box.left + box.right) // 2, (box.top + box.bottom) // 2, SHIFT_PATCH // 2
-    box = Box(max(box.left, cx - half), max(box.top, cy - half), min(box.right, cx + half), min(box.bottom, cy + half))
-    content = ref.crop((box.left, box.top, box.right, box.bottom))
+    axis, or None when it is nowhere near. Both are blurred by a pixel first (a scroll by a fraction of an image
+    pixel resamples every edge) and compared by their mean difference: the best offset must differ at most
+    SHIFT_MATCH as much as the box where it was, and at most MAX_SHIFT_DIFFERENCE grey levels on average."""
+    shrink = min(1.0, (SHIFT_PATCH / max(box.area, 1)) ** 0.5)
+    cx, cy = (box.left + box.right) // 2, (box.top + box.bottom) // 2
+    hw, hh = max(1, round(box.width * shrink / 2)), max(1, round(box.height * shrink / 2))
+    box = Box(cx - hw, cy - hh, cx + hw, cy + hh)
+    blurred_ref, blurred = ref.filter(ImageFilter.BoxBlur(1)), fresh.filter(ImageFilter.BoxBlur(1))
+    content = blurred_ref.crop((box.left, box.top, box.right, box.bottom))
 
-    def cost(dx: int, dy: int) -> int | None:
+    def cost(dx: int, dy: int) -> float | None:
         moved = box.moved(dx, dy)
         if moved.clipped(fresh.width, fresh.height) != moved:
             return None
-        return changed_pixels(content, fresh.crop((moved.left, moved.top, moved.right, moved.bottom)))
+        there = blurred.crop((moved.left, moved.top, moved.right, moved.bottom))
+        return float(ImageStat.Stat(ImageChops.difference(content, there)).mean[0])
 
-    best: tuple[int, tuple[int, int]] | None = None
+    where = cost(0, 0)
+    best: tuple[float, tuple[int, int]] | None = None
     for axis in ((0, 1), (1, 0)):
         limit = min(MAX_SHIFT_SEARCH, fresh.height if axis[1] else fresh.width)
         for step in range(-limit, limit + 1, 2):
@@ -159,12 +168,12 @@ def find_shift(ref: Image.Image, fresh: Image.Image, box: Box) -> tuple[int, int
             found = cost(*offset) if step else None
             if found is not None and (best is None or found < best[0]):
                 best = (found, offset)
-    if best is None:
+    if best is None or where is None:
         return None
+    dx, dy = best[1]
     for near in (-1, 1):  # the best odd offset next to the best even one
-        dx, dy = best[1]
         offset = (dx + near, dy) if dx else (dx, dy + near)
         found = cost(*offset) if offset != (0, 0) else None
         if found is not None and found < best[0]:
             best = (found, offset)
-    return best[1] if tolerated(best[0], box.area) else None
+    return best[1] if best[0] <= min(SHIFT_MATCH * where, MAX_SHIFT_DIFFERENCE) else None

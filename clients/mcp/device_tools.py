@@ -86,7 +86,7 @@ async def device_tap(
     obs_id: ObsId = None,
     hold_ms: HoldMs = None,
 ) -> str:
-    """Tap (x, y) or an element; refused if the screen there changed since the observation."""
+    """Tap (x, y) or an element."""
     body = {"x": x, "y": y, "element": element, "obs_id": obs_id, "hold_ms": hold_ms}
     return await call(ctx, "POST", _path(serial, "tap"), body=body)
 

@@ -30,6 +30,8 @@ from typing import IO, Any, Self
 import PIL
 from PIL import Image
 
+from tests.support.screens import render_dump
+
 
 def _command_id(name: bytes) -> int:
     return int.from_bytes(name, "little")
@@ -499,6 +501,38 @@ class FakeDevice:
         """What `uiautomator dump` writes."""
         self._write("ui.xml", xml)
 
+    def show(self, xml: str, window: str | None = None) -> None:
+        """A screen whose pixels are its dump drawn (tests.support.screens): the dump, the screen image at the
+        device's size and, when given, the focused window."""
+        size = self._screen_size()
+        self.set_ui(xml)
+        self.set_screen(render_dump(xml, size))
+        if window is not None:
+            self.set_focus(window)
+
+    def react(self, region: tuple[int, int, int, int], xml: str, window: str | None = None) -> None:
+        """The next tap (or swipe start) inside `region` (device pixels, right and bottom excluded) switches the
+        screen to `xml` drawn (and the focused window to `window`), once."""
+        reactions = json.loads(self._read("reactions.json") or "[]")
+        ident = len(reactions) + sum(1 for _ in self.state.glob("reaction-*-ui.xml"))
+        rgba = render_dump(xml, self._screen_size()).convert("RGBA")
+        self._write(f"reaction-{ident}-screen.raw", struct.pack("<IIII", rgba.width, rgba.height, 1, 0) + rgba.tobytes())
+        self._write(f"reaction-{ident}-ui.xml", xml)
+        if window is not None:
+            self._write(f"reaction-{ident}-focus", window)
+        reactions.append({"id": ident, "region": list(region)})
+        self._write("reactions.json", json.dumps(reactions))
+
+    def set_bars(self, status: int | None, navigation: int | None) -> None:
+        """System bars `dumpsys window` lists (Android 14's insets sources): a status bar this tall at the top and
+        a navigation bar this tall at the bottom of the current screen; None: not listed."""
+        self._write("bars", json.dumps([status, navigation]))
+
+    def _screen_size(self) -> tuple[int, int]:
+        raw = (self.state / "screen.raw").read_bytes()[:8]
+        width, height = struct.unpack("<II", raw)
+        return width, height
+
     def set_logcat(self, lines: list[str]) -> None:
         """What `logcat -d` prints (threadtime lines)."""
         self._write("logcat.txt", "".join(line + "\n" for line in lines))
@@ -662,6 +696,15 @@ if [ "$1" = window ]; then
     echo "  mCurrentFocus=null"
   fi
   echo "  mFocusedApp=null"
+  if [ -s "$FAKE_STATE/bars" ]; then
+    size=$(cat "$FAKE_STATE/size"); r=$(cat "$FAKE_STATE/rotation")
+    w=${size%x*}; h=${size#*x}
+    [ $((r % 2)) -eq 1 ] && { t=$w; w=$h; h=$t; }
+    bars=$(tr -d '[] ' < "$FAKE_STATE/bars"); status=${bars%,*}; nav=${bars#*,}
+    echo "WINDOW MANAGER INSETS (dumpsys window insets)"
+    [ "$status" != null ] && echo "      InsetsSource id=3 type=statusBars frame=[0,0][$w,$status] visible=true"
+    [ "$nav" != null ] && echo "      InsetsSource id=4 type=navigationBars frame=[0,$((h - nav))][$w,$h] visible=true"
+  fi
   exit 0
 fi
 [ "$1" = display ] || exit 0
@@ -735,6 +778,22 @@ if words[:1] == ["text"] and not " ".join(words[1:]).isascii():
                      "\\tat com.android.server.input.InputShellCommand.onCommand(InputShellCommand.java:262)\\n")
     sys.exit(255)
 record("inputs.jsonl", argv)
+# A scripted reaction: a tap (or a swipe's start) inside a reaction's region switches the screen, the dump and
+# the focused window to the reaction's, as the app would on that touch.
+if words[:1] in (["tap"], ["swipe"]) and len(words) >= 3:
+    x, y = float(words[1]), float(words[2])
+    reactions = json.loads(state("reactions.json", "[]"))
+    for i, reaction in enumerate(reactions):
+        left, top, right, bottom = reaction["region"]
+        if left <= x < right and top <= y < bottom:
+            for name in ("screen.raw", "ui.xml", "focus"):
+                source = os.path.join(S, f"reaction-{reaction['id']}-{name}")
+                if os.path.exists(source):
+                    os.replace(source, os.path.join(S, name))
+            del reactions[i]
+            with open(os.path.join(S, "reactions.json"), "w") as f:
+                json.dump(reactions, f)
+            break
 """,
     "uiautomator": """argv = [a for a in sys.argv[1:] if not a.startswith("--")]
 if argv[:1] != ["dump"]:

@@ -60,8 +60,16 @@ def test_device_frames() -> None:
                             "image": {"width": 462, "height": 1000}}, elements, "com.x")  # fmt: skip
     assert with_ui.full.endswith('2 elements:\n{"index":1,"class":"Button","text":"Log in"}\n{"index":2,"class":"View"}')
     tap = device_frame({"serial": "emu-1", "kind": "action", "what": "tap", "device_point": [540, 1575],
-                        "element": {"index": 1, "class": "Button", "text": "Log in"}})  # fmt: skip
-    assert tap.full == "tapped element 1 (Button Log in) device point [540, 1575]" and tap.kind == "action"
+                        "point": [225, 656], "element": {"index": 1, "class": "Button", "text": "Log in"}})  # fmt: skip
+    assert tap.full == "tapped element 1 (Button 'Log in') at image point [225, 656] (device point [540, 1575])"
+    assert tap.kind == "action"
+    row = device_frame({"serial": "emu-1", "kind": "action", "what": "long_press", "device_point": [360, 363],
+                        "point": [243, 245], "held_ms": 800,
+                        "element": {"index": 45, "class": "RelativeLayout", "inner_text": "Ana | 22:37"}})  # fmt: skip
+    assert row.full == ("long-pressed (800 ms) element 45 (RelativeLayout 'Ana | 22:37') at image point [243, 245] "
+                        "(device point [360, 363])")
+    bare = device_frame({"serial": "emu-1", "kind": "action", "what": "tap", "device_point": [1, 2], "point": [0, 1]})
+    assert bare.full == "tapped at image point [0, 1] (device point [1, 2])"
     failed = failed_action_frame("emu-1", "tap", "the device is offline")
     assert failed.pinned and failed.full == "tap failed: the device is offline"
 
