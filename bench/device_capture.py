@@ -8,7 +8,13 @@ run:
   for png, jpeg and raw mode (png at full resolution): median and p90 time, bytes and image tokens;
 - the peer: adbutils' own `screenshot()` (`screencap -p`, decoded with Pillow) saved as an unscaled PNG,
   as a tool without scaling would send it: time, bytes and tokens;
-- a UI dump of 300 nodes: `GET /ui` end to end, and its tokens against the raw XML's.
+- a UI dump of 300 nodes: `GET /ui` end to end, and its tokens against the raw XML's;
+- a tap end to end, which lookout sends only after checking that the device still shows what the observation
+  showed where it lands (the focused window, and the target's pixels in a new capture of the rows around it:
+  app.device.aim); beside it a key press through the same path without the check (the same HTTP, adb round
+  trip and records: the tap without its check), and the peer: a bare `adb shell input tap` through adbutils.
+  The fake's `screencap` is a Python script that copies the whole 18 MB frame before the device-side cut; a
+  phone's is a copy of its framebuffer.
 
 The fake's `screencap -p` encodes the PNG when asked, as a device does, but on this machine's CPU: a
 phone's encoder is slower (0.7 to 2 s for such a screen, notes/android.md), which is what raw capture
@@ -101,6 +107,7 @@ def main() -> None:
     args = parser.parse_args()
     count_tokens("warm up")
     rows: dict[str, dict[str, Any]] = {}
+    taps: dict[str, list[float]] = {}
     with ExitStack() as stack:
         work = Path(tempfile.mkdtemp(prefix="lookout-device-bench-"))
         server = AdbServer(work / "adb")
@@ -143,14 +150,33 @@ def main() -> None:
         rows["adbutils, unscaled"] = {"times": times, "bytes": len(png), "image": f"{SIZE[0]}x{SIZE[1]}",
                                       "tokens": image_tokens(*SIZE)}  # fmt: skip
 
+        print("taps ...", file=sys.stderr, flush=True)
+        fake.set_ui(xml)
+        listing = api.get(f"/v1/devices/{serial}/ui").json()
+        target = {"element": listing["elements"][3]["index"], "obs_id": listing["obs_id"]}
+
+        def tap() -> dict[str, Any]:
+            response = api.post(f"/v1/devices/{serial}/tap", json=target)
+            response.raise_for_status()
+            return response.json()
+
+        def key() -> dict[str, Any]:
+            response = api.post(f"/v1/devices/{serial}/key", json={"key": "HOME"})
+            response.raise_for_status()
+            return response.json()
+
+        taps["tap, checked"], _ = timed(tap, args.runs)
+        taps["key press (same path, no check)"], _ = timed(key, args.runs)
+        taps["adb shell input tap (peer)"], _ = timed(lambda: device.shell("input tap 300 400"), args.runs)
+
         print("ui dump ...", file=sys.stderr, flush=True)
         ui_times, ui = timed(lambda: api.get(f"/v1/devices/{serial}/ui", params={"all": "true"}).json(), args.runs)
         default_ui = api.get(f"/v1/devices/{serial}/ui").json()
-    report(rows, ui_times, ui, default_ui, count_tokens(xml))
+    report(rows, ui_times, ui, default_ui, count_tokens(xml), taps)
 
 
 def report(rows: dict[str, dict[str, Any]], ui_times: list[float], ui: dict[str, Any], default_ui: dict[str, Any],
-           xml_tokens: int) -> None:  # fmt: skip
+           xml_tokens: int, taps: dict[str, list[float]]) -> None:  # fmt: skip
     print(f"\ndevice_capture: a {SIZE[0]}x{SIZE[1]} screen from a fake device through a real adb server, one run\n")
     print(f"{'':<20} {'median ms':>9} {'p90 ms':>8} {'image':>10} {'bytes':>9} {'tokens':>7}")
     for name, row in rows.items():
@@ -163,6 +189,9 @@ def report(rows: dict[str, dict[str, Any]], ui_times: list[float], ui: dict[str,
     print(f"ui dump of {ui['total']} nodes: median {statistics.median(ui_times):.1f} ms, p90 "
           f"{percentile(ui_times, 90):.1f} ms; all nodes {ui['tokens']} tokens, default (interactive and text) "
           f"{default_ui['tokens']} tokens ({default_ui['shown']} elements), raw XML {xml_tokens} tokens")
+    print(f"\n{'':<34} {'median ms':>9} {'p90 ms':>8}")
+    for name, times in taps.items():
+        print(f"{name:<34} {statistics.median(times):>9.1f} {percentile(times, 90):>8.1f}")
     figures = {
         "bench": "device_capture",
         "screen": list(SIZE),
@@ -172,6 +201,8 @@ def report(rows: dict[str, dict[str, Any]], ui_times: list[float], ui: dict[str,
         "ui": {"nodes": ui["total"], "median_ms": round(statistics.median(ui_times), 1),
                "p90_ms": round(percentile(ui_times, 90), 1), "tokens_all": ui["tokens"],
                "tokens_default": default_ui["tokens"], "xml_tokens": xml_tokens},
+        "taps": {name: {"median_ms": round(statistics.median(times), 1), "p90_ms": round(percentile(times, 90), 1)}
+                 for name, times in taps.items()},
     }
     print(json.dumps(figures))
 

@@ -1,14 +1,14 @@
-"""UI listing cost: lookout's element list against @mobilenext/mobile-mcp's, on real uiautomator dumps.
+"""UI listing cost: lookout's element list against the real @mobilenext/mobile-mcp's, on real uiautomator dumps.
 
-The dumps are the real ones in tests/data/ui_dumps (their sources are in SOURCES.md there). For each:
-o200k tokens of mobile-mcp's `mobile_list_elements_on_screen` answer, rebuilt here from its documented
-format (the text "Found these elements on screen: " and a JSON array of {type, text, label, identifier?,
-coordinates{x, y, width, height}, focused?} for every node with a text, a description, a resource id or
-checkable="true" and a non-empty box, children before their parent), and of lookout's `GET /ui` answer
-for the same dump (what the daemon returns, at the default 1000 px scale), with the element counts and
-tokens an element (the tokens of the `elements` array over its length: what each listed element costs;
-the answer's header, about 70 tokens, comes once a call). The issue's figures for mobile-mcp, measured with mobile-mcp itself, are printed
-beside the rebuilt ones as a check of the rebuild.
+The dumps are the real ones in tests/data/ui_dumps (their sources are in SOURCES.md there). For each, a fake
+device (tests/support) on a real adb server serves the dump, and the real mobile-mcp (npm package, version
+MOBILE_MCP, installed at first use into ~/.cache/lookout-bench, never into the repository) is asked over MCP
+(stdio, the SDK's client) for `mobile_list_elements_on_screen` with its defaults, through the same adb server
+(its legacy adb robot: MOBILEMCP_LEGACY_ROBOT=1; telemetry off). Its answer's o200k tokens are set beside
+lookout's `GET /ui` answer for the same dump (what the daemon returns, at the default 1000 px scale), with the
+element counts and tokens an element (lookout: the tokens of the `elements` array over its length; the
+answer's header, about 70 tokens, comes once a call). Where mobile-mcp cannot run here (no node or npm, the
+package cannot be installed, the server fails), its columns say "not measured": never an estimate.
 
 Goals: at most 25 tokens an element, and fewer tokens than mobile-mcp on every dump.
 The last line of the output is one JSON object with the figures.
@@ -17,10 +17,13 @@ The last line of the output is one JSON object with the figures.
 """
 from __future__ import annotations
 
+import asyncio
 import json
-import re
+import os
+import shutil
+import subprocess
 import sys
-import xml.etree.ElementTree as ET
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -32,44 +35,61 @@ from app.core.tokens import count_tokens  # noqa: E402
 from app.device.ui_tree import parse_hierarchy, render_elements  # noqa: E402
 
 DUMPS = ROOT / "tests" / "data" / "ui_dumps"
-ISSUE_FIGURES = {"whatsapp_chats": 4363, "tiktok_feed": 4382, "wecom_list": 4389, "sayhi_list": 2217}
-"""mobile-mcp's tokens as issue 19 measured them with mobile-mcp itself (Settings was not found as a public dump)."""
-_BOUNDS = re.compile(r"^\[(\d+),(\d+)\]\[(\d+),(\d+)\]$")
+MOBILE_MCP = "1.0.4"
+CACHE = Path.home() / ".cache" / "lookout-bench" / f"mobile-mcp-{MOBILE_MCP}"
+NOT_MEASURED = "not measured"
 
 
-def mobile_mcp_listing(xml: bytes) -> tuple[str, int]:
-    """mobile-mcp's answer for a dump (see the module docstring) and its element count."""
-    root = ET.fromstring(xml[xml.find(b"<?xml") if b"<?xml" in xml else 0 :])
-    out: list[dict[str, Any]] = []
+def install_mobile_mcp() -> tuple[Path | None, str]:
+    """mobile-mcp's entry script (installed with npm into CACHE if missing), or None and why not."""
+    entry = CACHE / "node_modules" / "@mobilenext" / "mobile-mcp" / "lib" / "index.js"
+    if entry.is_file():
+        return entry, ""
+    if shutil.which("node") is None or shutil.which("npm") is None:
+        return None, "node and npm are not installed"
+    CACHE.mkdir(parents=True, exist_ok=True)
+    done = subprocess.run(["npm", "install", "--prefix", str(CACHE), "--no-audit", "--no-fund", "--loglevel=error",
+                           f"@mobilenext/mobile-mcp@{MOBILE_MCP}"], capture_output=True, text=True, timeout=600)  # fmt: skip
+    if done.returncode != 0 or not entry.is_file():
+        return None, f"npm install failed: {done.stderr.strip()[-300:]}"
+    return entry, ""
 
-    def visit(node: ET.Element) -> None:
-        for child in node.findall("node"):
-            visit(child)
-        if node.tag != "node":
-            return
-        a = node.attrib
-        if not (a.get("text") or a.get("content-desc") or a.get("hint") or a.get("resource-id")
-                or a.get("checkable") == "true"):  # fmt: skip
-            return
-        match = _BOUNDS.match(a.get("bounds", ""))
-        if match is None:
-            return
-        left, top, right, bottom = map(int, match.groups())
-        if right - left <= 0 or bottom - top <= 0:
-            return
-        element: dict[str, Any] = {"type": a.get("class") or "text"}
-        if "text" in a:
-            element["text"] = a["text"]
-        element["label"] = a.get("content-desc") or a.get("hint") or ""
-        if a.get("resource-id"):
-            element["identifier"] = a["resource-id"]
-        element["coordinates"] = {"x": left, "y": top, "width": right - left, "height": bottom - top}
-        if a.get("focused") == "true":
-            element["focused"] = True
-        out.append(element)
 
-    visit(root)
-    return "Found these elements on screen: " + json.dumps(out, ensure_ascii=False, separators=(",", ":")), len(out)
+async def mobile_mcp_listings(entry: Path, dumps: list[Path]) -> dict[str, str]:
+    """mobile-mcp's answer for each dump, served by a fake device on a real adb server."""
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    from tests.support.adb_fake import FakeDevice
+    from tests.support.adb_server import AdbServer, adb_binary
+
+    tmp = Path(tempfile.mkdtemp(prefix="lookout-bench-"))
+    server = AdbServer(tmp / "adb").start()
+    fake = FakeDevice(tmp / "device")
+    log = (tmp / "mobile-mcp.log").open("w")  # its own log lines, kept off the table
+    answers: dict[str, str] = {}
+    try:
+        serial = server.connect(fake)
+        tools = tmp / "sdk" / "platform-tools"
+        tools.mkdir(parents=True)
+        (tools / "adb").symlink_to(adb_binary())
+        env = {**os.environ, "ANDROID_HOME": str(tmp / "sdk"), "ANDROID_ADB_SERVER_PORT": str(server.port),
+               "MOBILEMCP_LEGACY_ROBOT": "1", "MOBILEMCP_DISABLE_TELEMETRY": "1"}  # fmt: skip
+        params = StdioServerParameters(command="node", args=[str(entry), "--stdio"], env=env)
+        async with stdio_client(params, errlog=log) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            for path in dumps:
+                fake.set_ui(path.read_text())
+                result = await session.call_tool("mobile_list_elements_on_screen", {"device": serial})
+                text = "".join(c.text for c in result.content if c.type == "text")
+                if not result.is_error:
+                    answers[path.stem] = text
+    finally:
+        log.close()
+        fake.stop()
+        server.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+    return answers
 
 
 def lookout_listing(xml: bytes, max_tokens: int | None = None) -> dict[str, Any]:
@@ -86,25 +106,38 @@ def lookout_listing(xml: bytes, max_tokens: int | None = None) -> dict[str, Any]
 
 
 def main() -> None:
+    dumps = sorted(DUMPS.glob("*.xml"))
+    entry, why = install_mobile_mcp()
+    peer: dict[str, str] = {}
+    if entry is not None:
+        try:
+            peer = asyncio.run(mobile_mcp_listings(entry, dumps))
+        except Exception as exc:  # noqa: BLE001 (the peer's failure is reported, never estimated)
+            why = f"mobile-mcp failed: {type(exc).__name__}: {exc}"
     rows = []
-    for path in sorted(DUMPS.glob("*.xml")):
-        xml = path.read_bytes()
-        mcp_text, mcp_count = mobile_mcp_listing(xml)
-        ours = lookout_listing(xml)
-        rows.append({"dump": path.stem, "nodes": ours["total"], "mobile_mcp_tokens": count_tokens(mcp_text),
-                     "mobile_mcp_issue": ISSUE_FIGURES.get(path.stem), "mobile_mcp_elements": mcp_count,
+    for path in dumps:
+        ours = lookout_listing(path.read_bytes())
+        answer = peer.get(path.stem)
+        elements = json.dumps(ours["elements"], ensure_ascii=False, separators=(",", ":"))
+        rows.append({"dump": path.stem, "nodes": ours["total"],
+                     "mobile_mcp_tokens": count_tokens(answer) if answer is not None else None,
+                     "mobile_mcp_elements": len(answer.splitlines()) - 1 if answer is not None else None,
                      "lookout_tokens": ours["tokens"], "lookout_elements": ours["shown"],
-                     "lookout_per_element": round(count_tokens(json.dumps(ours["elements"], ensure_ascii=False, separators=(",", ":"))) / max(ours["shown"], 1), 1)})  # fmt: skip
-    head = f"{'dump':<18}{'nodes':>6}{'mcp tok':>9}{'(issue)':>9}{'mcp el':>8}{'lookout tok':>13}{'el':>5}{'tok/el':>8}"
-    print(head)
+                     "lookout_per_element": round(count_tokens(elements) / max(ours["shown"], 1), 1)})  # fmt: skip
+    print(f"mobile-mcp {MOBILE_MCP}: " + ("measured (its own answers, through the same adb server)" if peer
+                                          else f"{NOT_MEASURED} ({why})"))  # fmt: skip
+    print(f"{'dump':<18}{'nodes':>6}{'mcp tok':>14}{'mcp el':>14}{'lookout tok':>13}{'el':>5}{'tok/el':>8}")
     for r in rows:
-        print(f"{r['dump']:<18}{r['nodes']:>6}{r['mobile_mcp_tokens']:>9}{r['mobile_mcp_issue'] or '-'!s:>9}"
-              f"{r['mobile_mcp_elements']:>8}{r['lookout_tokens']:>13}{r['lookout_elements']:>5}"
-              f"{r['lookout_per_element']:>8}")  # fmt: skip
-    smaller = sum(r["lookout_tokens"] < r["mobile_mcp_tokens"] for r in rows)
+        mcp_tokens = NOT_MEASURED if r["mobile_mcp_tokens"] is None else r["mobile_mcp_tokens"]
+        mcp_elements = NOT_MEASURED if r["mobile_mcp_elements"] is None else r["mobile_mcp_elements"]
+        print(f"{r['dump']:<18}{r['nodes']:>6}{mcp_tokens!s:>14}{mcp_elements!s:>14}{r['lookout_tokens']:>13}"
+              f"{r['lookout_elements']:>5}{r['lookout_per_element']:>8}")  # fmt: skip
+    measured = [r for r in rows if r["mobile_mcp_tokens"] is not None]
+    smaller = sum(r["lookout_tokens"] < r["mobile_mcp_tokens"] for r in measured)
     worst = max(r["lookout_per_element"] for r in rows)
-    print(f"lookout smaller on {smaller} of {len(rows)} dumps; at most {worst} tokens an element")
-    print(json.dumps({"bench": "device_listing", "dumps": rows, "lookout_smaller": smaller,
+    print(f"lookout smaller on {smaller} of {len(measured)} measured dumps; at most {worst} tokens an element")
+    print(json.dumps({"bench": "device_listing", "mobile_mcp": MOBILE_MCP, "peer_measured": bool(peer),
+                      "dumps": rows, "lookout_smaller": smaller, "measured_dumps": len(measured),
                       "max_tokens_per_element": worst}))  # fmt: skip
 
 

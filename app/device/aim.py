@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from PIL import Image
+
 from app.core.errors import BadInput, Conflict, NotFound
 from app.core.scaling import Scale
 from app.device.info import DeviceInfo
@@ -20,7 +22,17 @@ from app.device.observations import DeviceObservations, Observation, turned
 from app.device.observer import Observer
 from app.device.reach import describe_hit, direction_swipe, dump_bars, node_at, reachable, safe_area
 from app.device.ui_tree import Bounds, UiNode
-from app.device.verify import Box, Difference, difference, find_shift, point_box, reference, region
+from app.device.verify import (
+    Box,
+    Difference,
+    difference,
+    find_shift,
+    point_box,
+    reference,
+    region,
+    region_of_rows,
+    rows_for,
+)  # fmt: skip
 
 OBSERVE_AGAIN = "nothing was sent: observe again (POST /screenshot with ui=true) and act on what it shows"
 
@@ -131,15 +143,31 @@ def verify(obs: Observation, aim: Aim, info: DeviceInfo, store: DeviceObservatio
     if ref is None:
         raise Conflict(f"observation {obs.obs_id} has no reference frame to check the screen against (it was taken "
                        f"by an older lookout); {OBSERVE_AGAIN}", obs_id=obs.obs_id)  # fmt: skip
+    seen = ref.crop((aim.box.left, aim.box.top, aim.box.right, aim.box.bottom))
+    if _rows_show(seen, obs, aim.box, observer):
+        return
     frame = observer.recent(obs.serial).image
-    found = difference(ref.crop((aim.box.left, aim.box.top, aim.box.right, aim.box.bottom)),
-                       region(frame, obs.scale, aim.box), aim.box)  # fmt: skip
+    found = difference(seen, region(frame, obs.scale, aim.box), aim.box)
     if found is None:
         return
     found = Difference(found.changed, found.area, find_shift(ref, reference(frame, obs.scale), aim.box))
     raise Conflict(f"the screen changed since observation {obs.obs_id} where the action would land: "
                    f"{found.describe()}; {OBSERVE_AGAIN}", obs_id=obs.obs_id, changed=found.changed,
                    box=[aim.box.left, aim.box.top, aim.box.right, aim.box.bottom], shift=found.shift)  # fmt: skip
+
+
+def _rows_show(seen: Image.Image, obs: Observation, box: Box, observer: Observer) -> bool:
+    """Whether the rows of a new capture around `box` (only those cross the link) show what the observation
+    showed there; False when they do not, or cannot be had (a whole capture then decides, and says what
+    changed)."""
+    layout = observer.layout(obs.serial)
+    if layout is None or observer.reusable(obs.serial) is not None:
+        return False
+    first, last = rows_for(layout.height, obs.scale, box)
+    rows = observer.rows(obs.serial, first, last)
+    if rows is None:
+        return False
+    return difference(seen, region_of_rows(rows, first, layout.height, obs.scale, box), box) is None
 
 
 def _image_box(scale: Scale, part: Bounds) -> Box:

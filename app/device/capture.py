@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import struct
+from dataclasses import dataclass
 from typing import cast
 
 from PIL import Image
@@ -32,12 +33,37 @@ class CaptureError(BackendFailure):
     """The device's output is not an image lookout can read."""
 
 
+@dataclass(frozen=True, slots=True)
+class RawLayout:
+    """Where the pixels are in a device's raw `screencap` output: they start at `offset` (after any text and
+    the header), `width` x `height` pixels of `bpp` bytes each, in Pillow's raw `mode`."""
+
+    offset: int
+    width: int
+    height: int
+    mode: str
+    bpp: int
+
+    @property
+    def stride(self) -> int:
+        return self.width * self.bpp
+
+    def image(self, pixels: bytes | memoryview, rows: int) -> Image.Image:
+        return Image.frombytes("RGB", (self.width, rows), pixels, "raw", self.mode)
+
+
 def parse_raw(data: bytes) -> Image.Image:
     """The image in `screencap`'s raw output (text lines before the header are skipped)."""
+    layout = raw_layout(data)
+    return layout.image(memoryview(data)[layout.offset :], layout.height)
+
+
+def raw_layout(data: bytes) -> RawLayout:
+    """Where the image is in `screencap`'s raw output."""
     for start in _candidate_starts(data):
-        image = _raw_at(data, start)
-        if image is not None:
-            return image
+        layout = _raw_at(data, start)
+        if layout is not None:
+            return layout
     raise CaptureError(f"raw screencap output is not an image ({len(data)} bytes: {data[:60]!r})")
 
 
@@ -50,7 +76,7 @@ def _candidate_starts(data: bytes) -> list[int]:
     return starts
 
 
-def _raw_at(data: bytes, start: int) -> Image.Image | None:
+def _raw_at(data: bytes, start: int) -> RawLayout | None:
     if len(data) - start < 12:
         return None
     width, height, fmt = struct.unpack_from("<III", data, start)
@@ -60,8 +86,7 @@ def _raw_at(data: bytes, start: int) -> Image.Image | None:
     size = width * height * bpp
     for header in (16, 12):  # Android 9+ adds a colour space to the header
         if len(data) - start - header == size:
-            pixels = memoryview(data)[start + header :]
-            return Image.frombytes("RGB", (width, height), pixels, "raw", mode)
+            return RawLayout(start + header, width, height, mode, bpp)
     return None
 
 

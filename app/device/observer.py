@@ -8,6 +8,8 @@ checked) and are retried once on uiautomator's known transient failures.
 The last capture of each device is kept for a moment: the check before an action (app.device.verify) may
 use a capture at most REUSE_S old instead of taking another, unless an input was sent to the device since
 (`forget`, called before every input): a frame from before an input never vouches for a screen after it.
+The check can also take only the rows it looks at (`rows`): the device captures the whole screen, but only
+those rows cross the link, which is most of a capture's time over USB.
 """
 
 from __future__ import annotations
@@ -20,10 +22,13 @@ from PIL import Image
 
 from app.core.errors import BackendFailure
 from app.device.adb import Adb
-from app.device.capture import CaptureError, parse_png, parse_raw
+from app.device.capture import CaptureError, RawLayout, parse_png, raw_layout
 
 DUMP_PATH = "/data/local/tmp/lookout-window.xml"
 MULTI_DISPLAY = b"Multiple displays"
+HEADERS = (12, 16)
+"""The sizes of a raw capture's header (Android 9+ adds a colour space): a capture whose pixels start there
+had nothing printed before it."""
 REUSE_S = 0.3
 """How old a capture may be for the check before an action to use it instead of capturing again."""
 _DUMP_HINTS = {
@@ -48,16 +53,40 @@ class Observer:
         self._png_only: set[str] = set()
         self._last: dict[str, Capture] = {}
         self._input_at: dict[str, float] = {}
+        self._layouts: dict[str, RawLayout] = {}
         self._lock = threading.Lock()
 
     def recent(self, serial: str) -> Capture:
         """A capture at most REUSE_S old with no input sent since, else a new one."""
+        return self.reusable(serial) or self.capture(serial)
+
+    def reusable(self, serial: str) -> Capture | None:
+        """The device's last capture if it is at most REUSE_S old and no input was sent since."""
         with self._lock:
             last = self._last.get(serial)
             fresh = last is not None and last.taken_at > self._input_at.get(serial, -1.0)
         if last is not None and fresh and time.monotonic() - last.taken_at <= REUSE_S:
             return last
-        return self.capture(serial)
+        return None
+
+    def layout(self, serial: str) -> RawLayout | None:
+        """How the device's raw captures are laid out, once one was read (None: not known, or not cuttable)."""
+        return self._layouts.get(serial)
+
+    def rows(self, serial: str, top: int, bottom: int) -> Image.Image | None:
+        """Rows top..bottom of a new capture, of which only those rows cross the link (cut out by the device's
+        `tail` and `head`), or None when the device's raw layout is not known yet or the cut failed."""
+        layout = self._layouts.get(serial)
+        if layout is None:
+            return None
+        top, bottom = max(top, 0), min(bottom, layout.height)
+        if bottom <= top:
+            return None
+        start, length = layout.offset + top * layout.stride, (bottom - top) * layout.stride
+        result = self.adb.shell(serial, f"screencap | tail -c +{start + 1} | head -c {length}")
+        if result.exit_code != 0 or len(result.stdout) != length:
+            return None
+        return layout.image(result.stdout, bottom - top)
 
     def forget(self, serial: str) -> None:
         """An input is about to reach the device: no capture begun before now may be reused."""
@@ -81,9 +110,14 @@ class Observer:
             result = self.adb.shell(serial, "screencap")
             if result.exit_code == 0:
                 try:
-                    return Capture(parse_raw(result.stdout), _warnings(result.stderr + result.stdout[:512]))
+                    layout = raw_layout(result.stdout)
                 except CaptureError:
                     pass
+                else:
+                    if layout.offset in HEADERS:  # nothing printed before it: its rows can be cut out on the device
+                        self._layouts[serial] = layout
+                    image = layout.image(memoryview(result.stdout)[layout.offset :], layout.height)
+                    return Capture(image, _warnings(result.stderr + result.stdout[:512]))
             self._png_only.add(serial)
         result = self.adb.shell(serial, "screencap -p")
         if result.exit_code != 0:

@@ -33,6 +33,9 @@ THIN = 3
 """Changes that all fit within a line this many image pixels across (a text cursor) are ignored."""
 POINT_BOX = 48
 """The side, in image pixels, of the box checked around a tap at x,y (a finger and what is around it, at 1000 px)."""
+ROW_MARGIN = 32
+ROW_ALIGN = 16
+"""Frame rows taken around a box's rows, and the alignment of the first (see rows_for)."""
 MAX_SHIFT_SEARCH = 600
 """Image pixels a box's content is looked for away from where it was, along each axis."""
 SHIFT_MATCH = 0.5
@@ -98,6 +101,21 @@ def region(frame: Image.Image, scale: Scale, box: Box) -> Image.Image:
     fy = frame.height / scale.image_height
     source = (box.left * fx, box.top * fy, box.right * fx, box.bottom * fy)
     return frame.resize((box.width, box.height), RESAMPLE, box=source, reducing_gap=2.0).convert("L")
+
+
+def rows_for(frame_height: int, scale: Scale, box: Box) -> tuple[int, int]:
+    """The frame rows `region_of_rows` needs for `box`: the box's rows with room for the resampling filter
+    around them, starting on a multiple of ROW_ALIGN (so any reduction step lines up as on the whole frame)."""
+    fy = frame_height / scale.image_height
+    top = max(0, (int(box.top * fy) - ROW_MARGIN) // ROW_ALIGN * ROW_ALIGN)
+    return top, min(frame_height, int(box.bottom * fy + 1) + ROW_MARGIN)
+
+
+def region_of_rows(rows: Image.Image, first_row: int, frame_height: int, scale: Scale, box: Box) -> Image.Image:
+    """`region` computed from rows first_row.. of the frame only (from `rows_for`): the same pixels."""
+    fx, fy = rows.width / scale.image_width, frame_height / scale.image_height
+    source = (box.left * fx, box.top * fy - first_row, box.right * fx, box.bottom * fy - first_row)
+    return rows.resize((box.width, box.height), RESAMPLE, box=source, reducing_gap=2.0).convert("L")
 
 
 @dataclass(frozen=True, slots=True)

@@ -298,3 +298,19 @@ def test_stopping_leaves_no_adb_process_or_port(tmp_path: Path) -> None:
             assert probe.connect_ex(("127.0.0.1", port)) != 0, f"port {port} still listening"
     with pytest.raises(RuntimeError, match="not running"):
         server.adb("devices")  # would otherwise start a new server on the port
+
+
+def test_the_rows_of_a_capture_are_cut_out_on_the_device(adb_server: AdbServer, make_device: MakeDevice) -> None:
+    """What the check before an action takes when it needs a few rows only (app.device.observer.rows): the device's
+    own `screencap | tail -c | head -c`, the same pixels as those rows of a whole capture."""
+    from app.device.adb import Adb
+    from app.device.observer import Observer
+
+    _fake, serial = make_device(size=(720, 1483))
+    observer = Observer(Adb("127.0.0.1", adb_server.port, 10))
+    assert observer.rows(serial, 100, 200) is None  # the layout is learnt from a whole capture first
+    whole = observer.capture(serial).image
+    rows = observer.rows(serial, 100, 200)
+    assert rows is not None and rows.size == (720, 100)
+    assert rows.tobytes() == whole.crop((0, 100, 720, 200)).tobytes()
+    assert observer.rows(serial, 1400, 1600).size == (720, 83)  # cut to the screen

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PIL import Image, ImageDraw
+from PIL import Image, ImageChops, ImageDraw
 
 from app.core.scaling import fit
 from app.device.info import parse_info
@@ -21,6 +21,8 @@ from app.device.verify import (
     point_box,
     reference,
     region,
+    region_of_rows,
+    rows_for,
 )  # fmt: skip
 from tests.support.screens import render_dump
 
@@ -110,3 +112,16 @@ def test_the_bars_dumpsys_window_lists_on_android_12_and_14() -> None:
                   "    InsetsSource type=ITYPE_IME frame=[0,1400][1080,2400] visible=false\n")  # fmt: skip
     info = parse_info(android_12)
     assert safe_area(info.width, info.height, info.bars) == Bounds(0, 63, 1080, 2274)  # the keyboard is no bar
+
+
+def test_the_rows_around_a_box_give_the_pixels_of_the_whole_frame_within_resampling_noise() -> None:
+    for size in ((720, 1483), (1440, 3120), (1080, 2400)):
+        frame = render_dump((DUMPS / "whatsapp_chats.xml").read_text(), size)
+        scale = fit(*size, 1000)
+        for box in (Box(0, 282, 486, 355), Box(13, 0, 40, 91), Box(100, 950, 300, 1000)):
+            box = box.clipped(scale.image_width, scale.image_height)
+            first, last = rows_for(frame.height, scale, box)
+            rows = frame.crop((0, first, frame.width, last))
+            cut, whole = region_of_rows(rows, first, frame.height, scale, box), region(frame, scale, box)
+            assert ImageChops.difference(cut, whole).getextrema()[1] <= 8, (size, box)  # LEVEL is 32
+            assert changed_pixels(cut, whole) == 0
