@@ -24,5 +24,5 @@ if [[ -n $text ]]; then
   element=$(jq -r '.elements[0].index // empty' <<<"$found")
   [[ -n $element ]] || die "no element with text '$text'"
   curl_api POST "/v1/devices/$serial/tap" "$(jq -n --argjson e "$element" --arg o "$obs" '{element: $e, obs_id: $o}')" \
-    | jq -r '"tapped element \(.element.index) (\(.element.text)) at device pixel \(.device_point | map(tostring) | join(","))"'
+    | jq -r '"tapped element \(.element.index) (\(.element.text // .element.inner_text // .element.id)) at device pixel \(.device_point | map(tostring) | join(","))"'
 fi
