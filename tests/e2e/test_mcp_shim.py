@@ -266,10 +266,10 @@ async def test_device_tools_return_the_screenshot_as_an_image(
             await call(session, "device_type", serial=serial, text="hello world")
             await call(session, "device_key", serial=serial, key="BACK")
             assert fake.inputs() == [["tap", "540", "1575"], ["text", "hello%sworld"], ["keyevent", "4"]]
-            scripted = await call(session, "device_script", serial=serial, steps=[
-                {"action": "key", "key": "HOME"}, {"action": "tap", "x": 1, "y": 1, "obs_id": "o_0000000000"}])
-            assert scripted["ok"] is False and scripted["stopped_at"]["step"] == 1
-            assert fake.inputs()[-1] == ["keyevent", "3"]
+            scripted = await session.call_tool("device_script", {"serial": serial, "steps": [
+                {"action": "key", "key": "HOME"}, {"action": "tap", "x": 1, "y": 1, "obs_id": "o_0000000000"}]})
+            assert scripted.is_error and "step 1 (tap): no observation 'o_0000000000'" in _text(scripted)
+            assert "no step was run" in _text(scripted) and fake.inputs()[-1] == ["keyevent", "4"]  # checked first
 
             refused = await session.call_tool("device_type", {"serial": serial, "text": "naïve"})
             assert refused.is_error and "printable ASCII only" in _text(refused)
