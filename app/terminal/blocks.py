@@ -101,6 +101,8 @@ class BlockTracker:
         if not mark.params or mark.params[-1] != self._genuine:
             self.forged += 1
             return []
+        if self._done and self._done[-1].end is not None and offset - _length(mark) <= self._done[-1].end:
+            return []  # read again after a restart: that block is stored already
         happened: list[tuple[str, Block]] = []
         if mark.code == "E":
             self._command = mark.params[0] if len(mark.params) > 1 else ""
@@ -139,6 +141,23 @@ class BlockTracker:
             self.failure = f"writing blocks.jsonl failed: {exc.strerror}"
         self._done.append(block)
         return block
+
+    def state(self) -> dict[str, Any]:
+        """What the tracker knows besides blocks.jsonl (kept in the screen snapshot), for `restore`."""
+        running = self._running.to_json() if self._running is not None else None
+        return {"running": running, "command": self._command, "prompt_end": self._prompt_end, "forged": self.forged}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        """Take up where a tracker of an earlier run of the daemon was when it saved `state`."""
+        running = state.get("running")
+        if running is not None:
+            block = Block.from_json(running)
+            if not self._done or block.n > self._done[-1].n:
+                self._running = block
+        command = state.get("command")
+        self._command = command if isinstance(command, str) else None
+        self._prompt_end = int(state.get("prompt_end", -1))
+        self.forged = int(state.get("forged", 0))
 
     @property
     def marked(self) -> bool:

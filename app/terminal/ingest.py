@@ -1,7 +1,8 @@
 """A terminal's ingest pipeline: what the program writes, in order, from the PTY to every reader.
 
-Each batch of output has the shell integration's nonce masked (app.terminal.shell_integration), is stored in
-the journal, is read by the side scanner (app.terminal.scanner: title, cwd, shell marks that make command
+Each batch of output comes from the journal the terminal's holder writes (app.terminal.journal_follower: as
+the program wrote it, with a stand-in for the shell integration's nonce, and as stored), is read by the side
+scanner (app.terminal.scanner: title, cwd, shell marks that make command
 blocks, modes, and terminal queries, which are answered here), then is queued for the screen model (which
 feeds its engine lazily, skipping ahead through floods: app.terminal.lazy_feed) and handed to the output
 listeners (live streams).
@@ -13,33 +14,33 @@ import time
 from collections.abc import Callable
 
 from app.terminal.blocks import Block, BlockTracker
-from app.terminal.journal import JournalWriter
 from app.terminal.scanner import CwdChanged, ModeChanged, Query, ShellMark, SideScanner, TitleChanged, query_reply
 from app.terminal.screen_model import ScreenModel
-from app.terminal.shell_integration import NonceFilter
 
 BlockSink = Callable[[str, Block], None]
 """on_block("started" | "ended", block)"""
 
 
 class Ingest:
-    """The pipeline of one live terminal. `answer` writes a reply to a terminal query ahead of queued
-    input; `on_block` hears of blocks that start and end; `on_output` is called after each batch."""
+    """The pipeline of one live terminal, from journal offset `offset` on. `answer` writes a reply to a
+    terminal query ahead of queued input (queries before `answer_from`, written while no daemon followed the
+    terminal, are not answered: too late); `on_block` hears of blocks that start and end; `on_output` is
+    called after each batch."""
 
     def __init__(
         self,
-        journal: JournalWriter,
         screen: ScreenModel,
         blocks: BlockTracker,
         *,
-        nonce: str | None,
+        offset: int,
         cwd: str,
         answer: Callable[[bytes], None],
         on_block: BlockSink,
         on_output: Callable[[], None],
+        answer_from: int = 0,
     ) -> None:
         """`cwd`: where the program started (a block's cwd until the shell reports one)."""
-        self.journal = journal
+        self.offset = offset
         self.reported_cwd: str | None = None
         self._screen = screen
         self._blocks = blocks
@@ -48,27 +49,25 @@ class Ingest:
         self._on_block = on_block
         self._on_output = on_output
         self._scanner = SideScanner()
-        self._nonce_filter = NonceFilter(nonce) if nonce else None
+        self.answer_from = answer_from
         self._listeners: set[Callable[[bytes], None]] = set()
 
-    def feed(self, data: bytes, final: bool = False) -> None:
-        """Take output read from the PTY (`final`: the last of it). The scanner reads it as is; everything
-        else (journal, screen, listeners) gets it with the shell integration's nonce masked."""
-        shown = data
-        if self._nonce_filter is not None:
-            data, shown = self._nonce_filter.feed(data, final)
-        if not data:
+    def feed(self, data: bytes, shown: bytes) -> None:
+        """Take the next output: as the program wrote it (for the scanner) and as stored (for the screen and
+        the listeners)."""
+        if not shown:
             return
-        journal, screen = self.journal, self._screen
-        base = journal.size
-        journal.write_output(shown)
+        screen = self._screen
+        base = self.offset
+        self.offset += len(shown)
         pos = 0
         for event in self._scanner.feed(data):
             if isinstance(event, Query):
-                screen.feed(shown[pos : event.end], journal.size)
+                screen.feed(shown[pos : event.end], self.offset)
                 pos = event.end
-                cur = screen.current().cursor()
-                self._answer(query_reply(event.kind, cur.row, cur.col))
+                if base + event.end > self.answer_from:
+                    cur = screen.current().cursor()
+                    self._answer(query_reply(event.kind, cur.row, cur.col))
             elif isinstance(event, TitleChanged):
                 screen.title = event.title
             elif isinstance(event, CwdChanged):
@@ -80,7 +79,7 @@ class Ingest:
                     self._on_block(what, block)
             elif isinstance(event, ModeChanged) and event.mode == "bracketed_paste":
                 screen.bracketed_paste = event.on
-        screen.feed(shown[pos:] if pos else shown, journal.size)
+        screen.feed(shown[pos:] if pos else shown, self.offset)
         for listener in tuple(self._listeners):
             listener(shown)
         screen.output_read(len(data))

@@ -1,13 +1,14 @@
 """The lossless journal of a terminal: `output.raw` (every byte the program wrote) and `output.idx`.
 
-Flush policy: each chunk read from the PTY is written to `output.raw` with one `write(2)` before anything
-else sees it, so every byte the daemon has read survives a crash of the daemon (it is in the kernel's page
-cache). Index records are buffered and written at most every `INDEX_FLUSH_S` seconds and at every
+The terminal's holder (app.terminal.holder) is the only writer. Flush policy: each chunk read from the PTY
+is written to `output.raw` before anything else sees it, so every byte read survives a crash of the daemon
+and of the holder (it is in the kernel's page cache). Index records are buffered and written at most every `INDEX_FLUSH_S` seconds and at every
 non-output event; a crash can lose the timing of the last fraction of a second of output, never the bytes.
 
 Each index line is a JSON array `[t, kind, offset, value]`: `t` seconds since the session started, `kind`
 one of "o" (output; value = byte count), "i" (input; value = base64 of the bytes, or null when redacted),
-"r" (resize; value = "COLSxROWS"), "m" (marker; value = label), "x" (exit; value = exit code), and
+"r" (resize; value = "COLSxROWS"), "m" (marker; value = label), "x" (exit; value = exit code), "n" (a
+genuine shell mark's masked nonce starts at `offset`; value null; written before the bytes it names), and
 `offset` the size of `output.raw` when the event happened.
 """
 
@@ -62,9 +63,14 @@ class JournalWriter:
     def elapsed(self) -> float:
         return round(time.monotonic() - self._t0, 4)
 
-    def write_output(self, data: bytes) -> int:
+    def write_output(self, data: bytes, genuine: list[int] | tuple[int, ...] = ()) -> int:
         """Store `data`; returns how many bytes were stored (fewer once the size limit is reached, or when
-        the disk refuses them: never an exception, the session goes on without them)."""
+        the disk refuses them: never an exception, the session goes on without them). `genuine`: where in
+        `data` the shell integration's (masked) nonce starts, recorded before the bytes are written."""
+        if genuine:
+            for pos in genuine:
+                self._pending.append([self.elapsed(), "n", self.size + pos, None])
+            self.flush()
         room = self._max_bytes - self.size
         stored = data if len(data) <= room else data[: max(room, 0)]
         if stored:
@@ -85,9 +91,12 @@ class JournalWriter:
                 last[3] += len(stored)
             else:
                 self._pending.append([t, "o", offset, len(stored)])
-        if time.monotonic() - self._last_flush >= INDEX_FLUSH_S:
-            self.flush()
+        self.flush_if_due()
         return len(stored)
+
+    def flush_if_due(self) -> None:
+        if self._pending and time.monotonic() - self._last_flush >= INDEX_FLUSH_S:
+            self.flush()
 
     def record(self, kind: str, value: Any) -> None:
         """Record a non-output event and flush the index."""

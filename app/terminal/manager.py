@@ -1,4 +1,5 @@
-"""All terminals of the daemon: create, find, list, stop; recover earlier ones after a restart."""
+"""All terminals of the daemon: create, find, list, stop; after a restart, adopt the terminals whose holders
+still run and recover the others' files."""
 
 from __future__ import annotations
 
@@ -18,8 +19,8 @@ from app.core.errors import BadInput, Conflict, NotFound
 from app.core.events import EventBus
 from app.core.ids import check_id, new_id
 from app.core.private_files import make_dir
-from app.terminal.persistence import TerminalMeta
-from app.terminal.pty_reader import PtyReader
+from app.terminal.holder_link import HolderError
+from app.terminal.persistence import TerminalMeta, load_meta
 from app.terminal.session import SessionLimits, TerminalSession
 from app.terminal.shell_integration import supported as integration_supported
 from app.timeline.recording import NullRecorder, Recorder
@@ -74,11 +75,14 @@ class TerminalManager:
         self.limits = limits
         self.max_sessions = max_sessions
         self._sessions: dict[str, TerminalSession] = {}
-        self._reader = PtyReader()
+        self.holders = root.parent / "holders"
+        """Where the holders' sockets are (see app.terminal.holder_protocol)."""
 
     async def start(self) -> None:
-        """Load the sessions of earlier runs (listed as exited or lost)."""
+        """Adopt the terminals of earlier runs that still run; load the others (exited or lost)."""
         make_dir(self.root)
+        make_dir(self.holders)
+        loading = []
         for directory in sorted(self.root.iterdir()):
             if directory.is_symlink():
                 log.warning("skipping terminal %s: it is a symbolic link, and lookout does not follow links in its "
@@ -86,19 +90,32 @@ class TerminalManager:
                 continue
             if not (directory / "meta.json").is_file():
                 continue
-            try:
-                session = await asyncio.to_thread(
-                    partial(TerminalSession.recover, directory, self.limits, bus=self.bus, recorder=self.recorder)
+            loading.append(self._load(directory))
+        for session in await asyncio.gather(*loading):
+            if session is not None:
+                self._sessions[session.id] = session
+
+    async def _load(self, directory: Path) -> TerminalSession | None:
+        try:
+            meta = await asyncio.to_thread(load_meta, directory)
+            if meta.status == "running":
+                return await TerminalSession.adopt(
+                    directory, self.limits, self.holders, bus=self.bus, recorder=self.recorder
                 )
-            except (OSError, ValueError, TypeError) as exc:
-                log.warning("skipping unreadable terminal %s: %s", directory.name, exc)
-                continue
-            self._sessions[session.id] = session
+            return await asyncio.to_thread(
+                partial(TerminalSession.recover, directory, self.limits, bus=self.bus, recorder=self.recorder)
+            )
+        except (OSError, ValueError, TypeError, KeyError) as exc:
+            log.warning("skipping unreadable terminal %s: %s", directory.name, exc)
+            return None
 
     async def shutdown(self) -> None:
-        """Stop every live process (their files are flushed as each exits)."""
+        """Leave every running terminal to its holder: it goes on, and the next daemon adopts it."""
+        await asyncio.gather(*(s.detach() for s in self._sessions.values() if s.running))
+
+    async def stop_all(self) -> None:
+        """End every running terminal (`lookout kill --all`, tests)."""
         await asyncio.gather(*(s.stop() for s in self._sessions.values() if s.running))
-        await asyncio.to_thread(self._reader.close)
 
     def sessions(self) -> list[TerminalSession]:
         """Every terminal, oldest first."""
@@ -147,12 +164,12 @@ class TerminalManager:
         directory = self.root / terminal_id
         try:
             session = await TerminalSession.start(
-                meta, directory, env, self.limits, self._reader, bus=self.bus, recorder=self.recorder
+                meta, directory, env, self.limits, self.holders, bus=self.bus, recorder=self.recorder
             )
         except (FileNotFoundError, PermissionError) as exc:
             shutil.rmtree(directory, ignore_errors=True)
             raise BadInput(f"cannot run {argv[0]!r}: {exc}", field="command") from exc
-        except OSError:  # a full disk: nothing of the session is kept
+        except (OSError, HolderError):  # a full disk, a holder that failed: nothing of the session is kept
             shutil.rmtree(directory, ignore_errors=True)
             raise
         self._sessions[terminal_id] = session

@@ -40,6 +40,8 @@ class TerminalMeta:
     exit_code: int | None = None
     ended_at: float | None = None
     shell_integration: bool = False
+    lost_reason: str | None = None
+    """Why a `lost` terminal is lost (its holder ended without recording an exit, could not be trusted...)."""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

@@ -48,9 +48,9 @@ class ScreenModel:
         *,
         offset: int,
         writes: GuardedWrites,
-        forged_marks: Callable[[], int],
+        ingest_state: Callable[[], dict[str, Any]],
     ) -> None:
-        """`forged_marks`: the count of forged shell marks so far, stored with each snapshot."""
+        """`ingest_state`: what the ingest stores with each snapshot (see app.terminal.screen_view.snapshot)."""
         self.directory = directory
         self.scrollback = scrollback
         self.offset = offset
@@ -62,7 +62,7 @@ class ScreenModel:
         """Held while the engine changes (feed, resize) and while a worker thread copies a view of it."""
         self._meta = meta
         self._writes = writes
-        self._forged_marks = forged_marks
+        self._ingest_state = ingest_state
         self._pending = LazyFeed(meta.engine)
         self._dirty: set[int] = set()
         self._resized = False
@@ -248,9 +248,7 @@ class ScreenModel:
     # ----------------------------------------------------------------- snapshots and checkpoints
 
     def snapshot(self) -> dict[str, Any]:
-        return snapshot(
-            self.current(), title=self.title, forged_marks=self._forged_marks(), raw_offset=self.offset, ts=time.time()
-        )
+        return snapshot(self.current(), title=self.title, raw_offset=self.offset, ts=time.time(), **self._ingest_state())
 
     def _schedule_snapshot(self) -> None:
         """Rewrite screen.snapshot.json at most every SNAPSHOT_INTERVAL_S, always after the last change.
@@ -263,6 +261,12 @@ class ScreenModel:
             self._write_snapshot()
         else:
             self._snapshot_due = asyncio.get_running_loop().call_later(delay, self._write_snapshot)
+
+    def snapshot_now(self) -> None:
+        """Write a snapshot now (in the background: see `written`)."""
+        if self._snapshot_due is not None:
+            self._snapshot_due.cancel()
+        self._write_snapshot()
 
     def _write_snapshot(self) -> None:
         self._snapshot_due = None

@@ -34,9 +34,10 @@ def screen_data(
     )
 
 
-def snapshot(engine: ScreenEngine, *, title: str, forged_marks: int, raw_offset: int, ts: float) -> dict[str, Any]:
-    """The contents of screen.snapshot.json: size, cursor, title, alt-screen flag, text rows, the count of
-    forged shell marks so far, and the journal offset and time they reflect."""
+def snapshot(engine: ScreenEngine, *, title: str, raw_offset: int, ts: float, **ingest: Any) -> dict[str, Any]:
+    """The contents of screen.snapshot.json: size, cursor, title, alt-screen flag, text rows, the journal
+    offset and time they reflect, and what the ingest needs to take up from that offset after a restart
+    (`ingest`: the count of forged shell marks, the block tracker's state, modes, the reported cwd)."""
     cur = engine.cursor()
     return {
         "terminal": {"width": engine.cols, "height": engine.rows},
@@ -44,7 +45,7 @@ def snapshot(engine: ScreenEngine, *, title: str, forged_marks: int, raw_offset:
         "title": title,
         "alt_screen": engine.alt_screen,
         "text": engine.text_rows(),
-        "forged_marks": forged_marks,
         "raw_offset": raw_offset,
         "ts": ts,
+        **ingest,
     }

@@ -1,11 +1,13 @@
 """One terminal: a thin facade over its parts, each a module of its own (tmux spreads the same work over
 window.c, input.c and grid.c):
 
-- the process (app.terminal.terminal_process): the program on its PTY, its input, its exit, the stop ladder;
-- the ingest pipeline (app.terminal.ingest): nonce masking, journal, side scanner, command blocks, queries,
+- the process (app.terminal.terminal_process): the program, held on its PTY by a holder process apart from
+  the daemon (app.terminal.holder), which writes the journal; its input, its exit, the stop ladder;
+- the ingest pipeline (app.terminal.ingest): side scanner, command blocks, queries,
   output listeners, and the lazy feed of the screen model (app.terminal.lazy_feed, skip-ahead included);
 - the screen model (app.terminal.screen_model): engine, deltas, views, snapshots, checkpoints.
 
+A terminal outlives the daemon: a daemon that starts adopts the holders an earlier run left (`adopt`).
 The session wires them together, keeps the terminal's facts (meta.json, events.jsonl) and tells the event bus
 and the timeline recorder, both given to it when it is made, what happened.
 """
@@ -13,7 +15,10 @@ and the timeline recorder, both given to it when it is made, what happened.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
+import secrets
+import signal
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -29,16 +34,20 @@ from app.terminal.blocks import Block, BlockTracker
 from app.terminal.deltas import Delta, DeltaPage
 from app.terminal.engines.base import ScreenEngine
 from app.terminal.frames import TAIL_BYTES, block_frame, exit_frame, input_frame, output_tail, screen_frame
+from app.terminal.holder_link import HolderError, launch
+from app.terminal.holder_protocol import ProtocolError
 from app.terminal.ingest import Ingest
 from app.terminal.input_steps import InputStep, encode_steps
-from app.terminal.journal import JournalWriter, raw_size, read_raw
+from app.terminal.journal import raw_size, read_raw
+from app.terminal.journal_follower import JournalFollower
 from app.terminal.layers import ViewOptions
-from app.terminal.pty_reader import PtyReader
 from app.terminal.screen_model import DeltaListener, ScreenModel
 from app.terminal.state import LINE_EDITOR_SHELLS, State, derive_state
-from app.terminal.terminal_process import TerminalProcess, discard, spawn
+from app.terminal.terminal_process import TerminalProcess
 from app.terminal.waiting import Origin, Until, WaitResult, wait_until
 from app.timeline.recording import DEFAULT_AGENT, Recorder, current_agent
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,8 +77,8 @@ class Pulse:
 
 
 class TerminalSession:
-    """A live terminal (made by `start`), or (after a restart, made by `recover`) a dormant one whose files
-    are still served."""
+    """A live terminal (made by `start`, or by `adopt` after a restart), or a dormant one whose files are
+    still served (made by `recover`)."""
 
     def __init__(
         self,
@@ -82,8 +91,9 @@ class TerminalSession:
         nonce: str | None = None,
         dormant_size: int = 0,
     ) -> None:
-        """`nonce`: the shell integration's (None: no marks count); `dormant_size`: a dormant terminal's
-        journal size."""
+        """`nonce`: the daemon's stand-in for the shell integration's nonce (see
+        app.terminal.journal_follower; None: no marks count); `dormant_size`: the journal offset the screen
+        starts from (a dormant terminal's journal size)."""
         self.meta = meta
         self.directory = directory
         self.limits = limits
@@ -97,7 +107,7 @@ class TerminalSession:
         self._writes = files.GuardedWrites(meta.id)
         self._screen = ScreenModel(
             directory, meta, limits.scrollback, offset=dormant_size, writes=self._writes,
-            forged_marks=lambda: self.blocks.forged,
+            ingest_state=self._ingest_state,
         )  # fmt: skip
         self._dormant_size = dormant_size
         self._ingest: Ingest | None = None
@@ -114,56 +124,115 @@ class TerminalSession:
         directory: Path,
         env: dict[str, str],
         limits: SessionLimits,
-        reader: PtyReader,
+        holders: Path,
         *,
         bus: EventBus,
         recorder: Recorder,
     ) -> TerminalSession:
-        """Spawn the process and start reading it. Exec failures raise FileNotFoundError/PermissionError."""
+        """Start the program under a holder of its own and follow it. Exec failures raise
+        FileNotFoundError/PermissionError; a holder that cannot start, HolderError."""
         make_dir(directory.parent)
         os.mkdir(directory, DIR_MODE)  # a new id: exists neither as a directory nor as a link
-        launch = shell_integration.launch(meta, directory, env)
-        try:
-            self = cls(meta, directory, limits, bus=bus, recorder=recorder, nonce=launch.nonce)
-            self._screen.start()
-            journal = JournalWriter(directory, limits.max_journal_bytes)
-            journal.record("r", f"{meta.cols}x{meta.rows}")
-            try:
-                handle = await spawn(launch.argv, meta.cwd, launch.env, meta.cols, meta.rows, launch.nonce_fd)
-            except BaseException:
-                journal.close()
-                raise
-        finally:  # the shell has its own copy of the nonce's pipe, or none is needed any more
-            if launch.nonce_fd is not None:
-                os.close(launch.nonce_fd)
-        meta.pid = handle.pid
+        launch_spec = shell_integration.launch(meta, directory, env)
+        spec = {
+            "id": meta.id, "directory": str(directory), "socket_dir": str(holders), "argv": launch_spec.argv,
+            "cwd": meta.cwd, "env": launch_spec.env, "cols": meta.cols, "rows": meta.rows,
+            "nonce": launch_spec.nonce, "max_journal_bytes": limits.max_journal_bytes,
+        }  # fmt: skip
+        meta.pid = await launch(spec, directory)
+        token = secrets.token_hex(16) if launch_spec.nonce else None
+        self = cls(meta, directory, limits, bus=bus, recorder=recorder, nonce=token)
+        self._screen.start()
+        process = self._follow(JournalFollower(directory, 0, token.encode() if token else None), 0)
         try:
             files.save_meta(directory, meta)
             files.append_event(directory, {"type": "created", "pid": meta.pid})
-        except OSError:  # a session that cannot be recorded is not started: no process is left behind
-            await discard(handle)
-            journal.close()
-            raise
+            await process.attach(holders, meta.id)
+        except ProtocolError as exc:  # a session that cannot be followed is not started
+            _kill(meta.pid)
+            raise HolderError(f"the terminal's holder cannot be used: {exc}") from exc
+        except OSError as exc:
+            if not isinstance(exc, ConnectionError | FileNotFoundError):  # a full disk: not started
+                _kill(meta.pid)
+                raise
+            process.without_holder()  # the program has ended already, and its holder with it
+        return self
+
+    @classmethod
+    async def adopt(
+        cls, directory: Path, limits: SessionLimits, holders: Path, *, bus: EventBus, recorder: Recorder
+    ) -> TerminalSession:
+        """A terminal an earlier run of the daemon left running: its screen and blocks taken up from the last
+        snapshot and rebuilt from the journal, then followed through its holder again. A holder that has
+        ended leaves the terminal `exited` with the exit code it recorded (or `lost`, with the reason, when it
+        recorded none); one that cannot be trusted or understood leaves it `lost` with the reason."""
+        meta = files.load_meta(directory)
+        snapshot = files.load_snapshot(directory) or {}
+        resume_at = min(int(snapshot.get("raw_offset", 0)), raw_size(directory))
+        token = secrets.token_hex(16) if meta.shell_integration else None
+        self = cls(meta, directory, limits, bus=bus, recorder=recorder, nonce=token, dormant_size=resume_at)
+        self._screen.title = snapshot.get("title", "")
+        self._screen.bracketed_paste = bool(snapshot.get("bracketed_paste", False))
+        self.blocks.restore(snapshot.get("blocks") or {"forged": snapshot.get("forged_marks", 0)})
+        self._screen.engine = await asyncio.to_thread(
+            files.rebuild_engine, directory, meta, limits.scrollback, resume_at
+        )
+        follower = JournalFollower(directory, resume_at, token.encode() if token else None)
+        process = self._follow(follower, resume_at, cwd=snapshot.get("cwd"))
+        try:
+            greeting = await process.attach(holders, meta.id)
+        except ProtocolError as exc:
+            follower.close()
+            log.warning("terminal %s is not adopted: %s", meta.id, exc)
+            return self._lost(str(exc))
+        except OSError:
+            process.without_holder()
+            return self
+        if greeting["pid"] != meta.pid:
+            process.detach()
+            follower.close()
+            return self._lost(f"its holder runs pid {greeting['pid']}, not the terminal's pid {meta.pid}")
+        assert self._ingest is not None
+        self._ingest.answer_from = int(greeting.get("size") or 0)
+        return self
+
+    def _follow(self, follower: JournalFollower, offset: int, cwd: str | None = None) -> TerminalProcess:
         self._ingest = Ingest(
-            journal, self._screen, self.blocks, nonce=launch.nonce, cwd=meta.cwd,
+            self._screen, self.blocks, offset=offset, cwd=self.meta.cwd,
             answer=self._answer, on_block=self._block_event, on_output=self._output_taken,
         )  # fmt: skip
-        self._process = TerminalProcess(handle, reader, on_output=self._ingest.feed, on_exit=self._finalize)
+        self._ingest.reported_cwd = cwd
+        self._process = TerminalProcess(follower, on_output=self._ingest.feed, on_exit=self._finalize)
+        return self._process
+
+    def _lost(self, reason: str) -> TerminalSession:
+        self.meta.status = "lost"
+        self.meta.lost_reason = reason
+        files.save_meta(self.directory, self.meta)
+        self._ingest = None
+        self._process = None
+        self._finalized.set()
         return self
 
     @classmethod
     def recover(cls, directory: Path, limits: SessionLimits, *, bus: EventBus, recorder: Recorder) -> TerminalSession:
-        """A session from an earlier run of the daemon: `exited`, or `lost` if it was still running."""
+        """A session from an earlier run of the daemon that had ended."""
         meta = files.load_meta(directory)
-        if meta.status == "running":
-            meta.status = "lost"
-            files.save_meta(directory, meta)
         self = cls(meta, directory, limits, bus=bus, recorder=recorder, dormant_size=raw_size(directory))
         snapshot = files.load_snapshot(directory) or {}
         self._screen.title = snapshot.get("title", "")
-        self.blocks.forged = int(snapshot.get("forged_marks", 0))
+        self.blocks.forged = int(snapshot.get("forged_marks", snapshot.get("blocks", {}).get("forged", 0)))
         self._finalized.set()
         return self
+
+    def _ingest_state(self) -> dict[str, Any]:
+        """Stored with each snapshot: what `adopt` takes up from."""
+        return {
+            "forged_marks": self.blocks.forged,
+            "blocks": self.blocks.state(),
+            "bracketed_paste": self._screen.bracketed_paste,
+            "cwd": self.reported_cwd,
+        }
 
     # ----------------------------------------------------------------- what the parts report
 
@@ -177,34 +246,37 @@ class TerminalSession:
 
     def _block_event(self, what: str, block: Block) -> None:
         """A block started or ended: a marker in the journal (and so in recordings), and an event."""
-        assert self._ingest is not None
+        assert self._process is not None
         summary = {"n": block.n, "command": block.command, "exit_code": block.exit_code}
         label = f"block {block.n} {what}" + (f" (exit {block.exit_code})" if what == "ended" else "")
-        self._ingest.journal.record("m", f"{label}: {block.command}")
+        self._process.mark(f"{label}: {block.command}")
         self.bus.publish(f"terminal.block_{what}", id=self.id, block=summary)
         if what == "ended" and block.end is not None:
             start, end = block.start, block.end
             tail = output_tail(self.read_raw(max(start, end - TAIL_BYTES), min(end - start, TAIL_BYTES)))
             self.recorder.record(block_frame(self.id, block, tail, self.last_agent))
 
-    def _finalize(self, exit_code: int) -> None:
-        """The process has exited and its output is all read: record the exit, write the final delta,
-        snapshot and checkpoint."""
-        assert self._ingest is not None and self._process is not None
-        journal = self._ingest.journal
-        self.meta.status = "exited"
+    def _finalize(self, exit_code: int | None, lost: str | None) -> None:
+        """The program has exited (or its holder ended without saying how: `lost` says so) and its output is
+        all read: record the end, write the final delta, snapshot and checkpoint."""
+        assert self._process is not None
+        self.meta.status = "exited" if exit_code is not None else "lost"
         self.meta.exit_code = exit_code
+        self.meta.lost_reason = lost
         self.meta.ended_at = time.time()
         last = self.blocks.close(self.raw_offset, self.meta.ended_at, exit_code)
         if last is not None:
             self._block_event("ended", last)
-        journal.record("x", exit_code)
-        journal.close()
         self._screen.close()
         self._writes("meta.json", files.save_meta, self.directory, self.meta)
-        self._writes("events.jsonl", files.append_event, self.directory, {"type": "exited", "exit_code": exit_code})
-        self.bus.publish("terminal.exited", id=self.id, exit_code=exit_code)
-        self.recorder.record(exit_frame(self.id, exit_code, self._process.stopping, self.last_agent))
+        event = {"type": self.meta.status, "exit_code": exit_code, **({"reason": lost} if lost else {})}
+        self._writes("events.jsonl", files.append_event, self.directory, event)
+        if lost:
+            log.warning("terminal %s is lost: %s", self.id, lost)
+            self.bus.publish("terminal.lost", id=self.id, reason=lost)
+        else:
+            self.bus.publish("terminal.exited", id=self.id, exit_code=exit_code)
+            self.recorder.record(exit_frame(self.id, exit_code, self._process.stopping, self.last_agent))
         self._finalized.set()
         self._pulse.fire()
 
@@ -228,7 +300,7 @@ class TerminalSession:
 
     @property
     def raw_offset(self) -> int:
-        return self._ingest.journal.size if self._ingest is not None else self._dormant_size
+        return self._ingest.offset if self._ingest is not None else self._dormant_size
 
     @property
     def title(self) -> str:
@@ -246,8 +318,7 @@ class TerminalSession:
     @property
     def degraded(self) -> str | None:
         """Why this session's files are incomplete (a full disk...), or None."""
-        journal = self._ingest.journal.failure if self._ingest is not None else None
-        return journal or self._writes.failure or self.blocks.failure
+        return self._writes.failure or self.blocks.failure
 
     def read_raw(self, offset: int, limit: int) -> bytes:
         return read_raw(self.directory, offset, limit)
@@ -270,17 +341,17 @@ class TerminalSession:
         """See app.terminal.state; `fresh=False` takes the alternate-screen flag from the screen model as it
         is, without feeding it the output still pending (until the next delta)."""
         engine = self._screen.engine
-        if self.exited or self._process is None or engine is None:
+        tty = self._process.tty if self._process is not None else None
+        if self.exited or tty is None or engine is None:
             return "exited"
-        handle = self._process.handle
         return derive_state(
             exited=False,
             alt_screen=(self._sync() if fresh else engine).alt_screen,
-            flags=handle.tty_flags(),
-            foreground=handle.foreground_pgid(),
-            leader=handle.pid,
+            flags=tty.tty_flags(),
+            foreground=tty.foreground_pgid(),
+            leader=tty.pid,
             leader_is_shell=self.meta.shell,
-            waits_for_input=handle.waits_for_input,
+            waits_for_input=tty.waits_for_input,
             command_running=self.blocks.current is not None if self.blocks.marked else None,
             line_editor=os.path.basename(self.meta.argv[0]) in LINE_EDITOR_SHELLS,
         )
@@ -308,6 +379,7 @@ class TerminalSession:
             **self.blocks.describe(),
             "title": self.title,
             "degraded": self.degraded,
+            "lost_reason": m.lost_reason,
             "alt_screen": engine.alt_screen if engine is not None else False,
             "raw_size": self.raw_offset,
             "engine": m.engine,
@@ -348,23 +420,21 @@ class TerminalSession:
             raise Conflict(f"terminal {self.id} is not reading its input ({self._process.pending} bytes pending)")
         offset = self.raw_offset
         before = self.state(fresh=False)
-        flags = self._process.handle.tty_flags()
+        flags = self._process.tty.tty_flags() if self._process.tty is not None else None
         hidden = flags is not None and flags.canonical and not flags.echo
-        self._ingest.journal.record_input(data, redact=hidden)
         self.last_agent = current_agent.get()
         self.recorder.record(input_frame(self.id, steps, hidden))
         self.last_input = Origin(since=offset, after_input=True, echo="" if hidden else encoded.echo, state=before)
-        self._process.write(data)
+        self._process.write(data, redact=hidden)
         return {"bytes_written": len(data), "raw_offset": offset, "pending": self._process.pending}
 
     def resize(self, cols: int, rows: int) -> None:
         if not self.running or self._process is None or self._ingest is None:
             raise Conflict(f"terminal {self.id} has {self.meta.status}; it cannot be resized")
-        self._process.handle.set_size(cols, rows)
+        self._process.resize(cols, rows)
         self._screen.resize(cols, rows)
         self.bus.publish("terminal.resized", id=self.id, cols=cols, rows=rows)
         self.meta.cols, self.meta.rows = cols, rows
-        self._ingest.journal.record("r", f"{cols}x{rows}")
         files.save_meta(self.directory, self.meta)
         files.append_event(self.directory, {"type": "resized", "cols": cols, "rows": rows})
         self._pulse.fire()
@@ -419,6 +489,15 @@ class TerminalSession:
         await self.engine()
         return await wait_until(self, until, origin, timeout_ms / 1000)
 
+    async def detach(self) -> None:
+        """Leave the program running under its holder (the daemon is ending), with a last snapshot for the
+        daemon that adopts it."""
+        if self._process is not None and not self._finalized.is_set():
+            self._process.detach()
+            self._screen.flush_delta()
+            self._screen.snapshot_now()
+            await self._screen.written()
+
     async def stop(self) -> None:
         """Hang up, then terminate, then kill the terminal's processes until the leader is gone; then kill
         whatever is left in its session (background jobs that ignored the hangup). Returns once its files are
@@ -426,3 +505,12 @@ class TerminalSession:
         if self._process is not None and not self._finalized.is_set():
             await self._process.stop()
         await self._screen.written()
+
+
+def _kill(pid: int | None) -> None:
+    """End a program whose holder could not be followed (its holder then ends with it)."""
+    if pid is not None:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Literal
 
-from app.terminal.pty_process import TtyFlags
+from app.terminal.tty import TtyFlags
 
 State = Literal["idle", "running", "awaiting_input", "password", "tui", "exited"]
 STATES: tuple[State, ...] = ("idle", "running", "awaiting_input", "password", "tui", "exited")

@@ -1,169 +1,159 @@
-"""A terminal's program while it runs: its output handed on as the reading thread takes it off the PTY
-(app.terminal.pty_reader), its input written without blocking, its exit seen through a pidfd, and the stop
-ladder.
+"""A terminal's program while the daemon follows it: through its holder (app.terminal.holder_link) for what
+goes in (input, answers to queries, resizes, markers, the stop ladder) and through the journal the holder
+writes (app.terminal.journal_follower) for what comes out.
 
-When the leader exits, the output that is still in the PTY is drained before the master is closed, so
-nothing a fast program wrote is lost; then `on_exit` is called once, and `ended` is set.
+Output is handed on in batches of PUMP_BYTES, one per turn of the event loop, so a flood (or the backlog an
+adopted terminal wrote while no daemon ran) never holds other work up. When the program has exited and the
+journal is read to its end, `on_exit` is called once with the exit code, or with None and the reason when
+the holder ended without recording one; then `ended` is set.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import logging
-import os
-import signal
 from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
-from app.terminal.pty_process import PtyProcessHandle
-from app.terminal.pty_reader import PtyReader, read_batch
+from app.terminal.holder_link import HolderLink, connect
+from app.terminal.journal_follower import JournalFollower
+from app.terminal.tty import Tty
 
 log = logging.getLogger(__name__)
 
-EXIT_DRAIN_S = 1.0
-"""After the leader exits, how long to keep reading output that is still on its way (or written by
-children that kept the terminal open) before the master is closed."""
-STOP_LADDER = ((signal.SIGHUP, 1.0), (signal.SIGTERM, 1.0), (signal.SIGKILL, 2.0))
-WRITE_CHUNK = 65536
+PUMP_BYTES = 256 << 10
+STOP_TIMEOUT_S = 15.0
+"""How long `stop` waits for the holder's ladder (hangup, terminate, kill: about 7 s) to end the program."""
 
-OutputSink = Callable[[bytes, bool], None]
-"""on_output(data, final): output read from the PTY; `final` (with no data) once, after the last of it."""
-
-
-async def spawn(
-    argv: list[str], cwd: str, env: dict[str, str], cols: int, rows: int, pass_fd: int | None
-) -> PtyProcessHandle:
-    """Fork and exec `argv` on a new PTY, in a worker thread (see PtyProcessHandle.spawn); watch it with
-    TerminalProcess, or end it with `discard`."""
-    return await asyncio.to_thread(PtyProcessHandle.spawn, argv, cwd, env, cols, rows, pass_fd)
-
-
-async def discard(handle: PtyProcessHandle) -> None:
-    """Kill a spawned process that will not be watched, close its PTY and reap it."""
-    handle.signal_session(signal.SIGKILL)
-    handle.close_fd()
-    await asyncio.to_thread(os.waitpid, handle.pid, 0)
+OutputSink = Callable[[bytes, bytes], None]
+"""on_output(data, shown): output as the program wrote it (the nonce's stand-in in place), and as stored."""
+ExitSink = Callable[[int | None, str | None], None]
+"""on_exit(exit code, None) or on_exit(None, why it is not known)."""
 
 
 class TerminalProcess:
-    """A spawned process on its PTY, watched from the loop from construction on."""
-
-    def __init__(
-        self, handle: PtyProcessHandle, reader: PtyReader, *, on_output: OutputSink, on_exit: Callable[[int], None]
-    ) -> None:
-        self.handle = handle
+    def __init__(self, follower: JournalFollower, *, on_output: OutputSink, on_exit: ExitSink) -> None:
+        self.follower = follower
+        self.link: HolderLink | None = None
         self.stopping = False
-        """lookout itself is ending the process (close, shutdown)."""
+        """lookout itself is ending the program (DELETE, `lookout kill`)."""
         self.ended = asyncio.Event()
         self._on_output = on_output
         self._on_exit = on_exit
-        self._outbox = bytearray()
-        self._leader_exit: int | None = None
-        self._hung_up = False
-        self._finishing = False
-        self._feed = reader.add(handle.fd, self._on_readable)
-        self._pidfd: int | None = handle.pidfd()
-        asyncio.get_running_loop().add_reader(self._pidfd, self._on_leader_exit)
+        self._announced = follower.offset
+        self._exit: int | None = None
+        self._holder_gone = False
+        self._scheduled = False
+
+    async def attach(self, holders: Path, terminal_id: str) -> dict[str, Any]:
+        """Connect to the terminal's holder and start following; returns its greeting. OSError: nobody listens
+        (see `without_holder`); ProtocolError: the holder is not to be trusted or not understood."""
+        self.link = await connect(holders, terminal_id, self._on_message, self._on_closed)
+        greeting = self.link.greeting
+        self._announced = max(self._announced, int(greeting.get("size") or 0))
+        self._schedule()
+        return greeting
+
+    def without_holder(self) -> None:
+        """The holder has ended: read the journal to its end, then end with its recorded exit."""
+        self._on_closed()
 
     @property
-    def pid(self) -> int:
-        return self.handle.pid
-
-    # ----------------------------------------------------------------- input
+    def tty(self) -> Tty | None:
+        return self.link.tty if self.link is not None else None
 
     @property
     def pending(self) -> int:
-        """Bytes of input not yet accepted by the PTY."""
-        return len(self._outbox)
+        """Bytes of input (and other messages) the holder has not taken yet."""
+        return self.link.pending if self.link is not None else 0
 
-    def write(self, data: bytes) -> None:
-        """Queue input and write what the PTY accepts now; the rest follows when it is writable."""
-        self._outbox += data
-        self._flush()
+    def write(self, data: bytes, redact: bool) -> None:
+        """Send input (recorded in the journal as `i`, its bytes left out when `redact`)."""
+        if self.link is not None:
+            self.link.send("input", data=base64.b64encode(data).decode("ascii"), redact=redact)
 
     def answer(self, reply: bytes) -> None:
         """Answer a terminal query (DA, DSR, CPR) as a terminal would, ahead of queued input."""
-        if not self.ended.is_set():
-            self._outbox[0:0] = reply
-            self._flush()
+        if self.link is not None and not self.ended.is_set():
+            self.link.send("answer", data=base64.b64encode(reply).decode("ascii"))
 
-    def _flush(self) -> None:
-        loop = asyncio.get_running_loop()
-        while self._outbox:
-            try:
-                n = self.handle.write(bytes(self._outbox[:WRITE_CHUNK]))
-            except OSError:  # the terminal went away; what is pending cannot be delivered
-                self._outbox.clear()
-                break
-            if n == 0:
-                break
-            del self._outbox[:n]
-        if self._outbox:
-            loop.add_writer(self.handle.fd, self._flush)
-        else:
-            loop.remove_writer(self.handle.fd)
+    def resize(self, cols: int, rows: int) -> None:
+        if self.link is not None:
+            self.link.send("resize", cols=cols, rows=rows)
 
-    # ----------------------------------------------------------------- output and exit
-
-    def _on_readable(self) -> None:
-        """The reading thread has a batch (see app.terminal.pty_reader)."""
-        data, hangup = self._feed.take()
-        if data:
-            self._on_output(data, False)
-        if hangup:
-            self._on_hangup()
-        elif not self._finishing:
-            self._feed.resume()
-
-    def _on_hangup(self) -> None:
-        self._hung_up = True
-        self._feed.stop()
-        if self._leader_exit is not None:
-            self._finish()
-
-    def _on_leader_exit(self) -> None:
-        assert self._pidfd is not None
-        loop = asyncio.get_running_loop()
-        loop.remove_reader(self._pidfd)
-        os.close(self._pidfd)
-        self._pidfd = None
-        code = self.handle.reap()
-        self._leader_exit = code if code is not None else -signal.SIGKILL
-        if self._hung_up:
-            self._finish()
-        else:
-            loop.call_later(EXIT_DRAIN_S, self._finish)
-
-    def _finish(self) -> None:
-        """Drain what is left, close the PTY, report the exit."""
-        if self._finishing or self._leader_exit is None:
-            return
-        self._finishing = True  # the drain below may see the hang-up, which would finish again
-        if not self._hung_up:
-            self._feed.stop()
-            taken, _ = self._feed.take()
-            drained, _ = read_batch(self.handle.fd)
-            if taken or drained:
-                self._on_output(taken + drained, False)
-        self._on_output(b"", True)
-        asyncio.get_running_loop().remove_writer(self.handle.fd)
-        self.handle.close_fd()
-        self._outbox.clear()
-        self._on_exit(self._leader_exit)
-        self.ended.set()
+    def mark(self, label: str) -> None:
+        if self.link is not None:
+            self.link.send("mark", label=label)
 
     async def stop(self) -> None:
-        """Hang up, then terminate, then kill the terminal's processes until the leader is gone; then kill
-        whatever is left in its session (background jobs that ignored the hangup)."""
+        """The holder's stop ladder (hang up, terminate, kill the session); returns once the program has
+        exited and its output is read (or after STOP_TIMEOUT_S, logged)."""
         if self.ended.is_set():
             return
         self.stopping = True
-        for sig, grace in STOP_LADDER:
-            self.handle.signal_session(sig)
-            try:
-                await asyncio.wait_for(self.ended.wait(), grace + EXIT_DRAIN_S)
-                break
-            except TimeoutError:
-                continue
+        if self.link is not None:
+            self.link.send("stop")
+        try:
+            await asyncio.wait_for(self.ended.wait(), STOP_TIMEOUT_S)
+        except TimeoutError:
+            log.error("the program on pid %s did not end within %.0f s of its stop", self.tty and self.tty.pid,
+                      STOP_TIMEOUT_S)  # fmt: skip
+
+    def detach(self) -> None:
+        """Leave the holder running (the daemon is ending)."""
+        self._holder_gone = False
+        if self.link is not None:
+            self.link.close()
+
+    # ----------------------------------------------------------------- following
+
+    def _on_message(self, message: dict[str, Any]) -> None:
+        op = message["op"]
+        if op == "out":
+            self._announced = max(self._announced, int(message["size"]))
+        elif op == "exit":
+            self._exit = int(message["code"])
+            self._announced = max(self._announced, int(message["size"]))
+        elif op == "error":
+            log.error("holder of pid %s: %s", self.tty and self.tty.pid, message.get("message"))
+        self._schedule()
+
+    def _on_closed(self) -> None:
+        self._holder_gone = True
+        self._schedule()
+
+    def _schedule(self) -> None:
+        if not self._scheduled and not self.ended.is_set():
+            self._scheduled = True
+            asyncio.get_running_loop().call_soon(self._pump)
+
+    def _pump(self) -> None:
+        self._scheduled = False
+        if self.ended.is_set():
+            return
+        done = self._exit is not None or self._holder_gone
+        target = self.follower.size if done else self._announced
+        if self.follower.offset < target:
+            data, shown = self.follower.read(target, PUMP_BYTES)
+            if shown:
+                self._on_output(data, shown)
+            if self.follower.offset < target:
+                self._schedule()
+                return
+        if done:
+            self._finish()
+
+    def _finish(self) -> None:
+        self.follower.refresh()
+        code = self._exit if self._exit is not None else self.follower.exit_code
+        if self.link is not None:
+            self.link.close()
+        self.follower.close()
+        if code is None:
+            self._on_exit(None, "its holder ended without recording the program's exit (was it killed?)")
         else:
-            log.error("terminal on pid %s: the leader survived SIGKILL", self.handle.pid)
-        self.handle.signal_session(signal.SIGKILL, leader=False)
+            self._on_exit(code, None)
+        self.ended.set()
+

@@ -23,6 +23,7 @@ async def manager(tmp_path: Path) -> AsyncIterator[TerminalManager]:
     m = TerminalManager(tmp_path / "terminals", "avt", LIMITS, max_sessions=8)
     await m.start()
     yield m
+    await m.stop_all()
     await m.shutdown()
 
 

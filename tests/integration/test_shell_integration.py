@@ -185,7 +185,7 @@ async def test_no_integration_when_asked_or_not_a_bare_shell(manager: TerminalMa
     assert (on.directory / "shell" / "bashrc").stat().st_mode & 0o777 == 0o600
 
 
-async def test_blocks_survive_a_restart(tmp_path: Path, shell: str, home: Path) -> None:
+async def test_blocks_and_the_shell_survive_a_restart(tmp_path: Path, shell: str, home: Path) -> None:
     root = tmp_path / "terminals"
     first = TerminalManager(root, "avt", LIMITS, max_sessions=8)
     await first.start()
@@ -193,20 +193,29 @@ async def test_blocks_survive_a_restart(tmp_path: Path, shell: str, home: Path) 
     await _run(s, "echo one")
     await _run(s, "ls /nonexistent-dir")
     since = s.raw_offset
-    await _start(s, "cat")
+    running = await _start(s, "cat")
     assert (await s.wait(compile_until(state_in=["awaiting_input"]), since, 5000)).matched
     blocks = s.blocks.finished()
-    await first.shutdown()  # the shell dies with `cat` running: that block ends with it
+    await first.shutdown()  # the daemon goes; the shell and `cat` stay with their holder
     second = TerminalManager(root, "avt", LIMITS, max_sessions=8)
     await second.start()
-    again = second.get(s.id)
-    assert again.blocks.finished()[:2] == blocks
-    assert [b.command for b in again.blocks.finished()] == ["echo one", "ls /nonexistent-dir", "cat"]
-    # cat ends with the hangup: the shell may still mark its status (129), or the block ends with the shell
-    assert blocks[1].exit_code == 2 and again.blocks.finished()[2].exit_code in (again.exit_code, 128 + signal.SIGHUP)
-    assert await _output(again, 1) == "one"
-    assert "No such file or directory" in await _output(again, 2)
-    assert again.describe()["shell_integration"] is True and again.describe()["block_count"] == 3
+    try:
+        again = second.get(s.id)
+        assert again.running and again.describe()["pid"] == s.describe()["pid"]
+        assert again.blocks.finished() == blocks, "blocks.jsonl is read again"
+        current = again.blocks.current
+        assert current is not None and (current.n, current.command, current.start) == (3, "cat", running.start)
+        again.send(text="\x04")  # cat reads its end of input and exits (its block has no output: ends where it began)
+        await _eventually(again, lambda: len(again.blocks.finished()) == 3, "the end of block 3")
+        assert (await _run(again, "echo four"))["n"] == 4, "new blocks keep their numbers"
+        assert [b.command for b in again.blocks.finished()] == ["echo one", "ls /nonexistent-dir", "cat", "echo four"]
+        assert blocks[1].exit_code == 2 and again.blocks.finished()[2].exit_code == 0
+        assert await _output(again, 1) == "one" and await _output(again, 4) == "four"
+        assert "No such file or directory" in await _output(again, 2)
+        assert again.describe()["shell_integration"] is True and again.describe()["forged_marks"] == 0
+    finally:
+        await second.stop_all()
+        await second.shutdown()
 
 
 @pytest.mark.parametrize("shell", ["zsh"], indirect=True)

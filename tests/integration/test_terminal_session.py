@@ -29,6 +29,7 @@ async def manager(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterat
     m = TerminalManager(tmp_path / "terminals", request.param, LIMITS, max_sessions=8)
     await m.start()
     yield m
+    await m.stop_all()
     await m.shutdown()
 
 
@@ -252,6 +253,7 @@ async def test_session_limit(tmp_path: Path) -> None:
         with pytest.raises(Conflict, match="limit"):
             await m.create(TerminalSpec(command=BASH))
     finally:
+        await m.stop_all()
         await m.shutdown()
 
 

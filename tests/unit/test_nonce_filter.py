@@ -2,7 +2,7 @@
 however the output is split into reads; everything else passes unchanged and offsets stay true."""
 from __future__ import annotations
 
-from app.terminal.shell_integration import NonceFilter
+from app.terminal.nonce_filter import NonceFilter
 
 NONCE = "0123456789abcdef0123456789abcdef"
 MARK = f"\x1b]133;D;0;nonce={NONCE}\x07".encode()

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.terminal.pty_process import TtyFlags
+from app.terminal.tty import TtyFlags
 from app.terminal.state import derive_state
 
 RAW = TtyFlags(canonical=False, echo=False)

@@ -1,0 +1,154 @@
+"""What the daemon and a terminal's holder (app.terminal.holder) say to each other, and where they meet.
+
+A holder listens on a unix socket, `<data>/holders/<terminal id>.sock`, in a 0700 directory; both sides
+reach it through `/proc/self/fd/<directory fd>/<name>`, so a data dir of any length works (a socket path
+is limited to 108 bytes) and no link on the way is followed. Each side checks the other's credentials
+(SO_PEERCRED): only the daemon's own user is served or trusted.
+
+Messages are JSON objects, one per line, each with an `op`:
+
+- daemon -> holder: `hello` {version}; `input` {data: base64, redact}; `answer` {data: base64} (a reply to a
+  terminal query, written ahead of queued input, not recorded); `resize` {cols, rows, by}; `mark` {label};
+  `stop` (the signal ladder).
+- holder -> daemon: `hello` {version, id, pid, size, cols, rows, exit, failure} with the PTY master attached
+  (SCM_RIGHTS: the daemon reads the terminal's modes and foreground process from it, and never reads or
+  writes through it); `out` {size} when the journal grew (coalesced: only the newest size matters); `exit`
+  {code, size} once the program has exited and its output is all in the journal; `error` {message}.
+
+VERSION changes when a message changes meaning; a daemon speaks every version in SUPPORTED, so a newer
+lookout adopts the holders an older one left running.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import stat
+import struct
+from pathlib import Path
+from typing import Any
+
+VERSION = 1
+SUPPORTED = frozenset({1})
+MAX_LINE = 4 << 20
+"""The longest message accepted (an input of max_input_bytes, base64)."""
+SUFFIX = ".sock"
+
+
+class ProtocolError(Exception):
+    """The other side is not a lookout holder (or daemon) of this user speaking this protocol."""
+
+
+def encode(op: str, **fields: Any) -> bytes:
+    return json.dumps({"op": op, **fields}, separators=(",", ":")).encode() + b"\n"
+
+
+def decode(line: bytes) -> dict[str, Any]:
+    try:
+        message = json.loads(line)
+    except ValueError:
+        raise ProtocolError(f"not a JSON message: {line[:80]!r}") from None
+    if not isinstance(message, dict) or not isinstance(message.get("op"), str):
+        raise ProtocolError(f"not a message: {line[:80]!r}")
+    return message
+
+
+class LineBuffer:
+    """Splits received bytes into messages."""
+
+    def __init__(self) -> None:
+        self._data = bytearray()
+
+    def feed(self, data: bytes) -> list[dict[str, Any]]:
+        self._data += data
+        lines = []
+        while (end := self._data.find(b"\n")) >= 0:
+            lines.append(decode(bytes(self._data[:end])))
+            del self._data[: end + 1]
+        if len(self._data) > MAX_LINE:
+            raise ProtocolError(f"a message longer than {MAX_LINE} bytes")
+        return lines
+
+
+def socket_name(terminal_id: str) -> str:
+    return terminal_id + SUFFIX
+
+
+def open_dir(directory: Path) -> int:
+    """A descriptor of the holders' directory (a real directory, never a link)."""
+    return os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+
+
+def via_fd(dir_fd: int, name: str) -> str:
+    return f"/proc/self/fd/{dir_fd}/{name}"
+
+
+def peer_uid(sock: socket.socket) -> int:
+    creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    return int(struct.unpack("3i", creds)[1])
+
+
+def check_socket(dir_fd: int, name: str) -> None:
+    """Refuse a socket that is a link, not a socket, or not this user's (ProtocolError says which)."""
+    info = os.lstat(name, dir_fd=dir_fd)
+    if stat.S_ISLNK(info.st_mode):
+        raise ProtocolError(f"{name} is a symbolic link, not a holder's socket")
+    if not stat.S_ISSOCK(info.st_mode):
+        raise ProtocolError(f"{name} is not a socket")
+    if info.st_uid != os.getuid():
+        raise ProtocolError(f"{name} belongs to user {info.st_uid}, not to this daemon's user {os.getuid()}")
+
+
+def connect(directory: Path, terminal_id: str, timeout: float) -> socket.socket:
+    """A connection to a terminal's holder, checked (path, owner, peer credentials); OSError if nobody listens
+    (the holder is gone), ProtocolError if what is there is not to be trusted. Blocking: call it in a thread."""
+    dir_fd = open_dir(directory)
+    try:
+        name = socket_name(terminal_id)
+        check_socket(dir_fd, name)
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
+        sock.settimeout(timeout)
+        try:
+            sock.connect(via_fd(dir_fd, name))
+            if (uid := peer_uid(sock)) != os.getuid():
+                raise ProtocolError(f"the process behind {name} runs as user {uid}, not as this daemon's user")
+        except BaseException:
+            sock.close()
+            raise
+        return sock
+    finally:
+        os.close(dir_fd)
+
+
+def hello(sock: socket.socket) -> tuple[dict[str, Any], int | None]:
+    """Greet a connected holder: its hello and the PTY master it sent (None if none came). Blocking, under the
+    socket's timeout."""
+    sock.sendall(encode("hello", version=VERSION))
+    data = bytearray()
+    master: int | None = None
+    while b"\n" not in data:
+        chunk, fds, _, _ = socket.recv_fds(sock, 65536, 1)
+        for fd in fds:
+            if master is None:
+                master = fd
+            else:
+                os.close(fd)
+        if not chunk:
+            break
+        data += chunk
+        if len(data) > MAX_LINE:
+            break
+    line, _, rest = bytes(data).partition(b"\n")
+    try:
+        if not line:
+            raise ProtocolError("the holder closed the connection without a greeting")
+        message = decode(line)
+        if message["op"] != "hello" or not isinstance(message.get("version"), int):
+            raise ProtocolError(f"the holder's first message is not a greeting: {line[:80]!r}")
+        message["rest"] = rest
+        return message, master
+    except BaseException:
+        if master is not None:
+            os.close(master)
+        raise
