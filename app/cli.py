@@ -1,12 +1,17 @@
-"""The `lookout` command: `lookout serve` runs the daemon, `lookout token` prints the API token."""
+"""The `lookout` command: `lookout serve` runs the daemon, `lookout token` prints the API token, `lookout ls`
+lists the terminals and `lookout kill` ends them (both work without a daemon, through the terminals'
+holders)."""
 
 from __future__ import annotations
 
 import argparse
 import ipaddress
 import logging
+import os
+import signal
 import socket
 import sys
+import time
 from pathlib import Path
 
 from app.config import Settings
@@ -73,10 +78,20 @@ def serve(args: argparse.Namespace) -> int:
         ws_per_message_deflate=settings.ws_compression, http=header_deadline_protocol(settings.header_timeout_s),
     ))  # fmt: skip
     redact_all_handlers([app.state.token])  # after uvicorn set up its log
+    reexec = []
+
+    def restart(_sig: int, _frame: object) -> None:  # SIGHUP: end as on SIGTERM, then run again
+        reexec.append(True)
+        server.should_exit = True
+
+    signal.signal(signal.SIGHUP, restart)
     try:
         server.run()
     except KeyboardInterrupt:
         pass
+    if reexec and server.started:
+        print("lookout: SIGHUP: starting again (the terminals stay with their holders)", file=sys.stderr, flush=True)
+        os.execv(sys.executable, [sys.executable, "-m", "app", *sys.argv[1:]])
     return 0 if server.started else 3  # as uvicorn.run: 3 when it never started (e.g. the port is taken)
 
 
@@ -90,6 +105,39 @@ def token(args: argparse.Namespace) -> int:
         print(f"lookout: {exc}", file=sys.stderr)
         return 2
     return 0
+
+
+def ls(args: argparse.Namespace) -> int:
+    from app.terminal.holders import terminals
+
+    rows = terminals(_settings(args).data_dir)
+    for t in rows:
+        created = time.strftime("%Y-%m-%d %H:%M", time.localtime(t.created_at))
+        note = f"  ({t.note})" if t.note else ""
+        print(f"{t.id}: {t.name} [{t.cols}x{t.rows}] {t.status} pid {t.pid} since {created}: {t.command}{note}")
+    if not rows:
+        print("no terminals", file=sys.stderr)
+    return 0
+
+
+def kill(args: argparse.Namespace) -> int:
+    from app.terminal import holders
+    from app.terminal.holder_protocol import ProtocolError
+
+    data_dir = _settings(args).data_dir
+    ids = [t.id for t in holders.terminals(data_dir) if t.status == "running"] if args.all else args.ids
+    if not ids and not args.all:
+        print("lookout kill: name terminal ids, or --all", file=sys.stderr)
+        return 2
+    failed = 0
+    for terminal_id in ids:
+        try:
+            code = holders.kill(data_dir, terminal_id)
+            print(f"{terminal_id}: ended" + (f" (exit {code})" if code is not None else ""))
+        except (OSError, ProtocolError) as exc:
+            print(f"{terminal_id}: {exc}", file=sys.stderr)
+            failed += 1
+    return 1 if failed else 0
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -109,6 +157,14 @@ def main(argv: list[str] | None = None) -> None:
     p_token = sub.add_parser("token", help="print the API token (creating it if needed)")
     p_token.add_argument("--data-dir", type=Path)
     p_token.set_defaults(func=token)
+    p_ls = sub.add_parser("ls", help="list the terminals (and whether their programs run)")
+    p_ls.add_argument("--data-dir", type=Path)
+    p_ls.set_defaults(func=ls)
+    p_kill = sub.add_parser("kill", help="end terminals (hangup, terminate, kill), with or without a daemon")
+    p_kill.add_argument("ids", nargs="*", metavar="ID")
+    p_kill.add_argument("--all", action="store_true", help="every running terminal")
+    p_kill.add_argument("--data-dir", type=Path)
+    p_kill.set_defaults(func=kill)
     args = parser.parse_args(argv)
     try:
         sys.exit(args.func(args))

@@ -48,6 +48,8 @@ class Daemon:
         self.log = data_dir.parent / f"daemon-{self.port}.log"
         self.start_command: list[str] = []
         """Put in front of the daemon's command (e.g. prlimit ...)."""
+        self.source = REPO
+        """The source tree the daemon runs from (another checkout shows an upgrade)."""
 
     def start(self) -> Daemon:
         """Starts the daemon and returns once it printed its readiness line into `self.log`; a daemon that exits
@@ -56,7 +58,7 @@ class Daemon:
                "--data-dir", str(self.data_dir)]  # fmt: skip
         with self.log.open("ab") as log:
             this_run = log.tell()  # a restarted daemon appends to the same log
-            self.proc = subprocess.Popen(cmd, cwd=REPO, env=self.env, stdout=log, stderr=subprocess.STDOUT)
+            self.proc = subprocess.Popen(cmd, cwd=self.source, env=self.env, stdout=log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + START_DEADLINE_S
         while READY_LINE not in self._output(this_run):
             if self.proc.poll() is not None:
@@ -77,6 +79,7 @@ class Daemon:
         return httpx.Client(base_url=self.url, headers=headers, timeout=timeout)
 
     def stop(self, sig: int = signal.SIGTERM) -> int:
+        """Stop the daemon (its terminals go on under their holders: see `end_terminals`)."""
         assert self.proc is not None
         if self.proc.poll() is None:
             self.proc.send_signal(sig)
@@ -87,12 +90,37 @@ class Daemon:
                 self.proc.wait()
         return self.proc.returncode
 
+    def end_terminals(self) -> None:
+        """End every terminal of the data dir, as `lookout kill --all` does (with or without the daemon)."""
+        subprocess.run([sys.executable, "-m", "app", "kill", "--all", "--data-dir", str(self.data_dir)], cwd=REPO,
+                       env=self.env, capture_output=True, timeout=60, check=False)  # fmt: skip
+
+    def finish(self) -> None:
+        """Stop the daemon and end its terminals (what a test's teardown does)."""
+        self.stop()
+        self.end_terminals()
+
+
+@pytest.fixture(autouse=True)
+def _end_holders(tmp_path: Path) -> Iterator[None]:
+    """Terminals outlive their daemon (each has a holder process): after each test, every terminal the test
+    started under its tmp_path is ended, however the test stopped its daemons."""
+    yield
+    from app.terminal.holders import kill
+
+    for holders in tmp_path.rglob("holders"):
+        for sock in holders.glob("*.sock"):
+            try:
+                kill(holders.parent, sock.name.removesuffix(".sock"))
+            except (OSError, ValueError):
+                pass
+
 
 @pytest.fixture
 def daemon(tmp_path: Path) -> Iterator[Daemon]:
     d = Daemon(tmp_path / "data").start()
     yield d
-    d.stop()
+    d.finish()
 
 
 @pytest.fixture
@@ -111,7 +139,7 @@ def adb_daemon(tmp_path: Path, adb_server: AdbServer) -> Iterator[Daemon]:
     daemon = Daemon(tmp_path / "data", LOOKOUT_ADB_PORT=str(adb_server.port),
                     LOOKOUT_DEVICE_TIMEOUT_S=str(DEVICE_TIMEOUT_S)).start()  # fmt: skip
     yield daemon
-    daemon.stop()
+    daemon.finish()
 
 
 @pytest.fixture

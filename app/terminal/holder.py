@@ -26,6 +26,7 @@ from __future__ import annotations
 import base64
 import fcntl
 import json
+import logging
 import os
 import selectors
 import signal
@@ -42,6 +43,8 @@ from typing import Any
 from app.terminal import holder_protocol as proto
 from app.terminal.journal import INDEX_FLUSH_S, JournalWriter
 from app.terminal.nonce_filter import NonceFilter
+
+log = logging.getLogger("app.terminal.holder")
 
 NONCE_FD = "LOOKOUT_NONCE_FD"
 EXIT_DRAIN_S = 1.0
@@ -117,7 +120,10 @@ class Holder:
             now = time.monotonic()
             due = min((at for at, _ in self.deadlines.values()), default=now + 1.0)
             for key, events in self.selector.select(max(0.0, min(due - now, INDEX_FLUSH_S))):
-                key.data(events)
+                try:
+                    key.data(events)
+                except Exception:  # a fault in one event must not end the program's terminal
+                    log.exception("an event failed")
             now = time.monotonic()
             for name, (at, action) in list(self.deadlines.items()):
                 if at <= now and self.deadlines.get(name) == (at, action):
@@ -160,7 +166,7 @@ class Holder:
             self._announce()
 
     def _announce(self) -> None:
-        for client in self.clients.values():
+        for client in list(self.clients.values()):
             if client.greeted:
                 client.owed = True
                 self._flush(client)
@@ -201,6 +207,9 @@ class Holder:
         except FileNotFoundError:
             pass
         for client in list(self.clients.values()):
+            if not client.greeted:  # it finds the holder gone, and the exit in the journal
+                client.sock.close()
+                continue
             client.outbox += proto.encode("exit", code=self.exit_code, size=self.journal.size)
             try:
                 client.sock.setblocking(True)
@@ -218,7 +227,7 @@ class Holder:
         except BlockingIOError:
             return
         if proto.peer_uid(sock) != os.getuid():
-            log(f"refused a connection from user {proto.peer_uid(sock)}")
+            log.warning("refused a connection from user %s", proto.peer_uid(sock))
             sock.close()
             return
         sock.setblocking(False)
@@ -244,7 +253,7 @@ class Holder:
             for message in client.lines.feed(data):
                 self._handle(client, message)
         except (proto.ProtocolError, KeyError, TypeError, ValueError) as exc:
-            log(f"a client sent what the protocol does not allow ({exc}); it is disconnected")
+            log.warning("a client sent what the protocol does not allow (%s); it is disconnected", exc)
             client.outbox += proto.encode("error", message=str(exc)[:200])
             self._flush(client)
             self._drop(client)
@@ -292,7 +301,7 @@ class Holder:
 
     def _flush(self, client: Client) -> None:
         if client.owed and not client.outbox:
-            client.outbox += proto.encode("out", size=self.journal.size)
+            client.outbox += self._growth()
             client.owed = False
         while client.outbox:
             try:
@@ -304,9 +313,16 @@ class Holder:
                 return
             del client.outbox[:sent]
             if not client.outbox and client.owed:
-                client.outbox += proto.encode("out", size=self.journal.size)
+                client.outbox += self._growth()
                 client.owed = False
         self._watch_client(client)
+
+    def _growth(self) -> bytes:
+        """The `out` message: the journal's size, and why it misses output if it does (a full disk)."""
+        if self.journal.failure is None:
+            return proto.encode("out", size=self.journal.size)
+        failure = f"{self.journal.failure}; output past offset {self.journal.size} is neither stored nor shown"
+        return proto.encode("out", size=self.journal.size, failure=failure)
 
     def _watch_client(self, client: Client) -> None:
         """Read a client unless the program is behind with its input (back-pressure); write while its outbox
@@ -351,7 +367,7 @@ class Holder:
                 if client.sock.fileno() >= 0:
                     self.selector.register(client.sock, selectors.EVENT_READ, partial(self._on_client, client))
             self.paused.clear()
-        for client in self.clients.values():
+        for client in list(self.clients.values()):
             self._watch_client(client)
 
 
@@ -474,11 +490,8 @@ def _signal_session(leader: int, sig: int) -> None:
             pass
 
 
-def log(message: str) -> None:
-    print(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} holder: {message}", file=sys.stderr, flush=True)
-
-
 def main() -> None:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s holder: %(message)s")
     spec = json.loads(sys.stdin.buffer.readline())
     if os.fork():  # the first process ends at once (the daemon reaps it): the holder is nobody's child
         os._exit(0)

@@ -12,7 +12,8 @@ Messages are JSON objects, one per line, each with an `op`:
   `stop` (the signal ladder).
 - holder -> daemon: `hello` {version, id, pid, size, cols, rows, exit, failure} with the PTY master attached
   (SCM_RIGHTS: the daemon reads the terminal's modes and foreground process from it, and never reads or
-  writes through it); `out` {size} when the journal grew (coalesced: only the newest size matters); `exit`
+  writes through it); `out` {size, failure?} when the journal grew (coalesced: only the newest size matters; `failure`
+  says why output is missing from it, a full disk); `exit`
   {code, size} once the program has exited and its output is all in the journal; `error` {message}.
 
 VERSION changes when a message changes meaning; a daemon speaks every version in SUPPORTED, so a newer
@@ -124,7 +125,10 @@ def connect(directory: Path, terminal_id: str, timeout: float) -> socket.socket:
 def hello(sock: socket.socket) -> tuple[dict[str, Any], int | None]:
     """Greet a connected holder: its hello and the PTY master it sent (None if none came). Blocking, under the
     socket's timeout."""
-    sock.sendall(encode("hello", version=VERSION))
+    try:
+        sock.sendall(encode("hello", version=VERSION))
+    except BrokenPipeError:  # what it said before it closed still tells what it is
+        pass
     data = bytearray()
     master: int | None = None
     while b"\n" not in data:
@@ -141,8 +145,10 @@ def hello(sock: socket.socket) -> tuple[dict[str, Any], int | None]:
             break
     line, _, rest = bytes(data).partition(b"\n")
     try:
+        if not data:  # it ended (its program exited) between our connect and its greeting
+            raise ConnectionResetError("the holder closed the connection before its greeting")
         if not line:
-            raise ProtocolError("the holder closed the connection without a greeting")
+            raise ProtocolError("the holder's greeting is incomplete")
         message = decode(line)
         if message["op"] != "hello" or not isinstance(message.get("version"), int):
             raise ProtocolError(f"the holder's first message is not a greeting: {line[:80]!r}")

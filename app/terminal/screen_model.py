@@ -248,7 +248,9 @@ class ScreenModel:
     # ----------------------------------------------------------------- snapshots and checkpoints
 
     def snapshot(self) -> dict[str, Any]:
-        return snapshot(self.current(), title=self.title, raw_offset=self.offset, ts=time.time(), **self._ingest_state())
+        return snapshot(
+            self.current(), title=self.title, raw_offset=self.offset, ts=time.time(), **self._ingest_state()
+        )
 
     def _schedule_snapshot(self) -> None:
         """Rewrite screen.snapshot.json at most every SNAPSHOT_INTERVAL_S, always after the last change.

@@ -318,7 +318,8 @@ class TerminalSession:
     @property
     def degraded(self) -> str | None:
         """Why this session's files are incomplete (a full disk...), or None."""
-        return self._writes.failure or self.blocks.failure
+        journal = self._process.failure if self._process is not None else None
+        return journal or self._writes.failure or self.blocks.failure
 
     def read_raw(self, offset: int, limit: int) -> bytes:
         return read_raw(self.directory, offset, limit)
@@ -381,7 +382,7 @@ class TerminalSession:
             "degraded": self.degraded,
             "lost_reason": m.lost_reason,
             "alt_screen": engine.alt_screen if engine is not None else False,
-            "raw_size": self.raw_offset,
+            "raw_size": self._process.journal_size if self._process is not None else self.raw_offset,
             "engine": m.engine,
             "created_at": m.created_at,
             "ended_at": m.ended_at,

@@ -40,6 +40,8 @@ class TerminalProcess:
         self.stopping = False
         """lookout itself is ending the program (DELETE, `lookout kill`)."""
         self.ended = asyncio.Event()
+        self.failure: str | None = None
+        """Why the journal misses output (the holder could not write it: a full disk), or None."""
         self._on_output = on_output
         self._on_exit = on_exit
         self._announced = follower.offset
@@ -53,12 +55,18 @@ class TerminalProcess:
         self.link = await connect(holders, terminal_id, self._on_message, self._on_closed)
         greeting = self.link.greeting
         self._announced = max(self._announced, int(greeting.get("size") or 0))
+        self.failure = greeting.get("failure") or None
         self._schedule()
         return greeting
 
     def without_holder(self) -> None:
         """The holder has ended: read the journal to its end, then end with its recorded exit."""
         self._on_closed()
+
+    @property
+    def journal_size(self) -> int:
+        """How much output the journal holds, as far as the holder has said (the ingest may be behind it)."""
+        return max(self._announced, self.follower.offset)
 
     @property
     def tty(self) -> Tty | None:
@@ -113,6 +121,7 @@ class TerminalProcess:
         op = message["op"]
         if op == "out":
             self._announced = max(self._announced, int(message["size"]))
+            self.failure = message.get("failure") or self.failure
         elif op == "exit":
             self._exit = int(message["code"])
             self._announced = max(self._announced, int(message["size"]))
@@ -156,4 +165,3 @@ class TerminalProcess:
         else:
             self._on_exit(code, None)
         self.ended.set()
-

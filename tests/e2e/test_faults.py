@@ -54,7 +54,7 @@ def cmdline(pid: int) -> bytes:
         return b""
 
 
-def test_kill_9_in_the_middle_of_a_flood_loses_nothing_that_was_read(tmp_path: Path) -> None:
+def test_kill_9_in_the_middle_of_a_flood_loses_nothing(tmp_path: Path) -> None:
     daemon = Daemon(tmp_path / "data").start()
     with daemon.client() as api:
         flood = f"yes {LINE} | head -c 100000000; sleep 60"
@@ -69,7 +69,7 @@ def test_kill_9_in_the_middle_of_a_flood_loses_nothing_that_was_read(tmp_path: P
     data = raw.read_bytes()
     whole = len(data) // len(PATTERN) * len(PATTERN)
     assert data[:whole] == PATTERN * (whole // len(PATTERN)), "the journal is the exact stream, in order"
-    eventually(lambda: state(pid) == "gone", what="the orphaned flood to end with its terminal")
+    assert state(pid) != "gone", "the flood goes on under its holder"
 
     frames = tmp_path / "data" / "timeline" / "frames.jsonl"
     with frames.open("ab") as f:
@@ -78,7 +78,7 @@ def test_kill_9_in_the_middle_of_a_flood_loses_nothing_that_was_read(tmp_path: P
     try:
         with again.client() as api:
             info = api.get(f"/v1/terminals/{tid}").json()
-            assert info["status"] == "lost" and info["raw_size"] == on_disk
+            assert info["status"] == "running" and info["pid"] == pid and info["raw_size"] >= on_disk, info
             screen = api.get(f"/v1/terminals/{tid}/screen").json()
             rows = [row for row in screen["text"] if row]
             assert rows and all(LINE.startswith(row) for row in rows), rows
@@ -156,7 +156,7 @@ def test_devices_come_back_after_the_adb_server_restarts(
     assert adb_api.post(f"/v1/devices/{serial}/tap", json={"x": 10, "y": 10}).status_code == 200
 
 
-def test_a_full_disk_degrades_the_session_and_the_daemon_keeps_serving(tmp_path: Path) -> None:
+def test_a_full_disk_degrades_the_session_says_so_and_the_daemon_keeps_serving(tmp_path: Path) -> None:
     """The data dir on a 1 MB tmpfs (mounted here, as root); where mounting is not allowed, the same limit
     comes from RLIMIT_FSIZE (writes past 1 MB fail with EFBIG instead of ENOSPC)."""
     disk = tmp_path / "disk"
@@ -171,13 +171,11 @@ def test_a_full_disk_degrades_the_session_and_the_daemon_keeps_serving(tmp_path:
         with daemon.client() as api:
             flood = "seq 1 400000; echo end-of-flood; exec cat"
             tid = api.post("/v1/terminals", json={"command": ["sh", "-c", flood], "cols": 80, "rows": 24}).json()["id"]
-            api.post(f"/v1/terminals/{tid}/wait", json={"until": {"regex": "end-of-flood", "on": "screen"}, "timeout_ms": 30000})
             info = eventually(lambda: (t := api.get(f"/v1/terminals/{tid}").json())["degraded"] and t, what="degraded")
-            assert "failed" in info["degraded"] and info["status"] == "running"
-            assert "end-of-flood" in "\n".join(api.get(f"/v1/terminals/{tid}/screen").json()["text"])
-            echoed = api.post(f"/v1/terminals/{tid}/act", json={"input": {"text": "still-typing\r"},
-                                                                 "until": {"regex": "still-typing", "on": "screen"}})  # fmt: skip
-            assert echoed.json()["ended"] == "screen"
+            # The journal is the only way output reaches the daemon (it must survive the daemon): what the disk
+            # refused is missing from the screen too, and the terminal says so and from where.
+            assert "failed" in info["degraded"] and "neither stored nor shown" in info["degraded"]
+            assert info["status"] == "running"
             if mounted:
                 refused = api.post("/v1/terminals", json={"command": ["cat"]})
                 assert refused.status_code == 507 and "disk" in refused.json()["error"]["message"]

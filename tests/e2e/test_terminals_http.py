@@ -159,11 +159,12 @@ def test_flood_of_100_mb_while_another_session_stays_responsive(api: httpx.Clien
     assert base64.b64decode(tail["data_b64"]) == (line + "\r\n").encode() * 2
 
 
-def test_restart_serves_old_sessions(tmp_path: Path) -> None:
+def test_restart_adopts_running_terminals_and_serves_ended_ones(tmp_path: Path) -> None:
     d = Daemon(tmp_path / "data").start()
     with d.client() as api:
         tid = _shell(api)
         api.post(f"/v1/terminals/{tid}/act", json={"input": {"text": "echo persisted-marker\r"}, "until": {"regex": "^persisted-marker"}})
+        pid = api.get(f"/v1/terminals/{tid}").json()["pid"]
         done = api.post("/v1/terminals", json={"command": ["echo", "finished-before"]}).json()["id"]
         _wait_exit(api, done)
     assert d.stop(signal.SIGKILL) == -signal.SIGKILL  # a crash, not a clean stop
@@ -171,31 +172,35 @@ def test_restart_serves_old_sessions(tmp_path: Path) -> None:
     try:
         with d2.client() as api:
             listed = {t["id"]: t for t in api.get("/v1/terminals").json()["terminals"]}
-            assert listed[tid]["status"] == "lost"
+            assert listed[tid]["status"] == "running" and listed[tid]["pid"] == pid
             assert listed[done]["status"] == "exited" and listed[done]["exit_code"] == 0
             screen = api.get(f"/v1/terminals/{tid}/screen").json()
             assert any(row == "persisted-marker" for row in screen["text"])
-            assert b"persisted-marker" in _raw(api, tid)
             assert api.get(f"/v1/terminals/{done}/screen").json()["text"][0] == "finished-before"
-            r = api.post(f"/v1/terminals/{tid}/input", json={"text": "x"})
+            r = api.post(f"/v1/terminals/{tid}/act", json={"input": {"text": "echo again-$((40+2))\r"}, "until": {"regex": "^again-42"}})
+            assert r.status_code == 200 and r.json()["ended"] == "regex", r.text
+            r = api.post(f"/v1/terminals/{done}/input", json={"text": "x"})
             assert r.status_code == 409 and r.json()["error"]["code"] == "conflict"
     finally:
         d2.stop()
 
 
-def test_clean_stop_hangs_up_children_and_marks_them_exited(tmp_path: Path) -> None:
+def test_a_clean_stop_leaves_the_programs_running_for_the_next_daemon(tmp_path: Path) -> None:
     d = Daemon(tmp_path / "data").start()
     with d.client() as api:
         tid = _shell(api)
         pid = api.get(f"/v1/terminals/{tid}").json()["pid"]
     assert d.stop(signal.SIGTERM) in (0, -signal.SIGTERM)  # uvicorn re-raises the signal after its shutdown
     assert "Application shutdown complete" in d.log.read_text()
-    assert not Path(f"/proc/{pid}").exists()
+    assert Path(f"/proc/{pid}").exists(), "the shell outlives the daemon"
     d2 = Daemon(tmp_path / "data").start()
     try:
         with d2.client() as api:
             info = api.get(f"/v1/terminals/{tid}").json()
-            assert info["status"] == "exited"
+            assert info["status"] == "running" and info["pid"] == pid
+            assert api.delete(f"/v1/terminals/{tid}").status_code == 200
+            assert api.get(f"/v1/terminals/{tid}").json()["status"] == "exited"
+            assert not Path(f"/proc/{pid}").exists()
     finally:
         d2.stop()
 

@@ -1,0 +1,201 @@
+"""Terminals outlive the daemon (issue: terminals that outlive the daemon): each terminal's program is held by a
+holder process; a daemon killed as the OOM killer kills (`kill -9` of the daemon alone), stopped cleanly, or
+replaced by another checkout of lookout finds its terminals running again, with no byte of their output
+lost; what cannot be adopted is `lost` with the reason, never trusted."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.conftest import REPO, Daemon
+from tests.support.polling import eventually
+
+
+def _wait(api: httpx.Client, tid: str, until: dict, since: int | None = None, timeout_ms: int = 30_000) -> dict:
+    body: dict = {"until": until, "timeout_ms": timeout_ms}
+    if since is not None:
+        body["since"] = since
+    r = api.post(f"/v1/terminals/{tid}/wait", json=body)
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+def _shell(api: httpx.Client) -> str:
+    tid = api.post("/v1/terminals", json={"command": "bash", "cols": 80, "rows": 24}).json()["id"]
+    assert _wait(api, tid, {"state_in": ["idle"]}, since=0)["matched"]
+    return tid
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_a_shell_mid_command_survives_kill_9_of_the_daemon(tmp_path: Path) -> None:
+    d = Daemon(tmp_path / "data").start()
+    with d.client() as api:
+        tid = _shell(api)
+        pid = api.get(f"/v1/terminals/{tid}").json()["pid"]
+        api.post(f"/v1/terminals/{tid}/input", json={"text": "X=42; sleep 20; echo done-$X\r"})
+        assert eventually(lambda: api.get(f"/v1/terminals/{tid}").json()["block"], what="the block to start")
+        cursor = api.get(f"/v1/terminals/{tid}").json()["raw_size"]
+    assert d.stop(signal.SIGKILL) == -signal.SIGKILL
+    assert _alive(pid), "the shell outlives the daemon"
+    again = Daemon(tmp_path / "data").start()
+    with again.client() as api:
+        info = api.get(f"/v1/terminals/{tid}").json()
+        assert info["status"] == "running" and info["pid"] == pid and info["block"]["n"] == 1, info
+        ended = _wait(api, tid, {"block_end": True}, since=cursor)  # a wait resumes from the cursor it had
+        assert ended["matched"] and ended["block"]["exit_code"] == 0 and ended["block"]["n"] == 1, ended
+        assert "done-42" in api.get(f"/v1/terminals/{tid}/screen").json()["text"]
+        r = api.post(f"/v1/terminals/{tid}/act", json={"input": {"text": "echo X=$X\r"}, "until": {"regex": "^X=\\d+"}})
+        assert r.json()["ended"] == "regex" and "X=42" in r.json()["screen"]["text"], r.text
+        blocks = api.get(f"/v1/terminals/{tid}/blocks").json()["blocks"]
+        assert [b["n"] for b in blocks] == [1, 2] and blocks[1]["command"] == "echo X=$X"
+    again.finish()
+
+
+FLOOD_LINES = 5_600_000
+"""`seq` writes about 50 MB."""
+
+
+@pytest.mark.parametrize("how", ["kill -9", "clean stop"])
+def test_a_50_mb_flood_across_a_restart_loses_no_line(tmp_path: Path, how: str) -> None:
+    expected = tmp_path / "expected.txt"
+    d = Daemon(tmp_path / "data").start()
+    with d.client() as api:
+        command = f"seq 1 {FLOOD_LINES} | tee {expected}; echo flood-done"
+        tid = api.post("/v1/terminals", json={"command": command, "cols": 80, "rows": 24}).json()["id"]
+        eventually(lambda: api.get(f"/v1/terminals/{tid}").json()["raw_size"] > 5_000_000, what="5 MB of output")
+    d.stop(signal.SIGKILL if how == "kill -9" else signal.SIGTERM)
+    time.sleep(2)
+    again = Daemon(tmp_path / "data").start()
+    with again.client() as api:
+        assert api.get(f"/v1/terminals/{tid}").json()["status"] in ("running", "exited")
+        info = eventually(lambda: (t := api.get(f"/v1/terminals/{tid}").json())["status"] == "exited" and t,
+                          timeout=300, what="the flood to end")  # fmt: skip
+        assert info["exit_code"] == 0
+        assert "flood-done" in api.get(f"/v1/terminals/{tid}/screen").json()["text"]
+    again.finish()
+    written = expected.read_bytes().split(b"\n")
+    stored = (tmp_path / "data" / "terminals" / tid / "output.raw").read_bytes().replace(b"\r\n", b"\n").split(b"\n")
+    assert len(written) == FLOOD_LINES + 1
+    assert stored[: len(written) - 1] == written[:-1], "every line the program wrote, in order"
+
+
+def test_an_upgrade_from_another_checkout_adopts_the_terminals(tmp_path: Path) -> None:
+    other = tmp_path / "other-checkout"
+    shutil.copytree(REPO / "app", other / "app", ignore=shutil.ignore_patterns("node_modules", "__pycache__"))
+    old = Daemon(tmp_path / "data")
+    old.source = other
+    old.start()
+    with old.client() as api:
+        tid = _shell(api)
+        api.post(f"/v1/terminals/{tid}/act", json={"input": {"text": "Y=from-old\r"}, "until": {"stable_ms": 200}})
+        pid = api.get(f"/v1/terminals/{tid}").json()["pid"]
+    old.stop()
+    holder = _holder_of(pid)
+    environ = Path(f"/proc/{holder}/environ").read_bytes().split(b"\0")
+    assert f"PYTHONPATH={other}".encode() in environ, "the holder runs the old checkout's code"
+    new = Daemon(tmp_path / "data").start()
+    with new.client() as api:
+        assert api.get(f"/v1/terminals/{tid}").json()["status"] == "running"
+        r = api.post(f"/v1/terminals/{tid}/act", json={"input": {"text": "echo $Y\r"}, "until": {"regex": "^from-old"}})
+        assert r.json()["ended"] == "regex", r.text
+    new.finish()
+
+
+def _holder_of(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
+def _lookout(data: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    cmd = [sys.executable, "-m", "app", *args, "--data-dir", str(data)]
+    return subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=60, check=False)
+
+
+def test_ls_and_kill_work_without_a_daemon(tmp_path: Path) -> None:
+    d = Daemon(tmp_path / "data").start()
+    with d.client() as api:
+        first, second = _shell(api), _shell(api)
+        pids = [api.get(f"/v1/terminals/{t}").json()["pid"] for t in (first, second)]
+    d.stop()
+    listed = _lookout(tmp_path / "data", "ls")
+    assert listed.returncode == 0 and f"{first}: bash [80x24] running pid {pids[0]}" in listed.stdout, listed
+    assert f"{second}: bash [80x24] running" in listed.stdout
+    killed = _lookout(tmp_path / "data", "kill", first)
+    assert killed.returncode == 0 and f"{first}: ended" in killed.stdout, killed
+    assert eventually(lambda: not _alive(pids[0]), what="the first shell to end") and _alive(pids[1])
+    assert _lookout(tmp_path / "data", "kill", "--all").returncode == 0
+    eventually(lambda: not _alive(pids[1]), what="the second shell to end")
+    again = Daemon(tmp_path / "data").start()
+    with again.client() as api:
+        statuses = {t["id"]: t["status"] for t in api.get("/v1/terminals").json()["terminals"]}
+        assert statuses == {first: "exited", second: "exited"}, "exits that happened while no daemon ran"
+    again.finish()
+
+
+def test_sockets_that_cannot_be_trusted_are_never_adopted(tmp_path: Path) -> None:
+    d = Daemon(tmp_path / "data").start()
+    with d.client() as api:
+        ids = [_shell(api) for _ in range(3)]
+        pids = [api.get(f"/v1/terminals/{t}").json()["pid"] for t in ids]
+    d.stop(signal.SIGKILL)
+    holders = tmp_path / "data" / "holders"
+    for tid in ids:  # the real holders move aside (they are ended at the end by pid)
+        os.rename(holders / f"{tid}.sock", holders / f"{tid}.moved")
+    linked, foreign, garbage = ids
+    os.symlink(holders / f"{linked}.moved", holders / f"{linked}.sock")
+    planted = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    planted.bind(str(holders / f"{foreign}.sock"))
+    planted.listen(1)
+    os.chown(holders / f"{foreign}.sock", 65534, 65534)  # as if planted by another user
+    liar = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    liar.bind(str(holders / f"{garbage}.sock"))
+    liar.listen(1)
+    stop = threading.Event()
+
+    def speak_garbage() -> None:
+        liar.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                conn, _ = liar.accept()
+            except (TimeoutError, OSError):
+                continue
+            with conn:
+                conn.sendall(b"\x00\xffnot a holder\n")
+
+    thread = threading.Thread(target=speak_garbage, daemon=True)
+    thread.start()
+    try:
+        again = Daemon(tmp_path / "data").start()
+        with again.client() as api:
+            listed = {t["id"]: t for t in api.get("/v1/terminals").json()["terminals"]}
+            reasons = {tid: listed[tid]["lost_reason"] or "" for tid in ids}
+            assert all(listed[tid]["status"] == "lost" for tid in ids), listed
+            assert "symbolic link" in reasons[linked]
+            assert "belongs to user 65534" in reasons[foreign]
+            assert "not a JSON message" in reasons[garbage] or "greeting" in reasons[garbage], reasons
+            assert api.get("/healthz").status_code == 200 and _shell(api)
+        log = again.log.read_text()
+        assert all(f"terminal {tid} is not adopted" in log for tid in ids)
+        again.finish()
+    finally:
+        stop.set()
+        planted.close()
+        liar.close()
+        for pid in pids:
+            os.kill(pid, signal.SIGKILL)
