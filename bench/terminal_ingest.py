@@ -222,6 +222,7 @@ class Daemon:
         raise RuntimeError(f"daemon did not start:\n{self.log.read_text()}")
 
     def stop(self) -> None:
+        """Stop the daemon, then end its terminals (they outlive it, each under its holder)."""
         if self.proc is None or self.proc.poll() is not None:
             return
         self.proc.terminate()
@@ -230,6 +231,8 @@ class Daemon:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
+        subprocess.run([sys.executable, "-m", "app", "kill", "--all", "--data-dir", str(self.workdir / "data")], cwd=REPO,
+                       capture_output=True, timeout=120, check=False)  # fmt: skip
 
     def show_log_on_error(self, exc_type: type[BaseException] | None, *_: object) -> None:
         """An ExitStack exit callback: on failure, the end of the daemon's output goes to stderr."""
