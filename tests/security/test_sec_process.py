@@ -124,12 +124,14 @@ def test_children_start_with_default_signals_and_an_empty_mask(tmp_path: Path) -
     daemon.start()
     try:
         assert daemon.proc is not None
-        assert _signal_fields(daemon.proc.pid)["SigIgn"] & (1 << (signal.SIGHUP - 1)), "the set-up took"
+        assert _signal_fields(daemon.proc.pid)["SigIgn"] & (1 << (signal.SIGQUIT - 1)), "the set-up took"
         with daemon.client() as api:
             sleeper = api.post("/v1/terminals", json={"command": ["sleep", "100"]}).json()
             assert _signal_fields(sleeper["pid"]) == {"SigBlk": 0, "SigIgn": 0}
             loop = api.post("/v1/terminals", json={"command": ["bash", "-c", "while :; do sleep 0.2; done"]}).json()
-        daemon.stop(signal.SIGKILL)  # the PTYs hang up: SIGHUP ends both
+        daemon.stop(signal.SIGKILL)
+        assert not _gone(loop["pid"]) and not _gone(sleeper["pid"]), "they outlive the daemon, under their holders"
+        daemon.end_terminals()  # the stop ladder starts with SIGHUP: with its default action, it ends both
         eventually(lambda: _gone(loop["pid"]) and _gone(sleeper["pid"]), what="both children to end with their terminals")
     finally:
         daemon.stop(signal.SIGKILL)
