@@ -75,8 +75,10 @@ async def stream(
     websocket: WebSocket, terminal_id: str, mode: Literal["raw", "deltas"] = "raw", styles: bool = False
 ) -> None:
     """`mode=raw`: a `hydrate` message (JSON: offset, cols, rows, data: escape string that repaints the
-    screen), then the output as binary messages. `mode=deltas`: a full delta, then each delta (JSON; with
-    `styles=true` each also carries the colour and style runs of its rows).
+    screen), then the output as binary messages, with `{"type": "resize", "cols", "rows"}` where the PTY was
+    resized (a viewer shows the PTY at that size; it resizes it only when a person takes it over).
+    `mode=deltas`: a full delta, then each delta (JSON; with `styles=true` each also carries the colour and
+    style runs of its rows).
     Either way the client may send `{"type": "input", "text"|"keys"|"paste": ...}`,
     `{"type": "resize", "cols", "rows"}` (checked as the bodies of POST /input and /resize are; a bad one
     gets an `error` message) or binary input; an `exit` message ends the stream."""
@@ -89,7 +91,13 @@ async def stream(
     await session.engine()
     feed: BoundedFeed[Any] = BoundedFeed(FEED_BYTES)
     if mode == "raw":
-        unsubscribe = session.subscribe_output(lambda data: feed.push(data, len(data)))
+        stop_output = session.subscribe_output(lambda data: feed.push(data, len(data)))
+        stop_resizes = session.subscribe_resizes(lambda cols, rows: feed.push({"cols": cols, "rows": rows}, 64))
+
+        def unsubscribe() -> None:
+            stop_output()
+            stop_resizes()
+
     else:
         unsubscribe = session.subscribe_deltas(
             lambda delta: feed.push(delta, len(delta["changed"]) * 80 + 200), styles=styles
@@ -118,9 +126,12 @@ async def _send(
             if items is None:
                 await _send_timed(websocket, _hydration(session, mode, styles))
             elif mode == "raw":
-                data = b"".join(items)
-                for start in range(0, len(data), MAX_MESSAGE):  # clients limit message sizes (1 MiB is usual)
-                    await _send_timed(websocket, data[start : start + MAX_MESSAGE])
+                for run in _raw_runs(items):
+                    if isinstance(run, dict):
+                        await _send_timed(websocket, {"type": "resize", **run})
+                        continue
+                    for start in range(0, len(run), MAX_MESSAGE):  # clients limit message sizes (1 MiB is usual)
+                        await _send_timed(websocket, run[start : start + MAX_MESSAGE])
             else:
                 for delta in items:
                     await _send_timed(websocket, {"type": "delta", **delta})
@@ -136,6 +147,23 @@ async def _send(
                 items = []
     finally:
         finished.cancel()
+
+
+def _raw_runs(items: list[Any]) -> list[bytes | dict[str, int]]:
+    """A raw stream's pending items in order: output joined into runs, resizes between them."""
+    runs: list[bytes | dict[str, int]] = []
+    pending: list[bytes] = []
+    for item in items:
+        if isinstance(item, bytes):
+            pending.append(item)
+            continue
+        if pending:
+            runs.append(b"".join(pending))
+            pending = []
+        runs.append(item)
+    if pending:
+        runs.append(b"".join(pending))
+    return runs
 
 
 def _hydration(session: TerminalSession, mode: str, styles: bool) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""What a terminal records in the timeline: input sent, screens read, commands ended, exits (pure)."""
+"""What a terminal records in the timeline: input sent, resizes, screens read, commands ended, exits (pure)."""
 
 from __future__ import annotations
 
@@ -45,6 +45,14 @@ def input_frame(terminal_id: str, steps: Sequence[InputStep], hidden: bool) -> F
     full = "; ".join(parts)
     return FrameInput(resource(terminal_id), "action", "terminal input", full, _cut(full),
                       data={"action": _cut(full, 60)})  # fmt: skip
+
+
+def resize_frame(terminal_id: str, before: tuple[int, int], after: tuple[int, int]) -> FrameInput:
+    """A resize of the terminal (by the agent, a `resize` call, or a person taking the screen over): the frame's
+    agent says who changed the screen."""
+    text = f"resized the terminal from {before[0]}x{before[1]} to {after[0]}x{after[1]}"
+    return FrameInput(resource(terminal_id), "action", "terminal resize", text, text,
+                      data={"action": f"resize {after[0]}x{after[1]}"})  # fmt: skip
 
 
 def screen_frame(terminal_id: str, rows: list[str], cursor: tuple[int, int], facts: dict[str, Any]) -> FrameInput:

@@ -33,7 +33,15 @@ from app.terminal import shell_integration
 from app.terminal.blocks import Block, BlockTracker
 from app.terminal.deltas import Delta, DeltaPage
 from app.terminal.engines.base import ScreenEngine
-from app.terminal.frames import TAIL_BYTES, block_frame, exit_frame, input_frame, output_tail, screen_frame
+from app.terminal.frames import (
+    TAIL_BYTES,
+    block_frame,
+    exit_frame,
+    input_frame,
+    output_tail,
+    resize_frame,
+    screen_frame,
+)
 from app.terminal.holder_link import HolderError, launch
 from app.terminal.holder_protocol import ProtocolError
 from app.terminal.ingest import Ingest
@@ -114,6 +122,7 @@ class TerminalSession:
         self._process: TerminalProcess | None = None
         self._pulse = Pulse()
         self._finalized = asyncio.Event()
+        self._resize_listeners: set[Callable[[int, int], None]] = set()
 
     # ----------------------------------------------------------------- creation
 
@@ -430,10 +439,16 @@ class TerminalSession:
         return {"bytes_written": len(data), "raw_offset": offset, "pending": self._process.pending}
 
     def resize(self, cols: int, rows: int) -> None:
+        """Resize the PTY and the screen; a frame in the timeline names who did (the request's agent), and
+        live viewers are told the new size (they never resize the PTY themselves)."""
         if not self.running or self._process is None or self._ingest is None:
             raise Conflict(f"terminal {self.id} has {self.meta.status}; it cannot be resized")
+        before = (self.meta.cols, self.meta.rows)
         self._process.resize(cols, rows)
         self._screen.resize(cols, rows)
+        self.recorder.record(resize_frame(self.id, before, (cols, rows)))
+        for listener in tuple(self._resize_listeners):
+            listener(cols, rows)
         self.bus.publish("terminal.resized", id=self.id, cols=cols, rows=rows)
         self.meta.cols, self.meta.rows = cols, rows
         files.save_meta(self.directory, self.meta)
@@ -455,6 +470,11 @@ class TerminalSession:
     async def finished(self) -> None:
         """Returns once the process has exited and its output is all read."""
         await self._finalized.wait()
+
+    def subscribe_resizes(self, listener: Callable[[int, int], None]) -> Callable[[], None]:
+        """Call `listener(cols, rows)` after every resize from now on; returns the unsubscribe function."""
+        self._resize_listeners.add(listener)
+        return lambda: self._resize_listeners.discard(listener)
 
     def subscribe_output(self, listener: Callable[[bytes], None]) -> Callable[[], None]:
         """Call `listener` with every chunk of output from now on; returns the unsubscribe function."""

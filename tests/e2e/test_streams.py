@@ -65,6 +65,8 @@ async def test_raw_stream_hydrates_then_follows_and_takes_input(daemon: Daemon, 
         await ws.send(json.dumps({"type": "input", "steps": steps}))
         await _until_text(ws, b"in-order-42")
         await ws.send(json.dumps({"type": "resize", "cols": 90, "rows": 20}))
+        notice = json.loads(await asyncio.wait_for(_first_text(ws), 10))
+        assert notice == {"type": "resize", "cols": 90, "rows": 20}, "every viewer is told the PTY's new size"
         await ws.send(json.dumps({"type": "input", "keys": ["Nope"]}))
         error = json.loads(await asyncio.wait_for(_first_text(ws), 10))
         assert error["type"] == "error" and "Nope" in error["error"]["message"]

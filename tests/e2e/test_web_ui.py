@@ -81,7 +81,7 @@ def test_a_form_filled_while_the_lists_load_keeps_what_was_typed(browser: Browse
     expect(page.get_by_label("Working directory")).to_have_value("/somewhere/typed")
 
 
-def test_terminal_cards_live_input_resize_second_window_and_reload(
+def test_terminal_cards_live_input_take_over_second_window_and_reload(
     browser: Browser, daemon: Daemon, tmp_path: Path
 ) -> None:
     page, errors = open_ui(browser, daemon)
@@ -113,9 +113,15 @@ def test_terminal_cards_live_input_resize_second_window_and_reload(
     with daemon.client() as api:
         before = api.get(f"/v1/terminals/{tid}").json()
         page.set_viewport_size({"width": 900, "height": 560})
+        page.wait_for_timeout(500)  # a viewer's window changing size must not change the agent's screen
+        assert api.get(f"/v1/terminals/{tid}").json()["cols"] == before["cols"], "watching never resizes the PTY"
+        page.get_by_role("button", name="Fit to this window").click()  # the explicit take-over
         expect(page.locator("[data-size]")).not_to_have_text(f"{before['cols']}x{before['rows']}")
         after = api.get(f"/v1/terminals/{tid}").json()
-        assert after["cols"] < before["cols"], "the PTY follows the window"
+        assert after["cols"] < before["cols"], "the take-over resized the PTY"
+        frames = api.get("/v1/timeline/frames", params={"resource": f"terminal:{tid}", "text": "true"}).json()
+        resizes = [f for f in frames["frames"] if f["category"] == "terminal resize"]
+        assert len(resizes) == 1 and resizes[0]["agent"] == "web-ui", "the timeline says who changed the screen"
 
     other, other_errors = open_ui(browser, daemon)
     other.goto(f"{daemon.url}/#/terminals/{tid}")

@@ -74,12 +74,15 @@ export function showTerminal(main, id) {
     "The program is asking for a password: what you type here goes to it, is not shown, and is not recorded.");
   const host = el("div", { class: "xterm-host", "aria-label": "Live terminal" });
   const takeOver = el("button", { type: "button", class: "secondary" }, "Type in the terminal");
+  const fitButton = el("button", { type: "button", class: "secondary",
+    title: "Resize the program's terminal to this window (the agent's screen changes, and its timeline says so)" },
+  "Fit to this window");
   const closeButton = el("button", { type: "button", class: "danger" }, "Close terminal");
   const prompt = el("form", { class: "prompt", hidden: true },
     el("label", { for: "command-line" }, "Command"),
     el("input", { id: "command-line", autocomplete: "off", spellcheck: "false" }),
     el("button", { type: "submit" }, "Run"));
-  main.append(title, facts, el("div", { class: "toolbar" }, takeOver, closeButton), problem, cards,
+  main.append(title, facts, el("div", { class: "toolbar" }, takeOver, fitButton, closeButton), problem, cards,
     el("section", { class: "live", "aria-label": "Live terminal and input" }, el("div", { class: "live-label" }, label),
       banner, host, prompt));
 
@@ -93,12 +96,12 @@ export function showTerminal(main, id) {
   let ws = null;
   const send = (message) => ws?.readyState === WebSocket.OPEN && ws.send(JSON.stringify(message));
   term.onData((text) => send({ type: "input", text }));
-  term.onResize(({ cols, rows }) => send({ type: "resize", cols, rows }));
-  const refit = () => {
-    if (!state.closed && host.offsetWidth > 0) fit.fit();
-  };
-  const observer = new ResizeObserver(refit);
-  observer.observe(host);
+  // A viewer shows the PTY at the size the agent set (clipped or padded by the card): only the take-over
+  // button resizes it.
+  fitButton.addEventListener("click", () => {
+    const size = fit.proposeDimensions();
+    if (size && size.cols > 0 && size.rows > 0) send({ type: "resize", cols: size.cols, rows: size.rows });
+  });
 
   function connect() {
     if (state.closed) return; // the view was left while it loaded
@@ -114,7 +117,9 @@ export function showTerminal(main, id) {
       if (event.type === "hydrate") {
         term.reset();
         term.resize(event.cols, event.rows);
-        term.write(event.data, () => refit());
+        term.write(event.data);
+      } else if (event.type === "resize") {
+        term.resize(event.cols, event.rows);
       } else if (event.type === "exit") {
         label.textContent = `The program exited (code ${event.exit_code}); this is its last screen.`;
       } else if (event.type === "error") {
@@ -203,7 +208,6 @@ export function showTerminal(main, id) {
     state.closed = true;
     clearInterval(timer);
     stopEvents();
-    observer.disconnect();
     ws?.close();
     term.dispose();
   };
