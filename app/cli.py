@@ -1,6 +1,6 @@
-"""The `lookout` command: `lookout serve` runs the daemon, `lookout token` prints the API token, `lookout ls`
-lists the terminals and `lookout kill` ends them (both work without a daemon, through the terminals'
-holders)."""
+"""The `lookout` command: `lookout serve` runs the daemon, `lookout token` prints the API token, `lookout attach`
+puts your terminal on one of lookout's, `lookout ls` lists the terminals and `lookout kill` ends them (these
+two work without a daemon, through the terminals' holders)."""
 
 from __future__ import annotations
 
@@ -107,6 +107,35 @@ def token(args: argparse.Namespace) -> int:
     return 0
 
 
+def attach(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from app.core.auth_token import read_token
+    from clients.attach.client import AttachOptions
+    from clients.attach.client import attach as attach_to
+    from clients.attach.painter import parse_key
+
+    settings = _settings(args)
+    host = "127.0.0.1" if settings.host in ("0.0.0.0", "::", "") else settings.host
+    url = args.url or f"http://{host}:{settings.port}"
+    token = args.token or settings.token
+    if not token:
+        try:
+            token = read_token(token_path(settings.data_dir))
+        except OSError as exc:
+            print(f"lookout attach: no token (give --token or LOOKOUT_TOKEN): {exc}", file=sys.stderr)
+            return 2
+    try:
+        key = parse_key(args.detach_key)
+    except ValueError as exc:
+        print(f"lookout attach: {exc}", file=sys.stderr)
+        return 2
+    options = AttachOptions(url, str(token), args.id, read_only=args.read_only, resize=args.resize, detach_key=key)
+    code, why = asyncio.run(attach_to(options))
+    print(f"lookout attach: {why}", file=sys.stderr)
+    return code
+
+
 def ls(args: argparse.Namespace) -> int:
     from app.terminal.holders import terminals
 
@@ -157,6 +186,16 @@ def main(argv: list[str] | None = None) -> None:
     p_token = sub.add_parser("token", help="print the API token (creating it if needed)")
     p_token.add_argument("--data-dir", type=Path)
     p_token.set_defaults(func=token)
+    p_attach = sub.add_parser("attach", help="put this terminal on one of lookout's (detach with C-\\)")
+    p_attach.add_argument("id", metavar="ID")
+    p_attach.add_argument("--url", help="the daemon (default: http://LOOKOUT_HOST:LOOKOUT_PORT)")
+    p_attach.add_argument("--token", help="its API token (default: LOOKOUT_TOKEN, else the data dir's token file)")
+    p_attach.add_argument("--data-dir", type=Path)
+    p_attach.add_argument("--read-only", action="store_true", help="watch: keys are not sent")
+    p_attach.add_argument("--resize", action="store_true",
+                          help="take over: the terminal is resized to this window (and recorded as such)")  # fmt: skip
+    p_attach.add_argument("--detach-key", default="C-\\", help="the key that leaves (default C-\\)")
+    p_attach.set_defaults(func=attach)
     p_ls = sub.add_parser("ls", help="list the terminals (and whether their programs run)")
     p_ls.add_argument("--data-dir", type=Path)
     p_ls.set_defaults(func=ls)

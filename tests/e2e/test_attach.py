@@ -1,0 +1,120 @@
+"""`lookout attach` driven through a real PTY (ptyprocess), against the daemon as a subprocess: it draws the
+screen at once, types into the program, leaves with the detach key while the program goes on, watches
+without typing (`--read-only`), takes the PTY over only when asked (`--resize`, recorded as its doing), and
+restores the person's terminal however it ends."""
+
+from __future__ import annotations
+
+import os
+import select
+import sys
+import time
+
+import httpx
+from ptyprocess import PtyProcess
+
+from tests.conftest import REPO, Daemon
+from tests.support.polling import eventually
+
+LEAVE = b"\x1b[?1049l"
+
+
+def _shell(api: httpx.Client) -> str:
+    tid = api.post("/v1/terminals", json={"command": "bash", "cols": 80, "rows": 24}).json()["id"]
+    api.post(f"/v1/terminals/{tid}/act", json={"input": {"text": "echo before-attach\r"}, "until": {"regex": "^before-attach"}})
+    return tid
+
+
+def _attach(daemon: Daemon, tid: str, *extra: str, cols: int = 100, rows: int = 30) -> PtyProcess:
+    argv = [sys.executable, "-m", "app", "attach", tid, "--url", daemon.url, "--token", daemon.token, *extra]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LOOKOUT_")}
+    return PtyProcess.spawn(argv, cwd=str(REPO), env=env, dimensions=(rows, cols))
+
+
+class Screen:
+    """What the attach process wrote to its terminal so far."""
+
+    def __init__(self, proc: PtyProcess) -> None:
+        self.proc = proc
+        self.seen = b""
+
+    def until(self, needle: bytes, timeout: float = 20) -> bytes:
+        deadline = time.monotonic() + timeout
+        while needle not in self.seen:
+            left = deadline - time.monotonic()
+            assert left > 0, f"{needle!r} not shown; the attach wrote {self.seen[-600:]!r}"
+            if select.select([self.proc.fd], [], [], min(left, 0.2))[0]:
+                try:
+                    self.seen += os.read(self.proc.fd, 65536)
+                except OSError:  # it has exited
+                    assert needle in self.seen, f"{needle!r} not shown before the exit: {self.seen[-600:]!r}"
+        return self.seen
+
+    def exit_status(self, timeout: float = 20) -> int:
+        deadline = time.monotonic() + timeout
+        while self.proc.isalive():
+            assert time.monotonic() < deadline, "the attach did not end"
+            if select.select([self.proc.fd], [], [], 0.1)[0]:
+                try:
+                    self.seen += os.read(self.proc.fd, 65536)
+                except OSError:
+                    break
+        while select.select([self.proc.fd], [], [], 0.2)[0]:  # what it wrote last, on its way out
+            try:
+                chunk = os.read(self.proc.fd, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            self.seen += chunk
+        self.proc.wait()
+        return int(self.proc.exitstatus if self.proc.exitstatus is not None else -1)
+
+
+def _screen_text(api: httpx.Client, tid: str) -> str:
+    return "\n".join(api.get(f"/v1/terminals/{tid}/screen").json()["text"])
+
+
+def test_attach_draws_types_detaches_and_the_program_goes_on(daemon: Daemon, api: httpx.Client) -> None:
+    tid = _shell(api)
+    screen = Screen(_attach(daemon, tid))
+    screen.until(b"before-attach")  # drawn at once, from the hydration
+    screen.proc.write(b"echo typed-$((2*21))\r")
+    screen.until(b"typed-42")
+    eventually(lambda: "typed-42" in _screen_text(api, tid), what="the program to get the keys")
+    screen.proc.write(b"\x1c")  # C-\
+    assert screen.exit_status() == 0
+    assert LEAVE in screen.seen and b"detached" in screen.seen, screen.seen[-300:]
+    info = api.get(f"/v1/terminals/{tid}").json()
+    assert info["status"] == "running" and (info["cols"], info["rows"]) == (80, 24), "watching never resizes"
+    frames = api.get("/v1/timeline/frames", params={"resource": f"terminal:{tid}"}).json()["frames"]
+    assert any(f["agent"] == "attach" and f["category"] == "terminal input" for f in frames)
+
+
+def test_read_only_sends_nothing_and_resize_takes_over(daemon: Daemon, api: httpx.Client) -> None:
+    tid = _shell(api)
+    watcher = Screen(_attach(daemon, tid, "--read-only", cols=60, rows=20))
+    watcher.until(b"before-attach")
+    watcher.proc.write(b"echo not-sent\r")
+    time.sleep(0.5)
+    watcher.proc.write(b"\x1c")
+    assert watcher.exit_status() == 0 and "not-sent" not in _screen_text(api, tid)
+
+    taker = Screen(_attach(daemon, tid, "--resize", "--detach-key", "C-a", cols=100, rows=30))
+    taker.until(b"before-attach")
+    eventually(lambda: (t := api.get(f"/v1/terminals/{tid}").json())["cols"] == 100 and t["rows"] == 30,
+               what="the take-over to resize the PTY")  # fmt: skip
+    taker.proc.write(b"\x01")
+    assert taker.exit_status() == 0
+    frames = api.get("/v1/timeline/frames", params={"resource": f"terminal:{tid}", "text": "true"}).json()["frames"]
+    resizes = [f for f in frames if f["category"] == "terminal resize"]
+    assert [f["agent"] for f in resizes] == ["attach"], "the timeline says who changed the agent's screen"
+
+
+def test_the_terminal_is_restored_when_the_daemon_drops_the_connection(daemon: Daemon, api: httpx.Client) -> None:
+    tid = _shell(api)
+    screen = Screen(_attach(daemon, tid))
+    screen.until(b"before-attach")
+    daemon.stop()
+    assert screen.exit_status() == 1
+    assert LEAVE in screen.seen and b"closed the connection" in screen.seen
