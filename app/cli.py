@@ -16,7 +16,11 @@ from pathlib import Path
 
 from app.config import Settings
 from app.core.auth_token import WeakToken, load_or_create_token, token_path
-from app.core.private_files import check_data_dir
+from app.core.private_files import check_data_dir, read_bytes
+from app.core.storage import atomic_write_bytes
+
+PID_FILE = "daemon.pid"
+"""The running daemon's pid, in the data dir (for `lookout restart`)."""
 
 
 def is_loopback(host: str) -> bool:
@@ -80,11 +84,15 @@ def serve(args: argparse.Namespace) -> int:
     redact_all_handlers([app.state.token])  # after uvicorn set up its log
     reexec = []
 
-    def restart(_sig: int, _frame: object) -> None:  # SIGHUP: end as on SIGTERM, then run again
+    def reexec_later(_sig: int, _frame: object) -> None:  # SIGHUP: end as on SIGTERM, then run again
         reexec.append(True)
         server.should_exit = True
 
-    signal.signal(signal.SIGHUP, restart)
+    signal.signal(signal.SIGHUP, reexec_later)
+    try:
+        atomic_write_bytes(settings.data_dir / PID_FILE, f"{os.getpid()}\n".encode())
+    except OSError as exc:
+        print(f"lookout: cannot write {PID_FILE} ({exc}): `lookout restart` will not find this daemon", file=sys.stderr)
     try:
         server.run()
     except KeyboardInterrupt:
@@ -93,6 +101,23 @@ def serve(args: argparse.Namespace) -> int:
         print("lookout: SIGHUP: starting again (the terminals stay with their holders)", file=sys.stderr, flush=True)
         os.execv(sys.executable, [sys.executable, "-m", "app", *sys.argv[1:]])
     return 0 if server.started else 3  # as uvicorn.run: 3 when it never started (e.g. the port is taken)
+
+
+def restart(args: argparse.Namespace) -> int:
+    """Send the running daemon SIGHUP: it executes itself again and adopts every terminal."""
+    path = _settings(args).data_dir / PID_FILE
+    try:
+        pid = int(read_bytes(path))
+        running = b"serve" in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except (OSError, ValueError) as exc:
+        print(f"lookout restart: no daemon found ({path}: {exc})", file=sys.stderr)
+        return 1
+    if not running:
+        print(f"lookout restart: pid {pid} in {path} is not a lookout daemon (any more)", file=sys.stderr)
+        return 1
+    os.kill(pid, signal.SIGHUP)
+    print(f"lookout: the daemon (pid {pid}) is starting again; its terminals stay")
+    return 0
 
 
 def token(args: argparse.Namespace) -> int:
@@ -196,6 +221,9 @@ def main(argv: list[str] | None = None) -> None:
                           help="take over: the terminal is resized to this window (and recorded as such)")  # fmt: skip
     p_attach.add_argument("--detach-key", default="C-\\", help="the key that leaves (default C-\\)")
     p_attach.set_defaults(func=attach)
+    p_restart = sub.add_parser("restart", help="restart the running daemon in place (terminals stay)")
+    p_restart.add_argument("--data-dir", type=Path)
+    p_restart.set_defaults(func=restart)
     p_ls = sub.add_parser("ls", help="list the terminals (and whether their programs run)")
     p_ls.add_argument("--data-dir", type=Path)
     p_ls.set_defaults(func=ls)

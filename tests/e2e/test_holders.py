@@ -18,7 +18,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.conftest import REPO, Daemon
+from tests.conftest import READY_LINE, REPO, Daemon
 from tests.support.polling import eventually
 
 
@@ -199,3 +199,49 @@ def test_sockets_that_cannot_be_trusted_are_never_adopted(tmp_path: Path) -> Non
         liar.close()
         for pid in pids:
             os.kill(pid, signal.SIGKILL)
+
+
+def test_lookout_restart_restarts_the_daemon_in_place_and_keeps_the_terminals(tmp_path: Path) -> None:
+    d = Daemon(tmp_path / "data").start()
+    with d.client() as api:
+        tid = _shell(api)
+        pid = api.get(f"/v1/terminals/{tid}").json()["pid"]
+        api.post(f"/v1/terminals/{tid}/act", json={"input": {"text": "Z=kept\r"}, "until": {"stable_ms": 200}})
+    restarted = _lookout(tmp_path / "data", "restart")
+    assert restarted.returncode == 0 and "starting again" in restarted.stdout, restarted
+    eventually(lambda: d.log.read_bytes().count(READY_LINE) == 2, timeout=120, what="the daemon to start again")
+    assert d.proc is not None and d.proc.poll() is None, "the same process, executed again"
+    with d.client() as api:
+        info = api.get(f"/v1/terminals/{tid}").json()
+        assert info["status"] == "running" and info["pid"] == pid
+        r = api.post(f"/v1/terminals/{tid}/act", json={"input": {"text": "echo Z=$Z\r"}, "until": {"regex": "^Z=kept"}})
+        assert r.json()["ended"] == "regex", r.text
+    d.finish()
+
+
+def test_a_wait_in_flight_when_the_daemon_dies_ends_with_an_error_never_a_match(tmp_path: Path) -> None:
+    d = Daemon(tmp_path / "data").start()
+    outcome: list[object] = []
+    with d.client(timeout=60) as api:
+        tid = _shell(api)
+        cursor = api.get(f"/v1/terminals/{tid}").json()["raw_size"]
+
+        def wait() -> None:
+            try:
+                outcome.append(api.post(f"/v1/terminals/{tid}/wait",
+                                        json={"until": {"regex": "never-printed"}, "timeout_ms": 50_000}))  # fmt: skip
+            except httpx.TransportError as exc:
+                outcome.append(exc)
+
+        waiter = threading.Thread(target=wait)
+        waiter.start()
+        time.sleep(1)
+        d.stop(signal.SIGKILL)
+        waiter.join(30)
+    assert len(outcome) == 1 and isinstance(outcome[0], httpx.TransportError), outcome
+    again = Daemon(tmp_path / "data").start()
+    with again.client() as api:
+        api.post(f"/v1/terminals/{tid}/input", json={"text": "echo never-print$((0))ed\r"})
+        resumed = _wait(api, tid, {"regex": "^never-print0ed"}, since=cursor)  # from the cursor it had
+        assert resumed["matched"], resumed
+    again.finish()
