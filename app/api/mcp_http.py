@@ -6,6 +6,13 @@ those toolsets (as `LOOKOUT_MCP_TOOLS` does for the stdio shim). The endpoint si
 every route (token, Host, Origin, body size); its tools call the REST API in process, through the app's own
 middleware, so they answer exactly as the stdio shim's do.
 
+The endpoint is stateless (the SDK's stateless mode: every request is served by a fresh transport and no
+session id is issued), so a restart of the daemon breaks no client: one connected before it goes on calling
+tools after it with no action of its own. Nothing a tool needs lives in an MCP session (a wait resumes from
+the cursor it is given; observations are stored by id), and accepting old session ids would need them kept
+or derived, which the SDK does not support. The one thing a session carried, the client's name, is given
+per request instead: the `X-Lookout-Agent` header (or `?agent=`) names the agent in the timeline.
+
 The MCP SDK takes seconds to import, so a server is built on the first request that needs it (imported in a
 thread) rather than at start: a daemon nobody reaches over MCP never pays for it.
 """
@@ -80,7 +87,9 @@ class McpEndpoint:
         # The guard in front of the app already checks Host and Origin (with LOOKOUT_ALLOWED_HOSTS); the SDK's
         # own check knows only loopback names and would refuse a daemon published under another name.
         security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
-        starlette_app = server.streamable_http_app(streamable_http_path=PATH, transport_security=security)
+        starlette_app = server.streamable_http_app(
+            streamable_http_path=PATH, transport_security=security, stateless_http=True
+        )
         handler = next(r.endpoint for r in starlette_app.routes if isinstance(r, Route) and r.path == PATH)
         return server, handler
 

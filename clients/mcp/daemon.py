@@ -71,10 +71,17 @@ def daemon_token() -> str | None:
 
 
 def agent_name(ctx: Context) -> str:
-    """`LOOKOUT_AGENT`, else the MCP client's name, else "mcp"."""
+    """`LOOKOUT_AGENT`; over HTTP, the `X-Lookout-Agent` header or `?agent=` of the request to `/mcp` (the
+    endpoint is stateless: the client's name from its initialize request is not kept); else the MCP client's
+    name (stdio); else "mcp"."""
     configured = os.environ.get("LOOKOUT_AGENT")
     if configured:
         return configured
+    request = getattr(ctx.request_context, "request", None)
+    if request is not None and hasattr(request, "headers"):
+        named = request.headers.get(AGENT_HEADER) or request.query_params.get("agent")
+        if named:
+            return str(named)
     params = ctx.session.client_params
     return params.client_info.name if params is not None and params.client_info.name else "mcp"
 
@@ -111,6 +118,8 @@ async def call(
         raise ToolError(not_running_message(url)) from exc
     except httpx.TimeoutException as exc:
         raise ToolError(f"lookout at {url} did not answer {method} {path} in time ({type(exc).__name__})") from exc
+    except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
+        raise ToolError(cut_message(url, method, path)) from exc
     except httpx.HTTPError as exc:
         raise ToolError(f"request to lookout at {url} failed: {type(exc).__name__}: {exc}") from exc
     if response.is_error:
@@ -120,6 +129,14 @@ async def call(
 
 def without_none(fields: Mapping[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in fields.items() if value is not None}
+
+
+def cut_message(url: str, method: str, path: str) -> str:
+    return (
+        f"lookout at {url} went away while it served {method} {path} (a restart?): whether it took effect is "
+        "not known. The next call reaches the daemon again by itself; observe (read the screen, snapshot the "
+        "page) before you repeat an action. A wait can be repeated with the cursor it started from."
+    )
 
 
 def not_running_message(url: str) -> str:

@@ -22,7 +22,7 @@ CLIENT_NAME = "http-agent"
 
 @asynccontextmanager
 async def over_http(daemon: Daemon, token: str, tools: str | None = None) -> AsyncIterator[ClientSession]:
-    headers = {"Authorization": f"Bearer {token}"}
+    headers = {"Authorization": f"Bearer {token}", "X-Lookout-Agent": CLIENT_NAME}
     url = f"{daemon.url}/mcp" + (f"?tools={tools}" if tools else "")
     info = Implementation(name=CLIENT_NAME, version="1")
     async with (
@@ -73,6 +73,22 @@ def test_the_endpoint_needs_the_token(daemon: Daemon) -> None:
         answer = httpx.post(f"{daemon.url}/mcp", json=initialize, headers={**headers, **given}, timeout=30)
         assert answer.status_code == 401, answer.text
         assert answer.json()["error"]["code"] == "unauthorized"
+
+
+async def test_a_client_connected_before_a_restart_keeps_calling_tools_after_it(daemon: Daemon) -> None:
+    async with over_http(daemon, daemon.token) as session:
+        assert {tool.name for tool in (await session.list_tools()).tools} >= {"terminal_open", "terminal_act"}
+        tid = (await _call(session, "terminal_open", command=["bash"], cols=80, rows=12))["id"]
+        await _call(session, "terminal_act", terminal_id=tid, input={"text": "K=still-here", "keys": ["Enter"]},
+                    until={"stable_ms": 200})  # fmt: skip
+        daemon.stop(signal.SIGKILL)
+        daemon.start()  # the same port and data dir
+        step = await _call(session, "terminal_act", terminal_id=tid, input={"text": "echo $K", "keys": ["Enter"]},
+                           until={"regex": "^still-here"})  # fmt: skip
+        assert "still-here" in str(step), step
+    with daemon.client() as api:
+        frames = api.get("/v1/timeline/frames", params={"resource": f"terminal:{tid}"}).json()["frames"]
+    assert {f["agent"] for f in frames if f["kind"] == "action"} == {CLIENT_NAME}
 
 
 async def test_the_daemon_stops_cleanly_while_a_client_holds_a_session(daemon: Daemon) -> None:

@@ -2,11 +2,13 @@
 daemon subprocess (or to a stub HTTP server where the test looks at the requests the shim sends)."""
 from __future__ import annotations
 
+import asyncio
 import base64
 import io
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import threading
@@ -308,3 +310,17 @@ async def test_lookout_mcp_tools_chooses_the_toolsets(daemon: Daemon) -> None:
     env = {**os.environ, "LOOKOUT_URL": daemon.url, "LOOKOUT_TOKEN": daemon.token, "LOOKOUT_MCP_TOOLS": "terminal,web"}
     refused = subprocess.run([str(SHIM)], env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
     assert refused.returncode != 0 and "LOOKOUT_MCP_TOOLS" in refused.stderr and "web" in refused.stderr
+
+
+async def test_the_shim_reaches_a_restarted_daemon_and_says_when_a_call_was_cut(daemon: Daemon) -> None:
+    async with shim(LOOKOUT_URL=daemon.url, LOOKOUT_TOKEN=daemon.token) as session:
+        tid = (await call(session, "terminal_open", command=["bash"], cols=80, rows=12))["id"]
+        waiting = asyncio.create_task(session.call_tool(
+            "terminal_act", {"terminal_id": tid, "until": {"regex": "never-shown"}, "timeout_ms": 30_000}))  # fmt: skip
+        await asyncio.sleep(1.5)
+        daemon.stop(signal.SIGKILL)  # the wait is cut
+        cut = await asyncio.wait_for(waiting, 30)
+        assert cut.is_error and "went away while it served" in _text(cut), _text(cut)
+        daemon.start()
+        listed = await call(session, "terminal_list")  # no word of the restart: this call was not cut
+        assert [t["id"] for t in listed["terminals"]] == [tid] and listed["terminals"][0]["status"] == "running"
