@@ -52,6 +52,12 @@ class Settings(BaseSettings):
     browser_executable: str | None = Field(
         None, description="Chromium to drive; default: the system's chromium, else Playwright's own"
     )
+    browser_cdp_url: str | None = Field(
+        None, description="attach to a running Chromium over CDP (http://host:port of --remote-debugging-port)"
+    )
+    browser_ws_endpoint: str | None = Field(
+        None, description="use a Playwright browser server (ws://host:port/ of `playwright run-server`)"
+    )
     page_idle_s: float = Field(1800, gt=0, description="a browser page unused this long is closed (page.closed event)")
     max_pages: int = Field(20, ge=1, description="open browser pages at most; one more is a 409 that says what to do")
     upload_dir: Path | None = Field(None, description="page uploads take files from here only (default <data>/uploads)")

@@ -10,13 +10,13 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from app import __version__
-from app.api import devices, health, mcp_http, pages, streams, terminals, timeline, web
+from app.api import devices, health, mcp_http, pages, profiles, streams, terminals, timeline, web
 from app.api.agent import AgentContext
 from app.api.errors import install_error_handlers
 from app.api.guard import Guard
 from app.api.responses import ERROR_RESPONSES, JSONResponse
 from app.api.text_guard import TextGuard
-from app.browser.browser import BrowserHost
+from app.browser.browser import BrowserHost, Remote
 from app.browser.pages import PageRegistry
 from app.config import Settings
 from app.core.auth_token import load_or_create_token
@@ -58,7 +58,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     adb = Adb(settings.adb_host, settings.adb_port, settings.device_timeout_s)
     device_registry = DeviceRegistry(settings.data_dir / "devices", adb, settings.device_max_dimension, bus, history)
-    host = BrowserHost(settings.browser_executable)
+    host = BrowserHost(settings.browser_executable, remote_browser(settings))
     uploads = settings.upload_dir or settings.data_dir / "uploads"
     page_registry = PageRegistry(settings.data_dir / "pages", host, bus, uploads, history,
                                  idle_s=settings.page_idle_s, max_pages=settings.max_pages)  # fmt: skip
@@ -95,7 +95,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.token = token
     install_error_handlers(app)
     app.include_router(health.router)
-    for api in (terminals, streams, devices, pages, timeline):
+    for api in (terminals, streams, devices, pages, profiles, timeline):
         app.include_router(api.router, responses=ERROR_RESPONSES)
     app.include_router(web.router)
     mcp_endpoint = mcp_http.mount(app, token)
@@ -104,3 +104,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(Guard, token=token, max_body=settings.max_request_bytes, allowed_hosts=settings.allowed_hosts,
                        body_timeout_s=settings.body_timeout_s)  # fmt: skip
     return app
+
+
+def remote_browser(settings: Settings) -> Remote | None:
+    """The browser elsewhere the settings name (LOOKOUT_BROWSER_CDP_URL, else LOOKOUT_BROWSER_WS_ENDPOINT)."""
+    if settings.browser_cdp_url:
+        return Remote("cdp", settings.browser_cdp_url)
+    if settings.browser_ws_endpoint:
+        return Remote("ws", settings.browser_ws_endpoint)
+    return None

@@ -65,7 +65,7 @@ def _page(request: Request, page_id: str) -> Page:
 
 @router.post("", status_code=201)
 async def create_page(body: CreatePage, request: Request) -> JSONResponse:
-    page = await _registry(request).create(body.url, (body.viewport.width, body.viewport.height))
+    page = await _registry(request).create(body.url, (body.viewport.width, body.viewport.height), body.profile)
     return JSONResponse(page, status_code=201)
 
 

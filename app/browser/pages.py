@@ -30,6 +30,8 @@ from app.browser.actions import RefCheck, check_ref, effects, focus, outcome, pe
 from app.browser.aria import holds_dialog, parse
 from app.browser.browser import BrowserHost
 from app.browser.frames import action_frame, closed_frame, opened_frame, screenshot_frame, snapshot_frame
+from app.browser.profile_contexts import ProfileContexts
+from app.browser.profiles import ProfileFiles, check_name
 from app.browser.search import find
 from app.browser.snapshot_view import PageContext, SnapshotOptions
 from app.browser.views import snapshot_text
@@ -98,6 +100,8 @@ class Page:
     """The number of the last event captured."""
     dialog_answer: tuple[bool, str | None] | None = None
     """How to answer the next dialog (accept?, prompt text), set by the `dialog` action; else dismiss."""
+    profile: str | None = None
+    """The profile whose persistent context the page is in (None: an isolated context of its own)."""
     used_at: float = field(default_factory=time.monotonic)
     """When a call last named it (monotonic): idle pages are closed."""
 
@@ -123,7 +127,7 @@ class Page:
     async def describe(self) -> dict[str, Any]:
         closed = self.page.is_closed()
         return {"id": self.id, "url": self.page.url, "title": "" if closed else await _title(self.page),
-                "viewport": {"width": self.viewport[0], "height": self.viewport[1]},
+                "viewport": {"width": self.viewport[0], "height": self.viewport[1]}, "profile": self.profile,
                 "created_at": self.created_at, "closed": closed, "last_obs": self.last_obs}  # fmt: skip
 
     async def snapshot(
@@ -303,14 +307,17 @@ class PageRegistry:
 
     def __init__(self, root: Path, host: BrowserHost, bus: EventBus, upload_dir: Path,
                  recorder: Recorder | None = None, idle_s: float = 1800, max_pages: int = 20) -> None:  # fmt: skip
+        """`root`: <data>/pages; profiles live beside it, in <data>/profiles."""
         self.host, self.bus, self.upload_dir = host, bus, upload_dir
+        self.profiles = ProfileContexts(host, ProfileFiles(root.parent / "profiles"))
         self.store = ObservationStore(root, "page", lambda page_id: check_id(page_id, "page"), "ts")
         self.recorder = recorder or NullRecorder()
         self.idle_s, self.max_pages = idle_s, max_pages
         self._pages: dict[str, Page] = {}
         self._reaper: asyncio.Task[None] | None = None
 
-    async def create(self, url: str | None, viewport: tuple[int, int]) -> dict[str, Any]:
+    async def create(self, url: str | None, viewport: tuple[int, int], profile: str | None = None) -> dict[str, Any]:
+        """A new page: in an isolated context that leaves nothing behind, or in `profile`'s persistent one."""
         open_pages = [p for p in self._pages.values() if not p.page.is_closed()]
         if len(open_pages) >= self.max_pages:
             oldest = min(open_pages, key=lambda p: p.used_at)
@@ -319,26 +326,50 @@ class PageRegistry:
                            f"recently used is {oldest.id}); pages idle for {self.idle_s:g} s close by themselves")  # fmt: skip
         if self._reaper is None or self._reaper.done():
             self._reaper = asyncio.create_task(self._close_idle())
-        browser = await self.host.browser()
-        context = await browser.new_context(
-            viewport={"width": viewport[0], "height": viewport[1]}, accept_downloads=True
-        )
-        page = self._register(await context.new_page(), viewport)
+        if profile is not None:
+            check_name(profile)
+        tab = await self._new_tab(viewport, profile)
+        page = self._register(tab, viewport, profile)
         if url:
             try:
                 await page.open(url)
             except LookoutError:  # a page that could not open its URL is not kept
                 self._pages.pop(page.id, None)
-                await context.close()
+                await self._close_tab(page)
                 raise
         self.bus.publish("page.created", id=page.id, url=page.page.url)
         self.recorder.record(opened_frame(page.id, page.page.url if url else ""))
         return await page.describe()
 
-    def _register(self, tab: PlaywrightPage, viewport: tuple[int, int]) -> Page:
+    async def _new_tab(self, viewport: tuple[int, int], profile: str | None) -> PlaywrightPage:
+        size = {"width": viewport[0], "height": viewport[1]}
+        if profile is None:
+            browser = await self.host.browser()
+            context = await browser.new_context(viewport=size, accept_downloads=True)  # type: ignore[arg-type]
+            return await context.new_page()
+        context = await self.profiles.context(profile, viewport)
+        used = {p.page for p in self._pages.values()}
+        blank = next((tab for tab in context.pages if tab not in used and tab.url == "about:blank"), None)
+        tab = blank or await context.new_page()
+        await tab.set_viewport_size(size)  # type: ignore[arg-type]
+        return tab
+
+    async def _close_tab(self, page: Page) -> None:
+        """Close a page: its isolated context with it, or (a profile's) the page, and the profile's context
+        once no page of it is open."""
+        if page.profile is None:
+            if not page.page.is_closed():
+                await page.page.context.close()
+            return
+        if not page.page.is_closed():
+            await page.page.close()
+        if not any(p.profile == page.profile and not p.page.is_closed() for p in self._pages.values()):
+            await self.profiles.release(page.profile)
+
+    def _register(self, tab: PlaywrightPage, viewport: tuple[int, int], profile: str | None = None) -> Page:
         page_id = new_id("p")
         self.store.dir(page_id, create=True)
-        page = Page(page_id, tab, time.time(), viewport, self.store, self.recorder)
+        page = Page(page_id, tab, time.time(), viewport, self.store, self.recorder, profile=profile)
         self._pages[page_id] = page
         self._capture(page)
         return page
@@ -372,7 +403,7 @@ class PageRegistry:
         page.event("download", url=download.url, filename=download.suggested_filename)
 
     def _popup(self, page: Page, popup: PlaywrightPage) -> None:
-        tab = self._register(popup, page.viewport)
+        tab = self._register(popup, page.viewport, page.profile)
         page.event("new_tab", page_id=tab.id, url=popup.url)
         self.bus.publish("page.created", id=tab.id, url=popup.url, opener=page.id)
 
@@ -400,6 +431,8 @@ class PageRegistry:
             raise NotFound(f"no page {page_id!r} (GET /v1/pages lists them; pages unused for "
                            f"{self.idle_s:g} s are closed)")  # fmt: skip
         page.used_at = time.monotonic()
+        if (gone := self.host.gone()) is not None:
+            raise Unavailable(f"page {page_id} cannot answer: {gone}")
         if page.page.is_closed():
             raise Conflict(f"page {page_id} was closed (by itself or with the browser); open a new one")
         return page
@@ -414,8 +447,7 @@ class PageRegistry:
         if page is None:
             raise NotFound(f"no page {page_id!r}")
         described = await page.describe()
-        if not page.page.is_closed():
-            await page.page.context.close()
+        await self._close_tab(page)
         self.store.forget(page_id)
         self.bus.publish("page.closed", id=page_id, reason=reason)
         self.recorder.record(closed_frame(page_id, described["url"]))
@@ -453,6 +485,7 @@ class PageRegistry:
         if self._reaper is not None:
             self._reaper.cancel()
         self._pages.clear()
+        await self.profiles.close_all()
         await self.host.stop()
 
 

@@ -34,6 +34,9 @@ class Viewport(Strict):
 class CreatePage(Strict):
     url: Url = Field(None, description="opened at once (http, https, file, about, data)")
     viewport: Viewport = Field(default_factory=Viewport)
+    profile: str | None = Field(
+        None, description="a persistent profile (its logins survive the page and the daemon); default: isolated"
+    )
 
 
 class SnapshotRequest(Strict):

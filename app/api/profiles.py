@@ -1,0 +1,55 @@
+"""HTTP adapter for browser profiles (app.browser.profiles): list, delete, and their storage state as
+Playwright's JSON, exported and imported (a login made once, handed to another daemon)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Body, Request
+
+from app.api.responses import JSONResponse
+from app.browser.pages import PageRegistry
+from app.browser.profiles import check_name
+from app.core.errors import Conflict
+
+router = APIRouter(prefix="/v1/profiles", tags=["pages"])
+
+
+def _registry(request: Request) -> PageRegistry:
+    return request.app.state.pages
+
+
+@router.get("")
+async def list_profiles(request: Request) -> JSONResponse:
+    registry = _registry(request)
+    found = await asyncio.to_thread(registry.profiles.files.list)
+    return JSONResponse({"profiles": [
+        {"name": p.name, "size_bytes": p.size_bytes, "updated_at": p.updated_at,
+         "open_pages": [page["id"] for page in await registry.describe_all() if page["profile"] == p.name]}
+        for p in found
+    ]})  # fmt: skip
+
+
+@router.delete("/{name}")
+async def delete_profile(name: str, request: Request) -> JSONResponse:
+    registry = _registry(request)
+    check_name(name)
+    open_pages = [page["id"] for page in await registry.describe_all() if page["profile"] == name]
+    if open_pages:
+        raise Conflict(f"profile {name!r} has open pages ({', '.join(open_pages)}): close them first")
+    await asyncio.to_thread(registry.profiles.files.delete, name)
+    return JSONResponse({"name": name, "deleted": True})
+
+
+@router.get("/{name}/storage")
+async def export_storage(name: str, request: Request) -> JSONResponse:
+    """The profile's cookies, localStorage and IndexedDB as Playwright's storage-state JSON."""
+    return JSONResponse(await _registry(request).profiles.storage(check_name(name)))
+
+
+@router.put("/{name}/storage")
+async def import_storage(name: str, request: Request, state: Annotated[dict[str, Any], Body()]) -> JSONResponse:
+    """Replace the profile's storage with a Playwright storage state (the profile is made if missing)."""
+    taken = await _registry(request).profiles.set_storage(check_name(name), state)
+    return JSONResponse({"name": name, **taken})
