@@ -40,6 +40,7 @@ import functools
 import json
 import os
 import shutil
+import socket
 import statistics
 import subprocess
 import sys
@@ -57,8 +58,9 @@ sys.path.insert(0, str(REPO))
 from playwright.async_api import Page  # noqa: E402
 
 from app.browser.aria import parse  # noqa: E402
-from app.browser.browser import BrowserHost  # noqa: E402
+from app.browser.browser import BrowserHost, Remote  # noqa: E402
 from app.browser.diff import diff, render_diff  # noqa: E402
+from app.browser.pages import Page as LookoutPage  # noqa: E402
 from app.browser.pages import PageRegistry  # noqa: E402
 from app.browser.snapshot_view import PageContext, SnapshotOptions, render  # noqa: E402
 from app.browser.views import forget_answers  # noqa: E402
@@ -74,6 +76,7 @@ from tests.support.real_pages import (  # noqa: E402
     serve_django,
     shown_controls,
 )
+from tests.support.remote_browsers import PlaywrightServer  # noqa: E402
 
 MINIWOB = "miniwob==1.1.0"
 CACHE = Path.home() / ".cache" / "lookout-bench"
@@ -242,6 +245,43 @@ async def scripted_run(page: Page, url: str) -> dict[str, int]:
     return {"actions": len(actions), "diff_tokens": diffs, "full_tokens": fulls}
 
 
+async def through_server(local: LookoutPage, urls: dict[str, str], repeat: int) -> dict[str, Any]:
+    """lookout's snapshot of the same pages on its own browser and on a Playwright browser server (launch-server
+    on loopback, this machine's Chromium), alternating; the median per page and of the per-page ratios."""
+    workdir = Path(tempfile.mkdtemp(prefix="lookout-bench-server-"))
+    server = PlaywrightServer(workdir, _free_port()).start()
+    data = workdir / "data"
+    far = PageRegistry(data / "pages", BrowserHost(None, Remote("ws", server.endpoint)), EventBus(), data / "uploads")
+    try:
+        remote = far.get((await far.create(None, VIEWPORT))["id"])
+        local_ms, server_ms, ratios = [], [], []
+        for url in urls.values():
+            await local.page.goto(url)
+            await remote.page.goto(url)
+            times: dict[str, list[float]] = {"local": [], "server": []}
+            for round_ in range(repeat):
+                order = (("local", local), ("server", remote))
+                for kind, page in order if round_ % 2 == 0 else order[::-1]:
+                    start = time.perf_counter()
+                    await page.snapshot(SnapshotOptions())
+                    times[kind].append((time.perf_counter() - start) * 1000)
+            local_ms.append(statistics.median(times["local"]))
+            server_ms.append(statistics.median(times["server"]))
+            ratios.append(server_ms[-1] / max(local_ms[-1], 1e-9))
+        return {"pages": len(urls), "local_ms": statistics.median(local_ms), "server_ms": statistics.median(server_ms),
+                "server_over_local": statistics.median(ratios)}  # fmt: skip
+    finally:
+        await far.shutdown()
+        server.stop()
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
 async def run(args: argparse.Namespace) -> dict[str, Any]:
     generated = Path(tempfile.mkdtemp(prefix="lookout-pages-"))
     for name, html in generated_pages().items():
@@ -285,13 +325,15 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                     await measure_all("django", {path[1:]: f"{django_url}{path}"})
                     if path == "/admin/login/":
                         await django_login(page, django_url)
+        remote = await through_server(ours_page, {n: f"{gen_url}/{n}.html" for n in generated_pages()}, args.repeat)
         script = await scripted_run(page, f"{gen_url}/settings.html")
     finally:
         await manager.shutdown()
         shutil.rmtree(data, ignore_errors=True)
     for server, _ in servers:
         server.shutdown()
-    return {"pages": results, "script": script, "load": {"before": load_before, "after": list(os.getloadavg())}}
+    return {"pages": results, "script": script, "through_server": remote,
+            "load": {"before": load_before, "after": list(os.getloadavg())}}  # fmt: skip
 
 
 def report(figures: dict[str, Any]) -> None:
@@ -355,6 +397,10 @@ def report(figures: dict[str, Any]) -> None:
     script = figures["script"]
     print(f"\n{script['actions']}-action scripted run: snapshots as diffs {script['diff_tokens']} tokens, as full "
           f"snapshots {script['full_tokens']} tokens ({script['diff_tokens'] / script['full_tokens']:.0%})")
+    far = figures["through_server"]
+    print(f"\nthrough a Playwright browser server (launch-server on loopback), the {far['pages']} generated pages: "
+          f"lookout's snapshot {far['server_ms']:.1f} ms beside {far['local_ms']:.1f} ms on its own browser (median "
+          f"ratio {far['server_over_local']:.2f}x)")  # fmt: skip
     figures["summary"] = summary
     print(json.dumps({"bench": "browser_snapshot", **figures}, default=lambda v: round(v, 3)))
 
