@@ -125,5 +125,10 @@ class _AdbErrors:
                 "or set LOOKOUT_ADB_HOST / LOOKOUT_ADB_PORT",
                 adb_server=self.adb.address,
             ) from exc
+        if isinstance(exc, EOFError):  # the server closed the stream in the middle of an answer
+            raise Unavailable(
+                f"the device went away while lookout tried to {self.what}: the adb server at {self.adb.address} "
+                "ended the transfer (unplugged, disconnected, rebooting?); GET /v1/devices lists what is there now"
+            ) from exc
         if isinstance(exc, AdbError):
             raise BackendFailure(f"adb failed to {self.what}: {exc}") from exc

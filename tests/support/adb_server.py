@@ -54,7 +54,9 @@ def _recv_exact(sock: socket.socket, n: int) -> bytes:
 class AdbServer:
     """`adb nodaemon server` as a child process on 127.0.0.1:<free port>."""
 
-    def __init__(self, home: Path, port: int | None = None) -> None:
+    def __init__(self, home: Path, port: int | None = None, listen_all: bool = False) -> None:
+        """`listen_all`: `adb -a`, the server listens on every address (as for clients on other hosts)."""
+        self.listen_all = listen_all
         self.home = Path(home)
         self.home.mkdir(parents=True, exist_ok=True)
         self.host, self.port = "127.0.0.1", port or _free_port()
@@ -70,7 +72,8 @@ class AdbServer:
     def start(self, timeout: float = 20) -> Self:
         """Start the server and wait until it answers `host:version`."""
         with self.log.open("ab") as log:
-            self.proc = subprocess.Popen([adb_binary(), "-P", str(self.port), "nodaemon", "server"], env=self.env,
+            every = ["-a"] if self.listen_all else []
+            self.proc = subprocess.Popen([adb_binary(), *every, "-P", str(self.port), "nodaemon", "server"], env=self.env,
                                          stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)  # fmt: skip
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
