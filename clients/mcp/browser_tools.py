@@ -32,9 +32,15 @@ def _path(page_id: str, *rest: str) -> str:
     return "/".join(("/v1/pages", quote(page_id, safe=""), *rest))
 
 
-async def browser_open(ctx: Context, url: Url = None, width: ViewportSide = 1280, height: ViewportSide = 720) -> str:
+async def browser_open(
+    ctx: Context,
+    url: Url = None,
+    width: ViewportSide = 1280,
+    height: ViewportSide = 720,
+    profile: Annotated[str | None, Field(description="persistent logins")] = None,
+) -> str:
     """Open a page in headless Chromium: {id, url, title}; browser_close it after."""
-    body = {"url": url, "viewport": {"width": width, "height": height}}
+    body = {"url": url, "viewport": {"width": width, "height": height}, "profile": profile}
     return await call(ctx, "POST", "/v1/pages", body=body)
 
 
