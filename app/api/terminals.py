@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+from datetime import UTC, datetime
 from typing import Annotated
 
 from fastapi import APIRouter, Path, Query, Request
@@ -94,11 +95,41 @@ async def resize_terminal(terminal_id: str, body: schema.Resize, request: Reques
 
 
 @router.get("/{terminal_id}/screen")
-async def get_screen(terminal_id: str, request: Request, options: Annotated[schema.ScreenOptions, Query()]) -> Response:
-    """The layered screenshot: JSON, or text/plain for format=text."""
+async def get_screen(terminal_id: str, request: Request, options: Annotated[schema.ScreenQuery, Query()]) -> Response:
+    """The layered screenshot: JSON, or text/plain for format=text; with `at` or `at_time`, the screen as it
+    was then (rebuilt from the journal)."""
     session = _manager(request).get(terminal_id)
-    screen = await session.screen(_view(options), scrollback=options.scrollback, changed_since=options.changed_since)
+    if options.at is None and options.at_time is None:
+        screen = await session.screen(
+            _view(options), scrollback=options.scrollback, changed_since=options.changed_since
+        )
+    else:
+        _check_past(options)
+        when = _instant(options.at_time) if options.at_time is not None else None
+        screen = await session.screen_at(_view(options), options.at, when)
     return PlainTextResponse(screen) if isinstance(screen, str) else JSONResponse(screen)
+
+
+def _check_past(options: schema.ScreenQuery) -> None:
+    if options.at is not None and options.at_time is not None:
+        raise BadInput("give at (a raw offset) or at_time, not both", field="at")
+    if options.at is not None and options.at < 0:
+        raise BadInput(f"at={options.at} is negative: it is a raw offset, from 0", field="at")
+    if options.scrollback or options.changed_since is not None:
+        raise BadInput(
+            "a past screen has no scrollback or changed_since: checkpoints keep the view", field="scrollback"
+        )
+
+
+def _instant(text: str) -> float:
+    """Unix seconds of `at_time`: Unix milliseconds (digits), or an ISO 8601 time (UTC when it names no zone)."""
+    if text.isdigit():
+        return int(text) / 1000
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise BadInput(f"at_time {text!r} is neither Unix milliseconds nor an ISO 8601 time", field="at_time") from None
+    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
 
 
 @router.post("/{terminal_id}/wait")

@@ -90,6 +90,14 @@ class ScreenOptions(Strict):
         return ",".join(str(item) for item in value) if isinstance(value, list) else value
 
 
+class ScreenQuery(ScreenOptions):
+    # GET /screen's query: the options, and the moment to show (the present when neither is given).
+    at: int | None = Field(
+        None, le=MAX_JSON_INT, description="the screen after this many bytes of output (a raw offset)"
+    )
+    at_time: str | None = Field(None, max_length=64, description="the screen at this time: ISO 8601, or Unix ms")
+
+
 class ActRequest(Strict):
     input: TerminalInput | None = None
     until: Until | None = Field(None, description=f"default: no output for {DEFAULT_ACT_STABLE_MS} ms")

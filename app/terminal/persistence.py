@@ -1,5 +1,5 @@
 """A terminal's files besides the journal: meta.json, screen.snapshot.json, events.jsonl and engine
-checkpoints, and rebuilding a screen from the newest checkpoint plus the journal's tail."""
+checkpoints (a screen is rebuilt from them by app.terminal.replay)."""
 
 from __future__ import annotations
 
@@ -13,14 +13,8 @@ from typing import Any
 
 from app.core.private_files import make_dir
 from app.core.storage import append_jsonl, atomic_write_json, read_json
-from app.terminal.engines import create_engine
-from app.terminal.engines.base import ScreenEngine
-from app.terminal.journal import raw_size, read_index, read_raw
 
 log = logging.getLogger(__name__)
-
-KEEP_CHECKPOINTS = 3
-_REPLAY_CHUNK = 1 << 20
 
 
 @dataclass(slots=True)
@@ -105,16 +99,17 @@ def load_snapshot(directory: Path) -> dict[str, Any] | None:
         return None
 
 
-def save_checkpoint(directory: Path, offset: int, cols: int, rows: int, dump: str) -> None:
-    """Store an engine dump taken at journal `offset`, keeping the newest few."""
+def save_checkpoint(directory: Path, offset: int, cols: int, rows: int, dump: str, title: str) -> None:
+    """Store an engine dump taken at journal `offset` (with the title then). All are kept: each is a few KB
+    (a dump holds the view, not the scrollback) and they bound the replay to any moment (app.terminal.replay)."""
     folder = directory / "checkpoints"
     make_dir(folder)
-    atomic_write_json(folder / f"{offset:016d}.json", {"offset": offset, "cols": cols, "rows": rows, "dump": dump})
-    for old in sorted(folder.glob("*.json"))[:-KEEP_CHECKPOINTS]:
-        old.unlink(missing_ok=True)
+    record = {"offset": offset, "cols": cols, "rows": rows, "dump": dump, "title": title}
+    atomic_write_json(folder / f"{offset:016d}.json", record)
 
 
-def _latest_checkpoint(directory: Path, upto: int) -> dict[str, Any] | None:
+def latest_checkpoint(directory: Path, upto: int) -> dict[str, Any] | None:
+    """The newest checkpoint taken at or before journal offset `upto`."""
     for path in sorted((directory / "checkpoints").glob("*.json"), reverse=True):
         try:
             cp = read_json(path)
@@ -123,38 +118,3 @@ def _latest_checkpoint(directory: Path, upto: int) -> dict[str, Any] | None:
         if cp.get("offset", upto + 1) <= upto:
             return cp
     return None
-
-
-def rebuild_engine(directory: Path, meta: TerminalMeta, scrollback: int, upto: int | None = None) -> ScreenEngine:
-    """The screen at journal offset `upto` (default: the end): nearest checkpoint, then replay of the
-    journal with its resizes. Slow for long journals without checkpoints: call it from a thread."""
-    end = raw_size(directory) if upto is None else min(upto, raw_size(directory))
-    resizes = [e for e in read_index(directory) if e.kind == "r"]
-    cp = _latest_checkpoint(directory, end)
-    if cp is not None:
-        engine = create_engine(meta.engine, cp["cols"], cp["rows"], scrollback)
-        engine.feed(cp["dump"].encode())
-        pos = cp["offset"]
-    else:
-        engine = create_engine(meta.engine, meta.cols, meta.rows, scrollback)
-        pos = 0
-    for entry in resizes:
-        if entry.offset < pos or entry.offset > end:
-            continue
-        _replay(directory, engine, pos, entry.offset)
-        pos = entry.offset
-        cols, rows = (int(v) for v in entry.value.split("x"))
-        if (cols, rows) != (engine.cols, engine.rows):
-            engine.resize(cols, rows)
-    _replay(directory, engine, pos, end)
-    return engine
-
-
-def _replay(directory: Path, engine: ScreenEngine, start: int, stop: int) -> None:
-    pos = start
-    while pos < stop:
-        chunk = read_raw(directory, pos, min(_REPLAY_CHUNK, stop - pos))
-        if not chunk:
-            return
-        engine.feed(chunk)
-        pos += len(chunk)

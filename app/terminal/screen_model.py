@@ -21,9 +21,11 @@ from app.terminal.cell_layers import CellLayers
 from app.terminal.deltas import MIN_INTERVAL_S, UNWATCHED_INTERVAL_S, Delta, DeltaLog, DeltaPage, Throttle
 from app.terminal.engines import create_engine
 from app.terminal.engines.base import ScreenEngine
+from app.terminal.journal import raw_size
 from app.terminal.layers import ScreenData, ViewOptions, render
 from app.terminal.lazy_feed import LazyFeed
 from app.terminal.persistence import GuardedWrites, TerminalMeta, in_background
+from app.terminal.replay import offset_at, screen_at
 from app.terminal.screen_view import screen_data, snapshot
 
 DELTA_STYLE_LAYERS = ("fgColors", "bgColors", "styles")
@@ -31,7 +33,8 @@ RENDERS = BoundedPool("screens", 2)
 """Layered views are built in these threads (a 1000x500 screen with every cell layer is seconds of CPU):
 the event loop stays free, and more big renders at once wait their turn."""
 SNAPSHOT_INTERVAL_S = 0.25
-CHECKPOINT_BYTES = 8 << 20
+CHECKPOINT_BYTES = 1 << 20
+"""Output between two engine checkpoints: the most any moment's screen is replayed (app.terminal.replay)."""
 
 DeltaListener = Callable[[dict[str, Any]], None]
 
@@ -86,7 +89,9 @@ class ScreenModel:
     async def load(self) -> ScreenEngine:
         """The engine, brought up to date; a dormant terminal's is rebuilt from its files once, in a thread."""
         if self.engine is None:
-            self.engine = await asyncio.to_thread(files.rebuild_engine, self.directory, self._meta, self.scrollback)
+            size = raw_size(self.directory)
+            past = await asyncio.to_thread(screen_at, self.directory, self._meta, size, self.scrollback)
+            self.engine = past.engine
         return self.current()
 
     # ----------------------------------------------------------------- feeding
@@ -139,6 +144,20 @@ class ScreenModel:
             with self.lock:
                 data = screen_data(engine, title=title, scrollback=scrollback, changed_rows=changed_rows, extra=extra)
             return data, render(data, options)
+
+        return await RENDERS.run(view)
+
+    async def view_at(self, options: ViewOptions, offset: int | None, when: float | None) -> dict[str, Any] | str:
+        """The layered view of the screen as it was after `offset` bytes of output, or at Unix time `when`
+        (app.terminal.replay), rebuilt and rendered in a worker. The terminal's state then is not known
+        (`state` is null); `at` says which offset the answer is and how much was replayed for it."""
+        directory, meta = self.directory, self._meta
+
+        def view() -> dict[str, Any] | str:
+            at = offset if offset is not None else offset_at(directory, meta, when or 0.0)
+            past = screen_at(directory, meta, at, 0)
+            extra = {"state": None, "raw_offset": at, "at": {"raw_offset": at, "replayed_bytes": past.replayed}}
+            return render(screen_data(past.engine, title=past.title, extra=extra), options)
 
         return await RENDERS.run(view)
 
@@ -292,7 +311,7 @@ class ScreenModel:
         """Store the engine's dump (taken now, on the loop) with the journal offset it reflects."""
         engine = self.current()
         self._since_checkpoint = 0
-        args = (self.directory, self.offset, engine.cols, engine.rows, engine.dump())
+        args = (self.directory, self.offset, engine.cols, engine.rows, engine.dump(), self.title)
         if in_thread:
             self._in_background(files.save_checkpoint, *args)
         else:

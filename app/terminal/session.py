@@ -49,6 +49,7 @@ from app.terminal.input_steps import InputStep, encode_steps
 from app.terminal.journal import raw_size, read_raw
 from app.terminal.journal_follower import JournalFollower
 from app.terminal.layers import ViewOptions
+from app.terminal.replay import screen_at
 from app.terminal.screen_model import DeltaListener, ScreenModel
 from app.terminal.state import LINE_EDITOR_SHELLS, State, derive_state
 from app.terminal.terminal_process import TerminalProcess
@@ -183,9 +184,8 @@ class TerminalSession:
         self._screen.title = snapshot.get("title", "")
         self._screen.bracketed_paste = bool(snapshot.get("bracketed_paste", False))
         self.blocks.restore(snapshot.get("blocks") or {"forged": snapshot.get("forged_marks", 0)})
-        self._screen.engine = await asyncio.to_thread(
-            files.rebuild_engine, directory, meta, limits.scrollback, resume_at
-        )
+        past = await asyncio.to_thread(screen_at, directory, meta, resume_at, limits.scrollback)
+        self._screen.engine = past.engine
         follower = JournalFollower(directory, resume_at, token.encode() if token else None)
         process = self._follow(follower, resume_at, cwd=snapshot.get("cwd"))
         try:
@@ -412,6 +412,13 @@ class TerminalSession:
         data, answer = await self._screen.view(options, scrollback=scrollback, changed_rows=changed, extra=extra)
         self.recorder.record(screen_frame(self.id, list(data.text), (data.cursor.row, data.cursor.col), facts))
         return answer
+
+    async def screen_at(
+        self, options: ViewOptions, offset: int | None = None, when: float | None = None
+    ) -> dict[str, Any] | str:
+        """The screen as it was after `offset` bytes of output, or at Unix time `when` (also of an exited or
+        lost terminal, and after a restart): see ScreenModel.view_at."""
+        return await self._screen.view_at(options, offset, when)
 
     def send(
         self, *steps: InputStep, text: str | None = None, keys: list[str] | None = None, paste: str | None = None

@@ -14,7 +14,8 @@ from app.terminal import lazy_feed, skip_ahead
 from app.terminal.engines import create_engine
 from app.terminal.journal import read_index
 from app.terminal.manager import TerminalManager, TerminalSpec
-from app.terminal.persistence import load_snapshot, rebuild_engine
+from app.terminal.persistence import load_snapshot
+from app.terminal.replay import screen_at
 from app.terminal.session import SessionLimits, TerminalSession
 from app.terminal.waiting import compile_until
 from app.timeline.recording import FrameInput
@@ -186,7 +187,7 @@ async def test_snapshot_checkpoint_and_rebuild_match_the_live_screen(manager: Te
     await _until(s, regex="^after-resize", since=0)
     await _until(s, state_in=["idle"])
     live = (await s.screen())["text"]
-    rebuilt = await asyncio.to_thread(rebuild_engine, s.directory, s.meta, LIMITS.scrollback)
+    rebuilt = (await asyncio.to_thread(screen_at, s.directory, s.meta, s.raw_offset, LIMITS.scrollback)).engine
     assert (rebuilt.cols, rebuilt.rows) == (50, 10)
     assert rebuilt.text_rows() == live
     await manager.close(s.id)
@@ -295,7 +296,7 @@ async def test_a_session_reports_to_the_bus_and_recorder_it_was_made_with_also_a
         await m.shutdown()
     types = [(await asyncio.wait_for(events.next(), 5))["type"] for _ in range(3)]
     assert types == ["terminal.created", "terminal.resized", "terminal.exited"]
-    assert [f.category for f in recorder.frames] == ["terminal screen", "terminal input", "terminal exit"]
+    assert [f.category for f in recorder.frames] == ["terminal resize", "terminal screen", "terminal input", "terminal exit"]
 
     again, later = _Frames(), EventBus()
     restarted = TerminalManager(tmp_path / "terminals", "avt", LIMITS, max_sessions=2, bus=later, recorder=again)
@@ -303,7 +304,7 @@ async def test_a_session_reports_to_the_bus_and_recorder_it_was_made_with_also_a
     dormant = restarted.get(s.id)
     assert dormant.bus is later and dormant.recorder is again and dormant.describe()["exit_code"] == 3
     await dormant.screen()
-    assert [f.category for f in again.frames] == ["terminal screen"] and not recorder.frames[3:]
+    assert [f.category for f in again.frames] == ["terminal screen"] and not recorder.frames[4:]
     await restarted.shutdown()
 
 

@@ -1,0 +1,96 @@
+"""A terminal's screen at any moment of its journal: the newest engine checkpoint at or before that offset,
+then a replay of the journal's tail (with its resizes) up to it, and the title as the side scanner reads it
+from the same bytes (checkpoints keep the title they were taken with).
+
+Checkpoints are taken every CHECKPOINT_BYTES of output and all are kept (app.terminal.screen_model), so any
+moment is at most CHECKPOINT_BYTES of replay away: a few tens of ms (bench/terminal_replay.py). Blocking:
+call it in a worker.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass
+from pathlib import Path
+
+from app.core.errors import BadInput
+from app.terminal.engines import create_engine
+from app.terminal.engines.base import ScreenEngine
+from app.terminal.journal import IndexEntry, raw_size, read_index, read_raw
+from app.terminal.persistence import TerminalMeta, latest_checkpoint
+from app.terminal.scanner import SideScanner, TitleChanged
+
+REPLAY_CHUNK = 1 << 20
+
+
+@dataclass(frozen=True, slots=True)
+class PastScreen:
+    engine: ScreenEngine
+    title: str
+    offset: int
+    replayed: int
+    """Bytes replayed after the checkpoint (the cost of this answer)."""
+
+
+def screen_at(directory: Path, meta: TerminalMeta, offset: int, scrollback: int) -> PastScreen:
+    """The screen after the first `offset` bytes of output (0 <= offset <= the journal's size)."""
+    size = raw_size(directory)
+    if offset < 0 or offset > size:
+        raise BadInput(f"at={offset} is outside the output (0..{size})", field="at")
+    entries = read_index(directory)
+    cp = latest_checkpoint(directory, offset)
+    if cp is not None:
+        engine = create_engine(meta.engine, cp["cols"], cp["rows"], scrollback)
+        engine.feed(cp["dump"].encode())
+        pos, title = int(cp["offset"]), str(cp.get("title") or "")
+    else:
+        cols, rows = _first_size(entries, meta)
+        engine = create_engine(meta.engine, cols, rows, scrollback)
+        pos, title = 0, ""
+    start = pos
+    scanner = SideScanner()
+    for entry in entries:
+        if entry.kind != "r" or entry.offset < pos or entry.offset > offset:
+            continue
+        title = _replay(directory, engine, scanner, pos, entry.offset, title)
+        pos = entry.offset
+        cols, rows = (int(v) for v in entry.value.split("x"))
+        if (cols, rows) != (engine.cols, engine.rows):
+            engine.resize(cols, rows)
+    title = _replay(directory, engine, scanner, pos, offset, title)
+    return PastScreen(engine, title, offset, offset - start)
+
+
+def offset_at(directory: Path, meta: TerminalMeta, when: float) -> int:
+    """The journal offset reached at Unix time `when`: the end of the output written by then. BadInput for a
+    time before the terminal existed."""
+    if when < meta.created_at:
+        raise BadInput(f"at_time is before the terminal was created ({meta.created_at:.3f})", field="at_time")
+    outputs = [e for e in read_index(directory) if e.kind == "o"]
+    elapsed = when - meta.created_at
+    i = bisect.bisect_right([e.t for e in outputs], elapsed)
+    if i == len(outputs):
+        return raw_size(directory)
+    return outputs[i - 1].offset + int(outputs[i - 1].value) if i else 0
+
+
+def _first_size(entries: list[IndexEntry], meta: TerminalMeta) -> tuple[int, int]:
+    first = next((e for e in entries if e.kind == "r"), None)
+    if first is None:
+        return meta.cols, meta.rows
+    cols, rows = (int(v) for v in first.value.split("x"))
+    return cols, rows
+
+
+def _replay(directory: Path, engine: ScreenEngine, scanner: SideScanner, start: int, stop: int, title: str) -> str:
+    pos = start
+    while pos < stop:
+        chunk = read_raw(directory, pos, min(REPLAY_CHUNK, stop - pos))
+        if not chunk:
+            break
+        engine.feed(chunk)
+        for event in scanner.feed(chunk):
+            if isinstance(event, TitleChanged):
+                title = event.title
+        pos += len(chunk)
+    return title
