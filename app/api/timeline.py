@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Path, Query, Request
 
 from app.api.responses import JSONResponse
 from app.schemas.common import MAX_JSON_INT
@@ -38,6 +38,18 @@ async def frames(
     """Frames in order: from `from` on (`next_from` pages on), else the last `limit` up to `to`."""
     result = await asyncio.to_thread(_timeline(request).frames, from_, to, agent, resource, limit, text)
     return JSONResponse(result)
+
+
+@router.get("/frames/{seq}")
+async def frame(request: Request, seq: Annotated[int, Path(le=MAX_JSON_INT)]) -> JSONResponse:
+    """One frame with what the agent was given in it: the terminal screen it read (rebuilt at that offset),
+    the page snapshot's text, the device screenshot with its elements. 410 when that record is gone."""
+    found = await asyncio.to_thread(_timeline(request).frame, seq)
+    kind, _, name = str(found.get("resource", "")).partition(":")
+    registry = {"terminal": "terminals", "device": "devices", "page": "pages"}.get(kind)
+    refs = found.get("refs") or {}
+    observation = await getattr(request.app.state, registry).observed(name, refs) if registry and name else None
+    return JSONResponse({"frame": found, "observation": observation})
 
 
 @router.get("/context")

@@ -35,7 +35,7 @@ from app.browser.profiles import ProfileFiles, check_name
 from app.browser.search import find
 from app.browser.snapshot_view import PageContext, SnapshotOptions
 from app.browser.views import snapshot_text
-from app.core.errors import BadInput, Conflict, LookoutError, NotFound, Unavailable
+from app.core.errors import BadInput, Conflict, Gone, LookoutError, NotFound, Unavailable
 from app.core.events import EventBus
 from app.core.gc_tuning import gc_paused
 from app.core.ids import check_id, new_id
@@ -456,6 +456,22 @@ class PageRegistry:
     def observation(self, page_id: str, obs_id: str) -> dict[str, Any]:
         """A stored observation of a page, also of one closed since."""
         return self.store.load(page_id, obs_id)
+
+    async def observed(self, page_id: str, refs: dict[str, Any]) -> dict[str, Any] | None:
+        """What a frame of this page gave the agent: its snapshot's text, or its screenshot (None for a frame
+        with no observation); Gone when the record is gone."""
+        obs_id = refs.get("obs_id")
+        if not isinstance(obs_id, str):
+            return None
+        try:
+            stored = await asyncio.to_thread(self.store.load, page_id, obs_id)
+        except NotFound:
+            raise Gone(f"observation {obs_id} of page {page_id} is gone: it cannot be shown again") from None
+        if stored.get("kind") == "screenshot":
+            return {"kind": "page screenshot", "page_id": page_id, "obs_id": obs_id, "url": stored.get("url"),
+                    "image": f"/v1/pages/{page_id}/observations/{obs_id}/image", "scale": stored.get("scale")}  # fmt: skip
+        return {"kind": "page snapshot", "page_id": page_id, "obs_id": obs_id, "url": stored.get("url"),
+                "title": stored.get("title"), "text": stored.get("text"), "metadata": stored.get("metadata")}  # fmt: skip
 
     def image(self, page_id: str, obs_id: str) -> tuple[Path, str]:
         """The image file of a screenshot observation, and its format."""

@@ -32,6 +32,13 @@ class Conflict(LookoutError):
     code = "conflict"
 
 
+class Gone(LookoutError):
+    """What was asked for existed and its record is gone (a purged terminal, a closed page's observations)."""
+
+    status = 410
+    code = "gone"
+
+
 class TooLarge(LookoutError):
     status = 413
     code = "too_large"

@@ -1,5 +1,6 @@
 """The role every domain's registry plays: terminals (app.terminal.manager), devices (app.device.registry)
-and pages (app.browser.pages) each have one, naming their resources by id and listing them.
+and pages (app.browser.pages) each have one, naming their resources by id, listing them, and showing again what a
+frame of the timeline gave the agent (GET /v1/timeline/frames/{seq}).
 
 Registries whose resources lookout makes and ends also have `create` and `close` (terminals, pages); the
 devices' has neither, since the adb server connects them.
@@ -19,4 +20,9 @@ class Registry(Protocol[Resource_co]):
 
     async def describe_all(self) -> list[dict[str, Any]]:
         """Every resource's facts, as listings show them."""
+        ...
+
+    async def observed(self, key: str, refs: dict[str, Any], /) -> dict[str, Any] | None:
+        """What a timeline frame of resource `key` with these `refs` gave the agent, shown again (None when
+        the frame holds no observation; Gone when its record is gone)."""
         ...

@@ -11,12 +11,14 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from app.core.errors import Gone, NotFound
 from app.core.events import EventBus
 from app.device.adb import Adb
 from app.device.device import STATE_ADVICE, AdbLink, Device
 from app.device.info import DeviceInfo
 from app.device.observations import DeviceObservations
 from app.device.observer import Observer
+from app.device.ui_tree import render_elements
 from app.timeline.recording import NullRecorder, Recorder
 
 ADB_THREADS = 8
@@ -58,6 +60,28 @@ class DeviceRegistry:
             return await self.link.thread(self.link.info, serial)
         except Exception:  # noqa: BLE001 (a device that fails to describe itself is still listed)
             return None
+
+    async def observed(self, serial: str, refs: dict[str, Any]) -> dict[str, Any] | None:
+        """What a frame of this device gave the agent: the screenshot and, when its UI was read, the elements
+        as listed then (None for a frame with no observation); Gone when the record is gone."""
+        return await asyncio.to_thread(self._observed, serial, refs)
+
+    def _observed(self, serial: str, refs: dict[str, Any]) -> dict[str, Any] | None:
+        obs_id = refs.get("obs_id")
+        if not isinstance(obs_id, str):
+            return None
+        store = self.link.store
+        try:
+            obs = store.get(serial, obs_id)
+        except NotFound:
+            raise Gone(f"observation {obs_id} of device {serial} is gone: it cannot be shown again") from None
+        nodes = store.ui_nodes(obs)
+        shown: dict[str, Any] = {"kind": "device screenshot", "serial": serial, "obs_id": obs_id, "device": obs.device,
+                                 "image": obs.image, "url": f"/v1/devices/{serial}/observations/{obs_id}/image"}  # fmt: skip
+        if nodes is not None:
+            screen = (obs.scale.device_width, obs.scale.device_height)
+            shown["elements"] = render_elements(nodes, obs.scale.factor, screen=screen)["elements"]
+        return shown
 
     def shutdown(self) -> None:
         self.link.pool.shutdown(wait=False, cancel_futures=True)

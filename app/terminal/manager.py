@@ -15,11 +15,12 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from app.core.errors import BadInput, Conflict, NotFound
+from app.core.errors import BadInput, Conflict, Gone, NotFound
 from app.core.events import EventBus
 from app.core.ids import check_id, new_id
 from app.core.private_files import make_dir
 from app.terminal.holder_link import HolderError
+from app.terminal.layers import ViewOptions
 from app.terminal.persistence import TerminalMeta, load_meta
 from app.terminal.session import SessionLimits, TerminalSession
 from app.terminal.shell_integration import supported as integration_supported
@@ -175,6 +176,22 @@ class TerminalManager:
         self._sessions[terminal_id] = session
         self.bus.publish("terminal.created", id=terminal_id, name=meta.name, command=meta.command)
         return session
+
+    async def observed(self, terminal_id: str, refs: dict[str, Any]) -> dict[str, Any] | None:
+        """What a frame of this terminal showed the agent: the screen rebuilt at the frame's raw offset (None
+        for a frame that read no screen); Gone when the terminal's records are gone."""
+        offset = refs.get("raw_offset")
+        if not isinstance(offset, int):
+            return None
+        try:
+            session = self.get(terminal_id)
+        except NotFound:
+            raise Gone(f"terminal {terminal_id} is gone (purged): its screens cannot be shown again") from None
+        try:
+            screen = await session.screen_at(ViewOptions(), offset)
+        except BadInput as exc:
+            raise Gone(f"the screen of frame at offset {offset} is gone from terminal {terminal_id}: {exc}") from exc
+        return {"kind": "terminal screen", "terminal_id": terminal_id, "raw_offset": offset, "screen": screen}
 
     async def close(self, terminal_id: str, purge: bool = False) -> TerminalSession:
         """Stop the terminal (its files stay, and it stays listed, unless `purge`)."""

@@ -17,7 +17,7 @@ from typing import Any
 
 import orjson
 
-from app.core.errors import BadInput
+from app.core.errors import BadInput, NotFound
 from app.core.private_files import make_dir
 from app.core.tokens import count_tokens
 from app.timeline.frames import LEVELS, build_frame, header, level_text
@@ -120,6 +120,14 @@ class Timeline:
             frames = [self._describe(self.store.read(s), text) for s in page]
             more = seqs[len(page)] if first is not None and len(seqs) > len(page) else None
             return {"frames": frames, "last_seq": history.last_seq, "next_from": more}
+
+    def frame(self, seq: int) -> dict[str, Any]:
+        """Frame `seq` with every level's text; NotFound when there is no such frame."""
+        self.sync()
+        with self.lock:
+            if not 1 <= seq <= self.store.last_seq:
+                raise NotFound(f"no frame {seq} (the timeline has frames 1..{self.store.last_seq})")
+            return self._describe(self.store.read(seq), True)
 
     @staticmethod
     def _describe(frame: dict[str, Any], text: bool) -> dict[str, Any]:
