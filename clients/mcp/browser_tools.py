@@ -37,9 +37,9 @@ async def browser_open(
     url: Url = None,
     width: ViewportSide = 1280,
     height: ViewportSide = 720,
-    profile: Annotated[str | None, Field(description="persistent logins")] = None,
+    profile: str | None = None,
 ) -> str:
-    """Open a page in headless Chromium: {id, url, title}; browser_close it after."""
+    """Open a page in headless Chromium (a profile keeps its logins): {id, url, title}; browser_close it after."""
     body = {"url": url, "viewport": {"width": width, "height": height}, "profile": profile}
     return await call(ctx, "POST", "/v1/pages", body=body)
 

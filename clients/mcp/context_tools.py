@@ -76,7 +76,13 @@ async def context_extract(
     return f"{answer['content']}\n\n{footer}"
 
 
+async def context_frame(ctx: Context, seq: int) -> str:
+    """Frame `seq` with the screen, snapshot or screenshot it had."""
+    return await call(ctx, "GET", f"/v1/timeline/frames/{seq}")
+
+
 TOOLS: list[tuple[Callable[..., Awaitable[Any]], ToolAnnotations]] = [
     (context_history, _READ),
     (context_extract, _READ),
+    (context_frame, _READ),
 ]
