@@ -51,13 +51,41 @@ def _settings(args: argparse.Namespace) -> Settings:
 
 
 def serve(args: argparse.Namespace) -> int:
+    return _run(_settings(args))
+
+
+def replay(args: argparse.Namespace) -> int:
+    """Serve a replay archive read-only, from a private temporary copy that is removed at exit."""
+    import secrets
+    import shutil
+    import tempfile
+
+    from app.core.archive import open_archive
+    from app.core.errors import BadInput
+
+    folder = Path(tempfile.mkdtemp(prefix="lookout-replay-"))
+    try:
+        try:
+            open_archive(args.file, folder / "data")
+        except BadInput as exc:
+            print(f"lookout replay: refused: {exc}", file=sys.stderr)
+            return 2
+        token = args.token or secrets.token_urlsafe(24)
+        settings = Settings(host="127.0.0.1", port=args.port, data_dir=folder / "data", token=token, read_only=True)
+        print(f"lookout replay: {args.file}, read-only, at http://127.0.0.1:{args.port}/ (token: {token})",
+              file=sys.stderr, flush=True)  # fmt: skip
+        return _run(settings)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _run(settings: Settings) -> int:
     import uvicorn
 
     from app.api.header_timeout import header_deadline_protocol
     from app.core.log_redaction import redact_all_handlers
     from app.server import create_app
 
-    settings = _settings(args)
     if not is_loopback(settings.host) and not settings.token:
         print(
             f"lookout: refusing to listen on {settings.host} without a token; set LOOKOUT_TOKEN or pass --token",
@@ -224,6 +252,11 @@ def main(argv: list[str] | None = None) -> None:
     p_restart = sub.add_parser("restart", help="restart the running daemon in place (terminals stay)")
     p_restart.add_argument("--data-dir", type=Path)
     p_restart.set_defaults(func=restart)
+    p_replay = sub.add_parser("replay", help="serve a run exported from GET /v1/timeline/export, read-only")
+    p_replay.add_argument("file", type=Path)
+    p_replay.add_argument("--port", type=int, default=8766, help="port on 127.0.0.1 (default 8766)")
+    p_replay.add_argument("--token", help="its API token (default: a new one, printed)")
+    p_replay.set_defaults(func=replay)
     p_ls = sub.add_parser("ls", help="list the terminals (and whether their programs run)")
     p_ls.add_argument("--data-dir", type=Path)
     p_ls.set_defaults(func=ls)

@@ -58,6 +58,7 @@ class Settings(BaseSettings):
     browser_ws_endpoint: str | None = Field(
         None, description="use a Playwright browser server (ws://host:port/ of `playwright run-server`)"
     )
+    read_only: bool = Field(False, description="serve the data dir read-only (what `lookout replay` does)")
     page_idle_s: float = Field(1800, gt=0, description="a browser page unused this long is closed (page.closed event)")
     max_pages: int = Field(20, ge=1, description="open browser pages at most; one more is a 409 that says what to do")
     upload_dir: Path | None = Field(None, description="page uploads take files from here only (default <data>/uploads)")

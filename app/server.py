@@ -14,6 +14,7 @@ from app.api import devices, health, mcp_http, pages, profiles, streams, termina
 from app.api.agent import AgentContext
 from app.api.errors import install_error_handlers
 from app.api.guard import Guard
+from app.api.read_only import ReadOnly
 from app.api.responses import ERROR_RESPONSES, JSONResponse
 from app.api.text_guard import TextGuard
 from app.browser.browser import BrowserHost, Remote
@@ -99,6 +100,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.include_router(api.router, responses=ERROR_RESPONSES)
     app.include_router(web.router)
     mcp_endpoint = mcp_http.mount(app, token)
+    if settings.read_only:
+        app.add_middleware(ReadOnly)
     app.add_middleware(AgentContext)
     app.add_middleware(TextGuard)
     app.add_middleware(Guard, token=token, max_body=settings.max_request_bytes, allowed_hosts=settings.allowed_hosts,

@@ -6,9 +6,14 @@ import asyncio
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Path, Query, Request
+from fastapi.responses import FileResponse
+from starlette.background import BackgroundTask
 
 from app.api.responses import JSONResponse
+from app.core.ids import new_id
+from app.core.private_files import make_dir
 from app.schemas.common import MAX_JSON_INT
+from app.timeline.export import export_run
 from app.timeline.timeline import MAX_EXTRACT_FRAMES, MAX_FRAMES_PAGE, Timeline
 
 router = APIRouter(prefix="/v1/timeline", tags=["timeline"])
@@ -50,6 +55,30 @@ async def frame(request: Request, seq: Annotated[int, Path(le=MAX_JSON_INT)]) ->
     refs = found.get("refs") or {}
     observation = await getattr(request.app.state, registry).observed(name, refs) if registry and name else None
     return JSONResponse({"frame": found, "observation": observation})
+
+
+@router.get("/export")
+async def export(
+    request: Request,
+    agent: Agent = None,
+    from_: Annotated[Seq, Query(alias="from")] = None,
+    to: Seq = None,
+) -> FileResponse:
+    """One archive (tar.gz) of a run: the agent's frames from `from` to `to` with the observations and
+    terminal journal ranges they show; `lookout replay FILE` serves it read-only."""
+    state = request.app.state
+    folder = state.settings.data_dir / "exports"
+    await asyncio.to_thread(make_dir, folder)
+    dest = folder / f"{new_id('x')}.tar.gz"
+    registries = {"terminals": state.terminals, "devices": state.devices, "pages": state.pages}
+    try:
+        held = await asyncio.to_thread(export_run, _timeline(request), registries, agent, from_, to, dest)
+    except BaseException:
+        dest.unlink(missing_ok=True)
+        raise
+    headers = {"X-Lookout-Frames": str(held["frames"]), "X-Lookout-Files": str(held["files"])}
+    return FileResponse(dest, media_type="application/gzip", filename=f"lookout-run-{held['from']}-{held['to']}.tar.gz",
+                        headers=headers, background=BackgroundTask(dest.unlink, missing_ok=True))  # fmt: skip
 
 
 @router.get("/context")

@@ -35,6 +35,7 @@ from app.browser.profiles import ProfileFiles, check_name
 from app.browser.search import find
 from app.browser.snapshot_view import PageContext, SnapshotOptions
 from app.browser.views import snapshot_text
+from app.core.archive import ArchivePart
 from app.core.errors import BadInput, Conflict, Gone, LookoutError, NotFound, Unavailable
 from app.core.events import EventBus
 from app.core.gc_tuning import gc_paused
@@ -456,6 +457,11 @@ class PageRegistry:
     def observation(self, page_id: str, obs_id: str) -> dict[str, Any]:
         """A stored observation of a page, also of one closed since."""
         return self.store.load(page_id, obs_id)
+
+    def exported(self, page_id: str, refs: list[dict[str, Any]]) -> list[ArchivePart]:
+        """The files of the observations the refs name."""
+        obs_ids = {r["obs_id"] for r in refs if isinstance(r.get("obs_id"), str)}
+        return [part for obs_id in sorted(obs_ids) for part in self.store.archive_parts(page_id, obs_id)]
 
     async def observed(self, page_id: str, refs: dict[str, Any]) -> dict[str, Any] | None:
         """What a frame of this page gave the agent: its snapshot's text, or its screenshot (None for a frame

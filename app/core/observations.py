@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from app.core.archive import ArchivePart
 from app.core.errors import NotFound
 from app.core.ids import check_id, new_id
 from app.core.private_files import make_dir
@@ -84,6 +85,14 @@ class ObservationStore:
     def file(self, key: str, obs_id: str, suffix: str) -> Path:
         """Where a file of the observation is (`suffix`: png, jpeg, xml)."""
         return self.dir(key) / f"{check_id(obs_id, 'observation')}.{suffix}"
+
+    def archive_parts(self, key: str, obs_id: str) -> list[ArchivePart]:
+        """The observation's files, named as they are under the data dir (for a replay archive)."""
+        folder = self.dir(key)
+        prefix = f"{self.root.name}/{self._folder(key)}/observations"
+        check_id(obs_id, "observation")
+        return [ArchivePart(f"{prefix}/{path.name}", path) for path in sorted(folder.glob(f"{obs_id}.*"))
+                if path.is_file() and not path.is_symlink()]  # fmt: skip
 
     def save(self, key: str, record: Record, files: Mapping[str, bytes] | None = None) -> Record:
         """Store the record (it has `obs_id` and the time field) after its files; it becomes the resource's

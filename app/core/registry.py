@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any, Protocol, TypeVar
 
+from app.core.archive import ArchivePart
+
 Resource_co = TypeVar("Resource_co", covariant=True)
 
 
@@ -20,6 +22,11 @@ class Registry(Protocol[Resource_co]):
 
     async def describe_all(self) -> list[dict[str, Any]]:
         """Every resource's facts, as listings show them."""
+        ...
+
+    def exported(self, key: str, refs: list[dict[str, Any]], /) -> list[ArchivePart]:
+        """The files a replay archive needs to show again what frames of resource `key` with these `refs`
+        gave the agent (blocking: call it in a thread)."""
         ...
 
     async def observed(self, key: str, refs: dict[str, Any], /) -> dict[str, Any] | None:

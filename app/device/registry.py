@@ -11,6 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from app.core.archive import ArchivePart
 from app.core.errors import Gone, NotFound
 from app.core.events import EventBus
 from app.device.adb import Adb
@@ -60,6 +61,11 @@ class DeviceRegistry:
             return await self.link.thread(self.link.info, serial)
         except Exception:  # noqa: BLE001 (a device that fails to describe itself is still listed)
             return None
+
+    def exported(self, serial: str, refs: list[dict[str, Any]]) -> list[ArchivePart]:
+        """The files of the observations the refs name (the image, the UI dump, the reference frame)."""
+        obs_ids = {r["obs_id"] for r in refs if isinstance(r.get("obs_id"), str)}
+        return [part for obs_id in sorted(obs_ids) for part in self.link.store.store.archive_parts(serial, obs_id)]
 
     async def observed(self, serial: str, refs: dict[str, Any]) -> dict[str, Any] | None:
         """What a frame of this device gave the agent: the screenshot and, when its UI was read, the elements

@@ -15,13 +15,14 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from app.core.archive import ArchivePart
 from app.core.errors import BadInput, Conflict, Gone, NotFound
 from app.core.events import EventBus
 from app.core.ids import check_id, new_id
 from app.core.private_files import make_dir
 from app.terminal.holder_link import HolderError
 from app.terminal.layers import ViewOptions
-from app.terminal.persistence import TerminalMeta, load_meta
+from app.terminal.persistence import TerminalMeta, latest_checkpoint, load_meta
 from app.terminal.session import SessionLimits, TerminalSession
 from app.terminal.shell_integration import supported as integration_supported
 from app.timeline.recording import NullRecorder, Recorder
@@ -192,6 +193,29 @@ class TerminalManager:
         except BadInput as exc:
             raise Gone(f"the screen of frame at offset {offset} is gone from terminal {terminal_id}: {exc}") from exc
         return {"kind": "terminal screen", "terminal_id": terminal_id, "raw_offset": offset, "screen": screen}
+
+    def exported(self, terminal_id: str, refs: list[dict[str, Any]]) -> list[ArchivePart]:
+        """The files that rebuild the screens the refs name (their raw offsets, blocks' ranges): the terminal's
+        meta, index and blocks, and the journal from the checkpoint before the first of them to the last,
+        with the checkpoints in that range."""
+        try:
+            session = self.get(terminal_id)
+        except NotFound:
+            return []
+        offsets = [r["raw_offset"] for r in refs if isinstance(r.get("raw_offset"), int)]
+        offsets += [o for r in refs if isinstance(r.get("raw"), dict) for o in r["raw"].values() if isinstance(o, int)]
+        if not offsets:
+            return []
+        directory, name = session.directory, f"{self.root.name}/{terminal_id}"
+        first = latest_checkpoint(directory, min(offsets))
+        base, end = (int(first["offset"]) if first else 0), max(offsets)
+        parts = [ArchivePart(f"{name}/{file}", directory / file) for file in ("meta.json", "output.idx", "blocks.jsonl")
+                 if (directory / file).is_file()]  # fmt: skip
+        for path in sorted((directory / "checkpoints").glob("*.json")):
+            if path.stem.isdigit() and base <= int(path.stem) <= end:
+                parts.append(ArchivePart(f"{name}/checkpoints/{path.name}", path))
+        parts.append(ArchivePart(f"{name}/output.raw", directory / "output.raw", start=base, length=end - base))
+        return parts
 
     async def close(self, terminal_id: str, purge: bool = False) -> TerminalSession:
         """Stop the terminal (its files stay, and it stays listed, unless `purge`)."""

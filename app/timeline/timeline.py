@@ -121,6 +121,13 @@ class Timeline:
             more = seqs[len(page)] if first is not None and len(seqs) > len(page) else None
             return {"frames": frames, "last_seq": history.last_seq, "next_from": more}
 
+    def stored(self, first: int | None, last: int | None, agent: str | None) -> list[dict[str, Any]]:
+        """The frames of a view between `first` and `last` as stored (every level), oldest first."""
+        self.sync()
+        with self.lock:
+            history = StoreHistory(self.store, self.summaries, agent, None)
+            return [self.store.read(seq) for seq in history.seqs(first or 1, last or history.last_seq)]
+
     def frame(self, seq: int) -> dict[str, Any]:
         """Frame `seq` with every level's text; NotFound when there is no such frame."""
         self.sync()
