@@ -271,3 +271,35 @@ def test_markup_from_programs_and_pages_stays_text(browser: Browser, daemon: Dae
         expect(page.get_by_role("table")).to_contain_text("onerror")
         assert page.evaluate("window.pwned") is None and page.locator("img[src=x]").count() == 0
         assert errors == []
+
+
+def test_replay_view_scrubs_to_what_the_agent_saw_and_the_recording_seeks(browser: Browser, daemon: Daemon) -> None:
+    with daemon.client() as api:
+        tid = api.post("/v1/terminals", json={"command": "bash", "cols": 60, "rows": 8}).json()["id"]
+        api.post(f"/v1/terminals/{tid}/act", json={"input": {"text": "echo first-seen\r"}, "until": {"regex": "^first-seen"}})
+        api.post(f"/v1/terminals/{tid}/act", json={"input": {"text": "clear; echo second-seen\r"}, "until": {"regex": "^second-seen"}})
+        page_id = api.post("/v1/pages", json={"url": "data:text/html,<title>Shop</title><button>Buy now</button>"}).json()["id"]
+        api.post(f"/v1/pages/{page_id}/snapshot")
+        frames = api.get("/v1/timeline/frames", params={"limit": 1000, "text": "true"}).json()["frames"]
+    first = next(i for i, f in enumerate(frames) if f["category"] == "terminal screen" and "first-seen" in f["text"]["full"])
+    page, errors = open_ui(browser, daemon)
+    page.goto(f"{daemon.url}/#/replay")
+    scrubber = page.get_by_label("Frame", exact=True)
+    expect(scrubber).to_have_attribute("max", str(len(frames) - 1))
+    terminal = page.locator(f'[data-resource="terminal:{tid}"]')
+    expect(terminal.locator(".xterm-rows")).to_contain_text("second-seen")  # the last frame first
+    expect(page.locator(f'[data-resource="page:{page_id}"] pre')).to_contain_text('button "Buy now"')
+    scrubber.fill(str(first))
+    expect(page.locator(".replay-frame")).to_have_attribute("data-seq", str(frames[first]["seq"]))
+    expect(terminal.locator(".xterm-rows")).to_contain_text("first-seen")
+    expect(terminal.locator(".xterm-rows")).not_to_contain_text("second-seen")
+    expect(page.locator(f'[data-resource="page:{page_id}"]')).to_have_count(0)  # not opened yet at that moment
+    shot(page, "replay")
+
+    page.goto(f"{daemon.url}/#/terminals/{tid}")
+    page.get_by_role("button", name="Load the recording").click()
+    recording = page.get_by_label("Recording", exact=True)
+    expect(recording.locator(".xterm-rows")).to_contain_text("second-seen")
+    page.get_by_label("Recording time").fill("0")
+    expect(recording.locator(".xterm-rows")).not_to_contain_text("first-seen")
+    assert errors == []

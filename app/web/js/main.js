@@ -5,6 +5,7 @@ import { dispatch } from "./events.js";
 import { showDevice, showDevices } from "./devices.js";
 import { newPageForm, showPage, showPages } from "./pages.js";
 import { newTerminalForm, showTerminal, showTerminals } from "./terminals.js";
+import { showReplay } from "./replay.js";
 import { showTimeline } from "./timeline.js";
 
 const $ = (id) => document.getElementById(id);
@@ -118,6 +119,7 @@ function route() {
     devices: () => (name ? showDevice(main, name) : showDevices(main)),
     pages: () => (name === "new" ? newPageForm(main) : name ? showPage(main, name) : showPages(main)),
     timeline: () => showTimeline(main),
+    replay: () => showReplay(main),
   };
   view = (views[section] ?? views.terminals)() ?? null;
   refreshLists();

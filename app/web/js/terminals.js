@@ -5,6 +5,7 @@ import { FitAddon } from "/ui/vendor/addon-fit.mjs";
 import { api, socket } from "./api.js";
 import { el, exitBadge, listing, notice, seconds } from "./dom.js";
 import { onEvent } from "./events.js";
+import { recordingPlayer } from "./recording.js";
 
 const POLL_MS = 1000;
 const CARD_TOKENS = 2000;
@@ -82,9 +83,10 @@ export function showTerminal(main, id) {
     el("label", { for: "command-line" }, "Command"),
     el("input", { id: "command-line", autocomplete: "off", spellcheck: "false" }),
     el("button", { type: "submit" }, "Run"));
+  const player = recordingPlayer(id);
   main.append(title, facts, el("div", { class: "toolbar" }, takeOver, fitButton, closeButton), problem, cards,
     el("section", { class: "live", "aria-label": "Live terminal and input" }, el("div", { class: "live-label" }, label),
-      banner, host, prompt));
+      banner, host, prompt), player.node);
 
   const term = new Terminal({ cursorBlink: true, fontSize: 14, scrollback: 2000, convertEol: false,
     fontFamily: 'ui-monospace, "DejaVu Sans Mono", Menlo, monospace' });
@@ -210,5 +212,6 @@ export function showTerminal(main, id) {
     stopEvents();
     ws?.close();
     term.dispose();
+    player.dispose();
   };
 }
