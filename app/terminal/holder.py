@@ -240,12 +240,9 @@ class Holder:
             self._flush(client)
         if not events & selectors.EVENT_READ or client.sock.fileno() < 0:
             return
-        try:
-            data = client.sock.recv(65536)
-        except BlockingIOError:
+        data = proto.receive(client.sock)
+        if data is None:
             return
-        except OSError:
-            data = b""
         if not data:
             self._drop(client)
             return

@@ -123,12 +123,9 @@ class HolderLink:
             self._loop.remove_writer(self._sock.fileno())
 
     def _readable(self) -> None:
-        try:
-            data = self._sock.recv(65536)
-        except BlockingIOError:
+        data = proto.receive(self._sock)
+        if data is None:
             return
-        except OSError:
-            data = b""
         if not data:
             self.close()
             self._on_closed()

@@ -72,6 +72,16 @@ class LineBuffer:
         return lines
 
 
+def receive(sock: socket.socket) -> bytes | None:
+    """What a non-blocking socket holds now: None when nothing yet, b"" when the other side has gone."""
+    try:
+        return sock.recv(65536)
+    except BlockingIOError:
+        return None
+    except OSError:
+        return b""
+
+
 def socket_name(terminal_id: str) -> str:
     return terminal_id + SUFFIX
 
