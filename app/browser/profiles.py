@@ -7,7 +7,7 @@ elsewhere (CDP, a Playwright server), where no directory of ours can be its prof
 Playwright storage state (`storage.json`: cookies, localStorage, IndexedDB), applied to a new context and
 saved again whenever a page of the profile closes and when the daemon stops.
 
-Names are short and plain (letters, digits, `.`, `_`, `-`; not `.` or `..`), so a name is never a path;
+Names are short and plain (letters, digits, `.`, `_`, `-`; never `..`), so a name is never a path;
 directories are 0700 and files 0600, opened without following links (app.core.private_files).
 """
 
@@ -31,9 +31,9 @@ STORAGE = "storage.json"
 def check_name(name: str) -> str:
     """`name` if it can name a profile; BadInput (400) saying why not."""
     shown = repr(name) if len(name) <= 80 else repr(name[:80]) + f"… ({len(name)} characters)"
-    if not NAME.fullmatch(name) or name in (".", ".."):
+    if not NAME.fullmatch(name) or ".." in name:
         raise BadInput(f"profile {shown} is not a profile name: 1 to 64 letters, digits, '.', '_' or '-', "
-                       "starting with a letter or digit", field="profile")  # fmt: skip
+                       "starting with a letter or digit, without '..'", field="profile")  # fmt: skip
     return name
 
 

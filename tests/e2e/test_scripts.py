@@ -142,7 +142,9 @@ def test_timeline_history_prints_the_messages(script: str, daemon: Daemon, tmp_p
     env = _env(tmp_path, LOOKOUT_URL=daemon.url, LOOKOUT_TOKEN=daemon.token)
     done = _run(script, env, "120")
     assert done.returncode == 0, done.stderr
-    assert f"[user] [#8 terminal:{tid}] screen 60x8" in done.stdout, "the newest screen, as one line at least"
+    # the newest screen is kept, as a whole, a diff or a line: which fits 120 tokens depends on how the shell's
+    # output happened to arrive, so only its presence is asserted here (tests/unit/test_timeline*.py: the levels)
+    assert f"[user] [#8 terminal:{tid}] screen" in done.stdout, "the newest screen, as one line at least"
     if script == "timeline-history.sh":
         assert re.search(r"^# \d+ of 120 tokens, up to frame 8; elided: 1-", done.stdout, re.MULTILINE)
         whole = _run(script, env, "5000", f"terminal:{tid}").stdout
