@@ -85,14 +85,16 @@ def _record(api: httpx.Client, tmp_path: Path) -> list[tuple[str, dict[str, Any]
 @pytest.mark.parametrize("engine", ["avt", "pyte"])
 def test_the_screen_at_20_moments_equals_what_was_read_live(tmp_path: Path, engine: str) -> None:
     d = Daemon(tmp_path / "data", LOOKOUT_SCREEN_ENGINE=engine).start()
-    with d.client(timeout=60) as api:
-        seen = _record(api, tmp_path)
-        assert len(seen) == 20 and len({(t, s["offset"]) for t, s in seen}) == 20, "20 different moments"
-        for tid, live in seen:
-            assert _past(api, tid, live["offset"]) == live, f"{tid} at {live['offset']}"
-    d.stop(signal.SIGKILL)
-    d.start()
-    with d.client(timeout=60) as api:
-        for tid, live in seen:
-            assert _past(api, tid, live["offset"]) == live, f"after the restart: {tid} at {live['offset']}"
-    d.finish()
+    try:
+        with d.client(timeout=60) as api:
+            seen = _record(api, tmp_path)
+            assert len(seen) == 20 and len({(t, s["offset"]) for t, s in seen}) == 20, "20 different moments"
+            for tid, live in seen:
+                assert _past(api, tid, live["offset"]) == live, f"{tid} at {live['offset']}"
+        d.stop(signal.SIGKILL)
+        d.start()
+        with d.client(timeout=60) as api:
+            for tid, live in seen:
+                assert _past(api, tid, live["offset"]) == live, f"after the restart: {tid} at {live['offset']}"
+    finally:
+        d.finish()
