@@ -38,6 +38,9 @@ READY_LINE = b"Uvicorn running on "
 class Daemon:
     """`lookout serve` as a subprocess on a free port with its own data dir and token."""
 
+    started: list[Daemon] = []
+    """Every daemon started in this test (stopped after it, whatever the test did)."""
+
     def __init__(self, data_dir: Path, token: str = TOKEN, **env: str) -> None:
         self.data_dir = data_dir
         self.token = token
@@ -59,6 +62,7 @@ class Daemon:
         with self.log.open("ab") as log:
             this_run = log.tell()  # a restarted daemon appends to the same log
             self.proc = subprocess.Popen(cmd, cwd=self.source, env=self.env, stdout=log, stderr=subprocess.STDOUT)
+        Daemon.started.append(self)
         deadline = time.monotonic() + START_DEADLINE_S
         while READY_LINE not in self._output(this_run):
             if self.proc.poll() is not None:
@@ -103,9 +107,13 @@ class Daemon:
 
 @pytest.fixture(autouse=True)
 def _end_holders(tmp_path: Path) -> Iterator[None]:
-    """Terminals outlive their daemon (each has a holder process): after each test, every terminal the test
-    started under its tmp_path is ended, however the test stopped its daemons."""
+    """After each test, every daemon it started is stopped, and (terminals outlive their daemon: each has a
+    holder process) every terminal it started under its tmp_path is ended, whatever the test did."""
     yield
+    for daemon in Daemon.started:
+        if daemon.proc is not None and daemon.proc.poll() is None:
+            daemon.stop()
+    Daemon.started.clear()
     from app.terminal.holders import kill
 
     for holders in tmp_path.rglob("holders"):
