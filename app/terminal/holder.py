@@ -91,7 +91,13 @@ class Holder:
         self.dir_fd = proto.open_dir(Path(spec["socket_dir"]))
         self.socket_name = proto.socket_name(self.id)
         self.listener = self._listen()
-        self.pid, self.master = _spawn(spec["argv"], spec["cwd"], spec["env"], self.cols, self.rows, spec.get("nonce"))
+        try:
+            self.pid, self.master = _spawn(
+                spec["argv"], spec["cwd"], spec["env"], self.cols, self.rows, spec.get("nonce")
+            )
+        except OSError:  # no program: no socket left behind either
+            os.unlink(self.socket_name, dir_fd=self.dir_fd)
+            raise
         os.set_blocking(self.master, False)
         self.pidfd = os.pidfd_open(self.pid)
 
