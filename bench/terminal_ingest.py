@@ -222,15 +222,15 @@ class Daemon:
         raise RuntimeError(f"daemon did not start:\n{self.log.read_text()}")
 
     def stop(self) -> None:
-        """Stop the daemon, then end its terminals (they outlive it, each under its holder)."""
-        if self.proc is None or self.proc.poll() is not None:
-            return
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+        """Stop the daemon, then end its terminals (they outlive it, each under its holder; also when the
+        daemon had died)."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
         subprocess.run([sys.executable, "-m", "app", "kill", "--all", "--data-dir", str(self.workdir / "data")], cwd=REPO,
                        capture_output=True, timeout=120, check=False)  # fmt: skip
 
