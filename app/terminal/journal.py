@@ -22,7 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from app.core.private_files import open_file
+import orjson
+
+from app.core.private_files import open_file, read_bytes
 from app.core.storage import dumps, iter_jsonl
 
 log = logging.getLogger(__name__)
@@ -146,6 +148,26 @@ def read_raw(directory: Path, offset: int, limit: int) -> bytes:
         return os.pread(fd, limit, offset)
     finally:
         os.close(fd)
+
+
+def read_kind(directory: Path, kind: str) -> list[IndexEntry]:
+    """The complete index records of one kind (only those lines are parsed)."""
+    marker = dumps(kind)
+    try:
+        data = read_bytes(directory / "output.idx")
+    except FileNotFoundError:
+        return []
+    entries = []
+    for line in data.split(b"\n"):
+        if marker not in line:
+            continue
+        try:
+            rec = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(rec, list) and len(rec) == 4 and rec[1] == kind:
+            entries.append(IndexEntry(*rec))
+    return entries
 
 
 def read_index(directory: Path) -> list[IndexEntry]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -109,12 +110,20 @@ def save_checkpoint(directory: Path, offset: int, cols: int, rows: int, dump: st
 
 
 def latest_checkpoint(directory: Path, upto: int) -> dict[str, Any] | None:
-    """The newest checkpoint taken at or before journal offset `upto`."""
-    for path in sorted((directory / "checkpoints").glob("*.json"), reverse=True):
-        try:
-            cp = read_json(path)
-        except ValueError:
+    """The newest checkpoint taken at or before journal offset `upto` (found by its file name, the offset:
+    only that file is read, however many there are)."""
+    try:
+        names = [entry.name for entry in os.scandir(directory / "checkpoints")]
+    except FileNotFoundError:
+        return None
+    offsets = sorted((int(name[:-5]) for name in names if name.endswith(".json") and name[:-5].isdigit()), reverse=True)
+    for offset in offsets:
+        if offset > upto:
             continue
-        if cp.get("offset", upto + 1) <= upto:
+        try:
+            cp = read_json(directory / "checkpoints" / f"{offset:016d}.json")
+        except (OSError, ValueError):
+            continue
+        if cp.get("offset") == offset:
             return cp
     return None

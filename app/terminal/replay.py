@@ -16,9 +16,10 @@ from pathlib import Path
 from app.core.errors import BadInput
 from app.terminal.engines import create_engine
 from app.terminal.engines.base import ScreenEngine
-from app.terminal.journal import IndexEntry, raw_size, read_index, read_raw
+from app.terminal.journal import IndexEntry, raw_size, read_kind, read_raw
 from app.terminal.persistence import TerminalMeta, latest_checkpoint
 from app.terminal.scanner import SideScanner, TitleChanged
+from app.terminal.skip_ahead import plan_feed
 
 REPLAY_CHUNK = 1 << 20
 
@@ -37,7 +38,7 @@ def screen_at(directory: Path, meta: TerminalMeta, offset: int, scrollback: int)
     size = raw_size(directory)
     if offset < 0 or offset > size:
         raise BadInput(f"at={offset} is outside the output (0..{size})", field="at")
-    entries = read_index(directory)
+    entries = read_kind(directory, "r")
     cp = latest_checkpoint(directory, offset)
     if cp is not None:
         engine = create_engine(meta.engine, cp["cols"], cp["rows"], scrollback)
@@ -50,14 +51,14 @@ def screen_at(directory: Path, meta: TerminalMeta, offset: int, scrollback: int)
     start = pos
     scanner = SideScanner()
     for entry in entries:
-        if entry.kind != "r" or entry.offset < pos or entry.offset > offset:
+        if entry.offset < pos or entry.offset > offset:
             continue
-        title = _replay(directory, engine, scanner, pos, entry.offset, title)
+        title = _replay(directory, engine, scanner, pos, entry.offset, title, scrollback)
         pos = entry.offset
         cols, rows = (int(v) for v in entry.value.split("x"))
         if (cols, rows) != (engine.cols, engine.rows):
             engine.resize(cols, rows)
-    title = _replay(directory, engine, scanner, pos, offset, title)
+    title = _replay(directory, engine, scanner, pos, offset, title, scrollback)
     return PastScreen(engine, title, offset, offset - start)
 
 
@@ -66,7 +67,7 @@ def offset_at(directory: Path, meta: TerminalMeta, when: float) -> int:
     time before the terminal existed."""
     if when < meta.created_at:
         raise BadInput(f"at_time is before the terminal was created ({meta.created_at:.3f})", field="at_time")
-    outputs = [e for e in read_index(directory) if e.kind == "o"]
+    outputs = read_kind(directory, "o")
     elapsed = when - meta.created_at
     i = bisect.bisect_right([e.t for e in outputs], elapsed)
     if i == len(outputs):
@@ -82,13 +83,17 @@ def _first_size(entries: list[IndexEntry], meta: TerminalMeta) -> tuple[int, int
     return cols, rows
 
 
-def _replay(directory: Path, engine: ScreenEngine, scanner: SideScanner, start: int, stop: int, title: str) -> str:
+def _replay(
+    directory: Path, engine: ScreenEngine, scanner: SideScanner, start: int, stop: int, title: str, keep: int
+) -> str:
+    """Feed the journal from `start` to `stop` (keeping `keep` lines of scrollback right); the title then."""
     pos = start
     while pos < stop:
         chunk = read_raw(directory, pos, min(REPLAY_CHUNK, stop - pos))
         if not chunk:
             break
-        engine.feed(chunk)
+        for piece in plan_feed(chunk, engine.rows + keep + 1):  # what nobody could see is skipped, as live
+            engine.feed(piece)
         for event in scanner.feed(chunk):
             if isinstance(event, TitleChanged):
                 title = event.title

@@ -33,7 +33,7 @@ RENDERS = BoundedPool("screens", 2)
 """Layered views are built in these threads (a 1000x500 screen with every cell layer is seconds of CPU):
 the event loop stays free, and more big renders at once wait their turn."""
 SNAPSHOT_INTERVAL_S = 0.25
-CHECKPOINT_BYTES = 1 << 20
+CHECKPOINT_BYTES = 512 << 10
 """Output between two engine checkpoints: the most any moment's screen is replayed (app.terminal.replay)."""
 
 DeltaListener = Callable[[dict[str, Any]], None]
