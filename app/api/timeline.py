@@ -57,7 +57,11 @@ async def frame(request: Request, seq: Annotated[int, Path(le=MAX_JSON_INT)]) ->
     return JSONResponse({"frame": found, "observation": observation})
 
 
-@router.get("/export")
+@router.get(
+    "/export",
+    response_class=FileResponse,
+    responses={200: {"content": {"application/gzip": {}}, "description": "the archive (tar.gz)"}},
+)
 async def export(
     request: Request,
     agent: Agent = None,

@@ -37,7 +37,7 @@ BROWSER_TOOLS = {
     "browser_open", "browser_pages", "browser_snapshot", "browser_action", "browser_script", "browser_screenshot",
     "browser_close",
 }
-CONTEXT_TOOLS = {"context_history", "context_extract"}
+CONTEXT_TOOLS = {"context_history", "context_extract", "context_frame"}
 
 
 @asynccontextmanager

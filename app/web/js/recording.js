@@ -27,7 +27,7 @@ export function recordingPlayer(id) {
   const play = el("button", { type: "button", disabled: true }, "Play");
   const speed = el("select", { "aria-label": "Recording speed" }, ["1", "2", "5", "20"].map((s) => el("option", { value: s }, `${s}×`)));
   const clock = el("span", { class: "muted", role: "status" });
-  const host = el("div", { class: "xterm-host recording-host", "aria-label": "Recording" });
+  const host = el("div", { class: "recording-host", "aria-label": "Recording" });
   const problem = el("div");
   const node = el("section", { class: "recording", "aria-labelledby": `rec-${id}` },
     el("h3", { id: `rec-${id}` }, "Recording"), el("div", { class: "toolbar" }, load, slider, play, speed, clock), problem, host);
