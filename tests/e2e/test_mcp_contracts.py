@@ -48,6 +48,7 @@ ROUTES: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
     "context_extract": [
         ("GET", "/v1/timeline/extract", {"skip": ["everyone"], "renames": {"from_frame": "from", "to_frame": "to"}})
     ],
+    "context_frame": [("GET", "/v1/timeline/frames/{seq}", {})],
 }
 
 
