@@ -91,6 +91,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                                                "pages": page_registry}  # fmt: skip
     for name, registry in registries.items():  # one role in every domain (app.core.registry), checked by mypy
         setattr(app.state, name, registry)
+    app.state.registries = registries
     app.state.events = bus
     app.state.timeline = history
     app.state.token = token

@@ -3,7 +3,6 @@ Playwright's JSON, exported and imported (a login made once, handed to another d
 
 from __future__ import annotations
 
-import asyncio
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Request
@@ -11,7 +10,6 @@ from fastapi import APIRouter, Body, Request
 from app.api.responses import JSONResponse
 from app.browser.pages import PageRegistry
 from app.browser.profiles import check_name
-from app.core.errors import Conflict
 
 router = APIRouter(prefix="/v1/profiles", tags=["pages"])
 
@@ -22,23 +20,12 @@ def _registry(request: Request) -> PageRegistry:
 
 @router.get("")
 async def list_profiles(request: Request) -> JSONResponse:
-    registry = _registry(request)
-    found = await asyncio.to_thread(registry.profiles.files.list)
-    return JSONResponse({"profiles": [
-        {"name": p.name, "size_bytes": p.size_bytes, "updated_at": p.updated_at,
-         "open_pages": [page["id"] for page in await registry.describe_all() if page["profile"] == p.name]}
-        for p in found
-    ]})  # fmt: skip
+    return JSONResponse({"profiles": await _registry(request).profiles_listed()})
 
 
 @router.delete("/{name}")
 async def delete_profile(name: str, request: Request) -> JSONResponse:
-    registry = _registry(request)
-    check_name(name)
-    open_pages = [page["id"] for page in await registry.describe_all() if page["profile"] == name]
-    if open_pages:
-        raise Conflict(f"profile {name!r} has open pages ({', '.join(open_pages)}): close them first")
-    await asyncio.to_thread(registry.profiles.files.delete, name)
+    await _registry(request).delete_profile(name)
     return JSONResponse({"name": name, "deleted": True})
 
 

@@ -13,7 +13,7 @@ from app.api.responses import JSONResponse
 from app.core.ids import new_id
 from app.core.private_files import make_dir
 from app.schemas.common import MAX_JSON_INT
-from app.timeline.export import export_run
+from app.timeline.export import KINDS, export_run
 from app.timeline.timeline import MAX_EXTRACT_FRAMES, MAX_FRAMES_PAGE, Timeline
 
 router = APIRouter(prefix="/v1/timeline", tags=["timeline"])
@@ -51,9 +51,9 @@ async def frame(request: Request, seq: Annotated[int, Path(le=MAX_JSON_INT)]) ->
     the page snapshot's text, the device screenshot with its elements. 410 when that record is gone."""
     found = await asyncio.to_thread(_timeline(request).frame, seq)
     kind, _, name = str(found.get("resource", "")).partition(":")
-    registry = {"terminal": "terminals", "device": "devices", "page": "pages"}.get(kind)
+    registry = request.app.state.registries.get(KINDS.get(kind, ""))
     refs = found.get("refs") or {}
-    observation = await getattr(request.app.state, registry).observed(name, refs) if registry and name else None
+    observation = await registry.observed(name, refs) if registry is not None and name else None
     return JSONResponse({"frame": found, "observation": observation})
 
 
@@ -74,9 +74,8 @@ async def export(
     folder = state.settings.data_dir / "exports"
     await asyncio.to_thread(make_dir, folder)
     dest = folder / f"{new_id('x')}.tar.gz"
-    registries = {"terminals": state.terminals, "devices": state.devices, "pages": state.pages}
     try:
-        held = await asyncio.to_thread(export_run, _timeline(request), registries, agent, from_, to, dest)
+        held = await asyncio.to_thread(export_run, _timeline(request), state.registries, agent, from_, to, dest)
     except BaseException:
         dest.unlink(missing_ok=True)
         raise

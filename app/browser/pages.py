@@ -463,6 +463,22 @@ class PageRegistry:
         obs_ids = {r["obs_id"] for r in refs if isinstance(r.get("obs_id"), str)}
         return [part for obs_id in sorted(obs_ids) for part in self.store.archive_parts(page_id, obs_id)]
 
+    def _profile_pages(self, name: str) -> list[str]:
+        return [p.id for p in self._pages.values() if p.profile == name]
+
+    async def profiles_listed(self) -> list[dict[str, Any]]:
+        """Every profile with its size, last change and open pages."""
+        found = await asyncio.to_thread(self.profiles.files.list)
+        return [{"name": p.name, "size_bytes": p.size_bytes, "updated_at": p.updated_at,
+                 "open_pages": self._profile_pages(p.name)} for p in found]  # fmt: skip
+
+    async def delete_profile(self, name: str) -> None:
+        """Remove a profile's files; a Conflict while pages of it are open."""
+        check_name(name)
+        if open_pages := self._profile_pages(name):
+            raise Conflict(f"profile {name!r} has open pages ({', '.join(open_pages)}): close them first")
+        await asyncio.to_thread(self.profiles.files.delete, name)
+
     async def observed(self, page_id: str, refs: dict[str, Any]) -> dict[str, Any] | None:
         """What a frame of this page gave the agent: its snapshot's text, or its screenshot (None for a frame
         with no observation); Gone when the record is gone."""

@@ -18,6 +18,7 @@ from app.timeline.timeline import Timeline
 
 FRAMES = "timeline/frames.jsonl"
 KINDS = {"terminal": "terminals", "device": "devices", "page": "pages"}
+"""A frame's resource kind (`terminal:<id>`) to the name of its registry."""
 
 
 def export_run(
