@@ -204,7 +204,7 @@ def ls(args: argparse.Namespace) -> int:
 
 def kill(args: argparse.Namespace) -> int:
     from app.terminal import holders
-    from app.terminal.holder_protocol import ProtocolError
+    from app.terminal.holder.protocol import ProtocolError
 
     data_dir = _settings(args).data_dir
     ids = [t.id for t in holders.terminals(data_dir) if t.status == "running"] if args.all else args.ids

@@ -27,7 +27,7 @@ from app.core.private_files import check_data_dir
 from app.core.registry import Registry
 from app.device.adb import Adb
 from app.device.registry import DeviceRegistry
-from app.terminal.manager import TerminalManager
+from app.terminal.registry import TerminalRegistry
 from app.terminal.session import SessionLimits
 from app.timeline.compression import Compressor
 from app.timeline.llm_summarizer import ChatSummarizer
@@ -53,7 +53,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         else None
     )
     compressor = Compressor(history, summarizer, settings.compress_protect, settings.compress_threshold)
-    manager = TerminalManager(
+    manager = TerminalRegistry(
         settings.data_dir / "terminals", settings.screen_engine, limits, settings.max_sessions, bus, history
     )
 

@@ -114,7 +114,7 @@ def _end_holders(tmp_path: Path) -> Iterator[None]:
         if daemon.proc is not None and daemon.proc.poll() is None:
             daemon.stop()
     Daemon.started.clear()
-    from app.terminal.holder_protocol import ProtocolError
+    from app.terminal.holder.protocol import ProtocolError
     from app.terminal.holders import kill
 
     for holders in tmp_path.rglob("holders"):

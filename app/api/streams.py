@@ -24,8 +24,8 @@ from app.core.errors import BadInput, LookoutError
 from app.core.feed import BoundedFeed
 from app.schemas.common import MAX_JSON_INT
 from app.schemas.terminal import InputStep, Resize
-from app.terminal.manager import TerminalManager
 from app.terminal.recording import asciicast
+from app.terminal.registry import TerminalRegistry
 from app.terminal.session import TerminalSession
 
 router = APIRouter(tags=["streams"])
@@ -40,7 +40,7 @@ SEND_TIMEOUT_S = 10.0
 """A client that takes longer than this to accept one message is dropped."""
 
 
-def _manager(app_state: Any) -> TerminalManager:
+def _manager(app_state: Any) -> TerminalRegistry:
     return app_state.terminals
 
 

@@ -20,7 +20,7 @@ from app.terminal.act import check_until
 from app.terminal.blocks import block_with_output
 from app.terminal.input_steps import InputStep
 from app.terminal.layers import ViewOptions, parse_layers, parse_region
-from app.terminal.manager import TerminalManager, TerminalSpec
+from app.terminal.registry import TerminalRegistry, TerminalSpec
 from app.terminal.waiting import Until, compile_until
 
 router = APIRouter(prefix="/v1/terminals", tags=["terminals"])
@@ -29,7 +29,7 @@ MAX_RAW_READ = 4 << 20
 DEFAULT_BLOCK_TOKENS = 2000
 
 
-def _manager(request: Request) -> TerminalManager:
+def _manager(request: Request) -> TerminalRegistry:
     return request.app.state.terminals
 
 

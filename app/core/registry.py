@@ -1,4 +1,4 @@
-"""The role every domain's registry plays: terminals (app.terminal.manager), devices (app.device.registry)
+"""The role every domain's registry plays: terminals (app.terminal.registry), devices (app.device.registry)
 and pages (app.browser.pages) each have one, naming their resources by id, listing them, and showing again what a
 frame of the timeline gave the agent (GET /v1/timeline/frames/{seq}).
 

@@ -1,8 +1,10 @@
 """Command blocks: one per command line run at a prompt of an integrated shell, built from its marks.
 
 A block starts at the shell's OSC 133 C mark (output start; the OSC 633 E mark just before it names the
-command line) and ends at its 133 D mark, which carries the exit status. Only marks whose last parameter is
-the session's nonce count (see app.terminal.shell_integration); others are ignored and counted as forged.
+command line) and ends at its 133 D mark, which carries the exit status. Only genuine marks count: the shell
+writes the session's nonce as their last parameter (see app.terminal.shell_integration), and the holder
+records where each genuine one is (app.terminal.holder.nonce); others are ignored and counted as forged. A
+block's times are when the holder journaled its marks, not when a daemon read them.
 
 A block is a frozen `Block`; its JSON form (`Block.to_json`, what the API returns and `blocks.jsonl` holds)
 is {n, command, cwd, started_at, ended_at, duration_ms, exit_code, raw: {start, end}} where n counts from 1,
@@ -24,7 +26,6 @@ from app.core.storage import append_jsonl, iter_jsonl
 from app.terminal.block_output import render_output
 from app.terminal.persistence import TerminalMeta
 from app.terminal.scanner import ShellMark
-from app.terminal.shell_integration import nonce_option
 
 log = logging.getLogger(__name__)
 
@@ -76,11 +77,11 @@ class BlockTracker:
     """The blocks of one session: those finished (loaded from blocks.jsonl, then appended to it) and the
     running one. Fed with the session's shell marks in stream order."""
 
-    def __init__(self, directory: Path, nonce: str | None) -> None:
-        """`nonce`: the live session's shell integration nonce; None (no integration, or a session of an
-        earlier run) takes no marks."""
+    def __init__(self, directory: Path, marked: bool) -> None:
+        """`marked`: whether the terminal's shell has lookout's integration (without it no mark counts)."""
         self._path = directory / BLOCKS_FILE
-        self._genuine = nonce_option(nonce) if nonce else None
+        self.marked = marked
+        """Whether the shell's marks count (it was started with lookout's integration and its nonce)."""
         self._done = _load(self._path)
         self._running: Block | None = None
         self._command: str | None = None  # from the E mark since the last C mark
@@ -88,17 +89,17 @@ class BlockTracker:
         self.forged = 0
         self.failure: str | None = None
 
-    def trusts_cwd(self, nonce: str | None) -> bool:
+    def trusts_cwd(self, genuine: bool) -> bool:
         """Whether a cwd report counts: any report without shell integration, else only the shell's own
-        (its nonce'd mark), so a program cannot make its commands appear to run elsewhere."""
-        return self._genuine is None or nonce == self._genuine
+        (a genuine mark), so a program cannot make its commands appear to run elsewhere."""
+        return not self.marked or genuine
 
-    def feed(self, mark: ShellMark, offset: int, at: float, cwd: str) -> list[tuple[str, Block]]:
-        """Take a mark that ends at journal `offset`, read at Unix time `at` while the shell's cwd was `cwd`;
-        returns what happened: ("started" | "ended", block) pairs."""
-        if self._genuine is None:
+    def feed(self, mark: ShellMark, offset: int, at: float | None, cwd: str) -> list[tuple[str, Block]]:
+        """Take a mark that ends at journal `offset`, journaled at Unix time `at` (None: not a genuine mark)
+        while the shell's cwd was `cwd`; returns what happened: ("started" | "ended", block) pairs."""
+        if not self.marked:
             return []
-        if not mark.params or mark.params[-1] != self._genuine:
+        if at is None:
             self.forged += 1
             return []
         if self._done and self._done[-1].end is not None and offset - _length(mark) <= self._done[-1].end:
@@ -158,11 +159,6 @@ class BlockTracker:
         self._command = command if isinstance(command, str) else None
         self._prompt_end = int(state.get("prompt_end", -1))
         self.forged = int(state.get("forged", 0))
-
-    @property
-    def marked(self) -> bool:
-        """Whether the shell's marks count (it was started with lookout's integration and its nonce)."""
-        return self._genuine is not None
 
     @property
     def current(self) -> Block | None:

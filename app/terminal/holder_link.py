@@ -1,5 +1,5 @@
-"""The daemon's side of a terminal's holder (app.terminal.holder): start one, connect to one (a new terminal's,
-or one an earlier run of the daemon left), and talk to it on the event loop."""
+"""The daemon's side of the terminals' holders (app.terminal.holder): start them through the fork server,
+connect to one (a new terminal's, or one an earlier run of the daemon left), and talk to it on the loop."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ import json
 import logging
 import os
 import socket
-import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -16,54 +15,100 @@ from typing import Any
 
 import app
 from app.core.errors import BackendFailure
-from app.core.private_files import open_file
-from app.terminal import holder_protocol as proto
+from app.terminal.holder import protocol as proto
 from app.terminal.tty import Tty
 
 log = logging.getLogger(__name__)
 
 START_TIMEOUT_S = 30.0
 CONNECT_TIMEOUT_S = 5.0
-HOLDER_LOG = "holder.log"
 _SOURCE_ROOT = str(Path(app.__file__).resolve().parent.parent)
+CODE_ENV = "LOOKOUT_HOLDER_CODE"
+"""In the fork server's and its holders' environment: the directory whose code they run (for people: which
+lookout a holder that outlived an upgrade still runs)."""
 
 
 class HolderError(BackendFailure):
     """A holder could not be started or followed; the message says why."""
 
 
-async def launch(spec: dict[str, Any], directory: Path) -> int:
-    """Start a holder for the terminal in `directory` (its log: holder.log there); returns the program's pid
-    once it runs. An exec failure raises OSError (as exec did), anything else HolderError."""
-    return await asyncio.to_thread(_launch, spec, directory)
+class HolderLauncher:
+    """The daemon's fork server (`python -S -E -m app.terminal.holder`, started on first use, again if it
+    died): `launch` hands it a spec and returns the program's pid once its holder runs."""
 
+    def __init__(self) -> None:
+        self._server: asyncio.subprocess.Process | None = None
+        self._reader: asyncio.Task[None] | None = None
+        self._waiting: dict[str, asyncio.Future[dict[str, Any]]] = {}
+        self._lock = asyncio.Lock()
 
-def _launch(spec: dict[str, Any], directory: Path) -> int:
-    log_fd = open_file(directory / HOLDER_LOG, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
-    try:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "app.terminal.holder"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log_fd, start_new_session=True,
-            cwd=_SOURCE_ROOT, env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": _SOURCE_ROOT},
+    async def launch(self, spec: dict[str, Any]) -> tuple[int, float]:
+        """Start a holder for `spec` (its log: holder.log in the terminal's directory); returns the program's
+        pid and the Unix time of its journal's start. An exec failure raises OSError (as exec did), anything
+        else HolderError."""
+        answer = asyncio.get_running_loop().create_future()
+        self._waiting[spec["id"]] = answer
+        try:
+            async with self._lock:
+                server = await self._running()
+                assert server.stdin is not None
+                server.stdin.write(json.dumps(spec).encode() + b"\n")
+                await server.stdin.drain()
+            reply = await asyncio.wait_for(answer, START_TIMEOUT_S)
+        except TimeoutError:
+            raise HolderError(f"the holder did not start within {START_TIMEOUT_S:.0f} s") from None
+        except (ConnectionError, OSError) as exc:
+            raise HolderError(f"the holders' fork server is gone ({exc}); try again") from exc
+        finally:
+            self._waiting.pop(spec["id"], None)
+        if isinstance(reply.get("pid"), int):
+            return reply["pid"], float(reply.get("started_at") or 0.0)
+        if isinstance(reply.get("errno"), int):
+            raise OSError(reply["errno"], reply.get("error") or "cannot run the command")
+        raise HolderError(f"the holder failed to start: {reply.get('error') or 'no answer'}")
+
+    async def _running(self) -> asyncio.subprocess.Process:
+        if self._server is not None and self._server.returncode is None:
+            return self._server
+        self._server = await asyncio.create_subprocess_exec(
+            sys.executable, "-S", "-E", "-m", "app.terminal.holder",
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, start_new_session=True,
+            cwd=_SOURCE_ROOT, env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), CODE_ENV: _SOURCE_ROOT},
         )  # fmt: skip
-    finally:
-        os.close(log_fd)
-    try:
-        out, _ = proc.communicate(json.dumps(spec).encode() + b"\n", timeout=START_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.communicate()
-        raise HolderError(f"the holder did not start within {START_TIMEOUT_S:.0f} s") from None
-    try:
-        answer = json.loads(out.splitlines()[0]) if out else {}
-    except ValueError:
-        answer = {}
-    if "pid" in answer:
-        return int(answer["pid"])
-    if "errno" in answer and answer["errno"] is not None:
-        raise OSError(answer["errno"], answer.get("error", "cannot run the command"))
-    tail = (directory / HOLDER_LOG).read_text(errors="replace")[-500:]
-    raise HolderError(f"the holder failed to start: {answer.get('error') or tail or 'no answer'}")
+        self._reader = asyncio.create_task(self._read(self._server))
+        return self._server
+
+    async def _read(self, server: asyncio.subprocess.Process) -> None:
+        assert server.stdout is not None
+        while line := await server.stdout.readline():
+            try:
+                reply = proto.decode(line)
+            except proto.ProtocolError:
+                log.error("the holders' fork server said %.200r", line)
+                continue
+            waiter = self._waiting.get(str(reply.get("id")))
+            if waiter is not None and not waiter.done():
+                waiter.set_result(reply)
+            elif reply.get("error"):
+                log.error("the holders' fork server: %s", reply["error"])
+        await server.wait()
+        for waiter in self._waiting.values():
+            if not waiter.done():
+                waiter.set_result({"error": f"the holders' fork server ended (exit {server.returncode})"})
+
+    async def close(self) -> None:
+        """End the fork server (its holders go on)."""
+        if self._server is not None and self._server.returncode is None:
+            assert self._server.stdin is not None
+            self._server.stdin.close()
+            try:
+                await asyncio.wait_for(self._server.wait(), 5)
+            except TimeoutError:
+                self._server.kill()
+                await self._server.wait()
+        if self._reader is not None:
+            self._reader.cancel()
+            await asyncio.gather(self._reader, return_exceptions=True)
 
 
 class HolderLink:

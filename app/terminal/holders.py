@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from app.terminal import holder_protocol as proto
+from app.terminal.holder import protocol as proto
 from app.terminal.persistence import load_meta
 
 KILL_TIMEOUT_S = 15.0

@@ -1,20 +1,29 @@
 """A terminal's ingest pipeline: what the program writes, in order, from the PTY to every reader.
 
-Each batch of output comes from the journal the terminal's holder writes (app.terminal.journal_follower: as
-the program wrote it, with a stand-in for the shell integration's nonce, and as stored), is read by the side
-scanner (app.terminal.scanner: title, cwd, shell marks that make command
-blocks, modes, and terminal queries, which are answered here), then is queued for the screen model (which
-feeds its engine lazily, skipping ahead through floods: app.terminal.lazy_feed) and handed to the output
-listeners (live streams).
+Each batch of output comes from the journal the terminal's holder writes (app.terminal.journal_follower: the
+bytes as stored, with where the genuine shell marks are and when the holder journaled them), is read by the
+side scanner (app.terminal.scanner: title, cwd, shell marks that make command blocks, modes, and terminal
+queries, which are answered here), then is queued for the screen model (which feeds its engine lazily,
+skipping ahead through floods: app.terminal.lazy_feed) and handed to the output listeners (live streams).
+One way: the bytes are never rewritten on the way.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 
 from app.terminal.blocks import Block, BlockTracker
-from app.terminal.scanner import CwdChanged, ModeChanged, Query, ShellMark, SideScanner, TitleChanged, query_reply
+from app.terminal.journal_follower import Batch
+from app.terminal.scanner import (
+    MAX_OSC_PAYLOAD,
+    CwdChanged,
+    ModeChanged,
+    Query,
+    ShellMark,
+    SideScanner,
+    TitleChanged,
+    query_reply,
+)
 from app.terminal.screen_model import ScreenModel
 
 BlockSink = Callable[[str, Block], None]
@@ -51,19 +60,23 @@ class Ingest:
         self._scanner = SideScanner()
         self.answer_from = answer_from
         self._listeners: set[Callable[[bytes], None]] = set()
+        self._marks: dict[int, float] = {}
+        """Genuine marks not yet scanned to their end: where each masked nonce starts, and when it came."""
 
-    def feed(self, data: bytes, shown: bytes) -> None:
-        """Take the next output: as the program wrote it (for the scanner) and as stored (for the screen and
-        the listeners)."""
-        if not shown:
+    def feed(self, batch: Batch) -> None:
+        """Take the next output (see app.terminal.journal_follower.Batch)."""
+        data = batch.data
+        if not data:
             return
         screen = self._screen
         base = self.offset
-        self.offset += len(shown)
+        self.offset += len(data)
+        if batch.marks:
+            self._marks.update(batch.marks)
         pos = 0
         for event in self._scanner.feed(data):
             if isinstance(event, Query):
-                screen.feed(shown[pos : event.end], self.offset)
+                screen.feed(data[pos : event.end], self.offset)
                 pos = event.end
                 if base + event.end > self.answer_from:
                     cur = screen.current().cursor()
@@ -71,19 +84,28 @@ class Ingest:
             elif isinstance(event, TitleChanged):
                 screen.title = event.title
             elif isinstance(event, CwdChanged):
-                if self._blocks.trusts_cwd(event.nonce):
+                if self._blocks.trusts_cwd(self._genuine(base, event.nonce_at) is not None):
                     self.reported_cwd = event.path
             elif isinstance(event, ShellMark):
+                at = self._genuine(base, event.nonce_at)
                 cwd = self.reported_cwd or self._cwd
-                for what, block in self._blocks.feed(event, base + event.end, time.time(), cwd):
+                for what, block in self._blocks.feed(event, base + event.end, at, cwd):
                     self._on_block(what, block)
             elif isinstance(event, ModeChanged) and event.mode == "bracketed_paste":
                 screen.bracketed_paste = event.on
-        screen.feed(shown[pos:] if pos else shown, self.offset)
+        if self._marks:
+            stale = self.offset - 2 * MAX_OSC_PAYLOAD  # a mark that starts before this is never scanned any more
+            self._marks = {pos: at for pos, at in self._marks.items() if pos >= stale}
+        screen.feed(data[pos:] if pos else data, self.offset)
         for listener in tuple(self._listeners):
-            listener(shown)
+            listener(data)
         screen.output_read(len(data))
         self._on_output()
+
+    def _genuine(self, base: int, nonce_at: int | None) -> float | None:
+        """When the holder journaled the genuine mark whose nonce starts at `nonce_at` (relative to `base`), or
+        None when no genuine nonce starts there (a program's imitation, or no nonce at all)."""
+        return self._marks.get(base + nonce_at) if nonce_at is not None else None
 
     def subscribe(self, listener: Callable[[bytes], None]) -> Callable[[], None]:
         """Call `listener` with every chunk of output from now on; returns the unsubscribe function."""

@@ -1,30 +1,37 @@
 """The daemon's reading of a journal that a holder writes: output.raw from an offset on, in order, and in
-output.idx the records that matter to the reader (genuine nonces, the exit, a write failure).
+output.idx the records that matter to the reader: where the genuine shell marks' nonces are (with when the
+holder journaled them) and the exit.
 
-The holder masks the shell integration's nonce with `*` (app.terminal.nonce_filter) and records where each
-genuine one starts (`n`) before it writes the bytes. The follower puts the daemon's own stand-in for the nonce
-(`token`, never written anywhere) at those offsets, so the side scanner and the block tracker, given that
-token, trust exactly the shell's marks, in a live session and in one adopted after a restart alike. A masked
-nonce that a program printed has no `n` record and stays forged.
+The holder masks the shell integration's nonce with `*` (app.terminal.holder.nonce) and records where each
+genuine one starts (`n`) before it writes the bytes; the follower hands those offsets on with the bytes, and
+the ingest trusts exactly the marks whose masked nonce starts there. A masked nonce that a program printed
+has no `n` record and stays forged.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from bisect import bisect_left
+from dataclasses import dataclass
 from pathlib import Path
 
 from app.core.private_files import open_file
 
-MASK = b"*"
+
+@dataclass(frozen=True, slots=True)
+class Batch:
+    """Output as the journal holds it, and the genuine marks in it: {journal offset where a masked nonce
+    starts: the Unix time the holder journaled it}."""
+
+    data: bytes
+    marks: dict[int, float]
 
 
 class JournalFollower:
-    """Reads a session's journal from `offset` on (blocking file reads of the page cache: fast, see
-    `read`). `token`: the stand-in for the nonce (bytes of the nonce's length), or None (no integration)."""
+    """Reads a terminal's journal from `offset` on (blocking reads of the page cache: fast). `started_at`:
+    the Unix time of the journal's t = 0 (index times are seconds since then)."""
 
-    def __init__(self, directory: Path, offset: int, token: bytes | None) -> None:
+    def __init__(self, directory: Path, offset: int, started_at: float) -> None:
         self.offset = offset
         self.exit_code: int | None = None
         """From the journal's `x` record, once read."""
@@ -32,43 +39,28 @@ class JournalFollower:
         self._idx = open_file(directory / "output.idx", os.O_RDONLY | os.O_CREAT)
         self._idx_pos = 0
         self._idx_tail = b""
-        self._token = token
-        self._genuine: list[int] = []
+        self._started_at = started_at
+        self._marks: dict[int, float] = {}
 
     @property
     def size(self) -> int:
         """The journal's size now."""
         return os.fstat(self._raw).st_size
 
-    def read(self, upto: int, limit: int) -> tuple[bytes, bytes]:
-        """The next bytes up to journal offset `upto` (at most about `limit`), as the program wrote them with
-        the stand-in nonce in place (for the scanner), and as stored (for everything else); the follower's
-        offset moves past them. A masked nonce is never cut in two."""
+    def read(self, upto: int, limit: int) -> Batch:
+        """The next bytes up to journal offset `upto` (at most `limit`) with the genuine marks in them; the
+        follower's offset moves past them. `upto` must be a size the journal had before this call: the holder
+        writes a mark's `n` record before its bytes, so every mark of those bytes is in the index by then."""
         self.refresh()
         start = self.offset
-        end = min(upto, start + limit)
-        if self._token is not None:
-            width = len(self._token)
-            i = bisect_left(self._genuine, start - width + 1)
-            for pos in self._genuine[i:]:
-                if pos >= end:
-                    break
-                if pos + width > end:
-                    end = pos if pos > start else pos + width
-                    break
-        shown = os.pread(self._raw, end - start, start) if end > start else b""
-        self.offset += len(shown)
-        if self._token is None or not shown:
-            return shown, shown
-        data = bytearray(shown)
-        i = bisect_left(self._genuine, start)
-        for pos in self._genuine[i:]:
-            if pos + len(self._token) > start + len(shown):
-                break
-            if data[pos - start : pos - start + len(self._token)] == MASK * len(self._token):
-                data[pos - start : pos - start + len(self._token)] = self._token
-        del self._genuine[:i]
-        return bytes(data), shown
+        data = os.pread(self._raw, min(upto, start + limit) - start, start) if upto > start else b""
+        self.offset += len(data)
+        if not self._marks:
+            return Batch(data, {})
+        marks = {pos: at for pos, at in self._marks.items() if pos < self.offset}
+        for pos in marks:
+            del self._marks[pos]
+        return Batch(data, {pos: at for pos, at in marks.items() if pos >= start})
 
     def refresh(self) -> None:
         """Take the index records written since the last read (a torn last line waits for its end)."""
@@ -83,12 +75,12 @@ class JournalFollower:
         if b'"n"' not in line and b'"x"' not in line:
             return
         try:
-            _, kind, offset, value = json.loads(line)
-        except ValueError:
+            t, kind, offset, value = json.loads(line)
+        except (ValueError, TypeError):
             return
-        if kind == "n" and offset >= self.offset:
-            self._genuine.append(offset)
-        elif kind == "x":
+        if kind == "n" and isinstance(offset, int) and offset >= self.offset and isinstance(t, int | float):
+            self._marks[offset] = self._started_at + t
+        elif kind == "x" and isinstance(value, int):
             self.exit_code = value
 
     def close(self) -> None:

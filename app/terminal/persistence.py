@@ -37,6 +37,14 @@ class TerminalMeta:
     shell_integration: bool = False
     lost_reason: str | None = None
     """Why a `lost` terminal is lost (its holder ended without recording an exit, could not be trusted...)."""
+    journal_started_at: float | None = None
+    """The Unix time of the journal's t = 0 (its holder's start), as the holder said; index times count from
+    it (terminals of earlier versions: None, and `created_at` stands in)."""
+
+    @property
+    def journal_epoch(self) -> float:
+        """The Unix time index times count from."""
+        return self.journal_started_at if self.journal_started_at is not None else self.created_at
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -87,6 +95,19 @@ def load_meta(directory: Path) -> TerminalMeta:
 
 def append_event(directory: Path, event: dict[str, Any]) -> None:
     append_jsonl(directory / "events.jsonl", {"ts": time.time(), **event})
+
+
+def save_last_input(directory: Path, origin: dict[str, Any]) -> None:
+    """Where the last input went (what a wait without `since` starts from), kept across restarts."""
+    atomic_write_json(directory / "last_input.json", origin)
+
+
+def load_last_input(directory: Path) -> dict[str, Any] | None:
+    try:
+        data = read_json(directory / "last_input.json")
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
 
 
 def save_snapshot(directory: Path, snapshot: dict[str, Any]) -> None:

@@ -34,21 +34,24 @@ class TitleChanged:
 
 @dataclass(frozen=True, slots=True)
 class CwdChanged:
-    """OSC 7 (file://host/path) or OSC 633;P;Cwd=path reported the working directory; `nonce` is the
-    mark's last parameter (`nonce=...`) when it had one, which a session with shell integration requires."""
+    """OSC 7 (file://host/path) or OSC 633;P;Cwd=path reported the working directory; `nonce_at`: where the
+    value of the mark's last parameter starts when it is a `nonce=` option (which a session with shell
+    integration requires: the holder recorded where the genuine ones are)."""
 
     end: int
     path: str
-    nonce: str | None = None
+    nonce_at: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class ShellMark:
-    """An OSC 133 (A-D) or OSC 633 (A-E, P) shell integration mark; `params` follow the code."""
+    """An OSC 133 (A-D) or OSC 633 (A-E, P) shell integration mark; `params` follow the code; `nonce_at`:
+    where the value of its last parameter starts when that is a `nonce=` option."""
 
     end: int
     code: str
     params: tuple[str, ...]
+    nonce_at: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +72,8 @@ class Query:
 
 
 ScanEvent = TitleChanged | CwdChanged | ShellMark | ModeChanged | Query
-"""Every event has `end`: the offset in the fed chunk just past the sequence."""
+"""Every event has `end`: the offset in the fed chunk just past the sequence (offsets before the chunk, of a
+sequence that began in an earlier one, are negative)."""
 
 _OSC_TEXT = rb"[^\x07\x18\x1a\x1b]{0,%d}" % MAX_OSC_PAYLOAD
 _CSI_PARAMS = rb"[0-9;]{0,%d}" % _MAX_CSI_PARAMS
@@ -120,7 +124,7 @@ class SideScanner:
         shift = len(carry)
         events: list[ScanEvent] = []
         for match in _SEQUENCE.finditer(buf):
-            _decode(match, match.end() - shift, events)
+            _decode(match, shift, events)
         self._carry = _unfinished_tail(buf)
         return events
 
@@ -147,10 +151,11 @@ def _unfinished_tail(buf: bytes) -> bytes:
     return buf[match.start() :] if match else b""
 
 
-def _decode(match: re.Match[bytes], end: int, events: list[ScanEvent]) -> None:
+def _decode(match: re.Match[bytes], shift: int, events: list[ScanEvent]) -> None:
     kind = match.lastgroup
+    end = match.end() - shift
     if kind == "osc":
-        _decode_osc(match["osc"], end, events)
+        _decode_osc(match["osc"], match.start("osc") - shift, end, events)
     elif kind == "set":
         on = match["set"] == b"h"
         modes = (_MODES.get(int(param)) for param in match["modes"].split(b";") if param)
@@ -161,7 +166,9 @@ def _decode(match: re.Match[bytes], end: int, events: list[ScanEvent]) -> None:
         events.append(Query(end, "dsr" if match["dsr"] == b"5" else "cpr"))
 
 
-def _decode_osc(payload: bytes, end: int, events: list[ScanEvent]) -> None:
+def _decode_osc(payload: bytes, start: int, end: int, events: list[ScanEvent]) -> None:
+    """`payload` (what is between OSC and its terminator) begins at offset `start` and the sequence ends at
+    `end`."""
     command, sep, rest = payload.partition(b";")
     if not sep:
         return
@@ -176,20 +183,19 @@ def _decode_osc(payload: bytes, end: int, events: list[ScanEvent]) -> None:
         code, *params = rest.split(b";")
         if code not in _SHELL_CODES[command]:
             return
+        last = payload.rfind(b";") + 1
+        nonce_at = start + last + 6 if params and payload.startswith(b"nonce=", last) else None
         if command == b"633":
             params = [_VSCODE_ESCAPE.sub(_unescape, p) for p in params]
-        events.append(ShellMark(end, code.decode(), tuple(p.decode("utf-8", "replace") for p in params)))
+        events.append(ShellMark(end, code.decode(), tuple(p.decode("utf-8", "replace") for p in params), nonce_at))
         if code == b"P" and params and params[0].startswith(b"Cwd="):
-            nonce = (
-                params[-1].decode("utf-8", "replace") if len(params) > 1 and params[-1].startswith(b"nonce=") else None
-            )
-            _add_cwd(params[0][4:], end, events, nonce)
+            _add_cwd(params[0][4:], end, events, nonce_at if len(params) > 1 else None)
 
 
-def _add_cwd(path: bytes, end: int, events: list[ScanEvent], nonce: str | None = None) -> None:
+def _add_cwd(path: bytes, end: int, events: list[ScanEvent], nonce_at: int | None = None) -> None:
     cleaned = _clean(path)
     if cleaned:
-        events.append(CwdChanged(end, cleaned, nonce))
+        events.append(CwdChanged(end, cleaned, nonce_at))
 
 
 def _clean(raw: bytes) -> str:

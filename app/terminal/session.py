@@ -17,11 +17,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import secrets
 import signal
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -42,8 +41,8 @@ from app.terminal.frames import (
     resize_frame,
     screen_frame,
 )
-from app.terminal.holder_link import HolderError, launch
-from app.terminal.holder_protocol import ProtocolError
+from app.terminal.holder.protocol import ProtocolError
+from app.terminal.holder_link import HolderError, HolderLauncher
 from app.terminal.ingest import Ingest
 from app.terminal.input_steps import InputStep, encode_steps
 from app.terminal.journal import raw_size, read_raw
@@ -97,18 +96,15 @@ class TerminalSession:
         *,
         bus: EventBus,
         recorder: Recorder,
-        nonce: str | None = None,
         dormant_size: int = 0,
     ) -> None:
-        """`nonce`: the daemon's stand-in for the shell integration's nonce (see
-        app.terminal.journal_follower; None: no marks count); `dormant_size`: the journal offset the screen
-        starts from (a dormant terminal's journal size)."""
+        """`dormant_size`: the journal offset the screen starts from (a dormant terminal's journal size)."""
         self.meta = meta
         self.directory = directory
         self.limits = limits
         self.bus = bus
         self.recorder = recorder
-        self.blocks = BlockTracker(directory, nonce)
+        self.blocks = BlockTracker(directory, meta.shell_integration)
         self.last_output_at = time.monotonic()
         self.last_input = Origin(since=0)
         """Where the last input was sent (what `wait` starts from by default)."""
@@ -135,12 +131,13 @@ class TerminalSession:
         env: dict[str, str],
         limits: SessionLimits,
         holders: Path,
+        launcher: HolderLauncher,
         *,
         bus: EventBus,
         recorder: Recorder,
     ) -> TerminalSession:
-        """Start the program under a holder of its own and follow it. Exec failures raise
-        FileNotFoundError/PermissionError; a holder that cannot start, HolderError."""
+        """Start the program under a holder of its own (forked by `launcher`) and follow it. Exec failures
+        raise FileNotFoundError/PermissionError; a holder that cannot start, HolderError."""
         make_dir(directory.parent)
         os.mkdir(directory, DIR_MODE)  # a new id: exists neither as a directory nor as a link
         launch_spec = shell_integration.launch(meta, directory, env)
@@ -149,11 +146,10 @@ class TerminalSession:
             "cwd": meta.cwd, "env": launch_spec.env, "cols": meta.cols, "rows": meta.rows,
             "nonce": launch_spec.nonce, "max_journal_bytes": limits.max_journal_bytes,
         }  # fmt: skip
-        meta.pid = await launch(spec, directory)
-        token = secrets.token_hex(16) if launch_spec.nonce else None
-        self = cls(meta, directory, limits, bus=bus, recorder=recorder, nonce=token)
+        meta.pid, meta.journal_started_at = await launcher.launch(spec)
+        self = cls(meta, directory, limits, bus=bus, recorder=recorder)
         self._screen.start()
-        process = self._follow(JournalFollower(directory, 0, token.encode() if token else None), 0)
+        process = self._follow(JournalFollower(directory, 0, meta.journal_epoch), 0)
         try:
             files.save_meta(directory, meta)
             files.append_event(directory, {"type": "created", "pid": meta.pid})
@@ -179,14 +175,14 @@ class TerminalSession:
         meta = files.load_meta(directory)
         snapshot = files.load_snapshot(directory) or {}
         resume_at = min(int(snapshot.get("raw_offset", 0)), raw_size(directory))
-        token = secrets.token_hex(16) if meta.shell_integration else None
-        self = cls(meta, directory, limits, bus=bus, recorder=recorder, nonce=token, dormant_size=resume_at)
+        self = cls(meta, directory, limits, bus=bus, recorder=recorder, dormant_size=resume_at)
         self._screen.title = snapshot.get("title", "")
         self._screen.bracketed_paste = bool(snapshot.get("bracketed_paste", False))
+        self.last_input = _origin(files.load_last_input(directory), raw_size(directory)) or self.last_input
         self.blocks.restore(snapshot.get("blocks") or {"forged": snapshot.get("forged_marks", 0)})
         past = await asyncio.to_thread(screen_at, directory, meta, resume_at, limits.scrollback)
         self._screen.engine = past.engine
-        follower = JournalFollower(directory, resume_at, token.encode() if token else None)
+        follower = JournalFollower(directory, resume_at, meta.journal_epoch)
         process = self._follow(follower, resume_at, cwd=snapshot.get("cwd"))
         try:
             greeting = await process.attach(holders, meta.id)
@@ -336,6 +332,12 @@ class TerminalSession:
     async def changed(self, timeout: float) -> None:
         await self._pulse.wait(timeout)
 
+    async def catch_up(self) -> None:
+        """Take in every byte the program has written so far (see TerminalProcess.catch_up): what an answer
+        says is then true of everything the holder journaled before it."""
+        if self._process is not None:
+            await self._process.catch_up()
+
     async def engine(self) -> ScreenEngine:
         """The screen model; for a dormant session it is rebuilt from its files once, in a thread."""
         return await self._screen.load()
@@ -365,6 +367,14 @@ class TerminalSession:
             command_running=self.blocks.current is not None if self.blocks.marked else None,
             line_editor=os.path.basename(self.meta.argv[0]) in LINE_EDITOR_SHELLS,
         )
+
+    def shell_reading(self) -> bool:
+        """Whether the terminal's shell is in the foreground, sleeping in a read of the terminal (at its
+        prompt, which it has written by then)."""
+        tty = self._process.tty if self._process is not None else None
+        if tty is None or self.exited or not self.meta.shell:
+            return False
+        return tty.foreground_pgid() == tty.pid and tty.waits_for_input(tty.pid)
 
     def describe(self, fresh: bool = True) -> dict[str, Any]:
         """The terminal's facts; listings pass `fresh=False` (see `state`): bringing every flooding terminal's
@@ -403,6 +413,7 @@ class TerminalSession:
         """The layered view of the screen (see app.terminal.layers; a string for format=text) with the
         newest `scrollback` lines, the state, the journal offset it reflects, and `delta_cursor`: with
         `changed_since=<delta cursor>` only the rows changed after that cursor are returned."""
+        await self.catch_up()
         engine = await self.engine()
         delta_cursor = self._screen.delta_cursor()  # before the read: a delta written meanwhile is in the next one too
         changed = await self.rows_changed_since(changed_since) if changed_since is not None else None
@@ -442,6 +453,7 @@ class TerminalSession:
         self.last_agent = current_agent.get()
         self.recorder.record(input_frame(self.id, steps, hidden))
         self.last_input = Origin(since=offset, after_input=True, echo="" if hidden else encoded.echo, state=before)
+        self._writes("last_input.json", files.save_last_input, self.directory, asdict(self.last_input))
         self._process.write(data, redact=hidden)
         return {"bytes_written": len(data), "raw_offset": offset, "pending": self._process.pending}
 
@@ -533,6 +545,17 @@ class TerminalSession:
         if self._process is not None and not self._finalized.is_set():
             await self._process.stop()
         await self._screen.written()
+
+
+def _origin(saved: dict[str, Any] | None, size: int) -> Origin | None:
+    """The last input as `send` saved it, if it is one of this journal of `size` bytes."""
+    if saved is None:
+        return None
+    since, echo, state = saved.get("since"), saved.get("echo"), saved.get("state")
+    if not isinstance(since, int) or not 0 <= since <= size or not isinstance(echo, str):
+        return None
+    return Origin(since=since, after_input=saved.get("after_input") is True, echo=echo,
+                  state=state if isinstance(state, str) else None)  # fmt: skip
 
 
 def _kill(pid: int | None) -> None:

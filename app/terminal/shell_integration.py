@@ -5,7 +5,7 @@ Every 133/633 mark ends with the option `nonce=<hex>`, a secret of the session t
 so a program printing a mark cannot forge one. The shell gets the nonce through an inherited pipe (its
 descriptor number in LOOKOUT_NONCE_FD, opened by the terminal's holder), which the rc code reads, closes and unsets before anything else
 runs: the nonce is in no file, command line or environment, and lookout takes it out of the output it
-stores or streams (app.terminal.nonce_filter). The user's own rc files are sourced unchanged, never edited.
+stores or streams (app.terminal.holder.nonce). The user's own rc files are sourced unchanged, never edited.
 """
 
 from __future__ import annotations
@@ -17,11 +17,10 @@ from importlib.resources import files
 from pathlib import Path
 
 from app.core.private_files import DIR_MODE, open_file
+from app.terminal.holder.pty import NONCE_FD
 from app.terminal.persistence import TerminalMeta
 
 SHELLS = ("bash", "zsh")
-NONCE_FD = "LOOKOUT_NONCE_FD"
-"""The number of the descriptor the shell reads its nonce from (the number is no secret)."""
 USER_ZDOTDIR = "LOOKOUT_USER_ZDOTDIR"
 """Carries the user's ZDOTDIR to lookout's .zshenv, which restores it and unsets this variable."""
 
@@ -30,11 +29,6 @@ def supported(argv: list[str]) -> bool:
     """Whether `argv` starts a bare interactive bash or zsh (the program alone, or with `-i`), the only
     commands that get the hooks: any other option may change what the shell reads at start."""
     return os.path.basename(argv[0]) in SHELLS and tuple(argv[1:]) in ((), ("-i",))
-
-
-def nonce_option(nonce: str) -> str:
-    """The last parameter of every genuine mark."""
-    return f"nonce={nonce}"
 
 
 @dataclass(frozen=True, slots=True)

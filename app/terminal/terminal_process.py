@@ -3,9 +3,10 @@ goes in (input, answers to queries, resizes, markers, the stop ladder) and throu
 writes (app.terminal.journal_follower) for what comes out.
 
 Output is handed on in batches of PUMP_BYTES, one per turn of the event loop, so a flood (or the backlog an
-adopted terminal wrote while no daemon ran) never holds other work up. When the program has exited and the
-journal is read to its end, `on_exit` is called once with the exit code, or with None and the reason when
-the holder ended without recording one; then `ended` is set.
+adopted terminal wrote while no daemon ran) never holds other work up; `catch_up` takes an answer up to what
+the program has written by now. When the program has exited and the journal is read to its end, `on_exit` is
+called once with the exit code, or with None and the reason when the holder ended without recording one;
+then `ended` is set.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from app.terminal.holder_link import HolderLink, connect
-from app.terminal.journal_follower import JournalFollower
+from app.terminal.journal_follower import Batch, JournalFollower
 from app.terminal.tty import Tty
 
 log = logging.getLogger(__name__)
@@ -26,9 +27,12 @@ log = logging.getLogger(__name__)
 PUMP_BYTES = 256 << 10
 STOP_TIMEOUT_S = 15.0
 """How long `stop` waits for the holder's ladder (hangup, terminate, kill: about 7 s) to end the program."""
+SYNC_TIMEOUT_S = 2.0
+"""How long `catch_up` waits for the holder to say what the PTY held; then the journal's size on disk is
+what the answer reflects."""
 
-OutputSink = Callable[[bytes, bytes], None]
-"""on_output(data, shown): output as the program wrote it (the nonce's stand-in in place), and as stored."""
+OutputSink = Callable[[Batch], None]
+"""on_output(batch): the next output as the journal holds it, with the genuine shell marks in it."""
 ExitSink = Callable[[int | None, str | None], None]
 """on_exit(exit code, None) or on_exit(None, why it is not known)."""
 
@@ -46,8 +50,12 @@ class TerminalProcess:
         self._on_exit = on_exit
         self._announced = follower.offset
         self._exit: int | None = None
+        self.ended_by: str | None = None
+        """The stop ladder's signal after which the program ended, when the holder says."""
         self._holder_gone = False
         self._scheduled = False
+        self._syncs: dict[int, asyncio.Future[int]] = {}
+        self._next_sync = 0
 
     async def attach(self, holders: Path, terminal_id: str) -> dict[str, Any]:
         """Connect to the terminal's holder and start following; returns its greeting. OSError: nobody listens
@@ -76,6 +84,32 @@ class TerminalProcess:
     def pending(self) -> int:
         """Bytes of input (and other messages) the holder has not taken yet."""
         return self.link.pending if self.link is not None else 0
+
+    async def catch_up(self) -> None:
+        """Return once the ingest has taken every byte the program wrote before this call: the holder reads
+        what its PTY holds into the journal and says the journal's size (a holder of protocol version 1, or
+        one that does not answer within SYNC_TIMEOUT_S: the size on disk now), and the journal is followed
+        up to there."""
+        if self.ended.is_set():
+            return
+        target = self.follower.size
+        link = self.link
+        if link is not None and int(link.greeting.get("version", 1)) >= 2 and not self._holder_gone:
+            self._next_sync += 1
+            number = self._next_sync
+            synced = self._syncs[number] = asyncio.get_running_loop().create_future()
+            link.send("sync", id=number)
+            try:
+                target = max(target, await asyncio.wait_for(synced, SYNC_TIMEOUT_S))
+            except TimeoutError:
+                log.warning("the holder of pid %s did not answer a sync within %.0f s", link.tty.pid, SYNC_TIMEOUT_S)
+            finally:
+                self._syncs.pop(number, None)
+        self._announced = max(self._announced, target)
+        while self._advance():
+            if self.follower.offset >= target:
+                break
+            await asyncio.sleep(0)  # a large backlog: other work goes on between batches
 
     def write(self, data: bytes, redact: bool) -> None:
         """Send input (recorded in the journal as `i`, its bytes left out when `redact`)."""
@@ -122,15 +156,23 @@ class TerminalProcess:
         if op == "out":
             self._announced = max(self._announced, int(message["size"]))
             self.failure = message.get("failure") or self.failure
+        elif op == "synced":
+            waiter = self._syncs.get(message["id"]) if isinstance(message.get("id"), int) else None
+            if waiter is not None and not waiter.done() and isinstance(message.get("size"), int):
+                waiter.set_result(message["size"])
         elif op == "exit":
             self._exit = int(message["code"])
             self._announced = max(self._announced, int(message["size"]))
+            self.ended_by = message.get("signal") if isinstance(message.get("signal"), str) else None
         elif op == "error":
             log.error("holder of pid %s: %s", self.tty and self.tty.pid, message.get("message"))
         self._schedule()
 
     def _on_closed(self) -> None:
         self._holder_gone = True
+        for waiter in self._syncs.values():
+            if not waiter.done():
+                waiter.set_result(self.follower.size)
         self._schedule()
 
     def _schedule(self) -> None:
@@ -140,19 +182,25 @@ class TerminalProcess:
 
     def _pump(self) -> None:
         self._scheduled = False
+        if self._advance():
+            self._schedule()
+
+    def _advance(self) -> bool:
+        """Hand on the next batch of what the holder announced (or, once it has ended, of the whole journal);
+        returns whether more is left."""
         if self.ended.is_set():
-            return
+            return False
         done = self._exit is not None or self._holder_gone
         target = self.follower.size if done else self._announced
         if self.follower.offset < target:
-            data, shown = self.follower.read(target, PUMP_BYTES)
-            if shown:
-                self._on_output(data, shown)
+            batch = self.follower.read(target, PUMP_BYTES)
+            if batch.data:
+                self._on_output(batch)
             if self.follower.offset < target:
-                self._schedule()
-                return
+                return True
         if done:
             self._finish()
+        return False
 
     def _finish(self) -> None:
         self.follower.refresh()

@@ -1,5 +1,5 @@
 """What the daemon reads from a terminal's PTY: its modes and its foreground process, through a duplicate of
-the master that the terminal's holder sent (app.terminal.holder_protocol). The daemon never reads or writes
+the master that the terminal's holder sent (app.terminal.holder.protocol). The daemon never reads or writes
 the terminal through it: output comes from the journal, input goes through the holder."""
 
 from __future__ import annotations

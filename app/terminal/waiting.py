@@ -31,7 +31,8 @@ MIN_RECHECK_S = 0.01
 
 PROMPT_WAIT_S = 2.0
 """After a command block ends, how long a block_end wait waits for the shell's next prompt (its OSC 133 B
-mark, or the shell reading the terminal) so the screen it returns shows the prompt."""
+mark, or the shell sleeping in a read of the terminal, which it does only once the prompt is written) so the
+screen it returns shows the prompt."""
 
 Reason = Literal["regex", "screen", "stable", "state", "exit", "block_end"]
 
@@ -202,7 +203,14 @@ class Waitable(Protocol):
     def read_raw(self, offset: int, limit: int) -> bytes: ...
     def screen_text(self) -> str: ...
     def state(self) -> str: ...
+    def shell_reading(self) -> bool:
+        """Whether the shell is in the foreground and sleeps in a read of the terminal (so its prompt is
+        written: a line editor puts the terminal in raw mode before it draws the prompt, so the mode alone
+        does not say so)."""
+
     async def changed(self, timeout: float) -> None: ...
+    async def catch_up(self) -> None:
+        """Take in every byte the program has written so far."""
 
 
 @dataclass(slots=True)
@@ -243,12 +251,14 @@ async def wait_until(term: Waitable, until: Until, since: int | Origin, timeout_
                 held.append(condition)
         now = time.monotonic()
         if held and (until.match == "any" or len(held) == len(until.given)):
+            await term.catch_up()
             return _result(term, p, True, "+".join(held) if until.match == "all" else held[0], started, now)
         if term.exited:
             if until.regex is not None and until.on == "stream" and p.scanned < term.raw_offset:
                 continue  # output that arrived while the last scan ran: scan it before giving up
             return _result(term, p, False, "exited", started, now)
         if now >= deadline:
+            await term.catch_up()
             return _result(term, p, False, "timeout", started, now)
         if term.raw_offset != seen:
             continue  # output came while this pass ran (a scan in a thread): its wake-up is already spent
@@ -314,7 +324,7 @@ async def _holds(
 
 
 def _prompt_drawn(term: Waitable, block: Block) -> bool:
-    return term.blocks.prompt_after(block.end or 0) or term.state() == "idle"
+    return term.blocks.prompt_after(block.end or 0) or term.shell_reading()
 
 
 def _search(pattern: UserPattern, text: str) -> Match | None:

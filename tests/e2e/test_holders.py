@@ -109,7 +109,7 @@ def test_an_upgrade_from_another_checkout_adopts_the_terminals(tmp_path: Path) -
     old.stop()
     holder = _holder_of(pid)
     environ = Path(f"/proc/{holder}/environ").read_bytes().split(b"\0")
-    assert f"PYTHONPATH={other}".encode() in environ, "the holder runs the old checkout's code"
+    assert f"LOOKOUT_HOLDER_CODE={other}".encode() in environ, "the holder runs the old checkout's code"
     new = Daemon(tmp_path / "data").start()
     with new.client() as api:
         assert api.get(f"/v1/terminals/{tid}").json()["status"] == "running"

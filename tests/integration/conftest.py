@@ -11,16 +11,16 @@ import pytest_asyncio
 from app.browser.browser import BrowserHost
 from app.browser.pages import PageRegistry
 from app.core.events import EventBus
-from app.terminal.manager import TerminalManager
+from app.terminal.registry import TerminalRegistry
 from app.terminal.session import SessionLimits
 
 LIMITS = SessionLimits(scrollback=200, max_journal_bytes=1 << 30, max_input_bytes=1 << 20)
 
 
 @pytest.fixture
-async def manager(tmp_path: Path) -> AsyncIterator[TerminalManager]:
+async def manager(tmp_path: Path) -> AsyncIterator[TerminalRegistry]:
     """Terminals on the avt engine in this test's directory, shut down after the test."""
-    m = TerminalManager(tmp_path / "terminals", "avt", LIMITS, max_sessions=8)
+    m = TerminalRegistry(tmp_path / "terminals", "avt", LIMITS, max_sessions=8)
     await m.start()
     yield m
     await m.stop_all()

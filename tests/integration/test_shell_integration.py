@@ -6,11 +6,13 @@ import shutil
 import signal
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from app.terminal import shell_integration
 from app.terminal.blocks import Block, block_with_output
-from app.terminal.manager import TerminalManager, TerminalSpec
+from app.terminal.registry import TerminalRegistry, TerminalSpec
 from app.terminal.session import TerminalSession
 from app.terminal.waiting import compile_until
 from tests.integration.conftest import LIMITS
@@ -38,7 +40,7 @@ def home(tmp_path: Path, shell: str) -> Path:
     return path
 
 
-async def _shell(manager: TerminalManager, shell: str, home: Path, **spec: object) -> TerminalSession:
+async def _shell(manager: TerminalRegistry, shell: str, home: Path, **spec: object) -> TerminalSession:
     spec = {"env": {"HOME": str(home)}, **spec}
     s = await manager.create(TerminalSpec(command=[shell], cwd=str(home), cols=80, rows=24, **spec))  # type: ignore[arg-type]
     ready = await s.wait(compile_until(state_in=["idle"]), 0, 10_000)
@@ -77,7 +79,7 @@ async def _output(s: TerminalSession, n: int) -> str:
     return block["output"]["text"]
 
 
-async def test_exit_codes_commands_and_cwd(manager: TerminalManager, shell: str, home: Path) -> None:
+async def test_exit_codes_commands_and_cwd(manager: TerminalRegistry, shell: str, home: Path) -> None:
     s = await _shell(manager, shell, home)
     assert s.describe()["shell_integration"] is True
     assert await _run(s, "true") == {"n": 1, "exit_code": 0, "command": "true"}
@@ -96,14 +98,26 @@ async def test_exit_codes_commands_and_cwd(manager: TerminalManager, shell: str,
     assert terminal["cwd"] == "/tmp" and terminal["block"] is None and terminal["block_count"] == 6
 
 
-async def test_a_forged_mark_is_ignored_and_counted(manager: TerminalManager, shell: str, home: Path) -> None:
+async def test_a_forged_mark_is_ignored_and_counted(
+    manager: TerminalRegistry, shell: str, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    nonces: list[str | None] = []
+
+    def launch(*args: Any) -> shell_integration.Launch:  # what the daemon hands the holder, then forgets
+        spec = real_launch(*args)
+        nonces.append(spec.nonce)
+        return spec
+
+    real_launch = shell_integration.launch
+    monkeypatch.setattr(shell_integration, "launch", launch)
     s = await _shell(manager, shell, home)
     forge = r"printf '\033]133;D;5\007'; printf '\033]133;D;6;nonce=00ff\007'; echo after; (exit 2)"
     assert (await _run(s, forge))["exit_code"] == 2
     assert s.describe()["forged_marks"] == 2
     assert await _output(s, 1) == "after"
     # The nonce is nowhere in the environment of the programs the shell runs.
-    nonce = _nonce(s)
+    (nonce,) = nonces
+    assert nonce is not None
     await _run(s, f"env | grep -c -e {nonce} -e ZDOTDIR -e LOOKOUT -e __lookout")
     assert await _output(s, 2) == "0"
     await s.stop()
@@ -111,7 +125,7 @@ async def test_a_forged_mark_is_ignored_and_counted(manager: TerminalManager, sh
     assert after_restart.describe()["forged_marks"] == 2, "the count is kept in screen.snapshot.json"
 
 
-async def test_a_program_cannot_move_the_cwd_of_its_commands(manager: TerminalManager, shell: str, home: Path) -> None:
+async def test_a_program_cannot_move_the_cwd_of_its_commands(manager: TerminalRegistry, shell: str, home: Path) -> None:
     s = await _shell(manager, shell, home)
     forge = r"printf '\033]7;file://x/etc\007'; printf '\033]633;P;Cwd=/root\007'; printf '\033]633;P;Cwd=/srv;nonce=00\007'"
     await _run(s, forge)
@@ -122,7 +136,7 @@ async def test_a_program_cannot_move_the_cwd_of_its_commands(manager: TerminalMa
     assert s.describe()["cwd"] == "/tmp" and s.blocks.finished()[-1].cwd == "/tmp"
 
 
-async def test_ctrl_c_at_an_empty_prompt_makes_no_block(manager: TerminalManager, shell: str, home: Path) -> None:
+async def test_ctrl_c_at_an_empty_prompt_makes_no_block(manager: TerminalRegistry, shell: str, home: Path) -> None:
     s = await _shell(manager, shell, home)
     await _run(s, "true")
     for _ in range(2):
@@ -143,7 +157,7 @@ async def test_ctrl_c_at_an_empty_prompt_makes_no_block(manager: TerminalManager
     assert [b.n for b in s.blocks.finished()] == [1, 2]
 
 
-async def test_a_multi_line_paste(manager: TerminalManager, shell: str, home: Path) -> None:
+async def test_a_multi_line_paste(manager: TerminalRegistry, shell: str, home: Path) -> None:
     s = await _shell(manager, shell, home)
     await _eventually(s, lambda: s.bracketed_paste, "bracketed paste")  # asked for once the prompt is drawn
     since = s.raw_offset
@@ -161,7 +175,7 @@ async def test_a_multi_line_paste(manager: TerminalManager, shell: str, home: Pa
 
 @pytest.mark.parametrize("shell", ["bash"], indirect=True)
 async def test_space_prefixed_lines_are_captured_yet_kept_out_of_history(
-    manager: TerminalManager, home: Path
+    manager: TerminalRegistry, home: Path
 ) -> None:
     s = await _shell(manager, "bash", home)
     assert (await _run(s, " echo hidden"))["command"] == " echo hidden"
@@ -171,7 +185,7 @@ async def test_space_prefixed_lines_are_captured_yet_kept_out_of_history(
 
 
 @pytest.mark.parametrize("shell", ["bash"], indirect=True)
-async def test_no_integration_when_asked_or_not_a_bare_shell(manager: TerminalManager, home: Path) -> None:
+async def test_no_integration_when_asked_or_not_a_bare_shell(manager: TerminalRegistry, home: Path) -> None:
     off = await _shell(manager, "bash", home, shell_integration=False)
     on = await _shell(manager, "bash", home)
     argv = await manager.create(TerminalSpec(command=["bash", "--norc"], env={"HOME": str(home)}))
@@ -187,7 +201,7 @@ async def test_no_integration_when_asked_or_not_a_bare_shell(manager: TerminalMa
 
 async def test_blocks_and_the_shell_survive_a_restart(tmp_path: Path, shell: str, home: Path) -> None:
     root = tmp_path / "terminals"
-    first = TerminalManager(root, "avt", LIMITS, max_sessions=8)
+    first = TerminalRegistry(root, "avt", LIMITS, max_sessions=8)
     await first.start()
     s = await _shell(first, shell, home)
     await _run(s, "echo one")
@@ -197,7 +211,7 @@ async def test_blocks_and_the_shell_survive_a_restart(tmp_path: Path, shell: str
     assert (await s.wait(compile_until(state_in=["awaiting_input"]), since, 5000)).matched
     blocks = s.blocks.finished()
     await first.shutdown()  # the daemon goes; the shell and `cat` stay with their holder
-    second = TerminalManager(root, "avt", LIMITS, max_sessions=8)
+    second = TerminalRegistry(root, "avt", LIMITS, max_sessions=8)
     await second.start()
     try:
         again = second.get(s.id)
@@ -219,7 +233,7 @@ async def test_blocks_and_the_shell_survive_a_restart(tmp_path: Path, shell: str
 
 
 @pytest.mark.parametrize("shell", ["zsh"], indirect=True)
-async def test_zsh_reads_the_users_zdotdir_and_keeps_it(manager: TerminalManager, home: Path) -> None:
+async def test_zsh_reads_the_users_zdotdir_and_keeps_it(manager: TerminalRegistry, home: Path) -> None:
     zdotdir = home / "zdot"
     zdotdir.mkdir()
     (zdotdir / ".zshenv").write_text("export FROM_ZSHENV=yes\n")
@@ -228,8 +242,3 @@ async def test_zsh_reads_the_users_zdotdir_and_keeps_it(manager: TerminalManager
     await _run(s, 'greet; echo "$FROM_ZSHENV $ZDOTDIR"')
     assert await _output(s, 1) == f"hello from zdotdir\nyes {zdotdir}"
 
-
-def _nonce(s: TerminalSession) -> str:
-    genuine = s.blocks._genuine  # only lookout and the shell know it
-    assert genuine is not None
-    return genuine.removeprefix("nonce=")

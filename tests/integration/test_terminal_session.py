@@ -13,7 +13,7 @@ from app.core.events import EventBus
 from app.terminal import lazy_feed, skip_ahead
 from app.terminal.engines import create_engine
 from app.terminal.journal import read_index
-from app.terminal.manager import TerminalManager, TerminalSpec
+from app.terminal.registry import TerminalRegistry, TerminalSpec
 from app.terminal.persistence import load_snapshot
 from app.terminal.replay import screen_at
 from app.terminal.session import SessionLimits, TerminalSession
@@ -26,8 +26,8 @@ BASH = ["bash", "--norc", "--noprofile"]
 
 
 @pytest.fixture(params=["avt", "pyte"])
-async def manager(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[TerminalManager]:
-    m = TerminalManager(tmp_path / "terminals", request.param, LIMITS, max_sessions=8)
+async def manager(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[TerminalRegistry]:
+    m = TerminalRegistry(tmp_path / "terminals", request.param, LIMITS, max_sessions=8)
     await m.start()
     yield m
     await m.stop_all()
@@ -40,11 +40,11 @@ async def _until(session: TerminalSession, timeout: float = 20, since: int | Non
     return result
 
 
-async def _python(manager: TerminalManager, code: str) -> TerminalSession:
+async def _python(manager: TerminalRegistry, code: str) -> TerminalSession:
     return await manager.create(TerminalSpec(command=[sys.executable, "-c", code], cols=80, rows=24))
 
 
-async def test_states_idle_running_password_input_tui(manager: TerminalManager) -> None:
+async def test_states_idle_running_password_input_tui(manager: TerminalRegistry) -> None:
     s = await manager.create(TerminalSpec(command=BASH, cols=80, rows=24))
     await _until(s, state_in=["idle"])
     s.send(text="sleep 5\r")
@@ -74,7 +74,7 @@ async def test_states_idle_running_password_input_tui(manager: TerminalManager) 
     assert not any(v and "aHVudGVyMg" in v for v in inputs)  # base64 of "hunter2"
 
 
-async def test_cursor_position_and_device_attribute_queries_are_answered(manager: TerminalManager) -> None:
+async def test_cursor_position_and_device_attribute_queries_are_answered(manager: TerminalRegistry) -> None:
     code = (
         "import os, sys, termios, tty\n"
         "tty.setraw(0)\n"
@@ -94,7 +94,7 @@ async def test_cursor_position_and_device_attribute_queries_are_answered(manager
     assert s.exit_code == 0
 
 
-async def test_keys_follow_application_cursor_mode(manager: TerminalManager) -> None:
+async def test_keys_follow_application_cursor_mode(manager: TerminalRegistry) -> None:
     code = (
         "import os, tty\n"
         "tty.setraw(0)\n"
@@ -113,7 +113,7 @@ async def test_keys_follow_application_cursor_mode(manager: TerminalManager) -> 
     assert "b'\\x1b[A' b'\\x1bOA'" in s.screen_text()
 
 
-async def test_paste_is_bracketed_only_when_the_program_asks(manager: TerminalManager) -> None:
+async def test_paste_is_bracketed_only_when_the_program_asks(manager: TerminalRegistry) -> None:
     code = (
         "import os, sys, tty\n"
         "tty.setraw(0)\n"
@@ -133,7 +133,7 @@ async def test_paste_is_bracketed_only_when_the_program_asks(manager: TerminalMa
     assert "b'x' b'\\x1b[200~l1\\rl2\\x1b[201~'" in s.screen_text()
 
 
-async def test_large_input_is_delivered_in_full(manager: TerminalManager) -> None:
+async def test_large_input_is_delivered_in_full(manager: TerminalRegistry) -> None:
     code = (
         "import sys, termios\n"
         "attrs = termios.tcgetattr(0); attrs[3] &= ~termios.ECHO; termios.tcsetattr(0, termios.TCSANOW, attrs)\n"
@@ -149,7 +149,7 @@ async def test_large_input_is_delivered_in_full(manager: TerminalManager) -> Non
     assert "got 300000" in s.screen_text()
 
 
-async def test_split_utf8_and_exit_code(manager: TerminalManager) -> None:
+async def test_split_utf8_and_exit_code(manager: TerminalRegistry) -> None:
     code = "import os, time\nos.write(1, 'caf\\u00e9 \\u2713'.encode()[:-1]); time.sleep(0.2); os.write(1, b'\\x93!')\nraise SystemExit(4)"
     s = await _python(manager, code)
     await _until(s, exit=True, since=0)
@@ -157,7 +157,7 @@ async def test_split_utf8_and_exit_code(manager: TerminalManager) -> None:
     assert (await s.screen())["text"][0] == "café ✓!"
 
 
-async def test_title_cwd_and_input_after_exit(manager: TerminalManager) -> None:
+async def test_title_cwd_and_input_after_exit(manager: TerminalRegistry) -> None:
     s = await manager.create(TerminalSpec(command="printf '\\033]0;my title\\007\\033]7;file://host/tmp/some%%20dir\\033\\\\done'"))
     await _until(s, exit=True, since=0)
     info = s.describe()
@@ -168,7 +168,7 @@ async def test_title_cwd_and_input_after_exit(manager: TerminalManager) -> None:
         s.resize(100, 30)
 
 
-async def test_unknown_key_and_missing_program(manager: TerminalManager) -> None:
+async def test_unknown_key_and_missing_program(manager: TerminalRegistry) -> None:
     s = await manager.create(TerminalSpec(command=BASH))
     with pytest.raises(BadInput, match="Enter"):
         s.send(keys=["NoSuchKey"])
@@ -177,7 +177,7 @@ async def test_unknown_key_and_missing_program(manager: TerminalManager) -> None
     assert len(manager.sessions()) == 1
 
 
-async def test_snapshot_checkpoint_and_rebuild_match_the_live_screen(manager: TerminalManager) -> None:
+async def test_snapshot_checkpoint_and_rebuild_match_the_live_screen(manager: TerminalRegistry) -> None:
     s = await manager.create(TerminalSpec(command=BASH, cols=60, rows=12))
     await _until(s, state_in=["idle"])
     s.send(text="for i in $(seq 1 40); do echo row-$i; done\r")
@@ -198,7 +198,7 @@ async def test_snapshot_checkpoint_and_rebuild_match_the_live_screen(manager: Te
 
 
 async def test_a_flood_ends_on_the_same_screen_as_a_full_replay(
-    manager: TerminalManager, monkeypatch: pytest.MonkeyPatch
+    manager: TerminalRegistry, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     plans: list[int] = []
 
@@ -226,7 +226,7 @@ async def test_a_flood_ends_on_the_same_screen_as_a_full_replay(
         assert 3 in plans  # the flood was skipped through, not fed line by line
 
 
-async def test_stop_kills_a_child_that_ignores_hangup_and_term(manager: TerminalManager) -> None:
+async def test_stop_kills_a_child_that_ignores_hangup_and_term(manager: TerminalRegistry) -> None:
     code = "import signal, time\nsignal.signal(signal.SIGHUP, signal.SIG_IGN)\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\nprint('stubborn')\ntime.sleep(600)"
     s = await _python(manager, code)
     await _until(s, regex="stubborn", since=0)
@@ -236,7 +236,7 @@ async def test_stop_kills_a_child_that_ignores_hangup_and_term(manager: Terminal
     assert not Path(f"/proc/{pid}").exists()
 
 
-async def test_stop_ends_background_jobs_too(manager: TerminalManager) -> None:
+async def test_stop_ends_background_jobs_too(manager: TerminalRegistry) -> None:
     s = await manager.create(TerminalSpec(command=["bash", "--norc", "--noprofile", "-i"]))
     await _until(s, state_in=["idle"])
     s.send(text="bash -c \"trap '' HUP; exec sleep 300\" & echo job=$!\r")  # a job that ignores hangups
@@ -247,7 +247,7 @@ async def test_stop_ends_background_jobs_too(manager: TerminalManager) -> None:
 
 
 async def test_session_limit(tmp_path: Path) -> None:
-    m = TerminalManager(tmp_path / "t", "avt", LIMITS, max_sessions=1)
+    m = TerminalRegistry(tmp_path / "t", "avt", LIMITS, max_sessions=1)
     await m.start()
     try:
         await m.create(TerminalSpec(command=BASH))
@@ -258,7 +258,7 @@ async def test_session_limit(tmp_path: Path) -> None:
         await m.shutdown()
 
 
-async def test_exit_while_a_child_holds_the_terminal_is_recorded_once(manager: TerminalManager) -> None:
+async def test_exit_while_a_child_holds_the_terminal_is_recorded_once(manager: TerminalRegistry) -> None:
     # The leader exits while a background child keeps the terminal open, so no hang-up comes: the session is
     # finalized by the drain timer, with the leader's exit status, exactly once.
     s = await manager.create(TerminalSpec(command=["bash", "-c", "sleep 3 & echo leader-done"]))
@@ -283,7 +283,7 @@ async def test_a_session_reports_to_the_bus_and_recorder_it_was_made_with_also_a
 ) -> None:
     bus, recorder = EventBus(), _Frames()
     events = bus.subscribe()
-    m = TerminalManager(tmp_path / "terminals", "avt", LIMITS, max_sessions=2, bus=bus, recorder=recorder)
+    m = TerminalRegistry(tmp_path / "terminals", "avt", LIMITS, max_sessions=2, bus=bus, recorder=recorder)
     await m.start()
     try:
         s = await m.create(TerminalSpec(command=[*BASH, "-i"], cols=80, rows=24, shell_integration=False))
@@ -299,7 +299,7 @@ async def test_a_session_reports_to_the_bus_and_recorder_it_was_made_with_also_a
     assert [f.category for f in recorder.frames] == ["terminal resize", "terminal screen", "terminal input", "terminal exit"]
 
     again, later = _Frames(), EventBus()
-    restarted = TerminalManager(tmp_path / "terminals", "avt", LIMITS, max_sessions=2, bus=later, recorder=again)
+    restarted = TerminalRegistry(tmp_path / "terminals", "avt", LIMITS, max_sessions=2, bus=later, recorder=again)
     await restarted.start()
     dormant = restarted.get(s.id)
     assert dormant.bus is later and dormant.recorder is again and dormant.describe()["exit_code"] == 3
@@ -309,7 +309,7 @@ async def test_a_session_reports_to_the_bus_and_recorder_it_was_made_with_also_a
 
 
 async def test_stop_returns_once_background_file_writes_have_ended(
-    manager: TerminalManager, monkeypatch: pytest.MonkeyPatch
+    manager: TerminalRegistry, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A screen snapshot written in the background while the terminal is stopped (a slow disk) neither outlives
     `stop` (a purge then found a file written into the directory it was removing: 409) nor replaces the final

@@ -12,14 +12,14 @@ from app.core.errors import BadInput
 from app.terminal.act import ActResult, act
 from app.terminal.input_steps import InputStep
 from app.terminal.layers import ViewOptions
-from app.terminal.manager import TerminalManager, TerminalSpec
+from app.terminal.registry import TerminalRegistry, TerminalSpec
 from app.terminal.session import TerminalSession
 from app.terminal.waiting import PROMPT_WAIT_S, compile_until
 
 VIEW = ViewOptions()
 
 
-async def _bash(manager: TerminalManager, tmp_path: Path, rc: str = "") -> TerminalSession:
+async def _bash(manager: TerminalRegistry, tmp_path: Path, rc: str = "") -> TerminalSession:
     """bash with lookout's shell integration, a prompt of `$ ` and the rc lines `rc`."""
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
@@ -46,7 +46,7 @@ def _rows(result: ActResult) -> list[str]:
     return rows
 
 
-async def test_a_stream_regex_does_not_match_the_echo_of_the_input(manager: TerminalManager, tmp_path: Path) -> None:
+async def test_a_stream_regex_does_not_match_the_echo_of_the_input(manager: TerminalRegistry, tmp_path: Path) -> None:
     s = await _bash(manager, tmp_path)
     since = s.raw_offset
     echoed = await _act(s, _line("sleep 1; echo FINISHED"), regex="FINISHED", echo=True)
@@ -64,7 +64,7 @@ async def test_a_stream_regex_does_not_match_the_echo_of_the_input(manager: Term
     assert word[:80] in _rows(wrapped)[6:], _rows(wrapped)  # the output (the echo's rows have the prompt)
 
 
-async def test_a_state_holds_only_once_the_terminal_answered_the_input(manager: TerminalManager, tmp_path: Path) -> None:
+async def test_a_state_holds_only_once_the_terminal_answered_the_input(manager: TerminalRegistry, tmp_path: Path) -> None:
     s = await _bash(manager, tmp_path)
     started = await _act(s, _line(f"{sys.executable} -q"), state_in=["awaiting_input"])
     assert started.wait.reason == "state" and _rows(started)[-1].startswith(">>>"), _rows(started)
@@ -76,7 +76,7 @@ async def test_a_state_holds_only_once_the_terminal_answered_the_input(manager: 
     assert again.matched and again.reason == "state"
 
 
-async def test_match_all_needs_every_condition_at_once(manager: TerminalManager, tmp_path: Path) -> None:
+async def test_match_all_needs_every_condition_at_once(manager: TerminalRegistry, tmp_path: Path) -> None:
     s = await _bash(manager, tmp_path)
     line = _line("(sleep 1; seq 1 100) | less")  # less shows a blank screen for a second
     result = await _act(s, line, regex="^1$", on="screen", state_in=["tui"], stable_ms=100, match="all")
@@ -84,14 +84,14 @@ async def test_match_all_needs_every_condition_at_once(manager: TerminalManager,
     assert _rows(result)[:3] == ["1", "2", "3"], _rows(result)
 
 
-async def test_block_end_waits_for_the_next_prompt(manager: TerminalManager, tmp_path: Path) -> None:
+async def test_block_end_waits_for_the_next_prompt(manager: TerminalRegistry, tmp_path: Path) -> None:
     s = await _bash(manager, tmp_path, rc="PROMPT_COMMAND+=('sleep 0.5')\n")  # the prompt comes late
     result = await _act(s, _line("echo hi"), block_end=True)
     assert result.wait.reason == "block_end" and result.wait.prompt is True and result.wait.exit_code == 0
     assert result.wait.state == "idle" and _rows(result)[-1] == "$", _rows(result)
 
 
-async def test_block_end_says_when_the_prompt_did_not_come(manager: TerminalManager, tmp_path: Path) -> None:
+async def test_block_end_says_when_the_prompt_did_not_come(manager: TerminalRegistry, tmp_path: Path) -> None:
     s = await _bash(manager, tmp_path, rc=f"PROMPT_COMMAND+=('[ -e go ] && sleep {PROMPT_WAIT_S * 3}')\n")
     result = await _act(s, _line("touch go; false"), block_end=True)
     assert result.wait.reason == "block_end" and result.wait.prompt is False and result.wait.exit_code == 1
@@ -100,7 +100,7 @@ async def test_block_end_says_when_the_prompt_did_not_come(manager: TerminalMana
 
 
 @pytest.mark.parametrize("command", ["bash", ["bash"], "sh", ["sh"]])
-async def test_a_shell_named_bare_is_a_shell_at_its_prompt(manager: TerminalManager, command: object) -> None:
+async def test_a_shell_named_bare_is_a_shell_at_its_prompt(manager: TerminalRegistry, command: object) -> None:
     s = await manager.create(TerminalSpec(command=command, cols=80, rows=24))  # type: ignore[arg-type]
     assert s.meta.shell and s.meta.shell_integration == ("bash" in command)
     ready = await s.wait(compile_until(state_in=["idle"]), None, 10_000)
@@ -112,7 +112,7 @@ async def test_a_shell_named_bare_is_a_shell_at_its_prompt(manager: TerminalMana
         assert reading.wait.state == "awaiting_input"
 
 
-async def test_input_steps_keep_their_order_in_vim(manager: TerminalManager, tmp_path: Path) -> None:
+async def test_input_steps_keep_their_order_in_vim(manager: TerminalRegistry, tmp_path: Path) -> None:
     target = tmp_path / "note.txt"
     s = await manager.create(TerminalSpec(command=["vim", "-u", "NONE", "-N", str(target)], cols=80, rows=24))
     assert (await s.wait(compile_until(state_in=["tui"], stable_ms=300, match="all"), 0, 10_000)).matched
@@ -121,7 +121,7 @@ async def test_input_steps_keep_their_order_in_vim(manager: TerminalManager, tmp
     assert result.wait.reason == "exit" and target.read_text() == "first\nsecond\n"
 
 
-async def test_act_without_input_resumes_a_wait_from_since(manager: TerminalManager, tmp_path: Path) -> None:
+async def test_act_without_input_resumes_a_wait_from_since(manager: TerminalRegistry, tmp_path: Path) -> None:
     s = await _bash(manager, tmp_path)
     started = await _act(s, _line("sleep 1; echo DONE-$((6*7))"), timeout_ms=0, regex="^DONE-42")
     assert started.wait.reason == "timeout"

@@ -31,7 +31,8 @@ def command(line: str, output: bytes, code: int | None) -> bytes:
 
 
 class Feeder:
-    """Feeds a tracker from a byte stream through the real side scanner, with journal offsets."""
+    """Feeds a tracker from a byte stream through the real side scanner, with journal offsets; a mark with the
+    session's nonce is genuine (as the holder would have recorded it)."""
 
     def __init__(self, tracker: BlockTracker) -> None:
         self.tracker = tracker
@@ -44,13 +45,14 @@ class Feeder:
         self.stream += data
         for event in self.scanner.feed(data):
             if isinstance(event, ShellMark):
-                self.tracker.feed(event, base + event.end, self.clock, cwd)
+                genuine = bool(event.params) and event.params[-1] == f"nonce={NONCE}"
+                self.tracker.feed(event, base + event.end, self.clock if genuine else None, cwd)
         self.clock += 1.5
 
 
 @pytest.fixture
 def feed(tmp_path: Path) -> Feeder:
-    return Feeder(BlockTracker(tmp_path, NONCE))
+    return Feeder(BlockTracker(tmp_path, True))
 
 
 def test_a_command_line_becomes_a_block_with_its_output_range(feed: Feeder, tmp_path: Path) -> None:
@@ -80,7 +82,7 @@ def test_forged_and_foreign_marks_are_ignored_and_counted(feed: Feeder) -> None:
 
 
 def test_without_a_nonce_marks_make_no_blocks_and_are_not_counted(tmp_path: Path) -> None:
-    feed = Feeder(BlockTracker(tmp_path, None))
+    feed = Feeder(BlockTracker(tmp_path, False))
     feed(command("ls", b"x\r\n", 0))
     assert feed.tracker.describe() == {"block": None, "block_count": 0, "forged_marks": 0}
 
@@ -101,11 +103,11 @@ def test_blocks_survive_reload_with_a_torn_last_line(feed: Feeder, tmp_path: Pat
         feed(command(f"echo {i}", f"{i}\r\n".encode(), i))
     with (tmp_path / BLOCKS_FILE).open("ab") as f:
         f.write(b'{"n": 4, "comm')
-    again = BlockTracker(tmp_path, None)
+    again = BlockTracker(tmp_path, False)
     assert again.finished() == feed.tracker.finished()
     with (tmp_path / BLOCKS_FILE).open("ab") as f:
         f.write(b'\n{"n": 4, "command": "no raw"}\n[1, 2]\n"text"\n')  # JSON, but not blocks
-    assert BlockTracker(tmp_path, None).finished() == feed.tracker.finished()
+    assert BlockTracker(tmp_path, False).finished() == feed.tracker.finished()
     assert [b.exit_code for b in again.finished()] == [0, 1, 2]
 
 
@@ -259,5 +261,5 @@ def test_a_block_handed_out_stays_as_it_was_when_the_command_ends(feed: Feeder, 
     assert (ended.n, ended.exit_code, ended.end) == (1, 0, running.start + len(b"building\r\n"))
     with pytest.raises(AttributeError):
         ended.exit_code = 1  # type: ignore[misc]
-    assert Block.from_json(ended.to_json()) == ended == BlockTracker(tmp_path, None).get(1)
+    assert Block.from_json(ended.to_json()) == ended == BlockTracker(tmp_path, False).get(1)
     assert feed.tracker.describe()["block"] is None

@@ -5,7 +5,8 @@ import base64
 import itertools
 from pathlib import Path
 
-from app.terminal.journal import JournalWriter, raw_size, read_index, read_raw
+from app.terminal.holder.journal import JournalWriter
+from app.terminal.journal import raw_size, read_index, read_raw
 
 
 def test_output_is_stored_losslessly_and_indexed(tmp_path: Path) -> None:

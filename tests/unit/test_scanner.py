@@ -31,6 +31,9 @@ def scan_split(data: bytes, cuts: list[int]) -> list[ScanEvent]:
         chunk = data[start:stop]
         for event in scanner.feed(chunk):
             assert 0 < event.end <= len(chunk)
+            nonce_at = getattr(event, "nonce_at", None)
+            if nonce_at is not None:
+                event = replace(event, nonce_at=nonce_at + start)  # type: ignore[call-arg]
             events.append(replace(event, end=event.end + start))
     return events
 
@@ -90,7 +93,7 @@ def test_osc633_cwd_gives_mark_and_cwd() -> None:
     data = b"\x1b]633;P;Cwd=/srv/a\\x3bb\x07"
     assert scan(data) == [ShellMark(len(data), "P", ("Cwd=/srv/a;b",)), CwdChanged(len(data), "/srv/a;b")]
     marked = b"\x1b]633;P;Cwd=/srv;nonce=ab12\x07"
-    assert scan(marked)[-1] == CwdChanged(len(marked), "/srv", "nonce=ab12")
+    assert scan(marked)[-1] == CwdChanged(len(marked), "/srv", marked.index(b"ab12"))
 
 
 def test_osc633_other_property_is_only_a_mark() -> None:
@@ -120,7 +123,8 @@ def test_osc633_other_property_is_only_a_mark() -> None:
 )
 def test_shell_marks(payload: bytes, code: str, params: tuple[str, ...]) -> None:
     data = b"\x1b]" + payload + b"\x07"
-    assert scan(data) == [ShellMark(len(data), code, params)]
+    nonce_at = data.index(b"nonce=") + 6 if b"nonce=" in data else None
+    assert scan(data) == [ShellMark(len(data), code, params, nonce_at)]
 
 
 def test_osc633_command_is_unescaped() -> None:
@@ -302,7 +306,7 @@ def expected_mixed() -> list[ScanEvent]:
         CwdChanged(end(b"w%20d\x07"), "/w d"),
         ShellMark(end(b"Cwd=/p\x07"), "P", ("Cwd=/p",)),
         CwdChanged(end(b"Cwd=/p\x07"), "/p"),
-        ShellMark(end(b"xyz\x07"), "D", ("0", "nonce=xyz")),
+        ShellMark(end(b"xyz\x07"), "D", ("0", "nonce=xyz"), MIXED.index(b"nonce=xyz") + 6),
     ]
 
 

@@ -1,15 +1,17 @@
 """The terminal package's import graph: no cycles, the session's parts never import back up to the session
-(or the manager), and no domain module reaches into the HTTP layer or another domain."""
+(or the registry), and no domain module reaches into the HTTP layer or another domain."""
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import app.terminal
 
 PACKAGE = Path(app.terminal.__file__).parent
 PARTS = ("terminal_process", "ingest", "screen_model", "lazy_feed")
-ABOVE_THE_PARTS = {"app.terminal.session", "app.terminal.manager"}
+ABOVE_THE_PARTS = {"app.terminal.session", "app.terminal.registry"}
 
 
 def _module(path: Path) -> str:
@@ -51,7 +53,7 @@ def test_the_terminal_package_has_no_import_cycle() -> None:
         visit(module, ())
 
 
-def test_the_session_parts_do_not_import_the_session_or_the_manager() -> None:
+def test_the_session_parts_do_not_import_the_session_or_the_registry() -> None:
     graph = _graph()
     for part in PARTS:
         reached: set[str] = set()
@@ -63,7 +65,7 @@ def test_the_session_parts_do_not_import_the_session_or_the_manager() -> None:
                 todo.append(imported)
         assert not reached & ABOVE_THE_PARTS, f"{part} reaches {sorted(reached & ABOVE_THE_PARTS)}"
     importers = {name for name, imported in graph.items() if "app.terminal.session" in imported}
-    assert importers == {"app.terminal.manager", "app.terminal.act"}  # the registry and the act operation
+    assert importers == {"app.terminal.registry", "app.terminal.act"}  # the registry and the act operation
 
 
 def test_terminal_modules_import_no_http_layer_and_no_other_domain() -> None:
@@ -75,3 +77,19 @@ def test_terminal_modules_import_no_http_layer_and_no_other_domain() -> None:
             or (name.startswith("app.timeline") and not name.startswith("app.timeline.recording"))
         }  # fmt: skip
         assert not foreign, f"{_module(path)} imports {sorted(foreign)}"
+
+
+def test_the_holder_imports_only_the_standard_library_and_its_own_package() -> None:
+    """Holders outlive the daemon and every upgrade: their code stays small and loads nothing of the rest of
+    lookout (as the fork server runs it: without site-packages)."""
+    probe = "import sys, app.terminal.holder.server, app.terminal.holder.loop; print('\\n'.join(sys.modules))"
+    loaded = subprocess.run([sys.executable, "-S", "-E", "-c", probe], cwd=PACKAGE.parent.parent, capture_output=True,
+                            text=True, check=True).stdout.split()  # fmt: skip
+    ours = {"app", "app.terminal", "app.terminal.holder"}
+    foreign = [
+        name for name in loaded
+        if name not in ours and not name.startswith("app.terminal.holder.")
+        and name.split(".")[0] not in sys.stdlib_module_names and name != "__main__"
+    ]  # fmt: skip
+    assert not foreign, f"the holder loads {foreign}"
+    assert "app.terminal.holder.loop" in loaded

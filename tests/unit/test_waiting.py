@@ -31,6 +31,8 @@ class FakeTerminal:
         self.exited = False
         self.exit_code: int | None = None
         self.last_output_at = 0.0
+        self.caught_up = 0
+        """How often an answer caught up with the output first."""
         self._event = asyncio.Event()
 
     @property
@@ -45,6 +47,12 @@ class FakeTerminal:
 
     def state(self) -> str:
         return self.current_state
+
+    def shell_reading(self) -> bool:
+        return self.current_state == "idle"
+
+    async def catch_up(self) -> None:
+        self.caught_up += 1
 
     async def changed(self, timeout: float) -> None:
         try:

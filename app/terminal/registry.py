@@ -20,7 +20,7 @@ from app.core.errors import BadInput, Conflict, Gone, NotFound
 from app.core.events import EventBus
 from app.core.ids import check_id, new_id
 from app.core.private_files import make_dir
-from app.terminal.holder_link import HolderError
+from app.terminal.holder_link import HolderError, HolderLauncher
 from app.terminal.layers import ViewOptions
 from app.terminal.persistence import TerminalMeta, latest_checkpoint, load_meta
 from app.terminal.session import SessionLimits, TerminalSession
@@ -60,7 +60,7 @@ def user_shell() -> str:
     return shell if shell and os.access(shell, os.X_OK) else "/bin/sh"
 
 
-class TerminalManager:
+class TerminalRegistry:
     def __init__(
         self,
         root: Path,
@@ -78,7 +78,8 @@ class TerminalManager:
         self.max_sessions = max_sessions
         self._sessions: dict[str, TerminalSession] = {}
         self.holders = root.parent / "holders"
-        """Where the holders' sockets are (see app.terminal.holder_protocol)."""
+        """Where the holders' sockets are (see app.terminal.holder.protocol)."""
+        self.launcher = HolderLauncher()
 
     async def start(self) -> None:
         """Adopt the terminals of earlier runs that still run; load the others (exited or lost)."""
@@ -114,6 +115,7 @@ class TerminalManager:
     async def shutdown(self) -> None:
         """Leave every running terminal to its holder: it goes on, and the next daemon adopts it."""
         await asyncio.gather(*(s.detach() for s in self._sessions.values() if s.running))
+        await self.launcher.close()
 
     async def stop_all(self) -> None:
         """End every running terminal (`lookout kill --all`, tests)."""
@@ -166,7 +168,7 @@ class TerminalManager:
         directory = self.root / terminal_id
         try:
             session = await TerminalSession.start(
-                meta, directory, env, self.limits, self.holders, bus=self.bus, recorder=self.recorder
+                meta, directory, env, self.limits, self.holders, self.launcher, bus=self.bus, recorder=self.recorder
             )
         except (FileNotFoundError, PermissionError) as exc:
             shutil.rmtree(directory, ignore_errors=True)

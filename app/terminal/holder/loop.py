@@ -1,60 +1,55 @@
-"""A terminal's holder: the small process that owns its PTY and its program, apart from the daemon.
+"""A terminal's holder at work: one process, one terminal, one selector loop.
 
-The dtach model, one holder per terminal (docs/terminals.md says why): `python -m app.terminal.holder` reads
-its spec (a JSON line) on stdin, forks once so that it is nobody's child but init's (or a subreaper's), in
-a session and process group of its own (the daemon starts it with a new session), opens the journal, listens
-on its socket (app.terminal.holder_protocol), starts the program on a new PTY, answers `{"pid": ...}` (or
-`{"error": ...}`) on stdout and closes it. From then on it
+Made by the fork server (app.terminal.holder.server) from a spec, in a session and process group of its own
+and nobody's child, it opens the journal, listens on its socket (app.terminal.holder.protocol), starts the
+program on a new PTY and answers `{"id", "pid", "started_at"}` (or `{"id", "error", "errno"}`). From then on it
 
-- reads the PTY and appends every byte to the journal (output.raw and output.idx, of which it is the only
-  writer), with the shell integration's nonce masked and each genuine mark's offset recorded as an `n`
-  index record written before the bytes it names;
-- writes input, answers to terminal queries, resizes and markers from the daemon, recorded at their true
-  offsets;
-- tells each connected client (the daemon, `lookout kill`) how far the journal has grown. A client that is
-  slow or gone is never waited for: the journal on disk is the buffer, so nothing is dropped and the program
-  never waits on the daemon;
+- reads the PTY and appends every byte to the journal (of which it is the only writer), with the shell
+  integration's nonce masked and each genuine mark's offset recorded as an `n` index record written before
+  the bytes it names;
+- writes input, answers to terminal queries, resizes and markers from its clients, recorded at their true
+  offsets, after checking each (a size out of range is refused and answered, never applied);
+- tells each connected client (the daemon, `lookout kill`) how far the journal has grown, and on `sync` reads
+  what the PTY holds into the journal first. A client that is slow or gone is never waited for: the journal
+  on disk is the buffer, so nothing is dropped and the program never waits on the daemon;
 - runs the stop ladder when asked;
 - reaps the program, drains what it left in the PTY, records its exit (`x`), tells the clients, and ends.
-
-It imports only the standard library and lookout's journal and nonce modules (fast to start, and the code of
-the lookout that started it stays loaded however lookout is upgraded on disk).
 """
 
 from __future__ import annotations
 
 import base64
-import fcntl
-import json
-import logging
+import binascii
 import os
 import selectors
 import signal
 import socket
-import struct
 import sys
-import termios
 import time
 from collections.abc import Callable
 from functools import partial
-from pathlib import Path
 from typing import Any
 
-from app.terminal import holder_protocol as proto
-from app.terminal.journal import INDEX_FLUSH_S, JournalWriter
-from app.terminal.nonce_filter import NonceFilter
+from app.terminal.holder import protocol as proto
+from app.terminal.holder.journal import INDEX_FLUSH_S, JournalWriter
+from app.terminal.holder.nonce import NonceFilter
+from app.terminal.holder.pty import READ_BYTES, STOP_LADDER, read_batch, set_size, signal_session, spawn
+from app.terminal.holder.sizes import size_error
 
-log = logging.getLogger("app.terminal.holder")
-
-NONCE_FD = "LOOKOUT_NONCE_FD"
 EXIT_DRAIN_S = 1.0
 """After the program exits, how long output still on its way (or written by children that kept the terminal
 open) is read before the PTY is closed."""
-STOP_LADDER = ((signal.SIGHUP, 1.0), (signal.SIGTERM, 1.0), (signal.SIGKILL, 2.0))
-READ_BYTES = 256 << 10
-"""Most bytes read from the PTY before they go to the journal."""
 MAX_INPUT_PENDING = 4 << 20
 """Input the program has not read yet past which the holder stops taking more from its clients."""
+MAX_LABEL = 4096
+SYNC_BYTES = 16 << 20
+"""The most a `sync` reads from the PTY before it answers (the PTY's buffer holds far less; a program that
+writes faster than the holder reads is caught up with by the next one)."""
+
+
+def log(message: str) -> None:
+    """A line in the terminal's holder.log (the holder's stderr)."""
+    print(f"{time.strftime('%Y-%m-%d %H:%M:%S')} holder: {message}", file=sys.stderr, flush=True)
 
 
 class Client:
@@ -71,11 +66,13 @@ class Client:
 
 class Holder:
     def __init__(self, spec: dict[str, Any]) -> None:
+        cols, rows = spec["cols"], spec["rows"]
+        if (why := size_error(cols, rows)) is not None:
+            raise ValueError(why)
         self.id: str = spec["id"]
-        self.directory = Path(spec["directory"])
-        self.journal = JournalWriter(self.directory, int(spec["max_journal_bytes"]))
-        self.journal.record("r", f"{spec['cols']}x{spec['rows']}")
-        self.cols, self.rows = int(spec["cols"]), int(spec["rows"])
+        self.journal = JournalWriter(spec["directory"], int(spec["max_journal_bytes"]))
+        self.journal.record("r", f"{cols}x{rows}")
+        self.cols, self.rows = cols, rows
         self.nonce = NonceFilter(spec["nonce"]) if spec.get("nonce") else None
         self.selector = selectors.DefaultSelector()
         self.clients: dict[int, Client] = {}
@@ -83,18 +80,19 @@ class Holder:
         """Clients not read while the program is behind with its input."""
         self.input = bytearray()
         self.exit_code: int | None = None
+        self.ended_by: str | None = None
+        """The stop ladder's signal that the program ended after (its name), if it ended on the ladder."""
         self.hung_up = False
         self.done = False
         self.deadlines: dict[str, tuple[float, Callable[[], None]]] = {}
         self.ladder: list[tuple[int, float]] = []
+        self.last_rung: int | None = None
         self.stopping = False
-        self.dir_fd = proto.open_dir(Path(spec["socket_dir"]))
+        self.dir_fd = proto.open_dir(spec["socket_dir"])
         self.socket_name = proto.socket_name(self.id)
         self.listener = self._listen()
         try:
-            self.pid, self.master = _spawn(
-                spec["argv"], spec["cwd"], spec["env"], self.cols, self.rows, spec.get("nonce")
-            )
+            self.pid, self.master = spawn(spec["argv"], spec["cwd"], spec["env"], cols, rows, spec.get("nonce"))
         except OSError:  # no program: no socket left behind either
             os.unlink(self.socket_name, dir_fd=self.dir_fd)
             raise
@@ -128,8 +126,8 @@ class Holder:
             for key, events in self.selector.select(max(0.0, min(due - now, INDEX_FLUSH_S))):
                 try:
                     key.data(events)
-                except Exception:  # a fault in one event must not end the program's terminal
-                    log.exception("an event failed")
+                except Exception as exc:  # noqa: BLE001 (a fault in one event must not end the program's terminal)
+                    log(f"an event failed: {exc!r}")
             now = time.monotonic()
             for name, (at, action) in list(self.deadlines.items()):
                 if at <= now and self.deadlines.get(name) == (at, action):
@@ -142,13 +140,16 @@ class Holder:
         if events & selectors.EVENT_WRITE:
             self._write(b"")
         if events & selectors.EVENT_READ and not self.hung_up:
-            data, hangup = _read_batch(self.master)
-            self._store(data, final=hangup)
-            if hangup:
-                self.hung_up = True
-                self._watch_master()
-                if self.exit_code is not None:
-                    self._finish()
+            self._read_master(READ_BYTES)
+
+    def _read_master(self, limit: int) -> None:
+        data, hangup = read_batch(self.master, limit)
+        self._store(data, final=hangup)
+        if hangup:
+            self.hung_up = True
+            self._watch_master()
+            if self.exit_code is not None:
+                self._finish()
 
     def _watch_master(self) -> None:
         """Read the PTY until it hangs up; write to it while input waits."""
@@ -163,8 +164,8 @@ class Holder:
 
     def _store(self, data: bytes, final: bool) -> None:
         if self.nonce is not None:
-            data, shown = self.nonce.feed(data, final)
-            genuine = self.nonce.positions(data)
+            shown = self.nonce.feed(data, final)
+            genuine = self.nonce.positions
         else:
             shown, genuine = data, []
         if shown:
@@ -185,6 +186,8 @@ class Holder:
             self.exit_code = os.waitstatus_to_exitcode(status)
         except ChildProcessError:
             self.exit_code = -signal.SIGKILL
+        if self.last_rung is not None:
+            self.ended_by = signal.Signals(self.last_rung).name
         if self.hung_up:
             self._finish()
         else:
@@ -197,12 +200,12 @@ class Holder:
         self.done = True
         assert self.exit_code is not None
         if not self.hung_up:
-            data, _ = _read_batch(self.master, limit=64 << 20)
+            data, _ = read_batch(self.master, limit=64 << 20)
             self._store(data, final=True)
         elif self.nonce is not None:
             self._store(b"", final=True)
         if self.stopping:  # nothing of the session may stay behind
-            _signal_session(self.pid, signal.SIGKILL)
+            signal_session(self.pid, signal.SIGKILL)
         if self.master in self.selector.get_map():
             self.selector.unregister(self.master)
         os.close(self.master)
@@ -212,11 +215,12 @@ class Holder:
             os.unlink(self.socket_name, dir_fd=self.dir_fd)
         except FileNotFoundError:
             pass
+        ended_by = {"signal": self.ended_by} if self.ended_by else {}
         for client in list(self.clients.values()):
             if not client.greeted:  # it finds the holder gone, and the exit in the journal
                 client.sock.close()
                 continue
-            client.outbox += proto.encode("exit", code=self.exit_code, size=self.journal.size)
+            client.outbox += proto.encode("exit", code=self.exit_code, size=self.journal.size, **ended_by)
             try:
                 client.sock.setblocking(True)
                 client.sock.settimeout(1.0)
@@ -233,7 +237,7 @@ class Holder:
         except BlockingIOError:
             return
         if proto.peer_uid(sock) != os.getuid():
-            log.warning("refused a connection from user %s", proto.peer_uid(sock))
+            log(f"refused a connection from user {proto.peer_uid(sock)}")
             sock.close()
             return
         sock.setblocking(False)
@@ -253,12 +257,26 @@ class Holder:
             self._drop(client)
             return
         try:
-            for message in client.lines.feed(data):
+            messages = client.lines.feed(data)
+        except proto.ProtocolError as exc:
+            self._refuse(client, str(exc), None)
+            return
+        for message in messages:
+            try:
                 self._handle(client, message)
-        except (proto.ProtocolError, KeyError, TypeError, ValueError) as exc:
-            log.warning("a client sent what the protocol does not allow (%s); it is disconnected", exc)
-            client.outbox += proto.encode("error", message=str(exc)[:200])
-            self._flush(client)
+            except proto.Refused as exc:
+                self._refuse(client, str(exc), message["op"])
+            except proto.ProtocolError as exc:
+                self._refuse(client, str(exc), None)
+                return
+
+    def _refuse(self, client: Client, why: str, op: str | None) -> None:
+        """Answer a message that is not accepted; without `op` (not the protocol at all) the client is also
+        disconnected."""
+        log(f"refused {'a message' if op is None else repr(op)}: {why}")
+        client.outbox += proto.encode("error", message=why[:200], **({"op": op} if op else {}))
+        self._flush(client)
+        if op is None:
             self._drop(client)
 
     def _handle(self, client: Client, message: dict[str, Any]) -> None:
@@ -267,39 +285,52 @@ class Holder:
             reply = proto.encode(
                 "hello", version=proto.VERSION, id=self.id, pid=self.pid, size=self.journal.size,
                 cols=self.cols, rows=self.rows, exit=self.exit_code, failure=self.journal.failure,
+                started_at=self.journal.started_at,
             )  # fmt: skip
             socket.send_fds(client.sock, [reply], [self.master])
             client.greeted = True
         elif not client.greeted:
             raise proto.ProtocolError(f"{op!r} before hello")
         elif op == "input":
-            data = base64.b64decode(message["data"], validate=True)
-            self.journal.record_input(data, redact=bool(message.get("redact")))
+            data = _base64(message, "data")
+            self.journal.record_input(data, redact=message.get("redact") is True)
             self._write(data)
         elif op == "answer":
-            self.input[0:0] = base64.b64decode(message["data"], validate=True)
+            self.input[0:0] = _base64(message, "data")
             self._write(b"")
         elif op == "resize":
-            cols, rows = int(message["cols"]), int(message["rows"])
-            fcntl.ioctl(self.master, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+            cols, rows = message.get("cols"), message.get("rows")
+            if (why := size_error(cols, rows)) is not None:
+                raise proto.Refused(f"resize refused: {why}")
+            assert isinstance(cols, int) and isinstance(rows, int)
+            set_size(self.master, cols, rows)
             self.cols, self.rows = cols, rows
             self.journal.record("r", f"{cols}x{rows}")
         elif op == "mark":
-            self.journal.record("m", str(message["label"]))
+            label = message.get("label")
+            if not isinstance(label, str) or len(label) > MAX_LABEL:
+                raise proto.Refused(f"mark refused: its label must be a string of at most {MAX_LABEL} characters")
+            self.journal.record("m", label)
+        elif op == "sync":
+            if not self.hung_up:
+                self._read_master(SYNC_BYTES)
+            client.outbox += proto.encode("synced", id=message.get("id"), size=self.journal.size)
+            self._flush(client)
         elif op == "stop":
             if not self.stopping:
                 self.stopping = True
                 self.ladder = list(STOP_LADDER)
                 self._climb()
         else:
-            raise proto.ProtocolError(f"unknown op {op!r}")
+            raise proto.Refused(f"unknown op {op!r}")
 
     def _climb(self) -> None:
         """The next rung of the stop ladder (until the program has exited)."""
         if self.exit_code is not None or not self.ladder:
             return
         sig, grace = self.ladder.pop(0)
-        _signal_session(self.pid, sig)
+        self.last_rung = sig
+        signal_session(self.pid, sig)
         self.deadlines["ladder"] = (time.monotonic() + grace + EXIT_DRAIN_S, self._climb)
 
     def _flush(self, client: Client) -> None:
@@ -374,147 +405,37 @@ class Holder:
             self._watch_client(client)
 
 
-def _read_batch(fd: int, limit: int = READ_BYTES) -> tuple[bytes, bool]:
-    """What `fd` holds now, up to about `limit` bytes, and whether the other side has hung up (EOF, or EIO:
-    every holder of the slave side has closed it)."""
-    chunks: list[bytes] = []
-    total = 0
-    while total < limit:
-        try:
-            data = os.read(fd, 65536)
-        except BlockingIOError:
-            return b"".join(chunks), False
-        except OSError:
-            return b"".join(chunks), True
-        if not data:
-            return b"".join(chunks), True
-        chunks.append(data)
-        total += len(data)
-    return b"".join(chunks), False
-
-
-def _spawn(argv: list[str], cwd: str, env: dict[str, str], cols: int, rows: int, nonce: str | None) -> tuple[int, int]:
-    """Start `argv` as the leader of a new session on a new PTY of `cols` x `rows`; (pid, master). An exec
-    failure raises its OSError here."""
-    master, slave = os.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
-    nonce_fd = _pipe_holding(nonce + "\n") if nonce else None
-    if nonce_fd is not None:
-        env = {**env, NONCE_FD: str(nonce_fd)}
-    report_r, report_w = os.pipe2(os.O_CLOEXEC)
-    pid = os.fork()
-    if pid == 0:  # the program's side: nothing but the terminal (and the nonce's pipe) goes with it
-        try:
-            os.close(master)
-            os.close(report_r)
-            os.setsid()
-            fcntl.ioctl(slave, termios.TIOCSCTTY, 0)
-            for target in (0, 1, 2):
-                os.dup2(slave, target)
-            keep = {0, 1, 2, report_w} | ({nonce_fd} if nonce_fd is not None else set())
-            for fd in _open_fds():
-                if fd not in keep:
-                    try:
-                        os.close(fd)
-                    except OSError:
-                        pass
-            if nonce_fd is not None:
-                os.set_inheritable(nonce_fd, True)
-            _default_signals()
-            os.chdir(cwd)
-            os.execvpe(argv[0], argv, env)
-        except OSError as exc:
-            os.write(report_w, json.dumps([exc.errno, exc.strerror]).encode())
-        finally:
-            os._exit(127)
-    os.close(slave)
-    os.close(report_w)
-    if nonce_fd is not None:
-        os.close(nonce_fd)
-    report = b"".join(iter(lambda: os.read(report_r, 4096), b""))
-    os.close(report_r)
-    if report:
-        os.waitpid(pid, 0)
-        os.close(master)
-        errno_, strerror = json.loads(report)
-        raise OSError(errno_, strerror)
-    return pid, master
-
-
-def _open_fds() -> list[int]:
-    return [int(name) for name in os.listdir("/proc/self/fd") if name.isdigit()]
-
-
-def _default_signals() -> None:
-    """Every signal back to its default (ignored signals stay ignored across exec: Python ignores SIGPIPE and
-    SIGXFSZ, and a daemon started by nohup ignores SIGHUP) and none blocked."""
-    for sig in signal.valid_signals():
-        if sig not in (signal.SIGKILL, signal.SIGSTOP):
-            try:
-                signal.signal(sig, signal.SIG_DFL)
-            except (OSError, ValueError):  # the C library's own real-time signals
-                pass
-    signal.pthread_sigmask(signal.SIG_SETMASK, [])
-
-
-def _pipe_holding(text: str) -> int:
-    """The read end of a pipe that holds `text` (far less than a pipe's buffer) and has no writer left."""
-    read_fd, write_fd = os.pipe2(os.O_CLOEXEC)
+def _base64(message: dict[str, Any], field: str) -> bytes:
+    value = message.get(field)
+    if not isinstance(value, str):
+        raise proto.Refused(f"{message['op']} refused: {field} must be a base64 string")
     try:
-        os.write(write_fd, text.encode())
-    finally:
-        os.close(write_fd)
-    return read_fd
+        return base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError):
+        raise proto.Refused(f"{message['op']} refused: {field} is not base64") from None
 
 
-def session_members(sid: int) -> list[int]:
-    """The processes whose session is `sid` (from /proc; a process that just exited is skipped)."""
-    members = []
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/stat", "rb") as f:
-                fields = f.read().rsplit(b")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[3]) == sid:
-            members.append(int(entry.name))
-    return members
-
-
-def _signal_session(leader: int, sig: int) -> None:
-    """Send `sig` to every process of the program's session: the foreground job, background jobs in process
-    groups of their own, and the leader."""
-    for pid in {*session_members(leader), leader}:
-        try:
-            os.kill(pid, sig)
-        except (ProcessLookupError, PermissionError):
-            pass
-
-
-def main() -> None:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s holder: %(message)s")
-    spec = json.loads(sys.stdin.buffer.readline())
-    if os.fork():  # the first process ends at once (the daemon reaps it): the holder is nobody's child
-        os._exit(0)
+def run(spec: dict[str, Any], answer_fd: int) -> None:
+    """Be the holder `spec` describes (this process is already nobody's child, in a session of its own): start
+    it, write the answer line to `answer_fd` (then close it), and run until the program has ended. stdin and
+    stdout become /dev/null, stderr the terminal's holder.log."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    log_fd = os.open(f"{spec['directory']}/holder.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600)
+    os.dup2(log_fd, 2)
+    os.close(log_fd)
     try:
         holder = Holder(spec)
-    except OSError as exc:
-        sys.stdout.write(json.dumps({"error": exc.strerror or str(exc), "errno": exc.errno}) + "\n")
-        sys.stdout.flush()
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        errno_ = exc.errno if isinstance(exc, OSError) else None
+        why = (exc.strerror if isinstance(exc, OSError) else None) or str(exc)
+        log(f"could not start: {why}")
+        os.write(answer_fd, proto.encode("started", id=spec.get("id"), error=why, errno=errno_))
         os._exit(1)
-    sys.stdout.write(json.dumps({"pid": holder.pid}) + "\n")
-    sys.stdout.flush()
+    os.write(answer_fd, proto.encode("started", id=holder.id, pid=holder.pid, started_at=holder.journal.started_at))
     null = os.open(os.devnull, os.O_RDWR)
-    os.dup2(null, 0)
-    os.dup2(null, 1)
+    for fd in (0, 1, answer_fd):
+        os.dup2(null, fd)
     os.close(null)
     os.chdir("/")
     holder.run()
-
-
-if __name__ == "__main__":
-    main()

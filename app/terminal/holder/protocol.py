@@ -1,4 +1,4 @@
-"""What the daemon and a terminal's holder (app.terminal.holder) say to each other, and where they meet.
+"""What the daemon and a terminal's holder say to each other, and where they meet.
 
 A holder listens on a unix socket, `<data>/holders/<terminal id>.sock`, in a 0700 directory; both sides
 reach it through `/proc/self/fd/<directory fd>/<name>`, so a data dir of any length works (a socket path
@@ -8,16 +8,21 @@ is limited to 108 bytes) and no link on the way is followed. Each side checks th
 Messages are JSON objects, one per line, each with an `op`:
 
 - daemon -> holder: `hello` {version}; `input` {data: base64, redact}; `answer` {data: base64} (a reply to a
-  terminal query, written ahead of queued input, not recorded); `resize` {cols, rows, by}; `mark` {label};
-  `stop` (the signal ladder).
-- holder -> daemon: `hello` {version, id, pid, size, cols, rows, exit, failure} with the PTY master attached
-  (SCM_RIGHTS: the daemon reads the terminal's modes and foreground process from it, and never reads or
-  writes through it); `out` {size, failure?} when the journal grew (coalesced: only the newest size matters; `failure`
-  says why output is missing from it, a full disk); `exit`
-  {code, size} once the program has exited and its output is all in the journal; `error` {message}.
+  terminal query, written ahead of queued input, not recorded); `resize` {cols, rows}; `mark` {label};
+  `stop` (the signal ladder); since version 2, `sync` {id}: read what the PTY holds now into the journal,
+  then answer `synced`.
+- holder -> daemon: `hello` {version, id, pid, size, cols, rows, exit, failure, started_at (version 2: the
+  Unix time of the journal's t = 0)} with the PTY master attached (SCM_RIGHTS: the daemon reads the
+  terminal's modes and foreground process from it, and never reads or writes through it); `out` {size,
+  failure?} when the journal grew (coalesced: only the newest size matters; `failure` says why output is
+  missing from it, a full disk); `synced` {id, size}: every byte the program wrote before the `sync` is in the
+  journal, which is `size` bytes long; `exit` {code, size, signal?} once the program has exited and its
+  output is all in the journal (`signal`: the rung of the stop ladder that ended it, when one did); `error`
+  {message, op?}: a message it refused (with `op`, the connection stays; without, it is closed).
 
-VERSION changes when a message changes meaning; a daemon speaks every version in SUPPORTED, so a newer
-lookout adopts the holders an older one left running.
+Every field a holder takes is checked (types, sizes within app.terminal.holder.sizes, lengths): a message it
+does not accept is answered with an `error`, never applied. VERSION changes when a message changes meaning;
+a daemon speaks every version in SUPPORTED, so a newer lookout adopts the holders an older one left running.
 """
 
 from __future__ import annotations
@@ -27,11 +32,13 @@ import os
 import socket
 import stat
 import struct
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-VERSION = 1
-SUPPORTED = frozenset({1})
+if TYPE_CHECKING:
+    from pathlib import Path
+
+VERSION = 2
+SUPPORTED = frozenset({1, 2})
 MAX_LINE = 4 << 20
 """The longest message accepted (an input of max_input_bytes, base64)."""
 SUFFIX = ".sock"
@@ -41,14 +48,22 @@ class ProtocolError(Exception):
     """The other side is not a lookout holder (or daemon) of this user speaking this protocol."""
 
 
+class Refused(Exception):
+    """A well-formed message that is not accepted (a size out of range, a field of the wrong type): answered
+    with an `error` naming its op, never applied; the connection stays."""
+
+
 def encode(op: str, **fields: Any) -> bytes:
+    """One message; those of integers alone (the frequent `out` and `synced`) formatted by hand."""
+    if all(type(value) is int for value in fields.values()):
+        return ('{"op":"' + op + '"' + "".join(f',"{key}":{value}' for key, value in fields.items()) + "}\n").encode()
     return json.dumps({"op": op, **fields}, separators=(",", ":")).encode() + b"\n"
 
 
 def decode(line: bytes) -> dict[str, Any]:
     try:
         message = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested deeper than the parser goes
         raise ProtocolError(f"not a JSON message: {line[:80]!r}") from None
     if not isinstance(message, dict) or not isinstance(message.get("op"), str):
         raise ProtocolError(f"not a message: {line[:80]!r}")
@@ -86,7 +101,7 @@ def socket_name(terminal_id: str) -> str:
     return terminal_id + SUFFIX
 
 
-def open_dir(directory: Path) -> int:
+def open_dir(directory: str | Path) -> int:
     """A descriptor of the holders' directory (a real directory, never a link)."""
     return os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
 

@@ -1,0 +1,147 @@
+"""A terminal's program on its PTY: starting it as the leader of a session of its own, reading what it wrote,
+and the signals that end it (the stop ladder: hang up, terminate, kill, sent to its whole session)."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import signal
+import struct
+import termios
+
+NONCE_FD = "LOOKOUT_NONCE_FD"
+"""The variable that tells the shell which descriptor it reads its nonce from (the number is no secret)."""
+STOP_LADDER = ((signal.SIGHUP, 1.0), (signal.SIGTERM, 1.0), (signal.SIGKILL, 2.0))
+"""Each signal of the stop ladder, and how long the program has after it before the next one."""
+READ_BYTES = 256 << 10
+"""Most bytes read from the PTY at once, before they go to the journal."""
+_BUFFER = bytearray(64 << 10)
+"""Every read of the PTY lands here first: one buffer made before the fork, instead of a new 64 KB one for each
+read (a holder's heap would keep that much dirty for good)."""
+
+
+def set_size(fd: int, cols: int, rows: int) -> None:
+    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+
+
+def read_batch(fd: int, limit: int = READ_BYTES) -> tuple[bytes, bool]:
+    """What `fd` holds now, up to about `limit` bytes, and whether the other side has hung up (EOF, or EIO:
+    every holder of the slave side has closed it)."""
+    chunks: list[bytes] = []
+    total = 0
+    view = memoryview(_BUFFER)
+    while total < limit:
+        try:
+            n = os.readv(fd, [view])
+        except BlockingIOError:
+            return b"".join(chunks), False
+        except OSError:
+            return b"".join(chunks), True
+        if not n:
+            return b"".join(chunks), True
+        chunks.append(bytes(view[:n]))
+        total += n
+    return b"".join(chunks), False
+
+
+def spawn(argv: list[str], cwd: str, env: dict[str, str], cols: int, rows: int, nonce: str | None) -> tuple[int, int]:
+    """Start `argv` as the leader of a new session on a new PTY of `cols` x `rows`; (pid, master). An exec
+    failure raises its OSError here."""
+    master, slave = os.openpty()
+    set_size(slave, cols, rows)
+    nonce_fd = _pipe_holding(nonce + "\n") if nonce else None
+    if nonce_fd is not None:
+        env = {**env, NONCE_FD: str(nonce_fd)}
+    report_r, report_w = os.pipe2(os.O_CLOEXEC)
+    pid = os.fork()
+    if pid == 0:  # the program's side: nothing but the terminal (and the nonce's pipe) goes with it
+        try:
+            os.close(master)
+            os.close(report_r)
+            os.setsid()
+            fcntl.ioctl(slave, termios.TIOCSCTTY, 0)
+            for target in (0, 1, 2):
+                os.dup2(slave, target)
+            keep = {0, 1, 2, report_w} | ({nonce_fd} if nonce_fd is not None else set())
+            close_all_but(keep)
+            if nonce_fd is not None:
+                os.set_inheritable(nonce_fd, True)
+            _default_signals()
+            os.chdir(cwd)
+            os.execvpe(argv[0], argv, env)
+        except OSError as exc:
+            os.write(report_w, json.dumps([exc.errno, exc.strerror]).encode())
+        finally:
+            os._exit(127)
+    os.close(slave)
+    os.close(report_w)
+    if nonce_fd is not None:
+        os.close(nonce_fd)
+    report = b"".join(iter(lambda: os.read(report_r, 4096), b""))
+    os.close(report_r)
+    if report:
+        os.waitpid(pid, 0)
+        os.close(master)
+        errno_, strerror = json.loads(report)
+        raise OSError(errno_, strerror)
+    return pid, master
+
+
+def close_all_but(keep: set[int]) -> None:
+    """Close every descriptor of this process but `keep`."""
+    for name in os.listdir("/proc/self/fd"):
+        fd = int(name)
+        if fd not in keep:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+def _default_signals() -> None:
+    """Every signal back to its default (ignored signals stay ignored across exec: Python ignores SIGPIPE and
+    SIGXFSZ, and a daemon started by nohup ignores SIGHUP) and none blocked."""
+    for sig in signal.valid_signals():
+        if sig not in (signal.SIGKILL, signal.SIGSTOP):
+            try:
+                signal.signal(sig, signal.SIG_DFL)
+            except (OSError, ValueError):  # the C library's own real-time signals
+                pass
+    signal.pthread_sigmask(signal.SIG_SETMASK, [])
+
+
+def _pipe_holding(text: str) -> int:
+    """The read end of a pipe that holds `text` (far less than a pipe's buffer) and has no writer left."""
+    read_fd, write_fd = os.pipe2(os.O_CLOEXEC)
+    try:
+        os.write(write_fd, text.encode())
+    finally:
+        os.close(write_fd)
+    return read_fd
+
+
+def session_members(sid: int) -> list[int]:
+    """The processes whose session is `sid` (from /proc; a process that just exited is skipped)."""
+    members = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[3]) == sid:
+            members.append(int(entry.name))
+    return members
+
+
+def signal_session(leader: int, sig: int) -> None:
+    """Send `sig` to every process of the program's session (`leader` is its id): the foreground job,
+    background jobs in process groups of their own, and the leader."""
+    for pid in {*session_members(leader), leader}:
+        try:
+            os.kill(pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
