@@ -1,0 +1,133 @@
+"""Every answer is the truth on the holder -> journal -> follower path: an `act` until `block_end` shows the
+prompt the shell printed after the command (on a loaded machine, with both engines), a wait without `since`
+resumes from the last input also after a restart, and a command that ends while no daemon runs keeps its
+true duration."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.conftest import Daemon
+from tests.support.polling import eventually
+
+PROMPT = "READY>"
+COMMANDS = ("true", "ls /", "git status -s", "false", "echo hi", "printf 'a\\nb\\n'", "pwd", "ls /nonexistent", ":",
+            "cd /tmp", "cd -")  # fmt: skip
+"""Quick commands: their output and the next prompt come in one burst right after the end mark."""
+
+
+def _home(tmp_path: Path) -> Path:
+    """A HOME whose .bashrc sets a prompt the test knows (and runs nothing else)."""
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    (home / ".bashrc").write_text(f"PS1='{PROMPT} '\n")
+    return home
+
+
+def _shell(api: httpx.Client, home: Path, cwd: Path | None = None) -> str:
+    r = api.post("/v1/terminals", json={"command": "bash", "cols": 80, "rows": 24, "env": {"HOME": str(home)},
+                                        "cwd": str(cwd or home)})  # fmt: skip
+    assert r.status_code == 201, r.text
+    tid = r.json()["id"]
+    ready = api.post(f"/v1/terminals/{tid}/wait", json={"until": {"regex": PROMPT}, "since": 0, "timeout_ms": 30_000})
+    assert ready.json()["matched"], ready.text
+    return tid
+
+
+@pytest.fixture
+def cpu_hog() -> Iterator[None]:
+    """Both cores busy beside the daemon, as on a loaded machine."""
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
+    try:
+        yield
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
+
+
+@pytest.mark.parametrize("engine", ["avt", "pyte"])
+def test_act_until_block_end_always_shows_the_next_prompt(tmp_path: Path, engine: str, cpu_hog: None) -> None:
+    home = _home(tmp_path)
+    daemon = Daemon(tmp_path / "data", LOOKOUT_SCREEN_ENGINE=engine).start()
+    repo = Path(__file__).resolve().parents[2]
+    with daemon.client(timeout=120) as api:
+        tid = _shell(api, home, cwd=repo)
+        missing = []
+        for i in range(200):
+            line = COMMANDS[i % len(COMMANDS)]
+            r = api.post(f"/v1/terminals/{tid}/act", json={"input": {"text": line, "keys": ["Enter"]},
+                                                            "until": {"block_end": True}, "timeout_ms": 30_000})  # fmt: skip
+            assert r.status_code == 200, r.text
+            answer = r.json()
+            rows = [row for row in answer["screen"]["text"] if row.strip()]
+            cursor = answer["screen"]["cursor"]
+            if answer["ended"] != "block_end" or answer["state"] != "idle" or rows[-1] != PROMPT:
+                missing.append((i, line, answer["ended"], answer["state"], rows[-2:]))
+            elif answer["screen"]["text"][cursor["top"]].rstrip() != PROMPT or cursor["left"] != len(PROMPT) + 1:
+                missing.append((i, line, "cursor", cursor, rows[-2:]))
+    daemon.finish()
+    assert not missing, f"{len(missing)} of 200 answers without the prompt: {missing[:5]}"
+
+
+def test_a_wait_without_since_resumes_from_the_last_input_after_a_restart(tmp_path: Path) -> None:
+    home = _home(tmp_path)
+    daemon = Daemon(tmp_path / "data").start()
+    with daemon.client() as api:
+        tid = _shell(api, home)
+        r = api.post(f"/v1/terminals/{tid}/act", json={"input": {"text": "echo MARK-1", "keys": ["Enter"]},
+                                                        "until": {"block_end": True}})  # fmt: skip
+        assert "MARK-1" in "\n".join(r.json()["screen"]["text"])
+        sent = api.post(f"/v1/terminals/{tid}/input", json={"text": "sleep 2; echo MARK-$((1+1))\r"}).json()
+    daemon.stop(signal.SIGKILL)
+    daemon.start()
+    with daemon.client() as api:
+        waited = api.post(f"/v1/terminals/{tid}/wait", json={"until": {"regex": "MARK-\\d"}, "timeout_ms": 30_000})
+        answer = waited.json()
+    daemon.finish()
+    assert answer["matched"] and answer["match"]["text"] == "MARK-2", answer
+    assert answer["cursor"] > sent["raw_offset"], "the match is output after the last input"
+
+
+def test_a_command_that_ends_while_no_daemon_runs_keeps_its_duration(tmp_path: Path) -> None:
+    home = _home(tmp_path)
+    daemon = Daemon(tmp_path / "data").start()
+    with daemon.client() as api:
+        tid = _shell(api, home)
+        api.post(f"/v1/terminals/{tid}/input", json={"text": "sleep 4\r"})
+        eventually(lambda: api.get(f"/v1/terminals/{tid}").json()["block"], what="the command to start")
+    daemon.stop(signal.SIGKILL)
+    time.sleep(6)  # the command ends while no daemon runs
+    daemon.start()
+    with daemon.client() as api:
+        blocks = api.get(f"/v1/terminals/{tid}/blocks").json()["blocks"]
+    daemon.finish()
+    (block,) = [b for b in blocks if b["command"] == "sleep 4"]
+    assert 3500 <= block["duration_ms"] <= 4500, block
+
+
+def test_ended_marks_carry_the_holders_times_not_the_readers(tmp_path: Path) -> None:
+    """The same as above without a restart: a daemon that reads late (stopped with SIGSTOP while the command
+    ends) still records when the command ended."""
+    home = _home(tmp_path)
+    daemon = Daemon(tmp_path / "data").start()
+    assert daemon.proc is not None
+    with daemon.client() as api:
+        tid = _shell(api, home)
+        api.post(f"/v1/terminals/{tid}/input", json={"text": "sleep 1\r"})
+        eventually(lambda: api.get(f"/v1/terminals/{tid}").json()["block"], what="the command to start")
+        os.kill(daemon.proc.pid, signal.SIGSTOP)
+        time.sleep(4)
+        os.kill(daemon.proc.pid, signal.SIGCONT)
+        blocks = eventually(lambda: api.get(f"/v1/terminals/{tid}/blocks").json()["blocks"], what="the block")
+    daemon.finish()
+    assert 500 <= blocks[-1]["duration_ms"] <= 1500, blocks[-1]
