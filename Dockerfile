@@ -39,6 +39,11 @@ COPY clients ./clients
 COPY --from=web /web/node_modules ./app/web/node_modules
 RUN pip install --no-deps .
 
+# every module of the installed package imports with the runtime dependencies alone: the check `make check`
+# runs in a venv without the test extra (run outside /opt/lookout, where `import app` would find the sources)
+COPY deploy/check_imports.py /tmp/
+RUN cd /tmp && python check_imports.py && rm check_imports.py
+
 # the build fails here when the daemon's own launch code cannot start the browser (Playwright's driver, its
 # libraries, Chromium itself), instead of every page call failing at run time
 RUN python -c "import asyncio; from app.browser.browser import BrowserHost; \

@@ -116,6 +116,19 @@ def test_every_dependency_is_pinned_in_the_lock_and_both_installs_use_it() -> No
     assert "LOCK   := requirements.lock" in makefile and "pip install -q --disable-pip-version-check -c $(LOCK)" in makefile
 
 
+def test_the_build_imports_every_module_with_the_runtime_dependencies_alone() -> None:
+    """deploy/check_imports.py, the check `make check` runs in a venv without the test extra, runs after the
+    install, outside the sources (it refuses to check a source tree) and before the image is done."""
+    runs = _all("RUN")
+    check = next(run for run in runs if "check_imports.py" in run)
+    assert runs.index(check) > runs.index("pip install --no-deps .")
+    assert check.startswith("cd /tmp && python check_imports.py")
+    assert any(shlex.split(args) == ["deploy/check_imports.py", "/tmp/"] for args in _all("COPY"))
+    makefile = (REPO / "Makefile").read_text()
+    assert "deploy/check_imports.py" in makefile and "runtime-check" in makefile.split("\ncheck:", 1)[1].split("\n\n")[0]
+    assert "deploy/check_imports.py" in (REPO / "tests/support/runtime_install.py").read_text()
+
+
 def test_the_build_starts_the_browser_with_the_daemons_own_launch_code() -> None:
     runs = _all("RUN")
     check = next(run for run in runs if "BrowserHost" in run)
