@@ -27,12 +27,8 @@ import tomllib
 import urllib.request
 from pathlib import Path
 
-import httpx2
-from mcp import ClientSession
-from mcp.client.streamable_http import streamable_http_client
-from mcp.types import Implementation
-
 from tests.conftest import START_DEADLINE_S, free_port
+from tests.support.mcp_client import call, over_http
 
 REPO = Path(__file__).resolve().parents[2]
 LOCK = "requirements.lock"
@@ -93,26 +89,12 @@ def _wait_healthy(url: str, proc: subprocess.Popen[bytes]) -> None:
 
 async def mcp_session(url: str, token: str) -> list[str]:
     """Over `url`/mcp with the SDK client: the tool names, and a terminal opened, run and closed with tools."""
-    info = Implementation(name="runtime-install-check", version="1")
-    async with (
-        httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=httpx2.Timeout(60)) as client,
-        streamable_http_client(f"{url}/mcp", http_client=client) as (read, write),
-        ClientSession(read, write, client_info=info) as session,
-    ):
-        await session.initialize()
+    async with over_http(url, token) as session:
         tools = sorted(tool.name for tool in (await session.list_tools()).tools)
-
-        async def call(tool: str, **arguments: object) -> dict[str, object]:
-            result = await session.call_tool(tool, arguments)
-            text = result.content[0].text if result.content and result.content[0].type == "text" else ""
-            if result.is_error:
-                raise RuntimeError(f"{tool}: {text}")
-            return json.loads(text)
-
-        opened = await call("terminal_open", command=["sh"], cols=80, rows=10)
-        step = await call("terminal_act", terminal_id=opened["id"], input={"text": "echo ran-$((6*7))\n"},
+        opened = await call(session, "terminal_open", command=["sh"], cols=80, rows=10)
+        step = await call(session, "terminal_act", terminal_id=opened["id"], input={"text": "echo ran-$((6*7))\n"},
                           until={"regex": "ran-42"})  # fmt: skip
-        await call("terminal_close", terminal_id=opened["id"])
+        await call(session, "terminal_close", terminal_id=opened["id"])
         print(f"terminal_open -> {opened['id']}; terminal_act -> {step['ended']}")
         if step["ended"] != "regex":
             raise RuntimeError(f"terminal_act did not see the command's output: {step}")
