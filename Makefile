@@ -9,13 +9,18 @@ APT    := DEBIAN_FRONTEND=noninteractive apt-get
 WEB       := app/web
 WEB_STAMP := $(WEB)/node_modules/.installed-$(shell cat $(WEB)/package-lock.json | cksum | cut -d' ' -f1)
 
-.PHONY: run test check runtime-check deps lock system-deps browser-deps web-deps ui-deps bench soak clean
+.PHONY: run test test-fast check runtime-check deps lock system-deps browser-deps web-deps ui-deps bench soak clean
 
 run: deps browser-deps ui-deps
 	$(VENV)/bin/lookout serve
 
 test: deps system-deps web-deps
 	$(PY) -m pytest
+
+# The unit tests alone (about a minute): every test not marked `slow`, which tests/conftest.py marks on all of
+# tests/integration, tests/e2e and tests/security (`pytest -m slow` runs those).
+test-fast: deps
+	$(PY) -m pytest -m "not slow"
 
 # Lint, types and formatting of the package (configured in pyproject.toml; `ruff format --diff` shows what
 # the formatter would change), then the runtime check.
