@@ -13,8 +13,8 @@ from __future__ import annotations
 import ast
 import importlib
 import pkgutil
+import site
 import sys
-import sysconfig
 import traceback
 from pathlib import Path
 
@@ -63,13 +63,14 @@ def _try(name: str, failures: dict[str, str]) -> object | None:
 
 
 def main() -> int:
-    site = Path(sysconfig.get_paths()["purelib"]).resolve()
+    installed = [Path(path).resolve() for path in site.getsitepackages()]
     failures: dict[str, str] = {}
     wanted: set[str] = set()
     for package in PACKAGES:
         location = Path(importlib.import_module(package).__file__ or "").resolve()
-        if site not in location.parents:
-            print(f"{package} is imported from {location}, not from {site}: run this outside the source tree")
+        if not any(path in location.parents for path in installed):
+            print(f"{package} is imported from {location}, not from an installed package: run this outside the"
+                  " source tree")  # fmt: skip
             return 2
         for name in _modules(package):
             module = _try(name, failures)
@@ -83,7 +84,8 @@ def main() -> int:
         print(f"cannot import {name}: {error}")
     ours = sum(1 for name in sys.modules if name.split(".")[0] in PACKAGES)
     others = len({name.split(".")[0] for name in wanted} - set(PACKAGES))
-    print(f"{'FAILED' if failures else 'ok'}: {ours} modules of {' and '.join(PACKAGES)} from {site} and the"
+    where = Path(importlib.import_module(PACKAGES[0]).__file__ or "").parent.parent
+    print(f"{'FAILED' if failures else 'ok'}: {ours} modules of {' and '.join(PACKAGES)} from {where} and the"
           f" {others} top-level modules they import; {len(failures)} failed")  # fmt: skip
     return 1 if failures else 0
 
