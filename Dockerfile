@@ -10,6 +10,14 @@ WORKDIR /web
 COPY app/web/package.json app/web/package-lock.json ./
 RUN npm ci --no-audit --no-fund --omit=dev
 
+# lookout as a wheel, built here so that no build/ or *.egg-info ends up in the image
+FROM python:3.11-slim-bookworm AS wheel
+WORKDIR /src
+COPY pyproject.toml README.md ./
+COPY app ./app
+COPY clients ./clients
+RUN pip wheel --no-deps --wheel-dir /wheels .
+
 FROM python:3.11-slim-bookworm
 
 # bash and zsh: the shells terminals run, with lookout's shell integration; chromium and fonts: browser
@@ -20,24 +28,39 @@ RUN apt-get update \
         bash zsh chromium fonts-dejavu-core fonts-liberation fonts-noto-color-emoji libatomic1 adb tini \
     && rm -rf /var/lib/apt/lists/*
 
+# what an agent's shell in a terminal expects to find: git, curl, less, jq, ps and top (procps), an editor
+# (vim-tiny, as `vi`) and ssh (openssh-client): 104 MB, 94 of them git and its Perl (docs/operations.md). A
+# derived image adds more.
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends \
+        git curl less jq procps vim-tiny openssh-client ca-certificates \
+    && rm -rf /var/lib/apt/lists/*
+
 ENV PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PYTHONUNBUFFERED=1 \
     LANG=C.UTF-8
 
-WORKDIR /opt/lookout
-
 # the dependencies first, in their own layer, so a change to the code does not reinstall them; at the versions
 # pinned in requirements.lock, the file `make` installs from too
-COPY pyproject.toml requirements.lock README.md ./
+WORKDIR /tmp/lookout-install
+COPY pyproject.toml requirements.lock ./
 RUN python -c "import subprocess, sys, tomllib; \
 deps = tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies']; \
 subprocess.check_call([sys.executable, '-m', 'pip', 'install', '-c', 'requirements.lock', *deps])"
 
-COPY app ./app
-COPY clients ./clients
+# lookout from its wheel; then every module of it imports with the runtime dependencies alone (the check
+# `make check` runs in a venv without the test extra), run outside any source tree
+COPY --from=wheel /wheels ./wheels
+COPY deploy/check_imports.py ./
+RUN pip install --no-deps wheels/*.whl \
+    && python check_imports.py \
+    && cd / && rm -rf /tmp/lookout-install
+
+# the web UI's static files and xterm.js from npm (the package itself is in site-packages)
+WORKDIR /opt/lookout
+COPY app/web ./app/web
 COPY --from=web /web/node_modules ./app/web/node_modules
-RUN pip install --no-deps .
 
 # the build fails here when the daemon's own launch code cannot start the browser (Playwright's driver, its
 # libraries, Chromium itself), instead of every page call failing at run time

@@ -9,7 +9,7 @@ APT    := DEBIAN_FRONTEND=noninteractive apt-get
 WEB       := app/web
 WEB_STAMP := $(WEB)/node_modules/.installed-$(shell cat $(WEB)/package-lock.json | cksum | cut -d' ' -f1)
 
-.PHONY: run test check deps lock system-deps browser-deps web-deps ui-deps bench soak clean
+.PHONY: run test test-fast check runtime-check deps lock system-deps browser-deps web-deps ui-deps bench soak clean
 
 run: deps browser-deps ui-deps
 	$(VENV)/bin/lookout serve
@@ -17,12 +17,34 @@ run: deps browser-deps ui-deps
 test: deps system-deps web-deps
 	$(PY) -m pytest
 
+# The unit tests alone (about a minute): every test not marked `slow`, which tests/conftest.py marks on all of
+# tests/integration, tests/e2e and tests/security (`pytest -m slow` runs those).
+test-fast: deps
+	$(PY) -m pytest -m "not slow"
+
 # Lint, types and formatting of the package (configured in pyproject.toml; `ruff format --diff` shows what
-# the formatter would change).
+# the formatter would change), then the runtime check.
 check: deps
-	$(VENV)/bin/ruff check app clients
+	$(VENV)/bin/ruff check app clients deploy
 	$(VENV)/bin/mypy
-	$(VENV)/bin/ruff format --check --output-format concise app clients
+	$(VENV)/bin/ruff format --check --output-format concise app clients deploy
+	@$(MAKE) --no-print-directory runtime-check
+
+# lookout installed without its test extra, in a venv of its own (the development venv has every test tool and
+# would hide a missing runtime dependency): every module imports, and the daemon started from there answers the
+# MCP SDK's client at /mcp (tests/support/runtime_install.py). About a minute when the lock changed (a new venv),
+# 15 s when an import changed, nothing when neither did: its outcome depends on nothing else.
+RUNTIME_VENV  := .runtime-venv
+RUNTIME_CHECK := $(RUNTIME_VENV)/.checked-$(shell { cat pyproject.toml $(LOCK) deploy/check_imports.py \
+  tests/support/runtime_install.py; grep -rhE '^\s*(import|from) ' app clients --include='*.py' | sort -u; } \
+  | cksum | cut -d' ' -f1)
+
+runtime-check: $(RUNTIME_CHECK)
+
+$(RUNTIME_CHECK): $(STAMP)
+	$(PY) -m tests.support.runtime_install $(RUNTIME_VENV)
+	@rm -f $(RUNTIME_VENV)/.checked-*
+	@touch $@
 
 # Each benchmark prints its figures, the last line as one JSON object; bench/report.py turns those lines into
 # docs/benchmarks.md (never edited by hand).
@@ -95,4 +117,4 @@ ui-deps:
 	@$(MAKE) --no-print-directory web-deps || echo "lookout: could not install the web UI's xterm.js (npm)" >&2
 
 clean:
-	rm -rf $(VENV) *.egg-info .pytest_cache $(WEB)/node_modules
+	rm -rf $(VENV) $(RUNTIME_VENV) *.egg-info .pytest_cache $(WEB)/node_modules

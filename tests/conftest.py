@@ -19,6 +19,14 @@ from tests.support.adb_server import AdbServer
 
 REPO = Path(__file__).resolve().parent.parent
 pytest_plugins = ["tests.support.adb_fixtures"]
+SLOW_SUITES = ("integration", "e2e", "security")
+"""The folders of tests/ whose tests are marked `slow` (`make test-fast` leaves them out: it runs tests/unit)."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.path.relative_to(REPO / "tests").parts[0] in SLOW_SUITES:
+            item.add_marker(pytest.mark.slow)
 
 
 def free_port() -> int:

@@ -4,10 +4,12 @@ Every turn of every agent carries the tool definitions, so each word counts. A p
 its name; `additionalProperties: false` only says what the validation of a call will say anyway; an
 optional argument's `anyOf [X, null]` with `default: null` says "may be left out", which not being in
 `required` already says; a flag's `default: false`, a choice's default when it is the first of its `enum`,
-and an object's `additionalProperties: true` say what JSON Schema or the reader assumes anyway. Length
-limits (`maxLength`) and upper bounds (`maximum`) are left out: they keep requests sane rather than guide a
-model, and the daemon (or the tool, where it is stricter and its description says so) still refuses an
-argument beyond them, with a clear error. Validation is unchanged: the models still hold every constraint.
+and an object's `additionalProperties: true` say what JSON Schema or the reader assumes anyway; so does a
+lower bound of 0 or 1 on a count, an offset or a duration. Lengths (`minLength`, `maxLength`), item counts
+(`minItems`, `maxItems`) and upper bounds (`maximum`) are left out: they keep requests sane rather than guide
+a model, and the daemon (or the tool, where it is stricter and its description says so) still refuses an
+argument beyond them, with a clear error. A lower bound that says more (`minimum: 100` pixels) stays.
+Validation is unchanged: the models still hold every constraint.
 """
 
 from __future__ import annotations
@@ -15,11 +17,13 @@ from __future__ import annotations
 from typing import Any
 
 _NULL = {"type": "null"}
+_BOUNDS = ("minLength", "maxLength", "minItems", "maxItems", "maximum")
+_ASSUMED_MINIMUMS = (0, 1)
 
 
 def lean_schema(schema: dict[str, Any], *, keep_bounds: bool = False) -> dict[str, Any]:
     """`schema` without what it need not say (see the module's docstring), as a new dict; `keep_bounds`
-    keeps `maxLength` and `maximum` (to compare two schemas' validation, as the contract tests do)."""
+    keeps every bound, length and item count (to compare two schemas' validation, as the contract tests do)."""
     return _lean(schema, keep_bounds)
 
 
@@ -50,6 +54,8 @@ def _lean(node: Any, keep_bounds: bool) -> Any:
 def _needless(key: str, value: Any, keep_bounds: bool) -> bool:
     if key == "title":
         return isinstance(value, str)
-    if key in ("maxLength", "maximum"):
+    if key in _BOUNDS:
         return not keep_bounds
+    if key == "minimum":
+        return not keep_bounds and value in _ASSUMED_MINIMUMS
     return key == "additionalProperties" and isinstance(value, bool)  # false: the daemon refuses the rest

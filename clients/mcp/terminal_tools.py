@@ -114,13 +114,13 @@ async def terminal_close(ctx: Context, terminal_id: TerminalId, purge: bool = Fa
 
 
 _READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
-_WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=True)
+_WRITE = ToolAnnotations(destructive_hint=False)  # not read-only and open-world: MCP's defaults
 
 TOOLS: list[tuple[Callable[..., Awaitable[str]], ToolAnnotations]] = [
     (terminal_open, _WRITE),
     (terminal_list, _READ),
     (terminal_act, _WRITE),
     (terminal_read, _READ),
-    (terminal_close, ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=False)),
+    (terminal_close, ToolAnnotations(destructive_hint=True, open_world_hint=False)),
 ]
 """Each tool with its hints for the client (read-only tools may be allowed without asking)."""

@@ -13,7 +13,8 @@ import httpx
 from PIL import Image
 
 from tests.conftest import Daemon
-from tests.e2e.test_devices_http import _bands, _error, _ok
+from tests.support.http import error_message, ok_json
+from tests.support.screens import bands
 
 DUMPS = Path(__file__).resolve().parents[1] / "data" / "ui_dumps"
 SETTINGS = "com.android.settings/com.android.settings.Settings"
@@ -32,24 +33,24 @@ def test_a_dump_after_a_rotation_is_refused_not_stored_under_the_old_screenshot(
     adb_api: httpx.Client, make_device: Callable[..., Any]
 ) -> None:
     fake, serial = _phone(make_device, "whatsapp_chats", WHATSAPP)
-    shot = _ok(adb_api.post(f"/v1/devices/{serial}/screenshot", json={}))
+    shot = ok_json(adb_api.post(f"/v1/devices/{serial}/screenshot", json={}))
     fake.set_rotation(1)
-    fake.set_screen(_bands(1483, 720))
-    message = _error(adb_api.get(f"/v1/devices/{serial}/ui", params={"obs_id": shot["obs_id"]}), 409)
+    fake.set_screen(bands(1483, 720))
+    message = error_message(adb_api.get(f"/v1/devices/{serial}/ui", params={"obs_id": shot["obs_id"]}), 409)
     assert "now 1483x720 at rotation 1" in message and "Observe again" in message
-    message = _error(adb_api.post(f"/v1/devices/{serial}/tap", json={"element": 204, "obs_id": shot["obs_id"]}), 409)
+    message = error_message(adb_api.post(f"/v1/devices/{serial}/tap", json={"element": 204, "obs_id": shot["obs_id"]}), 409)
     assert "has no UI listing" in message
     assert fake.inputs() == []
 
 
 def test_a_dump_of_another_app_is_refused(adb_api: httpx.Client, make_device: Callable[..., Any]) -> None:
     fake, serial = _phone(make_device, "whatsapp_chats", SETTINGS)
-    shot = _ok(adb_api.post(f"/v1/devices/{serial}/screenshot", json={}))
+    shot = ok_json(adb_api.post(f"/v1/devices/{serial}/screenshot", json={}))
     fake.set_focus(WHATSAPP)  # the app changed after the screenshot
-    message = _error(adb_api.post(f"/v1/devices/{serial}/find", json={"text": "Comunidades", "obs_id": shot["obs_id"]}),
+    message = error_message(adb_api.post(f"/v1/devices/{serial}/find", json={"text": "Comunidades", "obs_id": shot["obs_id"]}),
                      409)  # fmt: skip
     assert f"was {SETTINGS} and is now {WHATSAPP}" in message
-    fresh = _ok(adb_api.get(f"/v1/devices/{serial}/ui"))  # without obs_id: a new observation of its own
+    fresh = ok_json(adb_api.get(f"/v1/devices/{serial}/ui"))  # without obs_id: a new observation of its own
     assert fresh["obs_id"] != shot["obs_id"] and fresh["shown"] > 20
 
 
@@ -57,27 +58,27 @@ def test_screenshot_with_ui_is_one_observation_and_taps_its_elements(
     adb_api: httpx.Client, make_device: Callable[..., Any]
 ) -> None:
     _fake, serial = _phone(make_device, "whatsapp_chats", WHATSAPP)
-    shot = _ok(adb_api.post(f"/v1/devices/{serial}/screenshot", json={"ui": True}))
+    shot = ok_json(adb_api.post(f"/v1/devices/{serial}/screenshot", json={"ui": True}))
     assert shot["image"] == {"width": 486, "height": 1000}
     tab = next(e for e in shot["ui"]["elements"] if e.get("text") == "Comunidades")
     assert "hidden" not in tab and "flags" not in tab  # the visible, tappable tab
-    tapped = _ok(adb_api.post(f"/v1/devices/{serial}/tap", json={"element": tab["index"], "obs_id": shot["obs_id"]}))
+    tapped = ok_json(adb_api.post(f"/v1/devices/{serial}/tap", json={"element": tab["index"], "obs_id": shot["obs_id"]}))
     assert tapped["device_point"] == [450, 1449]  # the centre of [360,1416][540,1483]
-    again = _ok(adb_api.get(f"/v1/devices/{serial}/ui", params={"obs_id": shot["obs_id"]}))
+    again = ok_json(adb_api.get(f"/v1/devices/{serial}/ui", params={"obs_id": shot["obs_id"]}))
     assert again["elements"] == shot["ui"]["elements"]  # the stored dump, not a new one
 
 
 def test_hidden_nodes_are_not_listed_found_or_tapped(adb_api: httpx.Client, make_device: Callable[..., Any]) -> None:
     fake, serial = _phone(make_device, "whatsapp_chats", WHATSAPP)
-    shot = _ok(adb_api.post(f"/v1/devices/{serial}/screenshot", json={"ui": True}))
+    shot = ok_json(adb_api.post(f"/v1/devices/{serial}/screenshot", json={"ui": True}))
     obs = shot["obs_id"]
-    found = _ok(adb_api.post(f"/v1/devices/{serial}/find", json={"text": "Comunidades", "obs_id": obs}))
+    found = ok_json(adb_api.post(f"/v1/devices/{serial}/find", json={"text": "Comunidades", "obs_id": obs}))
     assert [(e["index"], e.get("desc")) for e in found["elements"]] == [(204, "Comunidades")]
-    hidden = _ok(adb_api.post(f"/v1/devices/{serial}/find", json={"text": "Comunidades", "obs_id": obs, "all": True}))
+    hidden = ok_json(adb_api.post(f"/v1/devices/{serial}/find", json={"text": "Comunidades", "obs_id": obs, "all": True}))
     assert [(e["index"], e.get("hidden")) for e in hidden["elements"]] == [(208, True)]
-    everything = _ok(adb_api.get(f"/v1/devices/{serial}/ui", params={"obs_id": obs, "all": "true"}))
+    everything = ok_json(adb_api.get(f"/v1/devices/{serial}/ui", params={"obs_id": obs, "all": "true"}))
     assert next(e for e in everything["elements"] if e["index"] == 208)["hidden"] is True
-    message = _error(adb_api.post(f"/v1/devices/{serial}/tap", json={"element": 208, "obs_id": obs}), 409)
+    message = error_message(adb_api.post(f"/v1/devices/{serial}/tap", json={"element": 208, "obs_id": obs}), 409)
     assert "not on the screen" in message and "[0,0][0,0]" in message
     assert fake.inputs() == []
 
@@ -85,10 +86,10 @@ def test_hidden_nodes_are_not_listed_found_or_tapped(adb_api: httpx.Client, make
 def test_landscape_left_to_right_is_a_rotation(adb_api: httpx.Client, make_device: Callable[..., Any]) -> None:
     fake, serial = make_device(size=(1080, 2400))
     fake.set_rotation(1)
-    fake.set_screen(_bands(2400, 1080))
-    shot = _ok(adb_api.post(f"/v1/devices/{serial}/screenshot", json={}))
+    fake.set_screen(bands(2400, 1080))
+    shot = ok_json(adb_api.post(f"/v1/devices/{serial}/screenshot", json={}))
     fake.set_rotation(3)  # the same size, turned the other way: insets change sides
-    message = _error(adb_api.post(f"/v1/devices/{serial}/tap", json={"x": 10, "y": 10, "obs_id": shot["obs_id"]}), 409)
+    message = error_message(adb_api.post(f"/v1/devices/{serial}/tap", json={"x": 10, "y": 10, "obs_id": shot["obs_id"]}), 409)
     assert "rotation 1" in message and "rotation 3" in message
     assert fake.inputs() == []
 
@@ -97,15 +98,15 @@ def test_a_portrait_frame_while_the_device_reports_landscape_is_not_squashed(
     adb_api: httpx.Client, make_device: Callable[..., Any]
 ) -> None:
     fake, serial = make_device(size=(1080, 2400))
-    fake.set_screen(_bands(1080, 2400))
+    fake.set_screen(bands(1080, 2400))
     fake.set_rotation(1)  # the device says landscape; the frame stays portrait (a rotation under way)
-    shot = _ok(adb_api.post(f"/v1/devices/{serial}/screenshot", json={}))
+    shot = ok_json(adb_api.post(f"/v1/devices/{serial}/screenshot", json={}))
     assert shot["image"] == {"width": 450, "height": 1000}  # the frame's own shape, not 1000x450
     assert "frame is 1080x2400 but the device reports 2400x1080" in shot["warning"]
-    message = _error(adb_api.post(f"/v1/devices/{serial}/tap", json={"x": 10, "y": 10, "obs_id": shot["obs_id"]}), 409)
+    message = error_message(adb_api.post(f"/v1/devices/{serial}/tap", json={"x": 10, "y": 10, "obs_id": shot["obs_id"]}), 409)
     assert "observe again" in message and fake.inputs() == []
     fake.set_screen(Image.new("RGB", (2400, 1080), (90, 90, 90)))  # the frame catches up
-    settled = _ok(adb_api.post(f"/v1/devices/{serial}/screenshot", json={}))
+    settled = ok_json(adb_api.post(f"/v1/devices/{serial}/screenshot", json={}))
     assert settled["image"] == {"width": 1000, "height": 450} and "warning" not in settled
 
 
@@ -115,11 +116,11 @@ def test_unknown_serials_create_no_directories(
     make_device()
     devices = adb_daemon.data_dir / "devices"
     before = sorted(p.name for p in devices.iterdir()) if devices.exists() else []
-    _error(adb_api.get("/v1/devices/ghost-1/observations/o_0123456789/image"), 404)
-    _error(adb_api.post("/v1/devices/ghost-2/screenshot", json={}), 404)
-    _error(adb_api.get("/v1/devices/ghost-3/ui", params={"obs_id": "o_0123456789"}), 404)
-    _error(adb_api.post("/v1/devices/ghost-4/tap", json={"x": 1, "y": 1}), 404)
-    _error(adb_api.post("/v1/devices/ghost-5/find", json={"text": "x"}), 404)
+    error_message(adb_api.get("/v1/devices/ghost-1/observations/o_0123456789/image"), 404)
+    error_message(adb_api.post("/v1/devices/ghost-2/screenshot", json={}), 404)
+    error_message(adb_api.get("/v1/devices/ghost-3/ui", params={"obs_id": "o_0123456789"}), 404)
+    error_message(adb_api.post("/v1/devices/ghost-4/tap", json={"x": 1, "y": 1}), 404)
+    error_message(adb_api.post("/v1/devices/ghost-5/find", json={"text": "x"}), 404)
     after = sorted(p.name for p in devices.iterdir()) if devices.exists() else []
     assert after == before
 
@@ -138,7 +139,7 @@ def test_a_script_runs_steps_converting_coordinates_and_stops_at_the_first_failu
         {"action": "key", "key": "BACK"},
         {"action": "app", "package": "com.whatsapp", "action_": "launch"},
     ]
-    _error(adb_api.post(f"/v1/devices/{serial}/script", json={"steps": steps}), 400)  # checked before any runs
+    error_message(adb_api.post(f"/v1/devices/{serial}/script", json={"steps": steps}), 400)  # checked before any runs
     assert fake.inputs() == []
     steps[-1] = {"action": "tap", "element": 208}  # the hidden tab label: refused
     steps.append({"action": "key", "key": "HOME"})  # never runs
@@ -154,5 +155,5 @@ def test_a_script_runs_steps_converting_coordinates_and_stops_at_the_first_failu
     assert fake.inputs() == [["tap", "450", "1449"], ["tap", "360", "742"], ["swipe", "359", "1021", "359", "389", "300"],
                              ["text", "oi"], ["keyevent", "4"]]  # fmt: skip
     assert done["results"][7]["error"]["code"] == "conflict"
-    message = _error(adb_api.post(f"/v1/devices/{serial}/script", json={"steps": [{"action": "fly"}]}), 400)
+    message = error_message(adb_api.post(f"/v1/devices/{serial}/script", json={"steps": [{"action": "fly"}]}), 400)
     assert "step 0: action must be one of tap, swipe" in message

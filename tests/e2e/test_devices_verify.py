@@ -15,9 +15,9 @@ import httpx
 from PIL import ImageDraw
 
 from tests.conftest import Daemon
-from tests.e2e.test_devices_http import _error, _ok
-from tests.e2e.test_mcp_shim import _text, shim
 from tests.support.adb_fake import FakeDevice, ui_dump, ui_node
+from tests.support.http import error_message, ok_json
+from tests.support.mcp_client import shim, tool_text
 from tests.support.screens import render_dump
 
 DUMPS = Path(__file__).resolve().parents[1] / "data" / "ui_dumps"
@@ -56,7 +56,7 @@ def _phone(make_device: Callable[..., Any]) -> tuple[FakeDevice, str]:
 
 
 def _listing(api: httpx.Client, serial: str) -> dict[str, Any]:
-    return _ok(api.post(f"/v1/devices/{serial}/screenshot", json={"ui": True}))
+    return ok_json(api.post(f"/v1/devices/{serial}/screenshot", json={"ui": True}))
 
 
 def _center(shot: dict[str, Any], index: int) -> list[int]:
@@ -68,15 +68,15 @@ def test_an_unchanged_screen_is_tapped_in_one_call_and_the_answer_names_what_was
 ) -> None:
     fake, serial = _phone(make_device)
     shot = _listing(adb_api, serial)
-    tapped = _ok(adb_api.post(f"/v1/devices/{serial}/tap", json={"element": FIRST_ROW}))
+    tapped = ok_json(adb_api.post(f"/v1/devices/{serial}/tap", json={"element": FIRST_ROW}))
     assert tapped["observation"] == "latest" and tapped["obs_id"] == shot["obs_id"]
     # the row has no text of its own: the answer names it by the texts inside it, and by its resource id
     assert tapped["element"]["id"] == "contact_row_container" and "text" not in tapped["element"]
     assert tapped["element"]["inner_text"].startswith("Foto de Você | +55 92 9316-0919 (você)")
     assert tapped["device_point"] == [360, 363] and tapped["point"] == _center(shot, FIRST_ROW)
-    at_point = _ok(adb_api.post(f"/v1/devices/{serial}/tap", json={"x": 243, "y": 318, "obs_id": shot["obs_id"]}))
+    at_point = ok_json(adb_api.post(f"/v1/devices/{serial}/tap", json={"x": 243, "y": 318, "obs_id": shot["obs_id"]}))
     assert at_point["observation"] == "named" and at_point["element"]["index"] == SECOND_ROW
-    held = _ok(adb_api.post(f"/v1/devices/{serial}/tap", json={"element": SECOND_ROW, "hold_ms": 800}))
+    held = ok_json(adb_api.post(f"/v1/devices/{serial}/tap", json={"element": SECOND_ROW, "hold_ms": 800}))
     assert held["held_ms"] == 800
     assert fake.inputs() == [["tap", "360", "363"], ["tap", "360", "472"], ["swipe", "360", "472", "360", "472", "800"]]
 
@@ -89,14 +89,14 @@ def test_an_index_of_an_older_listing_after_a_newer_screenshot_is_refused(
     fake, serial = _phone(make_device)
     listing = _listing(adb_api, serial)
     fake.show(scrolled(_dump("whatsapp_chats"), ROW))
-    newer = _ok(adb_api.post(f"/v1/devices/{serial}/screenshot", json={}))
-    message = _error(adb_api.post(f"/v1/devices/{serial}/tap", json={"element": SECOND_ROW}), 409)
+    newer = ok_json(adb_api.post(f"/v1/devices/{serial}/screenshot", json={}))
+    message = error_message(adb_api.post(f"/v1/devices/{serial}/tap", json={"element": SECOND_ROW}), 409)
     assert f"observation {newer['obs_id']} has no UI listing" in message
-    message = _error(adb_api.post(f"/v1/devices/{serial}/tap",
+    message = error_message(adb_api.post(f"/v1/devices/{serial}/tap",
                                   json={"element": SECOND_ROW, "obs_id": listing["obs_id"]}), 409)  # fmt: skip
     assert "the list scrolled" in message and "up by" in message and "observe again" in message
     x, y = _center(listing, SECOND_ROW)
-    message = _error(adb_api.post(f"/v1/devices/{serial}/tap", json={"x": x, "y": y, "obs_id": listing["obs_id"]}),
+    message = error_message(adb_api.post(f"/v1/devices/{serial}/tap", json={"x": x, "y": y, "obs_id": listing["obs_id"]}),
                      409)  # fmt: skip
     assert "the list scrolled" in message
     assert fake.inputs() == []
@@ -108,7 +108,7 @@ def test_a_list_that_scrolled_by_itself_is_seen_before_the_tap(
     fake, serial = _phone(make_device)
     _listing(adb_api, serial)
     fake.show(scrolled(_dump("whatsapp_chats"), ROW))  # new messages pushed the list up by one row
-    message = _error(adb_api.post(f"/v1/devices/{serial}/tap", json={"element": SECOND_ROW}), 409)
+    message = error_message(adb_api.post(f"/v1/devices/{serial}/tap", json={"element": SECOND_ROW}), 409)
     assert re.search(r"the list scrolled: what was there is now up by 7[34] px", message), message
     assert fake.inputs() == []
 
@@ -117,7 +117,7 @@ def test_another_window_is_named(adb_api: httpx.Client, make_device: Callable[..
     fake, serial = _phone(make_device)
     _listing(adb_api, serial)
     fake.show(_dump("wecom_chat"), CHAT)
-    message = _error(adb_api.post(f"/v1/devices/{serial}/tap", json={"element": FIRST_ROW}), 409)
+    message = error_message(adb_api.post(f"/v1/devices/{serial}/tap", json={"element": FIRST_ROW}), 409)
     assert f"another window is in front: {CHAT} (observation" in message and f"showed {WHATSAPP}" in message
     assert fake.inputs() == []
 
@@ -133,8 +133,8 @@ def test_a_blinking_cursor_and_a_ticking_clock_do_not_stop_a_tap(
     draw.rectangle((560, 10, 600, 38), fill=(255, 255, 255))  # the clock in the status bar shows another minute
     fake.set_screen(image)
     search = next(e["index"] for e in shot["ui"]["elements"] if e.get("text", "").startswith("Pesquisar"))
-    _ok(adb_api.post(f"/v1/devices/{serial}/tap", json={"element": search}))
-    _ok(adb_api.post(f"/v1/devices/{serial}/tap", json={"element": SECOND_ROW}))
+    ok_json(adb_api.post(f"/v1/devices/{serial}/tap", json={"element": search}))
+    ok_json(adb_api.post(f"/v1/devices/{serial}/tap", json={"element": SECOND_ROW}))
     assert len(fake.inputs()) == 2
 
 
@@ -160,15 +160,15 @@ def test_a_script_with_text_that_cannot_be_typed_in_its_third_step_sends_nothing
     _listing(adb_api, serial)
     steps = [{"action": "tap", "element": FIRST_ROW}, {"action": "key", "key": "BACK"},
              {"action": "type", "text": "olá"}]  # fmt: skip
-    message = _error(adb_api.post(f"/v1/devices/{serial}/script", json={"steps": steps}), 400)
+    message = error_message(adb_api.post(f"/v1/devices/{serial}/script", json={"steps": steps}), 400)
     assert message.startswith("step 2 (type): character 'á'") and "no step was run" in message
     steps[2] = {"action": "tap", "x": 900, "y": 10}  # outside the 486x1000 image
-    message = _error(adb_api.post(f"/v1/devices/{serial}/script", json={"steps": steps}), 400)
+    message = error_message(adb_api.post(f"/v1/devices/{serial}/script", json={"steps": steps}), 400)
     assert message.startswith("step 2 (tap): (900, 10) is outside the image (486x1000)")
     steps[2] = {"action": "key", "key": "JUMP"}
-    assert "unknown key" in _error(adb_api.post(f"/v1/devices/{serial}/script", json={"steps": steps}), 400)
+    assert "unknown key" in error_message(adb_api.post(f"/v1/devices/{serial}/script", json={"steps": steps}), 400)
     steps[2] = {"action": "tap", "element": 9999}
-    assert "element 9999 is not in the listing" in _error(
+    assert "element 9999 is not in the listing" in error_message(
         adb_api.post(f"/v1/devices/{serial}/script", json={"steps": steps}), 400)
     assert fake.inputs() == []
 
@@ -181,12 +181,12 @@ def test_a_partly_visible_element_is_tapped_where_a_finger_reaches_it(
                       ui_node("Button", "Above", "above", (100, -300, 500, 90), clickable=True)))  # fmt: skip
     shot = _listing(adb_api, serial)
     below, above = (e["index"] for e in shot["ui"]["elements"])
-    tapped = _ok(adb_api.post(f"/v1/devices/{serial}/tap", json={"element": below}))
+    tapped = ok_json(adb_api.post(f"/v1/devices/{serial}/tap", json={"element": below}))
     assert tapped["device_point"] == [300, 2350]  # the middle of the part on the screen, not of [2300, 2700]
     fake.set_bars(status=100, navigation=126)  # now the device lists its bars: the rest lies under them
     shot = _listing(adb_api, serial)
     for index in (below, above):
-        message = _error(adb_api.post(f"/v1/devices/{serial}/tap", json={"element": index}), 409)
+        message = error_message(adb_api.post(f"/v1/devices/{serial}/tap", json={"element": index}), 409)
         assert "too little of it on the screen outside the system bars" in message and "[0,100][1080,2274]" in message
     assert fake.inputs() == [["tap", "300", "2350"]]
 
@@ -196,9 +196,9 @@ def test_a_swipe_by_direction_stays_out_of_the_system_bars(
 ) -> None:
     fake, serial = make_device(size=(1080, 2400))
     fake.set_bars(status=63, navigation=126)
-    _ok(adb_api.post(f"/v1/devices/{serial}/screenshot", json={}))
+    ok_json(adb_api.post(f"/v1/devices/{serial}/screenshot", json={}))
     for direction in ("up", "down"):
-        _ok(adb_api.post(f"/v1/devices/{serial}/swipe", json={"direction": direction, "distance": 0.95}))
+        ok_json(adb_api.post(f"/v1/devices/{serial}/swipe", json={"direction": direction, "distance": 0.95}))
     for argv in fake.inputs():
         ys = (int(argv[2]), int(argv[4]))
         assert all(63 <= y < 2400 - 126 for y in ys), argv  # never in the navigation bar: that is the Home gesture
@@ -213,7 +213,7 @@ def test_a_swipe_by_coordinates_is_checked_where_it_starts(
     fake.show(scrolled(_dump("whatsapp_chats"), ROW))
     x, y = _center(shot, SECOND_ROW)
     body = {"x1": x, "y1": y, "x2": x, "y2": 100, "obs_id": shot["obs_id"]}
-    assert "the list scrolled" in _error(adb_api.post(f"/v1/devices/{serial}/swipe", json=body), 409)
+    assert "the list scrolled" in error_message(adb_api.post(f"/v1/devices/{serial}/swipe", json=body), 409)
     assert fake.inputs() == []
 
 
@@ -227,8 +227,8 @@ async def test_a_failed_script_is_an_error_over_mcp(tmp_path: Any, adb_server: A
             assert not shot.is_error
             result = await session.call_tool("device_script", {"serial": serial, "steps": [
                 {"action": "tap", "element": FIRST_ROW}, {"action": "tap", "element": SECOND_ROW}]})  # fmt: skip
-            assert result.is_error and "step 1 (tap) failed" in _text(result)
-            assert "another window is in front" in _text(result)
+            assert result.is_error and "step 1 (tap) failed" in tool_text(result)
+            assert "another window is in front" in tool_text(result)
     finally:
         daemon.stop()
     assert fake.inputs() == [["tap", "360", "363"]]

@@ -12,7 +12,7 @@ from mcp.server import MCPServer
 
 from clients.mcp.server import create_server
 from tests.conftest import Daemon
-from tests.e2e.test_mcp_shim import BROWSER_TOOLS, CONTEXT_TOOLS, DEVICE_TOOLS, shim
+from tests.support.mcp_client import BROWSER_TOOLS, CONTEXT_TOOLS, DEVICE_TOOLS, shim
 from tests.support.mcp_contracts import assert_tool_matches_route
 
 DEVICE = "/v1/devices/{serial}"

@@ -2,47 +2,25 @@
 nothing but the URL and the token, as `claude mcp add --transport http` configures it."""
 from __future__ import annotations
 
-import json
 import signal
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from typing import Any
 
 import httpx
-import httpx2
-from mcp import ClientSession
-from mcp.client.streamable_http import streamable_http_client
-from mcp.types import Implementation
 
 from tests.conftest import Daemon
-from tests.e2e.test_mcp_shim import BROWSER_TOOLS, CONTEXT_TOOLS, DEVICE_TOOLS, TERMINAL_TOOLS, shim
-
-CLIENT_NAME = "http-agent"
-
-
-@asynccontextmanager
-async def over_http(daemon: Daemon, token: str, tools: str | None = None) -> AsyncIterator[ClientSession]:
-    headers = {"Authorization": f"Bearer {token}", "X-Lookout-Agent": CLIENT_NAME}
-    url = f"{daemon.url}/mcp" + (f"?tools={tools}" if tools else "")
-    info = Implementation(name=CLIENT_NAME, version="1")
-    async with (
-        httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(60, read=120)) as client,
-        streamable_http_client(url, http_client=client) as (read, write),
-        ClientSession(read, write, client_info=info) as session,
-    ):
-        await session.initialize()
-        yield session
-
-
-async def _call(session: ClientSession, tool: str, **arguments: Any) -> Any:
-    result = await session.call_tool(tool, arguments)
-    assert not result.is_error, result.content
-    assert len(result.content) == 1 and result.content[0].type == "text"
-    return json.loads(result.content[0].text)
+from tests.support.mcp_client import (
+    BROWSER_TOOLS,
+    CONTEXT_TOOLS,
+    DEVICE_TOOLS,
+    HTTP_CLIENT_NAME,
+    TERMINAL_TOOLS,
+    call,
+    over_http,
+    shim,
+)
 
 
 async def test_the_same_tools_as_the_stdio_shim_with_the_same_schemas(daemon: Daemon) -> None:
-    async with over_http(daemon, daemon.token) as session:
+    async with over_http(daemon.url, daemon.token) as session:
         over_the_wire = {tool.name: tool for tool in (await session.list_tools()).tools}
     async with shim(LOOKOUT_URL=daemon.url, LOOKOUT_TOKEN=daemon.token) as session:
         stdio = {tool.name: tool for tool in (await session.list_tools()).tools}
@@ -52,17 +30,17 @@ async def test_the_same_tools_as_the_stdio_shim_with_the_same_schemas(daemon: Da
 
 
 async def test_a_terminal_driven_over_http_is_recorded_under_the_clients_name(daemon: Daemon) -> None:
-    async with over_http(daemon, daemon.token) as session:
-        tid = (await _call(session, "terminal_open", command=["bash"], cols=80, rows=12))["id"]
-        step = await _call(session, "terminal_act", terminal_id=tid, input={"text": "echo hi-$((40+2))", "keys": ["Enter"]},
+    async with over_http(daemon.url, daemon.token) as session:
+        tid = (await call(session, "terminal_open", command=["bash"], cols=80, rows=12))["id"]
+        step = await call(session, "terminal_act", terminal_id=tid, input={"text": "echo hi-$((40+2))", "keys": ["Enter"]},
                            until={"block_end": True})  # fmt: skip
         assert step["ended"] == "block_end" and "hi-42" in step["screen"]["text"]
-        assert (await _call(session, "terminal_read", terminal_id=tid, n=1))["output"]["text"] == "hi-42"
+        assert (await call(session, "terminal_read", terminal_id=tid, n=1))["output"]["text"] == "hi-42"
         missing = await session.call_tool("terminal_act", {"terminal_id": "t_nope"})
         assert missing.is_error and "404" in missing.content[0].text
     with daemon.client() as api:
         frames = api.get("/v1/timeline/frames", params={"resource": f"terminal:{tid}"}).json()["frames"]
-    assert frames and {frame["agent"] for frame in frames} == {CLIENT_NAME}
+    assert frames and {frame["agent"] for frame in frames} == {HTTP_CLIENT_NAME}
 
 
 def test_the_endpoint_needs_the_token(daemon: Daemon) -> None:
@@ -76,31 +54,31 @@ def test_the_endpoint_needs_the_token(daemon: Daemon) -> None:
 
 
 async def test_a_client_connected_before_a_restart_keeps_calling_tools_after_it(daemon: Daemon) -> None:
-    async with over_http(daemon, daemon.token) as session:
+    async with over_http(daemon.url, daemon.token) as session:
         assert {tool.name for tool in (await session.list_tools()).tools} >= {"terminal_open", "terminal_act"}
-        tid = (await _call(session, "terminal_open", command=["bash"], cols=80, rows=12))["id"]
-        await _call(session, "terminal_act", terminal_id=tid, input={"text": "K=still-here", "keys": ["Enter"]},
+        tid = (await call(session, "terminal_open", command=["bash"], cols=80, rows=12))["id"]
+        await call(session, "terminal_act", terminal_id=tid, input={"text": "K=still-here", "keys": ["Enter"]},
                     until={"stable_ms": 200})  # fmt: skip
         daemon.stop(signal.SIGKILL)
         daemon.start()  # the same port and data dir
-        step = await _call(session, "terminal_act", terminal_id=tid, input={"text": "echo $K", "keys": ["Enter"]},
+        step = await call(session, "terminal_act", terminal_id=tid, input={"text": "echo $K", "keys": ["Enter"]},
                            until={"regex": "^still-here"})  # fmt: skip
         assert "still-here" in str(step), step
     with daemon.client() as api:
         frames = api.get("/v1/timeline/frames", params={"resource": f"terminal:{tid}"}).json()["frames"]
-    assert {f["agent"] for f in frames if f["kind"] == "action"} == {CLIENT_NAME}
+    assert {f["agent"] for f in frames if f["kind"] == "action"} == {HTTP_CLIENT_NAME}
 
 
 async def test_the_daemon_stops_cleanly_while_a_client_holds_a_session(daemon: Daemon) -> None:
-    async with over_http(daemon, daemon.token) as session:
-        assert (await _call(session, "terminal_list"))["terminals"] == []
+    async with over_http(daemon.url, daemon.token) as session:
+        assert (await call(session, "terminal_list"))["terminals"] == []
         code = daemon.stop()
         log = daemon.log.read_text()
         assert code in (0, -signal.SIGTERM) and "Application shutdown complete" in log, (code, log[-2000:])
 
 
 async def test_a_client_chooses_its_toolsets(daemon: Daemon) -> None:
-    async with over_http(daemon, daemon.token, tools="page,context") as session:
+    async with over_http(daemon.url, daemon.token, tools="page,context") as session:
         names = {tool.name for tool in (await session.list_tools()).tools}
         assert names == BROWSER_TOOLS | CONTEXT_TOOLS
     headers = {"Authorization": f"Bearer {daemon.token}", "Accept": "application/json, text/event-stream"}

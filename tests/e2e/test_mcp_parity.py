@@ -7,22 +7,30 @@ import io
 import json
 import re
 import tempfile
+from collections.abc import Iterator
 from typing import Any
 
+import pytest
 from mcp.types import CallToolResult
 from PIL import Image
 
 from tests.conftest import Daemon
-from tests.e2e.test_mcp_shim import LOGIN_UI, _text, call, shim
-from tests.e2e.test_pages_http import site  # noqa: F401  (the fixture serving the pages below)
+from tests.support.mcp_client import call, shim, tool_text
+from tests.support.pages import FORMS, big_page, ref_of
+from tests.support.screens import LOGIN_UI
+from tests.support.site import serve_directory
 
 HOST_ONLY = ("path", "url", "image_b64", "format", "/v1/", tempfile.gettempdir())
 """What a screenshot's description must not carry: only the daemon's host could use it."""
 
 
-def _ref(text: str, line_start: str) -> str:
-    line = next(line for line in text.splitlines() if line.strip().startswith(line_start))
-    return line.split("[ref=")[1].split("]")[0]
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    root = tmp_path_factory.mktemp("site")
+    (root / "big.html").write_text(big_page(800))
+    (root / "forms.html").write_text(FORMS)
+    with serve_directory(root) as url:
+        yield url
 
 
 def _image_and_description(result: CallToolResult) -> tuple[Image.Image, str, dict[str, Any]]:
@@ -32,32 +40,32 @@ def _image_and_description(result: CallToolResult) -> tuple[Image.Image, str, di
     return Image.open(io.BytesIO(base64.b64decode(image.data))), image.mime_type, json.loads(text.text)
 
 
-async def test_a_page_is_found_in_expanded_diffed_acted_on_and_closed(daemon: Daemon, site: str) -> None:  # noqa: F811
+async def test_a_page_is_found_in_expanded_diffed_acted_on_and_closed(daemon: Daemon, site: str) -> None:
     uploads = daemon.data_dir / "uploads"
     uploads.mkdir(parents=True, exist_ok=True)
     (uploads / "report.txt").write_text("hello")
     async with shim(LOOKOUT_URL=daemon.url, LOOKOUT_TOKEN=daemon.token) as session:
         big = await call(session, "browser_open", url=f"{site}/big.html")
-        snap = _text(await session.call_tool("browser_snapshot", {"page_id": big["id"], "max_tokens": 1000}))
+        snap = tool_text(await session.call_tool("browser_snapshot", {"page_id": big["id"], "max_tokens": 1000}))
         assert "Add 799" not in snap
         found = await call(session, "browser_snapshot", page_id=big["id"], find="add 799")
         (match,) = found["matches"]
         row = next(p for p in reversed(match["path"]) if p.startswith("- row"))
         row_ref = row.split("[ref=")[1].split("]")[0]
-        expanded = _text(await session.call_tool("browser_snapshot", {"page_id": big["id"], "expand": row_ref}))
+        expanded = tool_text(await session.call_tool("browser_snapshot", {"page_id": big["id"], "expand": row_ref}))
         assert f"# Expanded: {row_ref}" in expanded and '- button "Add 799"' in expanded
 
         page = (await call(session, "browser_open", url=f"{site}/forms.html"))["id"]
-        first = _text(await session.call_tool("browser_snapshot", {"page_id": page}))
+        first = tool_text(await session.call_tool("browser_snapshot", {"page_id": page}))
         obs_id = re.search(r"^# obs_id: (o_\w+)$", first, re.MULTILINE).group(1)
         told = await call(session, "browser_action", page_id=page, action="dialog", accept=True, text="Ada")
         assert "accepted with 'Ada'" in told["note"]
-        asked = await call(session, "browser_action", page_id=page, action="click", ref=_ref(first, '- button "Name?"'))
+        asked = await call(session, "browser_action", page_id=page, action="click", ref=ref_of(first, '- button "Name?"'))
         assert asked["effects"]["dialogs"][0]["answer"] == "accepted"
         uploaded = await call(session, "browser_action", page_id=page, action="upload",
-                              ref=_ref(first, '- button "File"'), files=["report.txt"])  # fmt: skip
+                              ref=ref_of(first, '- button "File"'), files=["report.txt"])  # fmt: skip
         assert uploaded["ok"] is True
-        diff = _text(await session.call_tool("browser_snapshot", {"page_id": page, "since": obs_id}))
+        diff = tool_text(await session.call_tool("browser_snapshot", {"page_id": page, "since": obs_id}))
         assert diff.splitlines()[1].startswith(f"# Diff against {obs_id}:") and "report.txt" in diff
 
         shot, mime, described = _image_and_description(await session.call_tool("browser_screenshot", {"page_id": page}))
@@ -70,7 +78,7 @@ async def test_a_page_is_found_in_expanded_diffed_acted_on_and_closed(daemon: Da
             assert not closed.is_error, closed.content
         assert (await call(session, "browser_pages"))["pages"] == []
         gone = await session.call_tool("browser_snapshot", {"page_id": page})
-        assert gone.is_error and "404" in _text(gone)
+        assert gone.is_error and "404" in tool_text(gone)
 
 
 LOG = [
@@ -94,7 +102,7 @@ async def test_a_device_app_is_launched_and_stopped_its_log_read_and_its_screen_
             assert (launched["action"], stopped["action"]) == ("launch", "stop")
             assert [argv[0] for argv in fake.apps()] == ["monkey", "am"] and fake.apps()[1][1] == "force-stop"
             bad = await session.call_tool("device_app", {"serial": serial, "package": "not a package"})
-            assert bad.is_error and "not an Android package name" in _text(bad)
+            assert bad.is_error and "not an Android package name" in tool_text(bad)
 
             errors = await call(session, "device_logcat", serial=serial, level="E")
             assert errors["lines"] == [LOG[1]]
@@ -121,13 +129,13 @@ async def test_history_names_the_extract_tool_and_the_http_api_keeps_its_own_han
         for n in range(4):
             await call(session, "terminal_act", terminal_id=tid, input={"text": f"echo line-{n}", "keys": ["Enter"]},
                        until={"block_end": True})  # fmt: skip
-        history = _text(await session.call_tool("context_history", {"budget": 150}))
+        history = tool_text(await session.call_tool("context_history", {"budget": 150}))
         handle = re.search(r"context_extract\(from_frame=(\d+), to_frame=(\d+)\)", history)
         assert handle is not None and "/v1/timeline" not in history, history
-        extract = _text(await session.call_tool(
+        extract = tool_text(await session.call_tool(
             "context_extract", {"from_frame": int(handle.group(1)), "to_frame": int(handle.group(2))}))
         assert extract.startswith(f"[#{handle.group(1)} terminal:{tid}]")
-        everyone = _text(await session.call_tool("context_history", {"budget": 150, "everyone": True}))
+        everyone = tool_text(await session.call_tool("context_history", {"budget": 150, "everyone": True}))
         assert re.search(r"context_extract\(from_frame=\d+, to_frame=\d+, everyone=true\)", everyone), everyone
     with daemon.client() as api:
         rendered = api.get("/v1/timeline/context", params={"budget": 150}).json()
@@ -137,4 +145,4 @@ async def test_history_names_the_extract_tool_and_the_http_api_keeps_its_own_han
 async def test_an_argument_a_tool_does_not_take_is_an_error_not_dropped() -> None:
     async with shim(LOOKOUT_URL="http://127.0.0.1:9", LOOKOUT_TOKEN="test-token-0123456789") as session:
         wrong = await session.call_tool("terminal_act", {"terminal_id": "t_0", "text": "ls", "keys": ["Enter"]})
-        assert wrong.is_error and "takes no keys, text" in _text(wrong) and "input" in _text(wrong)
+        assert wrong.is_error and "takes no keys, text" in tool_text(wrong) and "input" in tool_text(wrong)

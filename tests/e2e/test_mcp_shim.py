@@ -10,56 +10,28 @@ import os
 import re
 import signal
 import subprocess
-import sys
 import threading
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
-from mcp import ClientSession
-from mcp.client.stdio import StdioServerParameters, stdio_client
-from mcp.types import CallToolResult, Implementation
 from PIL import Image
 
 from tests.conftest import Daemon, free_port
-
-SHIM = Path(sys.executable).parent / "lookout-mcp"
-CLIENT_NAME = "pytest-agent"
-TERMINAL_TOOLS = {"terminal_open", "terminal_list", "terminal_act", "terminal_read", "terminal_close"}
-DEVICE_TOOLS = {
-    "device_list", "device_screenshot", "device_ui", "device_find", "device_tap", "device_swipe", "device_type",
-    "device_key", "device_script", "device_app", "device_logcat",
-}
-BROWSER_TOOLS = {
-    "browser_open", "browser_pages", "browser_snapshot", "browser_action", "browser_script", "browser_screenshot",
-    "browser_close",
-}
-CONTEXT_TOOLS = {"context_history", "context_extract", "context_frame"}
-
-
-@asynccontextmanager
-async def shim(**env: str) -> AsyncIterator[ClientSession]:
-    """`lookout-mcp` (the installed console script) as a stdio subprocess, with an initialized session."""
-    params = StdioServerParameters(command=str(SHIM), env=env)
-    info = Implementation(name=CLIENT_NAME, version="1")
-    async with stdio_client(params) as (read, write), ClientSession(read, write, client_info=info) as session:
-        await session.initialize()
-        yield session
-
-
-async def call(session: ClientSession, tool: str, **arguments: Any) -> Any:
-    """A tool's answer, parsed; fails the test when the tool reports an error."""
-    result = await session.call_tool(tool, arguments)
-    assert not result.is_error, f"{tool}: {_text(result)}"
-    return json.loads(_text(result))
-
-
-def _text(result: CallToolResult) -> str:
-    assert len(result.content) == 1 and result.content[0].type == "text"
-    return result.content[0].text
+from tests.support.mcp_client import (
+    BROWSER_TOOLS,
+    CLIENT_NAME,
+    CONTEXT_TOOLS,
+    DEVICE_TOOLS,
+    SHIM,
+    TERMINAL_TOOLS,
+    call,
+    shim,
+    tool_text,
+)
+from tests.support.screens import LOGIN_UI
 
 
 async def test_lists_the_tools_with_their_schemas(daemon: Daemon) -> None:
@@ -98,8 +70,8 @@ async def test_open_act_read_and_close_a_terminal(daemon: Daemon) -> None:
         screen = await call(session, "terminal_act", terminal_id=tid, screen={"around_cursor": 0})
         assert screen["viewport"]["mode"] == "aroundCursor" and len(screen["text"]) == 1 and "ended" not in screen
         text_view = await session.call_tool("terminal_act", {"terminal_id": tid, "screen": {"format": "text", "compact": True}})
-        assert not text_view.is_error and _text(text_view).startswith("# screen 80x12 ")
-        assert re.search(r"^\d+: hi-42$", _text(text_view), re.MULTILINE), "compact rows keep their numbers"
+        assert not text_view.is_error and tool_text(text_view).startswith("# screen 80x12 ")
+        assert re.search(r"^\d+: hi-42$", tool_text(text_view), re.MULTILINE), "compact rows keep their numbers"
         block = await call(session, "terminal_read", terminal_id=tid, n=1)
         assert block["output"]["text"] == "hi-42"
         listed = await call(session, "terminal_read", terminal_id=tid)
@@ -111,9 +83,9 @@ async def test_open_act_read_and_close_a_terminal(daemon: Daemon) -> None:
         deltas = await call(session, "terminal_read", terminal_id=tid, what="deltas")
         assert any(text == "hi-42" for d in deltas["deltas"] for _, text in d["changed"])
         mixed = await session.call_tool("terminal_read", {"terminal_id": tid, "what": "raw", "n": 1})
-        assert mixed.is_error and "n and max_tokens read a block" in _text(mixed)
+        assert mixed.is_error and "n and max_tokens read a block" in tool_text(mixed)
         both = await session.call_tool("terminal_read", {"terminal_id": tid, "n": 1, "limit": 5})
-        assert both.is_error and "leave them out with n" in _text(both)
+        assert both.is_error and "leave them out with n" in tool_text(both)
 
         # input without a wait, then a wait resumed from the cursor that answer gave
         sent = await call(session, "terminal_act", terminal_id=tid, input=[{"text": "sleep 1; exit 7"}, {"keys": ["Enter"]}],
@@ -131,31 +103,31 @@ async def test_context_tools_give_the_agents_own_history_and_fetch_ranges_back(d
         tid = (await call(session, "terminal_open", command=["bash"], cols=80, rows=12))["id"]
         for line in ("echo first-$((1+1))", "ls /nowhere-at-all", "echo last-$((2+3))"):
             await call(session, "terminal_act", terminal_id=tid, input={"text": line, "keys": ["Enter"]}, until={"block_end": True})
-        history = _text(await session.call_tool("context_history", {"budget": 2000}))
+        history = tool_text(await session.call_tool("context_history", {"budget": 2000}))
         assert history.startswith("# History: ") and "of 2000 tokens" in history
         assert f"[assistant] [#1 terminal:{tid}] typed `echo first-$((1+1))`" in history
         assert "`ls /nowhere-at-all` exited 2" in history and "last-5" in history
-        small = _text(await session.call_tool("context_history", {"budget": 150}))
+        small = tool_text(await session.call_tool("context_history", {"budget": 150}))
         assert "elided: 1-" in small and "last-5" in small
-        assert "# History: 0 of" in _text(await session.call_tool("context_history", {"budget": 2000, "resource": "page:x"}))
-        extract = _text(await session.call_tool("context_extract", {"from_frame": 1, "to_frame": 4}))
+        assert "# History: 0 of" in tool_text(await session.call_tool("context_history", {"budget": 2000, "resource": "page:x"}))
+        extract = tool_text(await session.call_tool("context_extract", {"from_frame": 1, "to_frame": 4}))
         assert extract.startswith(f"[#1 terminal:{tid}] typed") and extract.endswith("frames: 4")
 
 
 async def test_daemon_errors_are_tool_errors_and_a_timeout_is_not(daemon: Daemon) -> None:
     async with shim(LOOKOUT_URL=daemon.url, LOOKOUT_TOKEN=daemon.token) as session:
         missing = await session.call_tool("terminal_act", {"terminal_id": "t_nope"})
-        assert missing.is_error and "no terminal 't_nope'" in _text(missing) and "404" in _text(missing)
+        assert missing.is_error and "no terminal 't_nope'" in tool_text(missing) and "404" in tool_text(missing)
 
         tid = (await call(session, "terminal_open", command=["bash"]))["id"]
         bad_key = await session.call_tool("terminal_act", {"terminal_id": tid, "input": {"keys": ["Bogus"]}})
-        assert bad_key.is_error and "unknown key 'Bogus'" in _text(bad_key)
+        assert bad_key.is_error and "unknown key 'Bogus'" in tool_text(bad_key)
         too_long = await session.call_tool(
             "terminal_act", {"terminal_id": tid, "until": {"exit": True}, "timeout_ms": 60_000}
         )
-        assert too_long.is_error and "timeout_ms" in _text(too_long)
+        assert too_long.is_error and "timeout_ms" in tool_text(too_long)
         both = await session.call_tool("terminal_act", {"terminal_id": tid, "input": {"text": "x"}, "since": 0})
-        assert both.is_error and "since resumes a wait" in _text(both) and "400" in _text(both)
+        assert both.is_error and "since resumes a wait" in tool_text(both) and "400" in tool_text(both)
 
         timed_out = await call(
             session, "terminal_act", terminal_id=tid, until={"regex": "never-printed"}, timeout_ms=300
@@ -168,7 +140,7 @@ async def test_a_daemon_that_is_not_running_gets_one_clear_message(tmp_path: Pat
     async with shim(LOOKOUT_URL=url, LOOKOUT_DATA_DIR=str(tmp_path)) as session:
         result = await session.call_tool("terminal_list", {})
     assert result.is_error
-    message = _text(result)
+    message = tool_text(result)
     assert f"lookout is not running at {url}" in message and "lookout serve" in message
     assert "Traceback" not in message
 
@@ -226,15 +198,8 @@ async def test_a_refused_token_says_where_the_token_came_from(
     async with shim(LOOKOUT_URL=url, LOOKOUT_DATA_DIR=str(tmp_path)) as session:
         result = await session.call_tool("terminal_list", {})
     assert result.is_error
-    assert f"no token was found in the token file {tmp_path / 'token'}" in _text(result)
-    assert "LOOKOUT_TOKEN" in _text(result) and "Authorization" not in handler.seen[0]
-
-
-LOGIN_UI = """<?xml version='1.0' encoding='UTF-8' standalone='yes' ?><hierarchy rotation="0">
-<node index="0" text="" resource-id="" class="android.widget.FrameLayout" package="com.example" content-desc=""
- clickable="false" enabled="true" bounds="[0,0][1080,2400]">
-<node index="0" text="Log in" resource-id="com.example:id/login" class="android.widget.Button" package="com.example"
- content-desc="" clickable="true" enabled="true" bounds="[90,1500][990,1650]" /></node></hierarchy>"""
+    assert f"no token was found in the token file {tmp_path / 'token'}" in tool_text(result)
+    assert "LOOKOUT_TOKEN" in tool_text(result) and "Authorization" not in handler.seen[0]
 
 
 async def test_device_tools_return_the_screenshot_as_an_image(
@@ -270,11 +235,11 @@ async def test_device_tools_return_the_screenshot_as_an_image(
             assert fake.inputs() == [["tap", "540", "1575"], ["text", "hello%sworld"], ["keyevent", "4"]]
             scripted = await session.call_tool("device_script", {"serial": serial, "steps": [
                 {"action": "key", "key": "HOME"}, {"action": "tap", "x": 1, "y": 1, "obs_id": "o_0000000000"}]})
-            assert scripted.is_error and "step 1 (tap): no observation 'o_0000000000'" in _text(scripted)
-            assert "no step was run" in _text(scripted) and fake.inputs()[-1] == ["keyevent", "4"]  # checked first
+            assert scripted.is_error and "step 1 (tap): no observation 'o_0000000000'" in tool_text(scripted)
+            assert "no step was run" in tool_text(scripted) and fake.inputs()[-1] == ["keyevent", "4"]  # checked first
 
             refused = await session.call_tool("device_type", {"serial": serial, "text": "naïve"})
-            assert refused.is_error and "printable ASCII only" in _text(refused)
+            assert refused.is_error and "printable ASCII only" in tool_text(refused)
     finally:
         daemon.stop()
 
@@ -286,7 +251,7 @@ async def test_browser_tools_open_and_snapshot_a_page(daemon: Daemon) -> None:
         page = await call(session, "browser_open", url=url)
         assert page["title"] == "Hello"
         result = await session.call_tool("browser_snapshot", {"page_id": page["id"], "max_tokens": 300})
-        text = _text(result)
+        text = tool_text(result)
         assert text.startswith("# Page: Hello") and '- button "Press me" [ref=e' in text
         assert re.search(r"^# obs_id: o_[0-9a-f]+$", text, re.MULTILINE)
         assert [p["id"] for p in (await call(session, "browser_pages"))["pages"]] == [page["id"]]
@@ -297,7 +262,7 @@ async def test_browser_tools_open_and_snapshot_a_page(daemon: Daemon) -> None:
                               steps=[{"action": "click", "ref": ref}, {"action": "snapshot"}])  # fmt: skip
         assert [r["ok"] for r in scripted["results"]] == [True, True] and "Press me" in scripted["snapshot"]["text"]
         stale = await session.call_tool("browser_action", {"page_id": page["id"], "action": "click", "ref": "e999"})
-        assert stale.is_error and "snapshot again" in _text(stale)
+        assert stale.is_error and "snapshot again" in tool_text(stale)
         shot = await session.call_tool("browser_screenshot", {"page_id": page["id"]})
         image, described = shot.content
         assert image.type == "image" and Image.open(io.BytesIO(base64.b64decode(image.data))).size == (1000, 562)
@@ -320,7 +285,7 @@ async def test_the_shim_reaches_a_restarted_daemon_and_says_when_a_call_was_cut(
         await asyncio.sleep(1.5)
         daemon.stop(signal.SIGKILL)  # the wait is cut
         cut = await asyncio.wait_for(waiting, 30)
-        assert cut.is_error and "went away while it served" in _text(cut), _text(cut)
+        assert cut.is_error and "went away while it served" in tool_text(cut), tool_text(cut)
         daemon.start()
         listed = await call(session, "terminal_list")  # no word of the restart: this call was not cut
         assert [t["id"] for t in listed["terminals"]] == [tid] and listed["terminals"][0]["status"] == "running"

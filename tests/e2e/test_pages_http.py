@@ -13,6 +13,8 @@ from PIL import Image
 
 from app.core.tokens import count_tokens
 from tests.conftest import Daemon
+from tests.support.http import ok_json
+from tests.support.pages import FORMS, big_page, ref_of
 from tests.support.site import QuietHandler, serve_directory
 
 SHOP = """<!doctype html><html><head><title>Shop</title></head><body>
@@ -22,14 +24,6 @@ SHOP = """<!doctype html><html><head><title>Shop</title></head><body>
 <label><input type="checkbox" checked> Remember me</label><button type="button">Buy now</button></form>
 <p class="error" role="alert">Card declined</p>
 <div style="margin-top:3000px"><a href="/far">Far link</a></div></main></body></html>"""
-
-
-def _big_page(rows: int) -> str:
-    cells = "".join(f"<tr><td>Item {i}</td><td>${i * 1.37:.2f}</td><td><button>Add {i}</button></td>"
-                    f"<td><a href='/i/{i}'>Details {i}</a></td></tr>" for i in range(rows))  # fmt: skip
-    links = " ".join(f"<a href='/n{i}'>Section {i}</a>" for i in range(60))
-    return (f"<!doctype html><html><head><title>Catalogue</title></head><body><nav aria-label='Sections'>{links}"
-            f"</nav><main><h1>Catalogue</h1><table>{cells}</table></main></body></html>")  # fmt: skip
 
 
 class _Quiet(QuietHandler):
@@ -52,7 +46,7 @@ class _Quiet(QuietHandler):
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     root = tmp_path_factory.mktemp("site")
     (root / "shop.html").write_text(SHOP)
-    (root / "big.html").write_text(_big_page(800))
+    (root / "big.html").write_text(big_page(800))
     (root / "app.html").write_text(APP)
     (root / "next.html").write_text(NEXT)
     (root / "canvas.html").write_text(CANVAS)
@@ -64,17 +58,12 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield url
 
 
-def _ok(response: httpx.Response, status: int = 200) -> dict:
-    assert response.status_code == status, response.text
-    return response.json()
-
-
 def test_open_snapshot_and_close_a_page(api: httpx.Client, site: str) -> None:
-    page = _ok(api.post("/v1/pages", json={"url": f"{site}/shop.html"}), 201)
+    page = ok_json(api.post("/v1/pages", json={"url": f"{site}/shop.html"}), 201)
     assert page["title"] == "Shop" and page["url"] == f"{site}/shop.html"
     assert page["viewport"] == {"width": 1280, "height": 720}
-    assert [p["id"] for p in _ok(api.get("/v1/pages"))["pages"]] == [page["id"]]
-    snap = _ok(api.post(f"/v1/pages/{page['id']}/snapshot"))
+    assert [p["id"] for p in ok_json(api.get("/v1/pages"))["pages"]] == [page["id"]]
+    snap = ok_json(api.post(f"/v1/pages/{page['id']}/snapshot"))
     text = snap["text"]
     assert text.startswith(f"# Page: Shop — {site}/shop.html\n# Elements: ")
     assert f"# Tokens: {snap['metadata']['tokens']}\n" in text
@@ -83,15 +72,15 @@ def test_open_snapshot_and_close_a_page(api: httpx.Client, site: str) -> None:
     assert '- button "Buy now" [ref=e' in text and '- checkbox "Remember me" [checked] [ref=e' in text
     assert '[placeholder=you@example.com]' in text and "$19.99" in text and "Card declined" in text
     assert "[box=" not in text and "[cursor=" not in text
-    assert _ok(api.get(f"/v1/pages/{page['id']}"))["last_obs"] == snap["obs_id"]
-    closed = _ok(api.delete(f"/v1/pages/{page['id']}"))
+    assert ok_json(api.get(f"/v1/pages/{page['id']}"))["last_obs"] == snap["obs_id"]
+    closed = ok_json(api.delete(f"/v1/pages/{page['id']}"))
     assert closed["closed"] is True
     assert api.post(f"/v1/pages/{page['id']}/snapshot").status_code == 404
 
 
 def test_interactive_only_keeps_text_that_carries_meaning(api: httpx.Client, site: str) -> None:
-    page = _ok(api.post("/v1/pages", json={"url": f"{site}/shop.html"}), 201)
-    text = _ok(api.post(f"/v1/pages/{page['id']}/snapshot", json={"interactive_only": True}))["text"]
+    page = ok_json(api.post("/v1/pages", json={"url": f"{site}/shop.html"}), 201)
+    text = ok_json(api.post(f"/v1/pages/{page['id']}/snapshot", json={"interactive_only": True}))["text"]
     assert "$19.99" in text and "Card declined" in text and '- button "Buy now"' in text
 
 
@@ -101,8 +90,8 @@ def test_interactive_only_keeps_text_that_carries_meaning(api: httpx.Client, sit
      {"interactive_only": True, "max_tokens": 800}, {"max_elements": 20}],
 )  # fmt: skip
 def test_the_budget_holds_on_a_big_page(api: httpx.Client, site: str, options: dict) -> None:
-    page = _ok(api.post("/v1/pages", json={"url": f"{site}/big.html"}), 201)
-    snap = _ok(api.post(f"/v1/pages/{page['id']}/snapshot", json=options))
+    page = ok_json(api.post("/v1/pages", json={"url": f"{site}/big.html"}), 201)
+    snap = ok_json(api.post(f"/v1/pages/{page['id']}/snapshot", json=options))
     meta = snap["metadata"]
     assert meta["tokens"] == count_tokens(snap["text"]) <= options.get("max_tokens", 4000)
     if meta["included_elements"] > options.get("max_elements", 150):  # only controls on screen pass the limit
@@ -113,8 +102,8 @@ def test_the_budget_holds_on_a_big_page(api: httpx.Client, site: str, options: d
 
 
 def test_full_is_the_escape_hatch(api: httpx.Client, site: str) -> None:
-    page = _ok(api.post("/v1/pages", json={"url": f"{site}/big.html"}), 201)
-    snap = _ok(api.post(f"/v1/pages/{page['id']}/snapshot", json={"full": True}))
+    page = ok_json(api.post("/v1/pages", json={"url": f"{site}/big.html"}), 201)
+    snap = ok_json(api.post(f"/v1/pages/{page['id']}/snapshot", json={"full": True}))
     assert snap["metadata"]["truncated"] is False and snap["metadata"]["tokens"] > 20_000
     assert '- button "Add 799"' in snap["text"]
 
@@ -126,7 +115,7 @@ def test_bad_input(api: httpx.Client) -> None:
     assert api.get("/v1/pages").json()["pages"] == [], "a page that could not open is not kept"
     assert api.post("/v1/pages/p_nope/snapshot").status_code == 404
     assert api.post("/v1/pages", json={"viewport": {"width": 5}}).status_code == 422
-    page = _ok(api.post("/v1/pages", json={"url": "about:blank"}), 201)["id"]
+    page = ok_json(api.post("/v1/pages", json={"url": "about:blank"}), 201)["id"]
     for name in ("a\x00b.txt", "x" * 5000):  # a NUL byte, a name too long for the file system: 400, no traceback
         refused = api.post(f"/v1/pages/{page}/action", json={"action": "upload", "ref": "e1", "files": [name]})
         assert refused.status_code == 400 and refused.json()["error"]["details"]["field"] == "files", refused.text
@@ -182,7 +171,7 @@ NEXT = "<!doctype html><title>Next</title><h1>Second page</h1><a href='/app.html
 
 @pytest.fixture
 def app_page(api: httpx.Client, site: str) -> str:
-    page = _ok(api.post("/v1/pages", json={"url": f"{site}/app.html"}), 201)
+    page = ok_json(api.post("/v1/pages", json={"url": f"{site}/app.html"}), 201)
     return page["id"]
 
 
@@ -190,51 +179,46 @@ def _act(api: httpx.Client, page_id: str, **body: object) -> httpx.Response:
     return api.post(f"/v1/pages/{page_id}/action", json=body)
 
 
-def _ref(text: str, line_start: str) -> str:
-    line = next(line for line in text.splitlines() if line.strip().startswith(line_start))
-    return line.split("[ref=")[1].split("]")[0]
-
-
 def test_actions_by_ref_and_their_effects(api: httpx.Client, site: str, app_page: str) -> None:
-    snap = _ok(api.post(f"/v1/pages/{app_page}/snapshot"))["text"]
-    filled = _ok(_act(api, app_page, action="fill", ref=_ref(snap, '- textbox "Name"'), text="Ada"))
+    snap = ok_json(api.post(f"/v1/pages/{app_page}/snapshot"))["text"]
+    filled = ok_json(_act(api, app_page, action="fill", ref=ref_of(snap, '- textbox "Name"'), text="Ada"))
     assert filled["effects"].get("focus", "").startswith("name")
-    _ok(_act(api, app_page, action="check", ref=_ref(snap, '- checkbox "I agree"')))
-    _ok(_act(api, app_page, action="select", ref=_ref(snap, '- combobox "Colour"'), values=["Blue"]))
-    added = _ok(_act(api, app_page, action="click", ref=_ref(snap, '- button "Add row"'),
+    ok_json(_act(api, app_page, action="check", ref=ref_of(snap, '- checkbox "I agree"')))
+    ok_json(_act(api, app_page, action="select", ref=ref_of(snap, '- combobox "Colour"'), values=["Blue"]))
+    added = ok_json(_act(api, app_page, action="click", ref=ref_of(snap, '- button "Add row"'),
                      snapshot={"max_tokens": 1000}))  # fmt: skip
     after = added["snapshot"]["text"]
     assert "Row 0" in after and '- checkbox "I agree" [checked]' in after and "navigation" not in added["effects"]
-    broke = _ok(_act(api, app_page, action="click", ref=_ref(snap, '- button "Break"')))
+    broke = ok_json(_act(api, app_page, action="click", ref=ref_of(snap, '- button "Break"')))
     assert {"level": "error", "text": "boom happened"} in broke["effects"]["console"]
-    alerted = _ok(_act(api, app_page, action="click", ref=_ref(snap, '- button "Alert"')))
+    alerted = ok_json(_act(api, app_page, action="click", ref=ref_of(snap, '- button "Alert"')))
     assert alerted["effects"]["dialogs"] == [{"type": "alert", "message": "Hello there", "answer": "dismissed"}]
-    moved = _ok(_act(api, app_page, action="click", ref=_ref(snap, '- link "Next page"')))
+    moved = ok_json(_act(api, app_page, action="click", ref=ref_of(snap, '- link "Next page"')))
     assert moved["effects"]["navigation"] == {"url": f"{site}/next.html"} and moved["title"] == "Next"
 
 
 def test_stale_and_unknown_refs_are_409(api: httpx.Client, site: str, app_page: str) -> None:
     assert "no snapshot" in _act(api, app_page, action="click", ref="e1").json()["error"]["message"]
-    snap = _ok(api.post(f"/v1/pages/{app_page}/snapshot"))["text"]
+    snap = ok_json(api.post(f"/v1/pages/{app_page}/snapshot"))["text"]
     unknown = _act(api, app_page, action="click", ref="e99999")
     assert unknown.status_code == 409 and "snapshot again" in unknown.json()["error"]["message"]
-    _ok(_act(api, app_page, action="navigate", url=f"{site}/next.html"))
-    stale = _act(api, app_page, action="click", ref=_ref(snap, '- button "Add row"'))
+    ok_json(_act(api, app_page, action="navigate", url=f"{site}/next.html"))
+    stale = _act(api, app_page, action="click", ref=ref_of(snap, '- button "Add row"'))
     assert stale.status_code == 409 and "navigated since snapshot" in stale.json()["error"]["message"]
-    back = _ok(_act(api, app_page, action="back"))
+    back = ok_json(_act(api, app_page, action="back"))
     assert back["url"] == f"{site}/app.html"
-    snap = _ok(api.post(f"/v1/pages/{app_page}/snapshot"))
+    snap = ok_json(api.post(f"/v1/pages/{app_page}/snapshot"))
     assert "# Navigation: " in snap["text"]
     assert _act(api, app_page, action="click").status_code == 400
     assert _act(api, app_page, action="fly").status_code == 422
 
 
 def test_wait_for_text(api: httpx.Client, app_page: str) -> None:
-    snap = _ok(api.post(f"/v1/pages/{app_page}/snapshot"))["text"]
-    _ok(_act(api, app_page, action="click", ref=_ref(snap, '- button "Add row"')))
-    assert _ok(_act(api, app_page, action="wait", wait={"text": "Row 0"}))["ok"] is True
-    _ok(_act(api, app_page, action="wait", ref=_ref(snap, '- button "Add row"'), wait={"state": "visible"}))
-    _ok(_act(api, app_page, action="wait", wait={"dom_quiet": True}, timeout_ms=2000))
+    snap = ok_json(api.post(f"/v1/pages/{app_page}/snapshot"))["text"]
+    ok_json(_act(api, app_page, action="click", ref=ref_of(snap, '- button "Add row"')))
+    assert ok_json(_act(api, app_page, action="wait", wait={"text": "Row 0"}))["ok"] is True
+    ok_json(_act(api, app_page, action="wait", ref=ref_of(snap, '- button "Add row"'), wait={"state": "visible"}))
+    ok_json(_act(api, app_page, action="wait", wait={"dom_quiet": True}, timeout_ms=2000))
     timed_out = _act(api, app_page, action="wait", wait={"text": "never there"}, timeout_ms=300)
     assert timed_out.status_code == 409 and "wait failed" in timed_out.json()["error"]["message"]
 
@@ -245,17 +229,17 @@ CANVAS = """<!doctype html><title>Canvas</title><body style="margin:0;height:300
 
 
 def test_screenshot_is_scaled_and_a_click_at_its_pixels_lands(api: httpx.Client, site: str) -> None:
-    page = _ok(api.post("/v1/pages", json={"url": f"{site}/canvas.html"}), 201)
-    shot = _ok(api.post(f"/v1/pages/{page['id']}/screenshot", json={"inline": True}))
+    page = ok_json(api.post("/v1/pages", json={"url": f"{site}/canvas.html"}), 201)
+    shot = ok_json(api.post(f"/v1/pages/{page['id']}/screenshot", json={"inline": True}))
     assert shot["page"] == {"width": 1280, "height": 720} and shot["image"] == {"width": 1000, "height": 562}
     assert shot["scale_factor"] == 1.28 and shot["tokens"] == 750
     image = api.get(shot["url"])
     assert image.headers["content-type"] == "image/png"
     assert Image.open(io.BytesIO(image.content)).size == (1000, 562)
     assert base64.b64decode(shot["image_b64"]) == image.content
-    missed = _ok(_act(api, page["id"], action="click", x=100, y=100, obs_id=shot["obs_id"]))
+    missed = ok_json(_act(api, page["id"], action="click", x=100, y=100, obs_id=shot["obs_id"]))
     assert missed["title"] == "Canvas"
-    hit = _ok(_act(api, page["id"], action="click", x=578, y=320, obs_id=shot["obs_id"]))  # (740, 410) on the page
+    hit = ok_json(_act(api, page["id"], action="click", x=578, y=320, obs_id=shot["obs_id"]))  # (740, 410) on the page
     assert hit["title"] == "clicked"
     outside = _act(api, page["id"], action="click", x=1001, y=10, obs_id=shot["obs_id"])
     assert outside.status_code == 400
@@ -264,31 +248,31 @@ def test_screenshot_is_scaled_and_a_click_at_its_pixels_lands(api: httpx.Client,
     api.post(f"/v1/pages/{page['id']}/action", json={"action": "press", "key": "PageDown"})
     moved = _act(api, page["id"], action="click", x=578, y=320, obs_id=shot["obs_id"])
     assert moved.status_code == 409 and "take a new one" in moved.json()["error"]["message"]
-    raw = _ok(api.post(f"/v1/pages/{page['id']}/screenshot", json={"raw": True, "full_page": True, "format": "jpeg"}))
+    raw = ok_json(api.post(f"/v1/pages/{page['id']}/screenshot", json={"raw": True, "full_page": True, "format": "jpeg"}))
     assert raw["image"] == {"width": 1280, "height": 3000} and "Raw mode" in raw["warning"]
 
 
 def test_a_stale_screenshot_click_says_what_changed_and_observations_outlive_their_page(
     api: httpx.Client, site: str
 ) -> None:
-    page = _ok(api.post("/v1/pages", json={"url": f"{site}/canvas.html"}), 201)
-    shot = _ok(api.post(f"/v1/pages/{page['id']}/screenshot"))
-    _ok(_act(api, page["id"], action="press", key="PageDown"))
+    page = ok_json(api.post("/v1/pages", json={"url": f"{site}/canvas.html"}), 201)
+    shot = ok_json(api.post(f"/v1/pages/{page['id']}/screenshot"))
+    ok_json(_act(api, page["id"], action="press", key="PageDown"))
     moved = _act(api, page["id"], action="click", x=578, y=320, obs_id=shot["obs_id"])
     message = moved.json()["error"]["message"]
     assert moved.status_code == 409 and "the scroll position was x 0, y 0 and is now x 0, y " in message, message
-    _ok(api.delete(f"/v1/pages/{page['id']}"))
-    assert _ok(api.get(f"/v1/pages/{page['id']}/observations/{shot['obs_id']}"))["kind"] == "screenshot"
+    ok_json(api.delete(f"/v1/pages/{page['id']}"))
+    assert ok_json(api.get(f"/v1/pages/{page['id']}/observations/{shot['obs_id']}"))["kind"] == "screenshot"
     assert api.get(shot["url"]).status_code == 200
 
 def test_diffs_show_an_added_row_and_a_changed_checkbox(api: httpx.Client, site: str, app_page: str) -> None:
-    first = _ok(api.post(f"/v1/pages/{app_page}/snapshot"))
+    first = ok_json(api.post(f"/v1/pages/{app_page}/snapshot"))
     text = first["text"]
-    _ok(_act(api, app_page, action="click", ref=_ref(text, '- button "Add row"')))
-    checked = _ok(_act(api, app_page, action="check", ref=_ref(text, '- checkbox "I agree"'),
+    ok_json(_act(api, app_page, action="click", ref=ref_of(text, '- button "Add row"')))
+    checked = ok_json(_act(api, app_page, action="check", ref=ref_of(text, '- checkbox "I agree"'),
                        snapshot={"max_tokens": 1000}))  # fmt: skip
     assert checked["snapshot"]["metadata"]["diff_against"] == first["obs_id"]
-    diff = _ok(api.post(f"/v1/pages/{app_page}/snapshot", json={"since": first["obs_id"]}))
+    diff = ok_json(api.post(f"/v1/pages/{app_page}/snapshot", json={"since": first["obs_id"]}))
     lines = diff["text"].splitlines()
     meta = diff["metadata"]
     assert lines[1] == f"# Diff against {first['obs_id']}: {meta['added']} added, 0 removed, {meta['changed']} changed"
@@ -298,30 +282,30 @@ def test_diffs_show_an_added_row_and_a_changed_checkbox(api: httpx.Client, site:
     assert any(line.startswith(f"+ [in {list_ref}] - listitem") and line.endswith(": Row 0") for line in lines)
     assert any(line.startswith('~ - checkbox "I agree" [checked] [ref=') for line in lines)
     assert lines[-1] == f"= {meta['unchanged']} unchanged" and meta["unchanged"] > 5
-    _ok(_act(api, app_page, action="navigate", url=f"{site}/next.html"))
-    full = _ok(api.post(f"/v1/pages/{app_page}/snapshot", json={"since": first["obs_id"]}))
+    ok_json(_act(api, app_page, action="navigate", url=f"{site}/next.html"))
+    full = ok_json(api.post(f"/v1/pages/{app_page}/snapshot", json={"since": first["obs_id"]}))
     assert f"# Full snapshot: the URL changed since {first['obs_id']}" in full["text"]
     assert full["metadata"]["tokens"] == count_tokens(full["text"])
-    shot = _ok(api.post(f"/v1/pages/{app_page}/screenshot"))
+    shot = ok_json(api.post(f"/v1/pages/{app_page}/screenshot"))
     assert api.post(f"/v1/pages/{app_page}/snapshot", json={"since": shot["obs_id"]}).status_code == 400
     assert api.post(f"/v1/pages/{app_page}/snapshot", json={"since": "o_0000000000"}).status_code == 404
 
 
 def test_find_and_expand_reach_what_was_folded(api: httpx.Client, site: str) -> None:
-    page = _ok(api.post("/v1/pages", json={"url": f"{site}/big.html"}), 201)
+    page = ok_json(api.post("/v1/pages", json={"url": f"{site}/big.html"}), 201)
     assert api.post(f"/v1/pages/{page['id']}/find", json={"text": "x"}).status_code == 409
-    snap = _ok(api.post(f"/v1/pages/{page['id']}/snapshot", json={"max_tokens": 1000}))
+    snap = ok_json(api.post(f"/v1/pages/{page['id']}/snapshot", json={"max_tokens": 1000}))
     assert "Add 799" not in snap["text"]
-    found = _ok(api.post(f"/v1/pages/{page['id']}/find", json={"text": "add 799"}))
+    found = ok_json(api.post(f"/v1/pages/{page['id']}/find", json={"text": "add 799"}))
     assert found["count"] == 1 and found["obs_id"] == snap["obs_id"]
     (match,) = found["matches"]
     assert match["line"].startswith('- button "Add 799" [ref=') and any("- table" in p for p in match["path"])
     row_ref = next(p for p in reversed(match["path"]) if p.startswith("- row")).split("[ref=")[1].split("]")[0]
-    expanded = _ok(api.post(f"/v1/pages/{page['id']}/snapshot", json={"expand": row_ref, "max_tokens": 300}))
+    expanded = ok_json(api.post(f"/v1/pages/{page['id']}/snapshot", json={"expand": row_ref, "max_tokens": 300}))
     text = expanded["text"]
     assert f"# Expanded: {row_ref}" in text and "Item 799" in text and '- button "Add 799"' in text
     assert expanded["metadata"]["tokens"] <= 300 and expanded["metadata"]["truncated"] is False
-    regex = _ok(api.post(f"/v1/pages/{page['id']}/find", json={"text": r"^- button \"Add 7\d\d\"", "regex": True}))
+    regex = ok_json(api.post(f"/v1/pages/{page['id']}/find", json={"text": r"^- button \"Add 7\d\d\"", "regex": True}))
     assert regex["count"] == 100 and len(regex["matches"]) == 50
     assert api.post(f"/v1/pages/{page['id']}/find", json={"text": "(", "regex": True}).status_code == 400
     gone = api.post(f"/v1/pages/{page['id']}/snapshot", json={"expand": "e999999"})
@@ -337,71 +321,64 @@ MODAL = """<!doctype html><title>Modal</title><body>
 
 
 def test_an_open_modal_dialog_comes_first_and_alone(api: httpx.Client, site: str) -> None:
-    page = _ok(api.post("/v1/pages", json={"url": f"{site}/modal.html"}), 201)
-    before = _ok(api.post(f"/v1/pages/{page['id']}/snapshot"))["text"]
+    page = ok_json(api.post("/v1/pages", json={"url": f"{site}/modal.html"}), 201)
+    before = ok_json(api.post(f"/v1/pages/{page['id']}/snapshot"))["text"]
     assert "Link 39" in before and "Modal dialog" not in before
-    _ok(_act(api, page["id"], action="click", ref=_ref(before, '- button "Open settings"')))
-    during = _ok(api.post(f"/v1/pages/{page['id']}/snapshot"))["text"]
+    ok_json(_act(api, page["id"], action="click", ref=ref_of(before, '- button "Open settings"')))
+    during = ok_json(api.post(f"/v1/pages/{page['id']}/snapshot"))["text"]
     assert '# Modal dialog "Settings" is open: the rest of the page (' in during
     assert '- checkbox "Dark mode"' in during and "Link 3" not in during
-    _ok(_act(api, page["id"], action="click", ref=_ref(during, '- button "Close"')))
-    after = _ok(api.post(f"/v1/pages/{page['id']}/snapshot"))["text"]
+    ok_json(_act(api, page["id"], action="click", ref=ref_of(during, '- button "Close"')))
+    after = ok_json(api.post(f"/v1/pages/{page['id']}/snapshot"))["text"]
     assert "Link 39" in after and "# Modal" not in after
 
 
 def test_a_script_runs_steps_and_stops_at_the_failing_one(api: httpx.Client, site: str, app_page: str) -> None:
-    snap = _ok(api.post(f"/v1/pages/{app_page}/snapshot"))["text"]
-    add, name = _ref(snap, '- button "Add row"'), _ref(snap, '- textbox "Name"')
+    snap = ok_json(api.post(f"/v1/pages/{app_page}/snapshot"))["text"]
+    add, name = ref_of(snap, '- button "Add row"'), ref_of(snap, '- textbox "Name"')
     steps = [{"action": "fill", "ref": name, "text": "Grace"}, {"action": "click", "ref": add},
              {"action": "click", "ref": add}, {"action": "screenshot"}, {"action": "click", "ref": "e99999"},
              {"action": "click", "ref": add}]  # fmt: skip
-    done = _ok(api.post(f"/v1/pages/{app_page}/script", json={"steps": steps, "snapshot": {"max_tokens": 800}}))
+    done = ok_json(api.post(f"/v1/pages/{app_page}/script", json={"steps": steps, "snapshot": {"max_tokens": 800}}))
     assert [r["ok"] for r in done["results"]] == [True, True, True, True, False]
     assert done["stopped_at"]["step"] == 4 and "snapshot again" in done["stopped_at"]["reason"]
     assert done["results"][3]["url"].endswith("/image")
     final = done["snapshot"]
     assert "Row 1" in final["text"] and "Row 2" not in final["text"] and final["metadata"]["tokens"] <= 800
-    moved = _ok(api.post(f"/v1/pages/{app_page}/script", json={"steps": [
-        {"action": "click", "ref": _ref(final["text"], '- link "Next page"')}, {"action": "click", "ref": add}]}))
+    moved = ok_json(api.post(f"/v1/pages/{app_page}/script", json={"steps": [
+        {"action": "click", "ref": ref_of(final["text"], '- link "Next page"')}, {"action": "click", "ref": add}]}))
     assert moved["stopped_at"] == {"step": 0, "reason": f"the page navigated to {site}/next.html: the next steps' refs are stale"}
     bad = api.post(f"/v1/pages/{app_page}/script", json={"steps": [{"action": "jump"}]})
     assert bad.status_code == 400 and "step 0" in bad.json()["error"]["message"]
 
 
 def test_a_script_step_that_cannot_run_is_refused_before_any_step_runs(api: httpx.Client, app_page: str) -> None:
-    snap = _ok(api.post(f"/v1/pages/{app_page}/snapshot"))["text"]
-    add, name = _ref(snap, '- button "Add row"'), _ref(snap, '- textbox "Name"')
+    snap = ok_json(api.post(f"/v1/pages/{app_page}/snapshot"))["text"]
+    add, name = ref_of(snap, '- button "Add row"'), ref_of(snap, '- textbox "Name"')
     steps = [{"action": "click", "ref": add}, {"action": "fill", "ref": name}]
     refused = api.post(f"/v1/pages/{app_page}/script", json={"steps": steps})
     assert refused.status_code == 400 and refused.json()["error"]["message"] == "step 1: fill needs text", refused.text
-    assert "Row 0" not in _ok(api.post(f"/v1/pages/{app_page}/snapshot"))["text"]  # the click did not run
-
-
-FORMS = """<!doctype html><title>Forms</title>
-<label>Name? <button onclick="document.getElementById('out').textContent = prompt('Your name?') || 'none'">Ask</button></label>
-<button onclick="document.getElementById('out').textContent = confirm('Sure?') ? 'yes' : 'no'">Confirm</button>
-<label>File <input type="file" id="file" onchange="document.getElementById('out').textContent = this.files[0].name"></label>
-<p id="out">-</p>"""
+    assert "Row 0" not in ok_json(api.post(f"/v1/pages/{app_page}/snapshot"))["text"]  # the click did not run
 
 
 def test_dialogs_are_answered_as_told_and_uploads_stay_in_their_directory(
     daemon: Daemon, api: httpx.Client, site: str
 ) -> None:
-    page = _ok(api.post("/v1/pages", json={"url": f"{site}/forms.html"}), 201)["id"]
-    snap = _ok(api.post(f"/v1/pages/{page}/snapshot"))["text"]
-    confirm = _ok(_act(api, page, action="click", ref=_ref(snap, '- button "Confirm"'), snapshot={}))
+    page = ok_json(api.post("/v1/pages", json={"url": f"{site}/forms.html"}), 201)["id"]
+    snap = ok_json(api.post(f"/v1/pages/{page}/snapshot"))["text"]
+    confirm = ok_json(_act(api, page, action="click", ref=ref_of(snap, '- button "Confirm"'), snapshot={}))
     assert confirm["effects"]["dialogs"] == [{"type": "confirm", "message": "Sure?", "answer": "dismissed"}]
     assert "no" in confirm["snapshot"]["text"]
-    told = _ok(_act(api, page, action="dialog", accept=True, text="Ada"))
+    told = ok_json(_act(api, page, action="dialog", accept=True, text="Ada"))
     assert "accepted with 'Ada'" in told["note"]
-    asked = _ok(_act(api, page, action="click", ref=_ref(snap, '- button "Name?"'), snapshot={}))
+    asked = ok_json(_act(api, page, action="click", ref=ref_of(snap, '- button "Name?"'), snapshot={}))
     assert asked["effects"]["dialogs"][0]["answer"] == "accepted" and "Ada" in asked["snapshot"]["text"]
     uploads = daemon.data_dir / "uploads"
     uploads.mkdir(parents=True, exist_ok=True)
     (uploads / "report.txt").write_text("hello")
-    snap = _ok(api.post(f"/v1/pages/{page}/snapshot"))["text"]
-    file_ref = _ref(snap, '- button "File"')
-    done = _ok(_act(api, page, action="upload", ref=file_ref, files=["report.txt"], snapshot={}))
+    snap = ok_json(api.post(f"/v1/pages/{page}/snapshot"))["text"]
+    file_ref = ref_of(snap, '- button "File"')
+    done = ok_json(_act(api, page, action="upload", ref=file_ref, files=["report.txt"], snapshot={}))
     assert "report.txt" in done["snapshot"]["text"]
     for outside in ["../token", "/etc/passwd", "missing.txt"]:
         refused = _act(api, page, action="upload", ref=file_ref, files=[outside])
@@ -426,15 +403,15 @@ customElements.define('shadow-box', class extends HTMLElement {
 
 
 def test_frames_shadow_dom_downloads_and_slow_requests(api: httpx.Client, site: str) -> None:
-    page = _ok(api.post("/v1/pages", json={"url": f"{site}/frames.html"}), 201)["id"]
-    snap = _ok(api.post(f"/v1/pages/{page}/snapshot"))["text"]
-    frame_ref = _ref(snap, '- button "Frame button"')
+    page = ok_json(api.post("/v1/pages", json={"url": f"{site}/frames.html"}), 201)["id"]
+    snap = ok_json(api.post(f"/v1/pages/{page}/snapshot"))["text"]
+    frame_ref = ref_of(snap, '- button "Frame button"')
     assert frame_ref.startswith("f")  # a ref inside the iframe
-    _ok(_act(api, page, action="click", ref=frame_ref))
-    _ok(_act(api, page, action="click", ref=_ref(snap, '- button "Shadow button"')))
-    after = _ok(api.post(f"/v1/pages/{page}/snapshot"))["text"]
+    ok_json(_act(api, page, action="click", ref=frame_ref))
+    ok_json(_act(api, page, action="click", ref=ref_of(snap, '- button "Shadow button"')))
+    after = ok_json(api.post(f"/v1/pages/{page}/snapshot"))["text"]
     assert '- button "Pressed in frame"' in after and '- button "Shadow pressed"' in after
-    downloaded = _ok(_act(api, page, action="click", ref=_ref(after, '- link "Get report"')))
+    downloaded = ok_json(_act(api, page, action="click", ref=ref_of(after, '- link "Get report"')))
     assert downloaded["effects"]["downloads"] == [{"url": f"{site}/report.csv", "filename": "report.csv"}]
-    loaded = _ok(_act(api, page, action="click", ref=_ref(after, '- button "Load"'), snapshot={}))
+    loaded = ok_json(_act(api, page, action="click", ref=ref_of(after, '- button "Load"'), snapshot={}))
     assert "slow answer" in loaded["snapshot"]["text"], "the action settled until its request ended"

@@ -12,6 +12,7 @@ import httpx
 import pytest
 
 from tests.conftest import Daemon
+from tests.support.pages import ref_of
 from tests.support.real_pages import DJANGO_PASSWORD, DJANGO_USER, make_django_site, serve_django
 
 
@@ -19,11 +20,6 @@ from tests.support.real_pages import DJANGO_PASSWORD, DJANGO_USER, make_django_s
 def django(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     with serve_django(make_django_site(tmp_path_factory.mktemp("django"), rows=5)) as url:
         yield url
-
-
-def _ref(text: str, line_start: str) -> str:
-    line = next(line for line in text.splitlines() if line.strip().startswith(line_start))
-    return line.split("[ref=")[1].split("]")[0]
 
 
 def _open(api: httpx.Client, url: str, profile: str | None = None) -> dict:
@@ -45,9 +41,9 @@ def _log_in(api: httpx.Client, base: str, profile: str) -> None:
     page = _open(api, f"{base}/admin/login/?next=/admin/", profile)["id"]
     snap = api.post(f"/v1/pages/{page}/snapshot").json()["text"]
     for label, value in (("Username", DJANGO_USER), ("Password", DJANGO_PASSWORD)):
-        act = {"action": "fill", "ref": _ref(snap, f'- textbox "{label}'), "text": value}
+        act = {"action": "fill", "ref": ref_of(snap, f'- textbox "{label}'), "text": value}
         assert api.post(f"/v1/pages/{page}/action", json=act).status_code == 200
-    done = api.post(f"/v1/pages/{page}/action", json={"action": "click", "ref": _ref(snap, '- button "Log in"')})
+    done = api.post(f"/v1/pages/{page}/action", json={"action": "click", "ref": ref_of(snap, '- button "Log in"')})
     assert done.status_code == 200, done.text
     assert api.delete(f"/v1/pages/{page}").status_code == 200
 

@@ -14,6 +14,7 @@ import httpx
 import pytest
 
 from tests.conftest import Daemon, free_port
+from tests.support.pages import ref_of
 from tests.support.remote_browsers import CdpChromium, PlaywrightServer
 from tests.support.site import serve_directory
 
@@ -30,11 +31,6 @@ def site(tmp_path: Path) -> Iterator[str]:
         yield url
 
 
-def _ref(text: str, line_start: str) -> str:
-    line = next(line for line in text.splitlines() if line.strip().startswith(line_start))
-    return line.split("[ref=")[1].split("]")[0]
-
-
 def _drive(api: httpx.Client, site: str) -> None:
     """What an agent does with a page, asserted to work the same as on the daemon's own browser."""
     page = api.post("/v1/pages", json={"url": f"{site}/app.html"})
@@ -42,9 +38,9 @@ def _drive(api: httpx.Client, site: str) -> None:
     pid = page.json()["id"]
     first = api.post(f"/v1/pages/{pid}/snapshot").json()
     assert "Remote app" in first["text"]
-    act = {"action": "fill", "ref": _ref(first["text"], '- textbox "Name"'), "text": "far"}
+    act = {"action": "fill", "ref": ref_of(first["text"], '- textbox "Name"'), "text": "far"}
     assert api.post(f"/v1/pages/{pid}/action", json=act).status_code == 200
-    click = api.post(f"/v1/pages/{pid}/action", json={"action": "click", "ref": _ref(first["text"], '- button "Greet"'),
+    click = api.post(f"/v1/pages/{pid}/action", json={"action": "click", "ref": ref_of(first["text"], '- button "Greet"'),
                                                       "snapshot": {"since": first["obs_id"]}})  # fmt: skip
     assert click.status_code == 200, click.text
     assert api.get(f"/v1/pages/{pid}").json()["title"] == "Hello far"

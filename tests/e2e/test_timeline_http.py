@@ -11,6 +11,7 @@ import pytest
 
 from app.core.tokens import count_tokens
 from tests.support.adb_fake import ui_dump, ui_node
+from tests.support.http import ok_json
 from tests.support.site import serve_directory
 
 UI_XML = ui_dump(ui_node("TextView", "Inbox zero", "title", (0, 0, 1080, 300), package="com.mail"))
@@ -32,14 +33,9 @@ def lookout(adb_api: httpx.Client) -> httpx.Client:
     return adb_api
 
 
-def _ok(response: httpx.Response, status: int = 200) -> dict[str, Any]:
-    assert response.status_code == status, response.text
-    return response.json()
-
-
 def _command(api: httpx.Client, tid: str, line: str) -> dict[str, Any]:
     body = {"input": {"text": line, "keys": ["Enter"]}, "until": {"block_end": True}, "timeout_ms": 10000}
-    return _ok(api.post(f"/v1/terminals/{tid}/act", json=body))
+    return ok_json(api.post(f"/v1/terminals/{tid}/act", json=body))
 
 
 def _check_attribution(context: dict[str, Any], frames: list[int]) -> None:
@@ -60,25 +56,25 @@ def test_history_of_a_terminal_a_page_and_a_device_within_budgets(
     api = lookout
     home = tmp_path / "home"
     home.mkdir()
-    tid = _ok(api.post("/v1/terminals", json={"command": ["bash"], "cwd": str(home), "env": {"HOME": str(home)}}), 201)["id"]
-    _ok(api.post(f"/v1/terminals/{tid}/wait", json={"until": {"state_in": ["idle"]}, "timeout_ms": 10000}))
+    tid = ok_json(api.post("/v1/terminals", json={"command": ["bash"], "cwd": str(home), "env": {"HOME": str(home)}}), 201)["id"]
+    ok_json(api.post(f"/v1/terminals/{tid}/wait", json={"until": {"state_in": ["idle"]}, "timeout_ms": 10000}))
     for i in range(12):
         _command(api, tid, f"seq {i * 40} | tail -n 30")
     failed = _command(api, tid, "ls /no-such-dir-for-lookout")
     assert failed["ended"] == "block_end" and failed["exit_code"] == 2
 
-    page = _ok(api.post("/v1/pages", json={"url": f"{site}/a.html"}), 201)["id"]
-    _ok(api.post(f"/v1/pages/{page}/snapshot", json={}))
-    _ok(api.post(f"/v1/pages/{page}/action", json={"action": "navigate", "url": f"{site}/b.html"}))
-    _ok(api.post(f"/v1/pages/{page}/snapshot", json={}))
+    page = ok_json(api.post("/v1/pages", json={"url": f"{site}/a.html"}), 201)["id"]
+    ok_json(api.post(f"/v1/pages/{page}/snapshot", json={}))
+    ok_json(api.post(f"/v1/pages/{page}/action", json={"action": "navigate", "url": f"{site}/b.html"}))
+    ok_json(api.post(f"/v1/pages/{page}/snapshot", json={}))
 
     fake, serial = make_device()
     fake.set_ui(UI_XML)
-    _ok(api.post(f"/v1/devices/{serial}/screenshot", json={}))
-    _ok(api.post(f"/v1/devices/{serial}/tap", json={"x": 100, "y": 200}))
-    last_ui = _ok(api.get(f"/v1/devices/{serial}/ui"))
+    ok_json(api.post(f"/v1/devices/{serial}/screenshot", json={}))
+    ok_json(api.post(f"/v1/devices/{serial}/tap", json={"x": 100, "y": 200}))
+    last_ui = ok_json(api.get(f"/v1/devices/{serial}/ui"))
 
-    listed = _ok(api.get("/v1/timeline/frames", params={"limit": 2000}))["frames"]
+    listed = ok_json(api.get("/v1/timeline/frames", params={"limit": 2000}))["frames"]
     seqs = [f["seq"] for f in listed]
     assert seqs == list(range(1, len(seqs) + 1)) and len(seqs) > 30
     assert {f["agent"] for f in listed} == {"tester"}
@@ -88,7 +84,7 @@ def test_history_of_a_terminal_a_page_and_a_device_within_budgets(
     assert error["pinned"] and error["role"] == "system" and "No such file" in error["data"]["tail"]
 
     for budget in (500, 2000, 8000):
-        context = _ok(api.get("/v1/timeline/context", params={"budget": budget}))
+        context = ok_json(api.get("/v1/timeline/context", params={"budget": budget}))
         text = "\n".join(m["content"] for m in context["messages"])
         total = sum(count_tokens(m["content"]) for m in context["messages"])
         assert total == context["metadata"]["total_tokens"] <= budget
@@ -101,12 +97,12 @@ def test_history_of_a_terminal_a_page_and_a_device_within_budgets(
             handle = next(m for m in context["messages"] if "elided" in m["content"])
             assert "GET /v1/timeline/extract?from=" in handle["content"]
 
-    only_page = _ok(api.get("/v1/timeline/context", params={"budget": 2000, "resource": f"page:{page}"}))
+    only_page = ok_json(api.get("/v1/timeline/context", params={"budget": 2000, "resource": f"page:{page}"}))
     assert all(f"page:{page}" in m["content"] for m in only_page["messages"])
     assert "Order 4711 confirmed" in "\n".join(m["content"] for m in only_page["messages"])
-    assert _ok(api.get("/v1/timeline/context", params={"agent": "someone-else"}))["messages"] == []
+    assert ok_json(api.get("/v1/timeline/context", params={"agent": "someone-else"}))["messages"] == []
 
-    extracted = _ok(api.get("/v1/timeline/extract", params={"from": error["seq"], "to": error["seq"]}))
+    extracted = ok_json(api.get("/v1/timeline/extract", params={"from": error["seq"], "to": error["seq"]}))
     assert extracted["source_frames"] == {"from": error["seq"], "to": error["seq"]}
     assert "No such file" in extracted["content"] and extracted["tokens"] == count_tokens(extracted["content"])
 
@@ -116,5 +112,5 @@ def test_bad_timeline_queries_are_clear_errors(app_api: httpx.Client) -> None:
     r = app_api.get("/v1/timeline/extract", params={"from": 5, "to": 2})
     assert r.status_code == 400 and "before" in r.json()["error"]["message"]
     assert app_api.get("/v1/timeline/extract", params={"from": 1}).status_code == 422
-    empty = _ok(app_api.get("/v1/timeline/context", params={"budget": 100}))
+    empty = ok_json(app_api.get("/v1/timeline/context", params={"budget": 100}))
     assert empty["messages"] == [] and empty["metadata"]["total_tokens"] == 0

@@ -1,4 +1,4 @@
-"""What the integration tests share: session limits and a manager of real PTY sessions; a registry of pages in a
+"""What the integration tests share: a manager of real PTY sessions; a registry of pages in a
 real headless Chromium."""
 from __future__ import annotations
 
@@ -12,9 +12,7 @@ from app.browser.browser import BrowserHost
 from app.browser.pages import PageRegistry
 from app.core.events import EventBus
 from app.terminal.registry import TerminalRegistry
-from app.terminal.session import SessionLimits
-
-LIMITS = SessionLimits(scrollback=200, max_journal_bytes=1 << 30, max_input_bytes=1 << 20)
+from tests.support.terminals import LIMITS
 
 
 @pytest.fixture

@@ -10,6 +10,7 @@ import pytest
 from app.browser.action_kinds import Click, Fill, Navigate
 from app.browser.pages import PageRegistry
 from app.browser.snapshot_view import SnapshotOptions
+from tests.support.pages import ref_of
 from tests.support.real_pages import (
     DJANGO_PASSWORD,
     DJANGO_USER,
@@ -96,29 +97,23 @@ async def test_folding_never_alters_a_shown_line(pages: PageRegistry, docs_url: 
         assert _REF.sub("", _FOLD.sub("", line)) in full_lines, line
 
 
-def _ref(text: str, line_start: str) -> str:
-    """The ref of the first line of a snapshot that starts (indent aside) with `line_start`."""
-    line = next(line for line in text.splitlines() if line.strip().startswith(line_start))
-    return re.search(r"\[ref=([^\]]+)\]", line)[1]  # type: ignore[index]
-
-
 async def test_an_actions_answer_shows_what_changed_because_of_it(pages: PageRegistry, django_url: str) -> None:
     """Django's admin: a checkbox's click changes the selection counter; Save navigates to the list with
     its "was changed successfully" message; Save with a required field emptied shows the field's error."""
     page_id = await _django_page(pages, django_url, "/admin/shop/product/")
     snap = await pages.get(page_id).snapshot(SnapshotOptions())
-    clicked = await pages.get(page_id).act(Click(ref=_ref(snap["text"], '- checkbox "Select this object')), None)
+    clicked = await pages.get(page_id).act(Click(ref=ref_of(snap["text"], '- checkbox "Select this object')), None)
     assert {"kind": "added", "text": "1 of 100 selected"} in clicked["effects"]["text"], clicked
 
     await pages.get(page_id).act(Navigate(url=f"{django_url}/admin/shop/product/7/change/"), None)
     snap = await pages.get(page_id).snapshot(SnapshotOptions())
-    saved = await pages.get(page_id).act(Click(ref=_ref(snap["text"], '- button "Save" [')), None)
+    saved = await pages.get(page_id).act(Click(ref=ref_of(snap["text"], '- button "Save" [')), None)
     assert saved["effects"]["navigation"]["url"] == f"{django_url}/admin/shop/product/"
     messages = [t for t in saved["effects"]["text"] if "was changed successfully" in t["text"]]
     assert messages and messages[0]["kind"] == "message", saved
 
     await pages.get(page_id).act(Navigate(url=f"{django_url}/admin/shop/product/7/change/"), None)
     snap = await pages.get(page_id).snapshot(SnapshotOptions())
-    await pages.get(page_id).act(Fill(ref=_ref(snap["text"], '- textbox "Name:"'), text=""), None)
-    refused = await pages.get(page_id).act(Click(ref=_ref(snap["text"], '- button "Save" [')), None)
+    await pages.get(page_id).act(Fill(ref=ref_of(snap["text"], '- textbox "Name:"'), text=""), None)
+    refused = await pages.get(page_id).act(Click(ref=ref_of(snap["text"], '- button "Save" [')), None)
     assert {"kind": "field_error", "text": "This field is required."} in refused["effects"]["text"], refused

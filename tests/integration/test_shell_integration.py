@@ -3,7 +3,6 @@ forged marks, Ctrl-C, the user's rc files, and blocks after a restart."""
 from __future__ import annotations
 
 import shutil
-import signal
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -15,7 +14,7 @@ from app.terminal.blocks import Block, block_with_output
 from app.terminal.registry import TerminalRegistry, TerminalSpec
 from app.terminal.session import TerminalSession
 from app.terminal.waiting import compile_until
-from tests.integration.conftest import LIMITS
+from tests.support.terminals import LIMITS
 
 RC_FILES = {
     "bash": (".bashrc", "HISTCONTROL=ignoreboth\nalias greet='echo hello from the rc file'\n"),

@@ -22,7 +22,7 @@ from app.terminal.deltas import DeltaLog
 from app.terminal.holder.journal import JournalWriter
 from tests.conftest import REPO, Daemon, free_port
 from tests.support.site import serve_directory
-from tests.unit.test_events_and_deltas import delta
+from tests.support.terminals import delta
 
 NOBODY = 65534
 

@@ -13,7 +13,7 @@ import pytest
 from app.api.streams import MAX_DELTAS_BYTES
 from app.terminal.deltas import DeltaLog
 from tests.conftest import Daemon
-from tests.unit.test_events_and_deltas import delta
+from tests.support.terminals import delta
 
 ALL_LAYERS = "text,cursor,fgColors,bgColors,styles,bold,italic,underline"
 COLOURED = (

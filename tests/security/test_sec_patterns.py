@@ -17,6 +17,7 @@ from app.browser.search import find as page_find
 from app.device.ui_tree import find as device_find
 from app.device.ui_tree import parse_hierarchy
 from tests.conftest import Daemon
+from tests.support.http import error_message
 
 NESTED = "((a{1000}){1000}){1000}"
 """With the `regex` module this expanded to 20 GB on the event loop and the OOM killer took the daemon."""
@@ -34,22 +35,17 @@ def fenced(tmp_path: Path) -> Any:
         daemon.stop()
 
 
-def _error(response: httpx.Response) -> str:
-    assert response.status_code == 400, response.text
-    return response.json()["error"]["message"]
-
-
 def test_hostile_patterns_in_wait_and_act_are_a_400_that_says_why(fenced: Daemon) -> None:
     with fenced.client() as api:
         tid = api.post("/v1/terminals", json={"command": ["cat"]}).json()["id"]
         wait = f"/v1/terminals/{tid}/wait"
         for pattern in (NESTED, "(a{1000}){1000}"):
-            message = _error(api.post(wait, json={"until": {"regex": pattern}, "timeout_ms": 10}))
+            message = error_message(api.post(wait, json={"until": {"regex": pattern}, "timeout_ms": 10}), 400)
             assert "nested repeats multiplied together, may be at most 1000" in message
-        message = _error(api.post(wait, json={"until": {"regex": r"(\w+) \1"}, "timeout_ms": 10}))
+        message = error_message(api.post(wait, json={"until": {"regex": r"(\w+) \1"}, "timeout_ms": 10}), 400)
         assert "backreferences are not supported" in message and "RE2 syntax" in message
         act = {"input": {"text": "never sent\r"}, "until": {"regex": NESTED, "on": "screen"}}
-        assert "at most 1000" in _error(api.post(f"/v1/terminals/{tid}/act", json=act))
+        assert "at most 1000" in error_message(api.post(f"/v1/terminals/{tid}/act", json=act), 400)
         assert api.get(f"/v1/terminals/{tid}").json()["raw_size"] == 0, "a refused act sends nothing"
         assert httpx.get(f"{fenced.url}/healthz").status_code == 200
         assert api.get(f"/v1/terminals/{tid}").json()["status"] == "running"

@@ -1,7 +1,8 @@
-"""Screens for the fake device that show what their UI dump says, so that a check of pixels means something: every
-node with bounds is drawn as a rectangle of a colour of its own (from its class, text, description and id), and a
-node's text as dark strokes whose pattern follows the text. Two dumps that place different things somewhere
-differ there in pixels; the same dump drawn twice is the same image.
+"""Screens and UI dumps for the fake device. `render_dump` draws what a UI dump says, so that a check of pixels
+means something: every node with bounds is drawn as a rectangle of a colour of its own (from its class, text,
+description and id), and a node's text as dark strokes whose pattern follows the text. Two dumps that place
+different things somewhere differ there in pixels; the same dump drawn twice is the same image. `bands` is a
+plain screen whose shapes show scaling and rotation; `LOGIN_UI` a small made-up dump.
 
 The dump is read with ElementTree directly (not with lookout's parser: the fake must not share the code under
 test)."""
@@ -53,3 +54,20 @@ def _strokes(draw: ImageDraw.ImageDraw, text: str, box: tuple[int, int, int, int
         if not char.isspace():
             draw.rectangle((x, y + height - tall, x + 4, y + height), fill=(20, 20, 20))
         x += 8
+
+
+def bands(width: int, height: int) -> Image.Image:
+    """A grey screen of `width` x `height` with a blue band across its top quarter and a red bar below its
+    middle: shapes whose place shows how an image was scaled or rotated."""
+    image = Image.new("RGB", (width, height), (220, 220, 220))
+    image.paste((40, 90, 200), (0, 0, width, height // 4))
+    image.paste((200, 60, 40), (width // 8, height * 5 // 8, width * 7 // 8, height * 11 // 16))
+    return image
+
+
+LOGIN_UI = """<?xml version='1.0' encoding='UTF-8' standalone='yes' ?><hierarchy rotation="0">
+<node index="0" text="" resource-id="" class="android.widget.FrameLayout" package="com.example" content-desc=""
+ clickable="false" enabled="true" bounds="[0,0][1080,2400]">
+<node index="0" text="Log in" resource-id="com.example:id/login" class="android.widget.Button" package="com.example"
+ content-desc="" clickable="true" enabled="true" bounds="[90,1500][990,1650]" /></node></hierarchy>"""
+"""A made-up dump of a 1080x2400 screen: one "Log in" button."""

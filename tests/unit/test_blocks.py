@@ -13,7 +13,7 @@ from app.terminal.blocks import BLOCKS_FILE, Block, BlockTracker
 from app.terminal.scanner import ShellMark, SideScanner
 from app.terminal.shell_integration import supported
 from app.terminal.waiting import BlockSummary, compile_until, wait_until
-from tests.unit.test_waiting import FakeTerminal
+from tests.support.terminals import FakeTerminal
 
 NONCE = "5eed"
 

@@ -40,6 +40,23 @@ def _all(keyword: str) -> list[str]:
     return [i.args for i in _instructions() if i.keyword == keyword]
 
 
+def _stages() -> dict[str, list[Instruction]]:
+    """Each stage's instructions after its FROM, by the stage's name (`AS name`; the last stage is "final")."""
+    stages: dict[str, list[Instruction]] = {}
+    current: list[Instruction] = []
+    for instruction in _instructions():
+        if instruction.keyword == "FROM":
+            words = instruction.args.split()
+            current = stages.setdefault(words[2] if len(words) == 3 and words[1].upper() == "AS" else "final", [])
+        else:
+            current.append(instruction)
+    return stages
+
+
+def _final(keyword: str) -> list[str]:
+    return [i.args for i in _stages()["final"] if i.keyword == keyword]
+
+
 def _env() -> dict[str, str]:
     """ENV key=value pairs, in order."""
     pairs: dict[str, str] = {}
@@ -75,13 +92,51 @@ def test_every_copy_source_exists_and_is_in_the_build_context() -> None:
             assert source not in ignored, f"{source} is in .dockerignore"
 
 
-def test_the_project_is_installed_and_its_inline_python_compiles() -> None:
-    runs = _all("RUN")
-    snippets = [words[2] for words in map(shlex.split, runs) if words[:2] == ["python", "-c"]]
+def test_the_inline_python_compiles() -> None:
+    snippets = [words[2] for words in map(shlex.split, _all("RUN")) if words[:2] == ["python", "-c"]]
     assert snippets, "the dependencies are read from pyproject.toml"
     for code in snippets:
         compile(code, "Dockerfile", "exec")
-    assert any("pip install --no-deps ." in run for run in runs)
+
+
+def _install() -> tuple[str, str]:
+    """The final stage's RUN that installs lookout, and the directory it runs in."""
+    workdir, install = "/", None
+    for instruction in _stages()["final"]:
+        if instruction.keyword == "WORKDIR":
+            workdir = instruction.args
+        elif instruction.keyword == "RUN" and "pip install --no-deps" in instruction.args:
+            install = instruction.args
+            break
+    assert install is not None, "lookout is installed in the final stage"
+    return install, workdir
+
+
+def test_lookout_is_installed_from_a_wheel_built_in_a_stage_of_its_own() -> None:
+    """pip builds a source tree in place (build/, lookout.egg-info): the wheel is built in a throwaway stage,
+    and the image gets the wheel alone, from a directory the same step removes."""
+    wheel_stage = _stages()["wheel"]
+    assert any(i.keyword == "RUN" and "pip wheel --no-deps --wheel-dir /wheels ." in i.args for i in wheel_stage)
+    install, workdir = _install()
+    assert workdir.startswith("/tmp/") and install.startswith("pip install --no-deps wheels/*.whl")
+    assert " ".join(install.split()).endswith(f"&& cd / && rm -rf {workdir}")
+    assert "--from=wheel /wheels ./wheels" in _final("COPY")
+
+
+def test_the_image_holds_no_sources_and_no_build_leftovers() -> None:
+    """From the build context the final stage takes the files the install reads (into the directory the
+    install removes) and the web UI's static files: never app/ or clients/ whole, never a `pip install .`."""
+    _install_run, workdir = _install()
+    workdirs = [i.args for i in _stages()["final"] if i.keyword == "WORKDIR"]
+    for args in _final("COPY"):
+        words = shlex.split(args)
+        if words[0].startswith("--from="):
+            continue
+        target = words[-1]
+        assert words[:-1] == ["app/web"] or (target.startswith("./") and workdirs[0] == workdir), args
+    assert not any(re.search(r"pip install (--no-deps )?\.(\s|$)", run) for run in _final("RUN"))
+    assert _env()["LOOKOUT_WEB_DIR"] == "/opt/lookout/app/web"
+    assert any(shlex.split(args) == ["app/web", "./app/web"] for args in _final("COPY"))
 
 
 def test_system_parts_are_installed() -> None:
@@ -90,6 +145,15 @@ def test_system_parts_are_installed() -> None:
     assert {"bash", "zsh", "chromium", "adb", "tini"} <= packages
     assert "libatomic1" in packages, "Playwright's bundled Node.js cannot start without libatomic.so.1"
     assert any(p.startswith("fonts-") for p in packages)
+
+
+def test_an_agents_shell_finds_the_everyday_tools_and_the_docs_say_what_they_cost() -> None:
+    installs = [set(run.split()) for run in _final("RUN") if "apt-get install" in run]
+    packages = set().union(*installs)
+    assert {"git", "curl", "less", "jq", "procps", "openssh-client"} <= packages
+    assert packages & {"vim-tiny", "nano", "vim"}, "an editor"
+    operations = " ".join((REPO / "docs/operations.md").read_text().split())
+    assert re.search(r"git, curl, less, jq, procps, vim-tiny and openssh-client[^.]*\b\d+ MB", operations)
 
 
 def _pins() -> dict[str, Version]:
@@ -111,15 +175,26 @@ def test_every_dependency_is_pinned_in_the_lock_and_both_installs_use_it() -> No
         assert pins[name] in requirement.specifier, f"{name}=={pins[name]} does not meet {spec}"
     deps_step = next(run for run in _all("RUN") if "'dependencies'" in run)
     assert "'-c', 'requirements.lock'" in deps_step
-    assert "requirements.lock" in next(args for args in _all("COPY") if "pyproject.toml" in args)
+    assert "requirements.lock" in next(args for args in _final("COPY") if "pyproject.toml" in args)
     makefile = (REPO / "Makefile").read_text()
     assert "LOCK   := requirements.lock" in makefile and "pip install -q --disable-pip-version-check -c $(LOCK)" in makefile
+
+
+def test_the_build_imports_every_module_with_the_runtime_dependencies_alone() -> None:
+    """deploy/check_imports.py, the check `make check` runs in a venv without the test extra, runs right
+    after the install, where no sources are (it refuses to check a source tree)."""
+    install, _workdir = _install()
+    assert "pip install --no-deps wheels/*.whl && python check_imports.py &&" in " ".join(install.split())
+    assert any(shlex.split(args) == ["deploy/check_imports.py", "./"] for args in _final("COPY"))
+    makefile = (REPO / "Makefile").read_text()
+    assert "deploy/check_imports.py" in makefile and "runtime-check" in makefile.split("\ncheck:", 1)[1].split("\n\n")[0]
+    assert "deploy/check_imports.py" in (REPO / "tests/support/runtime_install.py").read_text()
 
 
 def test_the_build_starts_the_browser_with_the_daemons_own_launch_code() -> None:
     runs = _all("RUN")
     check = next(run for run in runs if "BrowserHost" in run)
-    assert ".check()" in check and runs.index(check) > runs.index("pip install --no-deps .")
+    assert ".check()" in check and runs.index(check) > runs.index(_install()[0])
     assert "/usr/bin/chromium" in check and _env()["LOOKOUT_BROWSER_EXECUTABLE"] == "/usr/bin/chromium"
 
 

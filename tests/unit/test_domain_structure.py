@@ -9,7 +9,7 @@ import pytest
 import app.browser
 import app.core
 import app.device
-from tests.unit.test_terminal_structure import _imports
+from tests.support.imports import module_imports
 
 DOMAINS = {"app.device": app.device, "app.browser": app.browser}
 
@@ -19,7 +19,7 @@ def test_domain_modules_import_no_http_layer_and_no_other_domain(name: str) -> N
     others = tuple(f"app.{d}" for d in ("api", "terminal", "device", "browser") if f"app.{d}" != name)
     for path in Path(DOMAINS[name].__file__).parent.rglob("*.py"):
         foreign = {
-            imported for imported in _imports(path)
+            imported for imported in module_imports(path)
             if imported.split(".")[0] in {"fastapi", "starlette"} or imported.startswith(others)
             or (imported.startswith("app.timeline") and not imported.startswith("app.timeline.recording"))
         }  # fmt: skip
@@ -27,11 +27,11 @@ def test_domain_modules_import_no_http_layer_and_no_other_domain(name: str) -> N
 
 
 def test_the_device_resource_does_not_import_its_registry() -> None:
-    assert "app.device.registry" not in _imports(Path(app.device.__file__).parent / "device.py")
+    assert "app.device.registry" not in module_imports(Path(app.device.__file__).parent / "device.py")
 
 
 def test_core_imports_no_domain_and_no_http_layer() -> None:
     for path in Path(app.core.__file__).parent.rglob("*.py"):
-        foreign = {i for i in _imports(path) if i.startswith(("app.api", "app.terminal", "app.device", "app.browser",
+        foreign = {i for i in module_imports(path) if i.startswith(("app.api", "app.terminal", "app.device", "app.browser",
                                                                    "app.timeline", "fastapi"))}  # fmt: skip
         assert not foreign, f"{path.name} imports {sorted(foreign)}"

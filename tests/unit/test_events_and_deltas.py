@@ -10,13 +10,8 @@ from hypothesis import strategies as st
 
 from app.core.errors import BadInput
 from app.core.events import EventBus
-from app.terminal.deltas import Delta, DeltaLog, Throttle
-
-
-def delta(changed: list[tuple[int, str]], cols: int = 80, rows: int = 24, t: float = 0.0, resized: bool = False) -> Delta:
-    """A delta with these rows changed (the rest of it made up)."""
-    return Delta(t=t, cols=cols, rows=rows, changed=tuple(changed), cursor=(0, 0, True), title="", alt_screen=False,
-                 raw_offset=0, resized=resized)  # fmt: skip
+from app.terminal.deltas import DeltaLog, Throttle
+from tests.support.terminals import delta
 
 
 async def test_slow_subscriber_loses_oldest_and_is_told() -> None:

@@ -2,12 +2,12 @@
 (or the registry), and no domain module reaches into the HTTP layer or another domain."""
 from __future__ import annotations
 
-import ast
 import subprocess
 import sys
 from pathlib import Path
 
 import app.terminal
+from tests.support.imports import module_imports
 
 PACKAGE = Path(app.terminal.__file__).parent
 PARTS = ("terminal_process", "ingest", "screen_model", "lazy_feed")
@@ -20,21 +20,9 @@ def _module(path: Path) -> str:
     return ".".join(parts)
 
 
-def _imports(path: Path) -> set[str]:
-    """The modules `path` imports (`from a import b` counts as a.b when that is a module of the package)."""
-    names: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Import):
-            names.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names.add(node.module)
-            names.update(f"{node.module}.{alias.name}" for alias in node.names)
-    return names
-
-
 def _graph() -> dict[str, set[str]]:
     modules = {_module(path): path for path in PACKAGE.rglob("*.py")}
-    return {name: {m for m in _imports(path) if m in modules and m != name} for name, path in modules.items()}
+    return {name: {m for m in module_imports(path) if m in modules and m != name} for name, path in modules.items()}
 
 
 def test_the_terminal_package_has_no_import_cycle() -> None:
@@ -71,7 +59,7 @@ def test_the_session_parts_do_not_import_the_session_or_the_registry() -> None:
 def test_terminal_modules_import_no_http_layer_and_no_other_domain() -> None:
     for path in PACKAGE.rglob("*.py"):
         foreign = {
-            name for name in _imports(path)
+            name for name in module_imports(path)
             if name.split(".")[0] in {"fastapi", "starlette"}
             or name.startswith(("app.api", "app.device", "app.browser"))
             or (name.startswith("app.timeline") and not name.startswith("app.timeline.recording"))

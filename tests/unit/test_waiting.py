@@ -8,63 +8,7 @@ import pytest
 
 from app.core.errors import BadInput
 from app.terminal.waiting import INLINE_SCAN, OVERLAP, Origin, compile_until, wait_until
-
-
-class NoBlocks:
-    """The blocks of a terminal without shell integration."""
-
-    def ended_after(self, offset: int) -> None:
-        return None
-
-    def prompt_after(self, offset: int) -> bool:
-        return False
-
-
-class FakeTerminal:
-    """A Waitable whose output and screen the test writes."""
-
-    def __init__(self) -> None:
-        self.blocks = NoBlocks()
-        self.raw = b""
-        self.screen = ""
-        self.current_state = "running"
-        self.exited = False
-        self.exit_code: int | None = None
-        self.last_output_at = 0.0
-        self.caught_up = 0
-        """How often an answer caught up with the output first."""
-        self._event = asyncio.Event()
-
-    @property
-    def raw_offset(self) -> int:
-        return len(self.raw)
-
-    def read_raw(self, offset: int, limit: int) -> bytes:
-        return self.raw[offset : offset + limit]
-
-    def screen_text(self) -> str:
-        return self.screen
-
-    def state(self) -> str:
-        return self.current_state
-
-    def shell_reading(self) -> bool:
-        return self.current_state == "idle"
-
-    async def catch_up(self) -> None:
-        self.caught_up += 1
-
-    async def changed(self, timeout: float) -> None:
-        try:
-            await asyncio.wait_for(self._event.wait(), timeout)
-        except TimeoutError:
-            pass
-        self._event.clear()
-
-    def write(self, data: bytes) -> None:
-        self.raw += data
-        self.last_output_at = time.monotonic()
-        self._event.set()
+from tests.support.terminals import FakeTerminal
 
 
 def test_invalid_regex_and_unknown_state_are_bad_input() -> None:
