@@ -79,9 +79,9 @@ def replay_lines(data: bytes, engine: str, cols: int, rows: int) -> Iterator[str
         scrolled = screen.scrollback(HARVEST_LINES)
         if scrolled:
             yield from scrolled
-            dump = screen.dump()
+            dump, kept = screen.dump(), screen.kept_state()
             screen = create_engine(engine, cols, rows, HARVEST_LINES)
-            screen.feed(dump.encode())
+            screen.restore(dump, kept)
     lines = screen.text_rows()
     while lines and not lines[-1]:
         lines.pop()

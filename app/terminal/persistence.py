@@ -121,12 +121,15 @@ def load_snapshot(directory: Path) -> dict[str, Any] | None:
         return None
 
 
-def save_checkpoint(directory: Path, offset: int, cols: int, rows: int, dump: str, title: str) -> None:
-    """Store an engine dump taken at journal `offset` (with the title then). All are kept: each is a few KB
-    (a dump holds the view, not the scrollback) and they bound the replay to any moment (app.terminal.replay)."""
+def save_checkpoint(
+    directory: Path, offset: int, cols: int, rows: int, dump: str, kept: dict[str, Any], title: str
+) -> None:
+    """Store an engine dump and kept state (ScreenEngine.kept_state) taken at journal `offset` (with the title
+    then). All are kept: each is a few KB (a dump holds the view, not the scrollback) and they bound the
+    replay to any moment (app.terminal.replay)."""
     folder = directory / "checkpoints"
     make_dir(folder)
-    record = {"offset": offset, "cols": cols, "rows": rows, "dump": dump, "title": title}
+    record = {"offset": offset, "cols": cols, "rows": rows, "dump": dump, "kept": kept, "title": title}
     atomic_write_json(folder / f"{offset:016d}.json", record)
 
 

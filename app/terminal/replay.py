@@ -42,7 +42,7 @@ def screen_at(directory: Path, meta: TerminalMeta, offset: int, scrollback: int)
     cp = latest_checkpoint(directory, offset)
     if cp is not None:
         engine = create_engine(meta.engine, cp["cols"], cp["rows"], scrollback)
-        engine.feed(cp["dump"].encode())
+        engine.restore(cp["dump"], cp.get("kept") or {})
         pos, title = int(cp["offset"]), str(cp.get("title") or "")
     else:
         cols, rows = _first_size(entries, meta)

@@ -12,6 +12,7 @@ import asyncio
 import threading
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -21,12 +22,13 @@ from app.terminal.cell_layers import CellLayers
 from app.terminal.deltas import MIN_INTERVAL_S, UNWATCHED_INTERVAL_S, Delta, DeltaLog, DeltaPage, Throttle
 from app.terminal.engines import create_engine
 from app.terminal.engines.base import ScreenEngine
-from app.terminal.journal import raw_size
+from app.terminal.journal import raw_size, read_raw
 from app.terminal.layers import ScreenData, ViewOptions, render
 from app.terminal.lazy_feed import LazyFeed
 from app.terminal.persistence import GuardedWrites, TerminalMeta, in_background
-from app.terminal.replay import offset_at, screen_at
+from app.terminal.replay import PastScreen, offset_at, screen_at
 from app.terminal.screen_view import screen_data, snapshot
+from app.terminal.sequence_boundary import cut_before
 
 DELTA_STYLE_LAYERS = ("fgColors", "bgColors", "styles")
 RENDERS = BoundedPool("screens", 2)
@@ -81,6 +83,9 @@ class ScreenModel:
         self._snapshot_lock = threading.Lock()
         self._writing: set[asyncio.Future[None]] = set()
         self._since_checkpoint = 0
+        self.good_cut = 0
+        """The offset of the last checkpoint (or of the one the screen was rebuilt from): a clean cut of the
+        stream, from which the next checkpoint's is found."""
 
     def start(self) -> None:
         """A fresh screen for a live terminal, of the size in its meta."""
@@ -91,8 +96,13 @@ class ScreenModel:
         if self.engine is None:
             size = raw_size(self.directory)
             past = await asyncio.to_thread(screen_at, self.directory, self._meta, size, self.scrollback)
-            self.engine = past.engine
+            self.take_up(past)
         return self.current()
+
+    def take_up(self, past: PastScreen) -> None:
+        """Go on from a screen rebuilt from the terminal's files (app.terminal.replay)."""
+        self.engine = past.engine
+        self.good_cut = past.offset - past.replayed
 
     # ----------------------------------------------------------------- feeding
 
@@ -308,10 +318,16 @@ class ScreenModel:
                 self._snapshot_stored = number
 
     def checkpoint(self, in_thread: bool = True) -> None:
-        """Store the engine's dump (taken now, on the loop) with the journal offset it reflects."""
+        """Store the engine's dump (taken now, on the loop) with the journal offset it reflects: where the
+        stream is between sequences (app.terminal.sequence_boundary), or where the unfinished one begins. When
+        that cannot be told, nothing is stored, and the next output tries again."""
         engine = self.current()
+        cut = cut_before(partial(read_raw, self.directory), self.offset, self.good_cut)
+        if cut is None:
+            return
         self._since_checkpoint = 0
-        args = (self.directory, self.offset, engine.cols, engine.rows, engine.dump(), self.title)
+        self.good_cut = cut
+        args = (self.directory, cut, engine.cols, engine.rows, engine.dump(), engine.kept_state(), self.title)
         if in_thread:
             self._in_background(files.save_checkpoint, *args)
         else:

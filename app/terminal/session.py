@@ -181,7 +181,7 @@ class TerminalSession:
         self.last_input = _origin(files.load_last_input(directory), raw_size(directory)) or self.last_input
         self.blocks.restore(snapshot.get("blocks") or {"forged": snapshot.get("forged_marks", 0)})
         past = await asyncio.to_thread(screen_at, directory, meta, resume_at, limits.scrollback)
-        self._screen.engine = past.engine
+        self._screen.take_up(past)
         follower = JournalFollower(directory, resume_at, meta.journal_epoch)
         process = self._follow(follower, resume_at, cwd=snapshot.get("cwd"))
         try:

@@ -123,7 +123,8 @@ class ClusterCodec:
         self._previous = ""  # the last text given to avt
         self._held = ""  # a ZWJ that ended the last feed: what follows decides whether it joins
         self._orphans: list[str] = []  # zero-width characters where ORPHAN is, to join left of the cursor
-        self._unsafe = False  # the program used one of _UNSAFE
+        self.unsafe = False
+        """The program used one of _UNSAFE (kept with checkpoints: a dump restores the screen, not this)."""
 
     def encode(self, text: str) -> str:
         """The text to give avt for `text`, the next decoded output."""
@@ -153,8 +154,8 @@ class ClusterCodec:
 
     def feed(self, encoded: str) -> set[int]:
         """Feed avt encoded text; the rows that changed."""
-        if not self._unsafe and _UNSAFE.search(encoded):
-            self._unsafe = True
+        if not self.unsafe and _UNSAFE.search(encoded):
+            self.unsafe = True
         if not self._orphans or ORPHAN not in encoded:
             return set(self._vt.feed_str(encoded)[0])
         *pieces, last = encoded.split(ORPHAN)
@@ -230,7 +231,7 @@ class ClusterCodec:
         """Escapes that draw the cell left of the cursor again with `extras` joined, keeping the cursor and
         pen; "" (the extras are dropped) where that is not safe (see the module docstring) or no cell is."""
         cursor = self._vt.cursor
-        if self._unsafe or not 0 < cursor.col < self._vt.size[0]:
+        if self.unsafe or not 0 < cursor.col < self._vt.size[0]:
             return ""
         line = self._vt[cursor.row]
         col = cursor.col - 1

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import avt
 
@@ -129,6 +130,13 @@ class AvtEngine:
 
     def dump(self) -> str:
         return self._clusters.decode(to_7bit(sgr_semicolons(self._vt.dump())))
+
+    def kept_state(self) -> dict[str, Any]:
+        return {"unsafe": self._clusters.unsafe}
+
+    def restore(self, dump: str, kept: Mapping[str, Any]) -> None:
+        self.feed(dump.encode())
+        self._clusters.unsafe = bool(kept.get("unsafe"))  # the dump's own DECSC says nothing of the program's
 
     def _scrollback_lines(self, limit: int | None = None) -> list[str]:
         lines = self._vt.lines()

@@ -6,9 +6,9 @@ so a character split across two feeds is never broken. Rows are indexed from 0 (
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 Color = int | tuple[int, int, int] | None
 """None is the default colour; an int is an indexed colour (0-255); a tuple is 24-bit RGB."""
@@ -94,3 +94,10 @@ class ScreenEngine(Protocol):
     def dump(self) -> str:
         """An escape string that rebuilds this screen (text, styles, cursor) when fed to a fresh engine of
         the same size."""
+
+    def kept_state(self) -> dict[str, Any]:
+        """What the engine holds besides what `dump` repaints and that changes what later output does (the
+        character set in use, its own decoding modes), as plain JSON data: stored with a checkpoint."""
+
+    def restore(self, dump: str, kept: Mapping[str, Any]) -> None:
+        """Become (a fresh engine of the same size) the engine whose `dump()` and `kept_state()` these are."""

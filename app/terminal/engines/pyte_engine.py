@@ -6,10 +6,11 @@ import copy
 import itertools
 import logging
 import re
-from collections.abc import Callable
-from typing import cast
+from collections.abc import Callable, Mapping
+from typing import Any, cast
 
 import pyte
+import pyte.charsets
 from pyte.screens import Char
 
 from .base import Cell, Color, Cursor, Style
@@ -20,6 +21,8 @@ from .text import char_width, utf8_decoder
 
 log = logging.getLogger(__name__)
 
+_CHARSETS: dict[str, str] = dict(pyte.charsets.MAPS)
+"""pyte's character sets by their designation letter (B: ASCII/Latin-1, 0: DEC line drawing...)."""
 _STRING_START = re.compile(r"\x1b[P_^X]")  # DCS, APC, PM, SOS
 _STRING_END = re.compile(r"\x07|\x1b\\|(?=\x1b)")  # BEL, ST, or any other escape, which aborts the string
 _UNSUPPORTED_CSI = re.compile(r"\x1b\[(?:[<=>][0-?]*[ -/]*|[0-?]*[ -/]+|[0-9;?]*:[0-?]*)[@-~]")
@@ -77,6 +80,11 @@ class _Stream(pyte.Stream):
     def __init__(self, screen: PyteScreen) -> None:
         super().__init__(screen)
         self.use_utf8 = False  # input is already decoded text
+
+
+def _charset_name(charset: str) -> str | None:
+    """The designation letter of one of pyte's character sets (what `kept_state` stores)."""
+    return next((name for name, known in _CHARSETS.items() if known is charset), None)
 
 
 class PyteEngine:
@@ -146,6 +154,21 @@ class PyteEngine:
             return []
         history = self._screen.history
         return [self._line_text(line) for line in itertools.islice(history, max(0, len(history) - limit), None)]
+
+    def kept_state(self) -> dict[str, Any]:
+        screen = self._screen
+        return {
+            "charset": screen.charset,
+            "g0": _charset_name(screen.g0_charset),
+            "g1": _charset_name(screen.g1_charset),
+        }
+
+    def restore(self, dump: str, kept: Mapping[str, Any]) -> None:
+        self.feed(dump.encode())
+        screen = self._screen
+        screen.charset = 1 if kept.get("charset") == 1 else 0
+        screen.g0_charset = _CHARSETS.get(str(kept.get("g0")), screen.g0_charset)
+        screen.g1_charset = _CHARSETS.get(str(kept.get("g1")), screen.g1_charset)
 
     def dump(self) -> str:
         screen = self._screen
