@@ -105,7 +105,8 @@ class ViewOptions:
             raise BadInput("region and around_cursor exclude each other", field="around_cursor")
 
     def to_json(self) -> dict[str, Any]:
-        """The options that differ from the defaults, as plain JSON (what a frame records of a screen read)."""
+        """The layers, then the options that differ from their defaults, as plain JSON (what a frame records of
+        a screen read)."""
         out: dict[str, Any] = {"layers": list(self.layers)}
         if self.region is not None:
             r = self.region
