@@ -74,8 +74,8 @@ async def recording(
 async def stream(
     websocket: WebSocket, terminal_id: str, mode: Literal["raw", "deltas"] = "raw", styles: bool = False
 ) -> None:
-    """`mode=raw`: a `hydrate` message (JSON: offset, cols, rows, data: escape string that repaints the
-    screen), then the output as binary messages, with `{"type": "resize", "cols", "rows"}` where the PTY was
+    """`mode=raw`: a `hydrate` message (JSON: offset, cols, rows, the terminal's name, data: escape string that
+    repaints the screen), then the output as binary messages, with `{"type": "resize", "cols", "rows"}` where the PTY was
     resized (a viewer shows the PTY at that size; it resizes it only when a person takes it over).
     `mode=deltas`: a full delta, then each delta (JSON; with `styles=true` each also carries the colour and
     style runs of its rows).
@@ -170,7 +170,8 @@ def _hydration(session: TerminalSession, mode: str, styles: bool) -> dict[str, A
     if mode == "raw":
         offset, data = session.hydration()
         meta = session.meta
-        return {"type": "hydrate", "offset": offset, "cols": meta.cols, "rows": meta.rows, "data": data}
+        return {"type": "hydrate", "offset": offset, "cols": meta.cols, "rows": meta.rows, "name": meta.name,
+                "data": data}  # fmt: skip
     full = session.full_delta()
     return {"type": "delta", **(session.with_styles(full) if styles else full.to_json())}
 

@@ -6,7 +6,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from app.terminal.blocks import Block
+from app.terminal.frame_screens import view_refs
 from app.terminal.input_steps import InputStep
+from app.terminal.layers import ScreenData, ViewOptions
 from app.terminal.stream_text import clean_stream
 from app.timeline.recording import FrameInput
 
@@ -55,9 +57,13 @@ def resize_frame(terminal_id: str, before: tuple[int, int], after: tuple[int, in
                       data={"action": f"resize {after[0]}x{after[1]}"})  # fmt: skip
 
 
-def screen_frame(terminal_id: str, rows: list[str], cursor: tuple[int, int], facts: dict[str, Any]) -> FrameInput:
+def screen_frame(
+    terminal_id: str, data: ScreenData, facts: dict[str, Any], options: ViewOptions, scrollback: int
+) -> FrameInput:
     """A screen read: the text of the screen (trailing blank rows dropped), with its size, cursor and state;
-    `facts`: cols, rows, state, title, cwd and raw_size, as the read already knows them."""
+    `facts`: cols, rows, state, title, cwd and raw_size, as the read already knows them. Its refs keep what
+    rebuilds the answer (the view asked for, and more: see app.terminal.frame_screens)."""
+    rows, cursor = list(data.text), (data.cursor.row, data.cursor.col)
     while rows and not rows[-1].strip():
         rows = rows[:-1]
     text = "\n".join(row.rstrip() for row in rows)
@@ -69,7 +75,7 @@ def screen_frame(terminal_id: str, rows: list[str], cursor: tuple[int, int], fac
     return FrameInput(
         resource(terminal_id), "observation", "terminal screen",
         f"{where}{title}:\n{text}", _cut(f"{where}: `{last}`"), subject="screen",
-        refs={"raw_offset": facts["raw_size"]}, data={"cwd": cwd} if cwd else {},
+        refs={"raw_offset": facts["raw_size"], **view_refs(options, scrollback, data)}, data={"cwd": cwd} if cwd else {},
     )  # fmt: skip
 
 

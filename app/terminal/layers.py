@@ -104,6 +104,48 @@ class ViewOptions:
         if self.region is not None and self.around_cursor is not None:
             raise BadInput("region and around_cursor exclude each other", field="around_cursor")
 
+    def to_json(self) -> dict[str, Any]:
+        """The layers, then the options that differ from their defaults, as plain JSON (what a frame records of
+        a screen read)."""
+        out: dict[str, Any] = {"layers": list(self.layers)}
+        if self.region is not None:
+            r = self.region
+            out["region"] = [r.left, r.top, r.width, r.height]
+        defaults = ViewOptions()
+        for name in ("around_cursor", "compact", "encoding", "max_tokens", "format"):
+            if getattr(self, name) != getattr(defaults, name):
+                out[name] = getattr(self, name)
+        return out
+
+    @classmethod
+    def from_json(cls, value: Any) -> ViewOptions:
+        """The options `to_json` gave; anything else is a BadInput that says which field is wrong."""
+        if not isinstance(value, dict):
+            raise BadInput("view options are not an object", field="view")
+        layers, region = value.get("layers", list(DEFAULT_LAYERS)), value.get("region")
+        if not isinstance(layers, list) or not all(isinstance(name, str) for name in layers):
+            raise BadInput("layers is not a list of names", field="layers")
+        if region is not None:
+            if not isinstance(region, list) or len(region) != 4 or not all(_is_int(v) for v in region):
+                raise BadInput(f"region {region!r} is not [left, top, width, height]", field="region")
+            region = parse_region(",".join(str(v) for v in region))
+        checks: dict[str, Callable[[Any], bool]] = {
+            "around_cursor": lambda v: v is None or (_is_int(v) and v >= 0),
+            "compact": lambda v: isinstance(v, bool),
+            "encoding": lambda v: v in ("auto", "runs", "cells"),
+            "max_tokens": lambda v: v is None or (_is_int(v) and v >= 1),
+            "format": lambda v: v in ("json", "text"),
+        }
+        given = {name: value[name] for name in checks if name in value}
+        for name, good in checks.items():
+            if name in given and not good(given[name]):
+                raise BadInput(f"{name} {given[name]!r} is not a valid value", field=name)
+        return cls(layers=tuple(layers), region=region, **given)
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
 
 @dataclass(frozen=True, slots=True)
 class ScreenData:

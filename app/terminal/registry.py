@@ -20,9 +20,10 @@ from app.core.errors import BadInput, Conflict, Gone, NotFound
 from app.core.events import EventBus
 from app.core.ids import check_id, new_id
 from app.core.private_files import make_dir
+from app.terminal.frame_screens import Recorded, rebuild
 from app.terminal.holder_link import HolderError, HolderLauncher
-from app.terminal.layers import ViewOptions
 from app.terminal.persistence import TerminalMeta, latest_checkpoint, load_meta
+from app.terminal.screen_model import RENDERS
 from app.terminal.session import SessionLimits, TerminalSession
 from app.terminal.shell_integration import supported as integration_supported
 from app.timeline.recording import NullRecorder, Recorder
@@ -181,20 +182,29 @@ class TerminalRegistry:
         return session
 
     async def observed(self, terminal_id: str, refs: dict[str, Any]) -> dict[str, Any] | None:
-        """What a frame of this terminal showed the agent: the screen rebuilt at the frame's raw offset (None
-        for a frame that read no screen); Gone when the terminal's records are gone."""
-        offset = refs.get("raw_offset")
-        if not isinstance(offset, int):
+        """What a frame of this terminal showed the agent: the screen rebuilt at the frame's raw offset with
+        the view it asked for (app.terminal.frame_screens; None for a frame that read no screen); Gone when
+        the terminal's records are gone."""
+        try:
+            recorded = Recorded.from_refs(refs)
+        except BadInput as exc:
+            raise Gone(f"the record of this frame of terminal {terminal_id} is unreadable: {exc}") from exc
+        if recorded is None:
             return None
         try:
             session = self.get(terminal_id)
         except NotFound:
             raise Gone(f"terminal {terminal_id} is gone (purged): its screens cannot be shown again") from None
         try:
-            screen = await session.screen_at(ViewOptions(), offset)
+            shown = await RENDERS.run(partial(rebuild, session.directory, session.meta, recorded))
         except BadInput as exc:
-            raise Gone(f"the screen of frame at offset {offset} is gone from terminal {terminal_id}: {exc}") from exc
-        return {"kind": "terminal screen", "terminal_id": terminal_id, "raw_offset": offset, "screen": screen}
+            raise Gone(f"the screen of the frame at offset {recorded.offset} of terminal {terminal_id} cannot be "
+                       f"rebuilt: {exc}") from exc  # fmt: skip
+        out = {"kind": "terminal screen", "terminal_id": terminal_id, "raw_offset": recorded.offset,
+               "view": refs.get("view"), "replayed_bytes": shown.replayed, "screen": shown.screen}  # fmt: skip
+        if shown.incomplete is not None:
+            out["incomplete"] = shown.incomplete
+        return out
 
     def exported(self, terminal_id: str, refs: list[dict[str, Any]]) -> list[ArchivePart]:
         """The files that rebuild the screens the refs name (their raw offsets, blocks' ranges): the terminal's
@@ -205,6 +215,7 @@ class TerminalRegistry:
         except NotFound:
             return []
         offsets = [r["raw_offset"] for r in refs if isinstance(r.get("raw_offset"), int)]
+        offsets += [_reach(r) for r in refs if isinstance(r.get("raw_offset"), int)]  # scrollback replays from there
         offsets += [o for r in refs if isinstance(r.get("raw"), dict) for o in r["raw"].values() if isinstance(o, int)]
         if not offsets:
             return []
@@ -234,6 +245,15 @@ class TerminalRegistry:
             del self._sessions[terminal_id]
         self.bus.publish("terminal.deleted", id=terminal_id, purged=purge)
         return session
+
+
+def _reach(refs: dict[str, Any]) -> int:
+    """Where a rebuild of the screen of a frame with these refs may replay from."""
+    try:
+        recorded = Recorded.from_refs(refs)
+    except BadInput:
+        return int(refs["raw_offset"])
+    return recorded.reach if recorded is not None else int(refs["raw_offset"])
 
 
 def _argv(command: str | list[str] | None) -> tuple[list[str], str, bool]:

@@ -33,13 +33,16 @@ class PastScreen:
     """Bytes replayed after the checkpoint (the cost of this answer)."""
 
 
-def screen_at(directory: Path, meta: TerminalMeta, offset: int, scrollback: int) -> PastScreen:
-    """The screen after the first `offset` bytes of output (0 <= offset <= the journal's size)."""
+def screen_at(
+    directory: Path, meta: TerminalMeta, offset: int, scrollback: int, start: int | None = None
+) -> PastScreen:
+    """The screen after the first `offset` bytes of output (0 <= offset <= the journal's size), replayed from
+    the newest checkpoint at or before `start` (default: `offset`; earlier gives more lines of scrollback)."""
     size = raw_size(directory)
     if offset < 0 or offset > size:
         raise BadInput(f"at={offset} is outside the output (0..{size})", field="at")
     entries = read_kind(directory, "r")
-    cp = latest_checkpoint(directory, offset)
+    cp = latest_checkpoint(directory, offset if start is None else min(start, offset))
     if cp is not None:
         engine = create_engine(meta.engine, cp["cols"], cp["rows"], scrollback)
         engine.restore(cp["dump"], cp.get("kept") or {})

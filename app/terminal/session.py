@@ -421,7 +421,7 @@ class TerminalSession:
         facts = {"cols": engine.cols, "rows": engine.rows, "state": extra["state"], "title": self.title,
                  "cwd": self.reported_cwd or self.meta.cwd, "raw_size": extra["raw_offset"]}  # fmt: skip
         data, answer = await self._screen.view(options, scrollback=scrollback, changed_rows=changed, extra=extra)
-        self.recorder.record(screen_frame(self.id, list(data.text), (data.cursor.row, data.cursor.col), facts))
+        self.recorder.record(screen_frame(self.id, data, facts, options, scrollback))
         return answer
 
     async def screen_at(

@@ -3,8 +3,9 @@ stream (so it works from another machine as well as this one).
 
 The person's terminal goes into raw mode and its alternate screen; the screen is drawn at once from the
 stream's hydration, then live, by a local screen engine that follows the stream (app.terminal.engines) and a
-painter that draws it at the PTY's size, clipped or padded to the window (clients.attach.painter): watching
-never resizes the agent's PTY. `--resize` takes the PTY over: it is resized to the window (and follows it),
+painter that draws it at the PTY's size, padded in a larger window, and in a smaller one the part that holds
+the cursor, with a status line that says so (clients.attach.painter, clients.attach.status): watching never
+resizes the agent's PTY. `--resize` takes the PTY over: it is resized to the window (and follows it),
 which the daemon records in the timeline as this client's doing. Keys go to the program (not with
 `--read-only`); the detach key (`C-\\` unless `--detach-key`) leaves, and the program goes on. On leaving,
 for whatever reason (detach, the program's exit, the daemon dropping the connection, a signal), the person's
@@ -30,7 +31,9 @@ import websockets
 
 from app.terminal.engines import create_engine
 from app.terminal.engines.base import ScreenEngine
-from clients.attach.painter import ENTER, LEAVE, paint
+from app.terminal.scanner import SideScanner, TitleChanged
+from clients.attach.painter import ENTER, LEAVE, View, follow, key_name, paint
+from clients.attach.status import status_line
 
 FRAME_S = 1 / 30
 """Repaints are coalesced to at most this often."""
@@ -55,6 +58,11 @@ class Attached:
         self.ws = ws
         self.out = out
         self.engine: ScreenEngine | None = None
+        self.view: View | None = None
+        """The part of the screen painted last (a smaller window follows the cursor from there)."""
+        self.name = ""
+        self.title = ""
+        self._titles = SideScanner()
         self.outcome: tuple[int, str] = (1, "the daemon closed the connection")
         self._paint_due: asyncio.TimerHandle | None = None
         self._done = asyncio.get_running_loop().create_future()
@@ -67,8 +75,25 @@ class Attached:
 
     def repaint(self) -> None:
         self._paint_due = None
-        if self.engine is not None:
-            self._write(paint(self.engine, *self.window()))
+        engine = self.engine
+        if engine is None:
+            return
+        cols, rows = self.window()
+        screen = (engine.cols, engine.rows)
+        self.view = view = follow(screen, (cols, rows), engine.cursor(), self.view)
+        status = ""
+        if view.clipped:
+            key = key_name(self.options.detach_key)
+            status = status_line(self.options.terminal_id, self.name, self.title, screen, view, key, cols)
+        self._write(paint(engine, cols, rows, view, status))
+
+    def _feed(self, data: bytes) -> None:
+        """Output of the program: into the local screen, and its title changes noted."""
+        assert self.engine is not None
+        self.engine.feed(data)
+        for event in self._titles.feed(data):
+            if isinstance(event, TitleChanged):
+                self.title = event.title
 
     def schedule_paint(self) -> None:
         if self._paint_due is None:
@@ -114,14 +139,15 @@ class Attached:
         async for message in self.ws:
             if isinstance(message, bytes):
                 if self.engine is not None:
-                    self.engine.feed(message)
+                    self._feed(message)
                     self.schedule_paint()
                 continue
             event = json.loads(message)
             kind = event.get("type")
             if kind == "hydrate":
                 self.engine = create_engine("avt", event["cols"], event["rows"], 0)
-                self.engine.feed(event["data"].encode())
+                self.name = str(event.get("name") or "")
+                self._feed(event["data"].encode())
                 if self.options.resize:
                     self.take_over()
                 self.repaint()

@@ -9,10 +9,12 @@ import os
 import select
 import sys
 import time
+from collections.abc import Callable
 
 import httpx
 from ptyprocess import PtyProcess
 
+from app.terminal.engines import create_engine
 from tests.conftest import REPO, Daemon
 from tests.support.polling import eventually
 
@@ -118,3 +120,46 @@ def test_the_terminal_is_restored_when_the_daemon_drops_the_connection(daemon: D
     daemon.stop()
     assert screen.exit_status() == 1
     assert LEAVE in screen.seen and b"closed the connection" in screen.seen
+
+
+def _person(seen: bytes, cols: int, rows: int) -> list[str]:
+    """What the person's window shows: what the attach wrote, played on a screen of the window's size."""
+    window = create_engine("avt", cols, rows, 0)
+    window.feed(seen)
+    return window.text_rows()
+
+
+def _showing(screen: Screen, wanted: Callable[[list[str]], bool], what: str, timeout: float = 30) -> list[str]:
+    deadline = time.monotonic() + timeout
+    while not wanted(rows := _person(screen.seen, 80, 24)):
+        assert time.monotonic() < deadline, f"{what} not shown; the window shows:\n" + "\n".join(rows)
+        if select.select([screen.proc.fd], [], [], 0.2)[0]:
+            screen.seen += os.read(screen.proc.fd, 65536)
+    return rows
+
+
+def test_a_smaller_window_follows_the_cursor_and_says_it_is_clipped(daemon: Daemon, api: httpx.Client) -> None:
+    """80x24 on a 120x40 terminal that printed 300,000 lines: the window shows the rows above the prompt, the
+    prompt and what is typed (the part of the screen that holds the cursor, as tmux pans a smaller client), and
+    a status line that says the view is clipped, the terminal's real size and its name, escaped."""
+    tid = api.post("/v1/terminals", json={"command": "bash", "cols": 120, "rows": 40,
+                                          "name": "flood\x1b[2J\x07"}).json()["id"]  # fmt: skip
+    done = api.post(f"/v1/terminals/{tid}/act", json={"input": {"text": "seq 1 300000\r"},
+                                                       "until": {"block_end": True}, "timeout_ms": 300_000}, timeout=330)
+    assert done.json()["ended"] == "block_end", done.text
+    shown = api.get(f"/v1/terminals/{tid}/screen").json()
+    prompt = shown["text"][shown["cursor"]["top"]].strip()
+    assert shown["cursor"]["top"] >= 24 and prompt, "the prompt is below the rows a window of 24 shows from the top"
+
+    screen = Screen(_attach(daemon, tid, cols=80, rows=24))
+    rows = _showing(screen, lambda rows: any(prompt in row for row in rows[:23]), "the prompt")
+    assert "300000" in rows, "the last lines of output are above it"
+    status = rows[23]
+    assert "clipped" in status and "120x40" in status and "\\x1b[2J\\x07" in status, status
+    screen.proc.write(b"echo typed-$((6*7))")
+    rows = _showing(screen, lambda rows: any(row.endswith("echo typed-$((6*7))") for row in rows[:23]), "the typed text")
+    screen.proc.write(b"\r")
+    _showing(screen, lambda rows: "typed-42" in rows, "the output of the typed command")
+    screen.proc.write(b"\x1c")
+    assert screen.exit_status() == 0
+    assert api.get(f"/v1/terminals/{tid}").json()["cols"] == 120, "watching never resizes"

@@ -286,13 +286,13 @@ def test_replay_view_scrubs_to_what_the_agent_saw_and_the_recording_seeks(browse
     page.goto(f"{daemon.url}/#/replay")
     scrubber = page.get_by_label("Frame", exact=True)
     expect(scrubber).to_have_attribute("max", str(len(frames) - 1))
-    terminal = page.locator(f'[data-resource="terminal:{tid}"]')
-    expect(terminal.locator(".xterm-rows")).to_contain_text("second-seen")  # the last frame first
+    terminal = page.get_by_label(f"Screen of terminal:{tid}")
+    expect(terminal).to_contain_text("second-seen")  # the last frame first
     expect(page.locator(f'[data-resource="page:{page_id}"] pre')).to_contain_text('button "Buy now"')
     scrubber.fill(str(first))
     expect(page.locator(".replay-frame")).to_have_attribute("data-seq", str(frames[first]["seq"]))
-    expect(terminal.locator(".xterm-rows")).to_contain_text("first-seen")
-    expect(terminal.locator(".xterm-rows")).not_to_contain_text("second-seen")
+    expect(terminal).to_contain_text("first-seen")
+    expect(terminal).not_to_contain_text("second-seen")
     expect(page.locator(f'[data-resource="page:{page_id}"]')).to_have_count(0)  # not opened yet at that moment
     shot(page, "replay")
 
@@ -302,4 +302,79 @@ def test_replay_view_scrubs_to_what_the_agent_saw_and_the_recording_seeks(browse
     expect(recording.locator(".xterm-rows")).to_contain_text("second-seen")
     page.get_by_label("Recording time").fill("0")
     expect(recording.locator(".xterm-rows")).not_to_contain_text("first-seen")
+    assert errors == []
+
+
+def _cells(value: str | list[list[Any]] | None, width: int, default: str) -> list[str]:
+    """A row of a cell layer (a string of symbols, or [start, end, symbol] runs) as one symbol per cell."""
+    out = [default] * width
+    if isinstance(value, str):
+        out[: len(value)] = list(value)
+    for start, end, symbol in value if isinstance(value, list) else []:
+        out[start:end] = [symbol] * (end - start)
+    return out
+
+
+CELL_COLOURS = """([row, col]) => {
+    const line = document.querySelector(`[aria-label^="Screen of"] [data-row="${row}"]`);
+    let at = 0;
+    for (const span of line.children) {
+        at += [...span.textContent].length;
+        if (at > col) {
+            const style = getComputedStyle(span), box = span.getBoundingClientRect();
+            const screen = line.closest("pre").getBoundingClientRect();
+            return {fg: style.color, bg: style.backgroundColor, right: box.right, screenRight: screen.right};
+        }
+    }
+    return null;
+}"""
+
+
+def _rgb(colour: str) -> str:
+    return f"rgb({int(colour[1:3], 16)}, {int(colour[3:5], 16)}, {int(colour[5:7], 16)})"
+
+
+@pytest.mark.parametrize("width", [1280, 640])
+def test_replay_draws_a_100_column_htop_frame_whole_with_its_colours(
+    browser: Browser, daemon: Daemon, width: int
+) -> None:
+    """The act answer of htop on a 100-column terminal, with its colour layers, is drawn in the Replay view with
+    every column in sight (the font scaled to the card) and each cell in the colours the answer gave; a page's
+    screenshot frame is drawn as its image."""
+    layers = "text,cursor,fgColors,bgColors,styles"
+    with daemon.client() as api:
+        tid = api.post("/v1/terminals", json={"command": ["htop"], "cols": 100, "rows": 30}).json()["id"]
+        answer = api.post(f"/v1/terminals/{tid}/act", json={
+            "until": {"regex": "F10Quit", "on": "screen"}, "timeout_ms": 20000, "screen": {"layers": layers},
+        }).json()  # fmt: skip
+        page_id = api.post("/v1/pages", json={"url": "data:text/html,<h1>Shot</h1>"}).json()["id"]
+        assert api.post(f"/v1/pages/{page_id}/screenshot").status_code == 200
+    assert answer["ended"] == "screen", answer
+    screen = answer["screen"]
+    full = [row for row, text in enumerate(screen["text"]) if len(text) == 100]
+    assert full, "a row of htop reaches the last column"
+    palette = screen["colorPalette"]
+    fg = [_cells(screen["fgColors"][r] if r < len(screen["fgColors"]) else "", 100, "0") for r in range(30)]
+    bg = [_cells(screen["bgColors"][r] if r < len(screen["bgColors"]) else "", 100, "0") for r in range(30)]
+    coloured_bg = next((r, c) for r in range(30) for c in range(100) if palette[bg[r][c]] not in (None, "default-bg"))
+    coloured_fg = next((r, c) for r in range(30) for c in range(100) if palette[fg[r][c]] not in (None, "default-fg"))
+
+    page, errors = open_ui(browser, daemon, width=width, height=900)
+    page.goto(f"{daemon.url}/#/replay")
+    drawn = page.get_by_label(f"Screen of terminal:{tid}")
+    expect(drawn.locator(f'[data-row="{full[0]}"]')).to_have_text(screen["text"][full[0]])
+    for row, col in (coloured_bg, coloured_fg, (full[0], 99)):
+        cell = page.evaluate(CELL_COLOURS, [row, col])
+        assert cell is not None, (row, col)
+        want_fg, want_bg = palette[fg[row][col]], palette[bg[row][col]]
+        if want_fg not in (None, "default-fg", "default-bg"):
+            assert cell["fg"] == _rgb(want_fg), (row, col, cell)
+        if want_bg not in (None, "default-fg", "default-bg"):
+            assert cell["bg"] == _rgb(want_bg), (row, col, cell)
+        assert cell["right"] <= cell["screenRight"], f"column {col} of row {row} is in sight: {cell}"
+    assert page.evaluate("(el) => el.scrollWidth <= el.clientWidth", drawn.element_handle()), "nothing is cut"
+    image = page.locator(f'[data-resource="page:{page_id}"] img')
+    expect(image).to_be_visible()
+    assert page.evaluate("(img) => img.naturalWidth", image.element_handle()) > 0
+    shot(page, f"replay-htop-{width}")
     assert errors == []

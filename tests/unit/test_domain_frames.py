@@ -2,11 +2,17 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
+
+import pytest
 
 from app.browser.action_kinds import Click, Type
 from app.browser.frames import action_frame, snapshot_frame
 from app.device.frames import device_frame, failed_action_frame
+from app.core.errors import BadInput
 from app.terminal.blocks import Block
+from app.terminal.engines.base import Cursor
+from app.terminal.frame_screens import Recorded
 from app.terminal.frames import (
     block_frame,
     exit_frame,
@@ -16,6 +22,7 @@ from app.terminal.frames import (
     visible,
 )
 from app.terminal.input_steps import InputStep
+from app.terminal.layers import Region, ScreenData, ViewOptions
 
 
 def test_input_is_shown_as_typed_and_hidden_input_is_not_recorded() -> None:
@@ -27,11 +34,42 @@ def test_input_is_shown_as_typed_and_hidden_input_is_not_recorded() -> None:
     assert visible("a\x1b[A\x03\t") == "a␛[A^C⇥"
 
 
+def _screen(text: list[str], cursor: tuple[int, int], **data: Any) -> ScreenData:
+    return ScreenData(cols=80, rows=len(text), cursor=Cursor(col=cursor[1], row=cursor[0]), text=text,
+                      row_cells=lambda row: [], **data)  # fmt: skip
+
+
 def test_screen_frame_drops_blank_rows_and_names_the_cursor_line() -> None:
     describe = {"cols": 80, "rows": 5, "state": "idle", "cwd": "/src", "title": "", "raw_size": 42}
-    frame = screen_frame("t1", ["$ make", "ok", "$ ", "", ""], (2, 2), describe)
+    frame = screen_frame("t1", _screen(["$ make", "ok", "$ ", "", ""], (2, 2)), describe, ViewOptions(), 0)
     assert frame.full == "screen 80x5, idle, cursor row 2 col 2:\n$ make\nok\n$"
-    assert frame.line.endswith("`$`") and frame.subject == "screen" and frame.refs == {"raw_offset": 42}
+    assert frame.line.endswith("`$`") and frame.subject == "screen"
+    assert frame.refs == {"raw_offset": 42, "view": {"layers": ["text", "cursor"]}, "answer": {}}
+
+
+def test_screen_frame_keeps_what_rebuilds_the_answer() -> None:
+    """The view asked for, and what a replay cannot know: the state and delta cursor of the answer, the rows a
+    changed_since read returned, how many scrollback lines the screen gave."""
+    describe = {"cols": 80, "rows": 3, "state": "running", "title": "", "raw_size": 7}
+    data = _screen(["a", "b", "c"], (0, 1), scrollback=["old 1", "old 2"], changed_rows={2, 0},
+                   extra={"state": "running", "raw_offset": 7, "delta_cursor": 120})  # fmt: skip
+    options = ViewOptions(layers=("text", "fgColors"), region=Region(1, 0, 10, 2), max_tokens=300, format="text")
+    frame = screen_frame("t1", data, describe, options, 50)
+    assert frame.refs == {
+        "raw_offset": 7,
+        "view": {"layers": ["text", "fgColors"], "region": [1, 0, 10, 2], "max_tokens": 300, "format": "text",
+                 "scrollback": 50},
+        "answer": {"state": "running", "delta_cursor": 120, "scrollback_lines": 2, "changed_rows": [0, 2]},
+    }  # fmt: skip
+    recorded = Recorded.from_refs(frame.refs)
+    assert recorded is not None and recorded.options == options and recorded.lines == 2
+    assert recorded.changed_rows == {0, 2} and recorded.note is None
+    assert recorded.extra == {"state": "running", "raw_offset": 7, "delta_cursor": 120}
+    old = Recorded.from_refs({"raw_offset": 7})
+    assert old is not None and old.options == ViewOptions() and old.note is not None, "an old frame says so"
+    assert Recorded.from_refs({"block": 3}) is None
+    with pytest.raises(BadInput):
+        Recorded.from_refs({"raw_offset": 7, "view": {"layers": ["text"]}, "answer": {"changed_rows": "all"}})
 
 
 def test_a_failed_command_is_pinned_with_its_last_lines() -> None:

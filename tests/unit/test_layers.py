@@ -329,3 +329,22 @@ def test_any_screen_and_options_render_within_their_budget(
             if isinstance(row, list):  # runs: [start, end, symbol], in order, inside the row
                 starts = [run[0] for run in row if isinstance(run, list)]
                 assert starts == sorted(starts) and all(0 <= s < 12 for s in starts)
+
+
+def test_view_options_round_trip_through_json_and_refuse_what_is_not_theirs() -> None:
+    """A frame records the options of a screen read as JSON (`to_json`: the defaults left out) and shows the
+    screen again with `from_json` of it."""
+    assert ViewOptions().to_json() == {"layers": ["text", "cursor"]}
+    for options in (
+        ViewOptions(),
+        ViewOptions(layers=("text", "fgColors", "bgColors", "styles"), region=Region(3, 1, 40, 10), compact=True,
+                    encoding="cells", max_tokens=400, format="text"),  # fmt: skip
+        ViewOptions(layers=("bold",), around_cursor=0),
+    ):
+        assert ViewOptions.from_json(orjson.loads(orjson.dumps(options.to_json()))) == options
+    for bad in ([], {"layers": "text"}, {"layers": ["colour"]}, {"layers": []}, {"region": [1, 2, 3]},
+                {"region": [0, 0, 0, 1]}, {"around_cursor": -1}, {"around_cursor": True}, {"compact": 1},
+                {"encoding": "rle"}, {"max_tokens": 0}, {"format": "html"},
+                {"region": [0, 0, 5, 5], "around_cursor": 2}):  # fmt: skip
+        with pytest.raises(BadInput):
+            ViewOptions.from_json(bad)

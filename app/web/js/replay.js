@@ -1,11 +1,12 @@
 // Replay: an agent's run frame by frame. A scrubber over the frames (filtered by agent and resource); at each
 // position every resource touched so far is drawn as the agent last saw it then (GET /v1/timeline/frames/{seq}:
-// terminals in xterm.js from the screen rebuilt at that offset, pages as their snapshot text or screenshot,
+// terminals as the screen the read answered, rebuilt at that offset with the layers, region and budget it asked
+// for, every column scaled to the card's width, with its colours; pages as their snapshot text or screenshot;
 // devices as their screenshot with the elements marked), and the frame at the position is highlighted.
 // Play steps through at the recorded pace, or faster.
-import { Terminal } from "/ui/vendor/xterm.mjs";
 import { api, objectUrl } from "./api.js";
 import { el, notice, time } from "./dom.js";
+import { drawLayered, fitScreens } from "./layered.js";
 
 const MAX_FRAMES = 1000;
 const MAX_PAUSE_MS = 3000; // a long idle gap in the run is shortened to this when playing
@@ -17,7 +18,7 @@ function query(params) {
 }
 
 export function showReplay(main) {
-  const state = { frames: [], shown: new Map(), timer: null, closed: false, drawn: 0, terms: [] };
+  const state = { frames: [], shown: new Map(), timer: null, closed: false, drawn: 0 };
   const filters = el("form", { class: "toolbar", "aria-label": "Replay filters" },
     el("label", { for: "rp-agent" }, "Agent"),
     el("input", { id: "rp-agent", name: "agent", placeholder: "all agents" }),
@@ -82,35 +83,26 @@ export function showReplay(main) {
       if (ticket !== state.drawn || state.closed) return; // the scrubber moved on meanwhile
       drawn.push(await card(resource, f, shown, resource === frame.resource));
     }
-    for (const term of state.terms.splice(0)) term.dispose();
-    resources.replaceChildren(...drawn.map((d) => d.box));
-    for (const d of drawn) d.mount?.(); // xterm.js measures its element: it must be in the page first
+    resources.replaceChildren(...drawn);
+    fitScreens(resources); // a screen is measured in the page
   }
 
   async function card(resource, frame, shown, touched) {
     const box = el("section", { class: `replay-card${touched ? " touched" : ""}`, "data-resource": resource },
       el("h3", {}, `${resource} · as of frame #${frame.seq}`));
-    if (!shown) return { box };
+    if (!shown) return box;
     if (shown.kind === "gone") {
       box.append(el("p", { class: "error" }, shown.message));
     } else if (shown.kind === "terminal screen") {
-      const host = el("div", { class: "xterm-host replay-term", "aria-label": `Screen of ${resource}` });
-      box.append(host);
-      const screen = shown.screen;
-      const mount = () => {
-        const term = new Terminal({ cols: screen.terminal.width, rows: screen.terminal.height, disableStdin: true,
-          fontFamily: 'ui-monospace, "DejaVu Sans Mono", Menlo, monospace', fontSize: 13 });
-        state.terms.push(term);
-        term.open(host);
-        term.write(screen.text.join("\r\n"));
-      };
-      return { box, mount };
+      box.classList.add("wide");
+      if (shown.incomplete) box.append(el("p", { class: "banner" }, shown.incomplete));
+      box.append(drawLayered(shown.screen, `Screen of ${resource}`));
     } else if (shown.kind === "page snapshot") {
       box.append(el("pre", { class: "snapshot", "aria-label": `Snapshot of ${resource}` }, shown.text));
     } else {
       box.append(await image(shown));
     }
-    return { box };
+    return box;
   }
 
   async function image(shown) {
@@ -166,10 +158,16 @@ export function showReplay(main) {
     event.preventDefault();
     load();
   });
+  let width = 0;
+  const resized = new ResizeObserver(() => { // a new width only: fitting changes the height
+    if (resources.clientWidth !== width) fitScreens(resources);
+    width = resources.clientWidth;
+  });
+  resized.observe(resources);
   load();
   return () => {
     state.closed = true;
     stop();
-    for (const term of state.terms.splice(0)) term.dispose();
+    resized.disconnect();
   };
 }
