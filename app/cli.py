@@ -16,6 +16,7 @@ from pathlib import Path
 
 from app.config import Settings
 from app.core.auth_token import WeakToken, load_or_create_token, token_path
+from app.core.printable import printable
 from app.core.private_files import check_data_dir, read_bytes
 from app.core.storage import atomic_write_bytes
 
@@ -185,7 +186,7 @@ def attach(args: argparse.Namespace) -> int:
         return 2
     options = AttachOptions(url, str(token), args.id, read_only=args.read_only, resize=args.resize, detach_key=key)
     code, why = asyncio.run(attach_to(options))
-    print(f"lookout attach: {why}", file=sys.stderr)
+    print(printable(f"lookout attach: {why}"), file=sys.stderr)
     return code
 
 
@@ -196,7 +197,8 @@ def ls(args: argparse.Namespace) -> int:
     for t in rows:
         created = time.strftime("%Y-%m-%d %H:%M", time.localtime(t.created_at))
         note = f"  ({t.note})" if t.note else ""
-        print(f"{t.id}: {t.name} [{t.cols}x{t.rows}] {t.status} pid {t.pid} since {created}: {t.command}{note}")
+        line = f"{t.id}: {t.name} [{t.cols}x{t.rows}] {t.status} pid {t.pid} since {created}: {t.command}{note}"
+        print(printable(line))
     if not rows:
         print("no terminals", file=sys.stderr)
     return 0
@@ -215,9 +217,9 @@ def kill(args: argparse.Namespace) -> int:
     for terminal_id in ids:
         try:
             code = holders.kill(data_dir, terminal_id)
-            print(f"{terminal_id}: ended" + (f" (exit {code})" if code is not None else ""))
+            print(printable(f"{terminal_id}: ended" + (f" (exit {code})" if code is not None else "")))
         except (OSError, ProtocolError) as exc:
-            print(f"{terminal_id}: {exc}", file=sys.stderr)
+            print(printable(f"{terminal_id}: {exc}"), file=sys.stderr)
             failed += 1
     return 1 if failed else 0
 

@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
+from app.core.printable import has_controls, printable
 from app.schemas.common import MAX_JSON_INT, Strict
 
 MAX_TIMEOUT_MS = 300_000
@@ -32,6 +33,14 @@ class CreateTerminal(Strict):
     rows: int = Field(40, ge=2, le=MAX_ROWS)
     name: str | None = Field(None, max_length=200)
     shell_integration: bool = Field(True, description="command blocks from hooks in bash or zsh")
+
+    @field_validator("name")
+    @classmethod
+    def _no_controls(cls, value: str | None) -> str | None:
+        """A name is shown to people (`lookout ls`, the UI): control characters are refused, not stored."""
+        if value is not None and has_controls(value):
+            raise ValueError(f"a terminal name may not hold control characters: {printable(value)!s}")
+        return value
 
 
 class InputStep(Strict):
