@@ -84,7 +84,7 @@ def _run(settings: Settings) -> int:
     import uvicorn
 
     from app.api.header_timeout import header_deadline_protocol
-    from app.core.log_redaction import redact_all_handlers
+    from app.core.redaction import redact_all_handlers
     from app.server import create_app
 
     if not is_loopback(settings.host) and not settings.token:
@@ -110,7 +110,7 @@ def _run(settings: Settings) -> int:
         app, host=settings.host, port=settings.port, access_log=False, log_level="info",
         ws_per_message_deflate=settings.ws_compression, http=header_deadline_protocol(settings.header_timeout_s),
     ))  # fmt: skip
-    redact_all_handlers([app.state.token])  # after uvicorn set up its log
+    redact_all_handlers(app.state.scrubber)  # after uvicorn set up its log
     reexec = []
 
     def reexec_later(_sig: int, _frame: object) -> None:  # SIGHUP: end as on SIGTERM, then run again

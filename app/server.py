@@ -24,6 +24,7 @@ from app.core.auth_token import load_or_create_token
 from app.core.events import EventBus
 from app.core.gc_tuning import freeze_long_lived
 from app.core.private_files import check_data_dir
+from app.core.redaction import Scrubber, url_secrets
 from app.core.registry import Registry
 from app.device.adb import Adb
 from app.device.registry import DeviceRegistry
@@ -95,7 +96,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.events = bus
     app.state.timeline = history
     app.state.token = token
-    install_error_handlers(app)
+    app.state.scrubber = scrubber(settings, token)
+    install_error_handlers(app, app.state.scrubber)
     app.include_router(health.router)
     for api in (terminals, streams, devices, pages, profiles, timeline):
         app.include_router(api.router, responses=ERROR_RESPONSES)
@@ -108,6 +110,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(Guard, token=token, max_body=settings.max_request_bytes, allowed_hosts=settings.allowed_hosts,
                        body_timeout_s=settings.body_timeout_s)  # fmt: skip
     return app
+
+
+def scrubber(settings: Settings, token: str) -> Scrubber:
+    """What keeps this daemon's secrets out of its answers and its log (app.core.redaction)."""
+    addresses = (settings.browser_cdp_url, settings.browser_ws_endpoint, settings.summarizer_url)
+    return Scrubber([token, settings.summarizer_key, *(s for url in addresses for s in url_secrets(url))])
 
 
 def remote_browser(settings: Settings) -> Remote | None:
