@@ -56,28 +56,19 @@ def serve(args: argparse.Namespace) -> int:
 
 
 def replay(args: argparse.Namespace) -> int:
-    """Serve a replay archive read-only, from a private temporary copy that is removed at exit."""
-    import secrets
-    import shutil
-    import tempfile
+    """Serve a replay archive read-only, from a private copy unpacked within bounds (app.replay)."""
+    from app import replay as replaying
 
-    from app.core.archive import open_archive
-    from app.core.errors import BadInput
+    return replaying.serve(args.file, args.port, args.token, args.max_bytes, _run)
 
-    folder = Path(tempfile.mkdtemp(prefix="lookout-replay-"))
+
+def _byte_count(text: str) -> int:
+    from app.replay import parse_bytes
+
     try:
-        try:
-            open_archive(args.file, folder / "data")
-        except BadInput as exc:
-            print(f"lookout replay: refused: {exc}", file=sys.stderr)
-            return 2
-        token = args.token or secrets.token_urlsafe(24)
-        settings = Settings(host="127.0.0.1", port=args.port, data_dir=folder / "data", token=token, read_only=True)
-        print(f"lookout replay: {args.file}, read-only, at http://127.0.0.1:{args.port}/ (token: {token})",
-              file=sys.stderr, flush=True)  # fmt: skip
-        return _run(settings)
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+        return parse_bytes(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _run(settings: Settings) -> int:
@@ -258,6 +249,8 @@ def main(argv: list[str] | None = None) -> None:
     p_replay.add_argument("file", type=Path)
     p_replay.add_argument("--port", type=int, default=8766, help="port on 127.0.0.1 (default 8766)")
     p_replay.add_argument("--token", help="its API token (default: a new one, printed)")
+    p_replay.add_argument("--max-bytes", type=_byte_count, default="1G",
+                          help="refuse an archive that unpacks to more (default 1G; the copy goes to TMPDIR)")  # fmt: skip
     p_replay.set_defaults(func=replay)
     p_ls = sub.add_parser("ls", help="list the terminals (and whether their programs run)")
     p_ls.add_argument("--data-dir", type=Path)

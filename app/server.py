@@ -32,6 +32,7 @@ from app.terminal.manager import TerminalManager
 from app.terminal.session import SessionLimits
 from app.timeline.compression import Compressor
 from app.timeline.llm_summarizer import ChatSummarizer
+from app.timeline.recording import NullRecorder, Recorder
 from app.timeline.timeline import Timeline
 
 
@@ -54,21 +55,22 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         else None
     )
     compressor = Compressor(history, summarizer, settings.compress_protect, settings.compress_threshold)
-    manager = TerminalManager(
-        settings.data_dir / "terminals", settings.screen_engine, limits, settings.max_sessions, bus, history
-    )
+    recorder: Recorder = NullRecorder() if settings.read_only else history  # a read-only lookout records nothing
+    manager = TerminalManager(settings.data_dir / "terminals", settings.screen_engine, limits, settings.max_sessions,
+                              bus, recorder, read_only=settings.read_only)  # fmt: skip
 
     adb = Adb(settings.adb_host, settings.adb_port, settings.device_timeout_s)
-    device_registry = DeviceRegistry(settings.data_dir / "devices", adb, settings.device_max_dimension, bus, history)
+    device_registry = DeviceRegistry(settings.data_dir / "devices", adb, settings.device_max_dimension, bus, recorder)
     host = BrowserHost(settings.browser_executable, remote_browser(settings))
     uploads = settings.upload_dir or settings.data_dir / "uploads"
-    page_registry = PageRegistry(settings.data_dir / "pages", host, bus, uploads, history,
+    page_registry = PageRegistry(settings.data_dir / "pages", host, bus, uploads, recorder,
                                  idle_s=settings.page_idle_s, max_pages=settings.max_pages)  # fmt: skip
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         await manager.start()
-        compressor.start()
+        if not settings.read_only:  # summaries are records too
+            compressor.start()
         freeze_long_lived()
         try:
             yield

@@ -48,8 +48,9 @@ def atomic_write_json(path: Path, obj: Any) -> None:
     atomic_write_bytes(path, dumps(obj))
 
 
-def read_json(path: Path) -> Any:
-    return orjson.loads(read_bytes(path))
+def read_json(path: Path, limit: int | None = None) -> Any:
+    """The JSON document in `path`; ValueError when it is not JSON or is larger than `limit` bytes."""
+    return orjson.loads(read_bytes(path, limit))
 
 
 def append_jsonl(path: Path, obj: Any) -> int:
@@ -90,13 +91,43 @@ def cut_torn_tail(path: Path) -> int:
         return 0
 
 
-def iter_jsonl(path: Path) -> Iterator[Any]:
-    """Every complete, parseable line of a JSON-lines file; a torn or corrupt line is skipped."""
+MAX_LINE_BYTES = 64 << 20
+"""A line longer than this is not kept in memory by `iter_lines` (records are far shorter: a frame with a
+whole 1000x500 screen at three levels is a few MB)."""
+_CHUNK = 1 << 20
+
+
+def iter_lines(path: Path, start: int = 0, max_line: int = MAX_LINE_BYTES) -> Iterator[tuple[int, int, bytes]]:
+    """(start, end, line) of every line of the file from offset `start` on, read in chunks so that memory
+    holds a chunk and a line, never the file: `end` is the offset after the line's newline (or the end of a
+    last line that has none), `line` its bytes without the newline, or b"" for a line longer than
+    `max_line`."""
     try:
-        data = read_bytes(path)
+        fd = open_file(path, os.O_RDONLY)
     except FileNotFoundError:
         return
-    for line in data.split(b"\n"):
+    with os.fdopen(fd, "rb") as f:
+        f.seek(start)
+        pending: list[bytes] = []
+        line_start, pending_len = start, 0
+        while chunk := f.read(_CHUNK):
+            pieces = chunk.split(b"\n")
+            for piece in pieces[:-1]:  # each ends a line
+                length = pending_len + len(piece)
+                line = b"" if length > max_line else b"".join((*pending, piece)) if pending else piece
+                end = line_start + length + 1
+                yield line_start, end, line
+                line_start, pending, pending_len = end, [], 0
+            pending_len += len(pieces[-1])
+            pending = [*pending, pieces[-1]] if pending_len <= max_line else []
+        if pending_len:
+            yield line_start, line_start + pending_len, b"".join(pending) if pending_len <= max_line else b""
+
+
+def iter_jsonl(path: Path) -> Iterator[Any]:
+    """Every complete, parseable line of a JSON-lines file; a torn, corrupt or overlong line is skipped.
+    Memory holds one line at a time."""
+    for _, _, line in iter_lines(path):
         if not line:
             continue
         try:

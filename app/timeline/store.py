@@ -18,7 +18,7 @@ from typing import Any
 import orjson
 
 from app.core.private_files import make_dir, open_file
-from app.core.storage import append_jsonl, atomic_write_json, dumps, read_json
+from app.core.storage import append_jsonl, atomic_write_json, dumps, iter_lines, read_json
 from app.timeline.frames import FrameMeta
 
 BLOCK = 100
@@ -126,22 +126,22 @@ class FrameStore:
         self._size = self._scan_from(offset)
 
     def _scan_from(self, offset: int) -> int:
-        """Index the frames from `offset` on; a torn or corrupt line ends the file (it is cut off, so the
-        next append starts on a clean line). Returns the file's size."""
+        """Index the frames from `offset` on, reading the file a line at a time; a torn, corrupt or overlong
+        line ends the file (it is cut off, so the next append starts on a clean line). Returns the file's
+        size."""
         try:
-            with open(open_file(self.path, os.O_RDONLY), "rb") as f:
-                f.seek(offset)
-                data = f.read()
+            size = os.lstat(self.path).st_size
         except FileNotFoundError:
             return 0
         position = offset
-        for line in data.split(b"\n")[:-1] if data.endswith(b"\n") else data.split(b"\n"):
-            end = position + len(line) + 1
+        for start, end, line in iter_lines(self.path, offset):
             try:
+                if end - start != len(line) + 1:
+                    raise ValueError("torn (no newline) or too long")
                 frame = orjson.loads(line)
                 if frame["seq"] != self.last_seq + 1:
                     raise ValueError("out of sequence")
-                meta = FrameMeta.of(frame, position, len(line) + 1)
+                meta = FrameMeta.of(frame, start, end - start)
             except (ValueError, KeyError, TypeError):
                 break
             self._index(meta)
@@ -149,7 +149,7 @@ class FrameStore:
                 self._size = end
                 self._checkpoint(block_of(meta.seq))
             position = end
-        if position < offset + len(data):
+        if position < size:
             fd = open_file(self.path, os.O_WRONLY)
             try:
                 os.ftruncate(fd, position)

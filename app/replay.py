@@ -1,0 +1,95 @@
+"""`lookout replay FILE`: a replay archive (GET /v1/timeline/export) served read-only from a private copy.
+
+The archive is not trusted. It is unpacked within bounds (app.core.archive: at most `max_bytes`, refused with
+the reason before anything is written; every terminal's files checked by app.terminal.archived) into a
+private temporary directory (under TMPDIR), which is removed however the process ends: at a normal end, an
+exception, SIGINT or SIGTERM by this process itself, and otherwise (SIGKILL, an abort, SIGHUP's re-execution)
+by a small reaper process that waits for this one to be gone. The lookout that serves it is read-only: it
+refuses every change and records nothing, reading included.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from types import FrameType
+
+from app.config import Settings
+from app.core.archive import open_archive
+from app.core.errors import BadInput, TooLarge
+from app.core.printable import printable
+from app.terminal.archived import TERMINALS, check_range, check_terminal
+
+_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+_REAPER = "import shutil, sys; sys.stdin.buffer.read(); shutil.rmtree(sys.argv[1], ignore_errors=True)"
+"""Blocks until its stdin (a pipe whose only writer is the replaying process, closed on exec) reaches its end,
+that is until that process is gone, then removes the copy."""
+
+
+def parse_bytes(text: str) -> int:
+    """A byte count as a person writes it: `1073741824`, `512M`, `4G` (powers of 1024)."""
+    match = re.fullmatch(r"\s*(\d+)\s*([KMGT]?)i?B?\s*", text, re.IGNORECASE)
+    if match is None:
+        raise ValueError(f"{text!r} is not a size such as 512M or 4G")
+    return int(match.group(1)) * _UNITS[match.group(2).upper()]
+
+
+def serve(archive: Path, port: int, token: str | None, max_bytes: int, run: Callable[[Settings], int]) -> int:
+    """Unpack `archive` and serve it read-only with `run` (the daemon's own runner) on 127.0.0.1:`port`;
+    returns the exit status (2 when the archive is refused, with the reason on stderr)."""
+    with private_copy() as folder:
+        data = folder / "data"
+        try:
+            unpack(archive, data, max_bytes)
+        except TooLarge as exc:
+            print(printable(f"lookout replay: refused (too large, 413): {exc}"), file=sys.stderr)
+            return 2
+        except BadInput as exc:
+            print(printable(f"lookout replay: refused: {exc}"), file=sys.stderr)
+            return 2
+        token = token or secrets.token_urlsafe(24)
+        settings = Settings(host="127.0.0.1", port=port, data_dir=data, token=token, read_only=True)
+        print(printable(f"lookout replay: {archive}, read-only, at http://127.0.0.1:{port}/ (token: {token})"),
+              file=sys.stderr, flush=True)  # fmt: skip
+        return run(settings)
+
+
+def unpack(archive: Path, data: Path, max_bytes: int) -> None:
+    """The archive as the data dir `data`; TooLarge or BadInput with the reason when it cannot be trusted."""
+    open_archive(archive, data, max_bytes, check_range)
+    terminals = data / TERMINALS
+    for directory in sorted(terminals.iterdir()) if terminals.is_dir() else []:
+        check_terminal(directory)
+
+
+@contextmanager
+def private_copy() -> Iterator[Path]:
+    """A new private directory, removed when the block ends, on SIGTERM (which ends the block) and, by the
+    reaper, however this process ends."""
+    folder = Path(tempfile.mkdtemp(prefix="lookout-replay-"))
+    reader, writer = os.pipe()  # the writer is not inherited (and closed on exec): its end is this process's
+    subprocess.Popen([sys.executable, "-I", "-c", _REAPER, str(folder)], stdin=reader, stdout=subprocess.DEVNULL,
+                     stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+    os.close(reader)
+    previous = signal.signal(signal.SIGTERM, _exit_on_signal)
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+        signal.signal(signal.SIGTERM, previous)
+        os.close(writer)
+
+
+def _exit_on_signal(signum: int, _frame: FrameType | None) -> None:
+    """SIGTERM ends the process as an exception does, so that cleanup runs (uvicorn, which handles it while
+    it serves, raises it again once it has stopped)."""
+    raise SystemExit(128 + signum)
