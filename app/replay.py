@@ -20,6 +20,7 @@ import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from fnmatch import fnmatch
 from pathlib import Path
 from types import FrameType
 
@@ -29,6 +30,10 @@ from app.core.errors import BadInput, TooLarge
 from app.core.printable import printable
 from app.terminal.archived import TERMINALS, check_range, check_terminal
 
+MAX_FILE_BYTES = 64 << 20
+"""The most a file of an archive may hold, but those read a line or a chunk at a time (STREAMED): a file read
+whole (a record, a screenshot, a UI dump) must fit in memory with room to spare."""
+STREAMED = ("timeline/frames.jsonl", f"{TERMINALS}/*/output.raw", f"{TERMINALS}/*/output.idx")
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 _REAPER = "import shutil, sys; sys.stdin.buffer.read(); shutil.rmtree(sys.argv[1], ignore_errors=True)"
 """Blocks until its stdin (a pipe whose only writer is the replaying process, closed on exec) reaches its end,
@@ -65,10 +70,15 @@ def serve(archive: Path, port: int, token: str | None, max_bytes: int, run: Call
 
 def unpack(archive: Path, data: Path, max_bytes: int) -> None:
     """The archive as the data dir `data`; TooLarge or BadInput with the reason when it cannot be trusted."""
-    open_archive(archive, data, max_bytes, check_range)
+    open_archive(archive, data, max_bytes, file_limit, check_range)
     terminals = data / TERMINALS
     for directory in sorted(terminals.iterdir()) if terminals.is_dir() else []:
         check_terminal(directory)
+
+
+def file_limit(name: str) -> int:
+    """(app.core.archive.FileLimit) MAX_FILE_BYTES, but for the files read a piece at a time."""
+    return sys.maxsize if any(fnmatch(name, pattern) for pattern in STREAMED) else MAX_FILE_BYTES
 
 
 @contextmanager

@@ -7,8 +7,9 @@ at, in `<name>.range`, and put back at that offset), or bytes.
 Opening trusts nothing in the archive (as the `data` extraction filter of Python's tarfile, and stricter: a
 replay archive only ever holds plain files). It reads every member's header first and writes nothing until
 all are known good; it refuses:
-- more than `max_bytes` unpacked, more than MAX_MEMBERS members, or more than the free space where it
-  unpacks (TooLarge, 413), counting what each header claims, before any of it is decompressed;
+- more than `max_bytes` unpacked, a file larger than `file_limit(name)`, more than MAX_MEMBERS members, or
+  more than the free space where it unpacks (TooLarge, 413), counting what each header claims, before any
+  of it is decompressed;
 - an archive that is truncated, damaged or not one; a member that is not a plain file or directory (links,
   devices, FIFOs); a name that is absolute, climbs out (`..`), holds a NUL or a backslash, is longer than
   MAX_NAME_CHARS or deeper than MAX_NAME_PARTS; a name given twice; an extended header (pax, GNU long
@@ -47,6 +48,8 @@ _EXTENDED = frozenset({tarfile.XHDTYPE, tarfile.XGLTYPE, tarfile.SOLARIS_XHDTYPE
 RangeCheck = Callable[[Path, str, int, int], None]
 """check_range(into, name, start, length): BadInput unless member `name` may be written `length` bytes from
 offset `start` (the bytes before it a hole), given what is already unpacked in `into`."""
+FileLimit = Callable[[str], int]
+"""file_limit(name): the most bytes member `name` may hold (what its readers can take)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,12 +106,12 @@ class _Header(tarfile.TarInfo):
         return info
 
 
-def open_archive(src: Path, into: Path, max_bytes: int, check_range: RangeCheck) -> None:
+def open_archive(src: Path, into: Path, max_bytes: int, file_limit: FileLimit, check_range: RangeCheck) -> None:
     """Unpack the archive at `src` into the new directory `into` (see the module's docstring): TooLarge or
     BadInput saying what is wrong, before anything is written when the headers show it."""
     try:
         with tarfile.open(src, mode="r:gz", tarinfo=_Header) as tar:
-            files, starts = _survey(tar, max_bytes, into.parent)
+            files, starts = _survey(tar, max_bytes, file_limit, into.parent)
             make_dir(into)
             for member in files:
                 start = starts.get(member.name, 0)
@@ -119,7 +122,9 @@ def open_archive(src: Path, into: Path, max_bytes: int, check_range: RangeCheck)
         raise BadInput(f"{src} is not a whole replay archive (truncated or damaged?): {exc}") from exc
 
 
-def _survey(tar: tarfile.TarFile, max_bytes: int, where: Path) -> tuple[list[tarfile.TarInfo], dict[str, int]]:
+def _survey(
+    tar: tarfile.TarFile, max_bytes: int, file_limit: FileLimit, where: Path
+) -> tuple[list[tarfile.TarInfo], dict[str, int]]:
     """Every member read and checked, nothing written: the files to write, in archive order, and the start
     of each journal range."""
     files: list[tarfile.TarInfo] = []
@@ -137,6 +142,9 @@ def _survey(tar: tarfile.TarFile, max_bytes: int, where: Path) -> tuple[list[tar
         if member.name in names:
             raise BadInput(f"the archive holds {member.name!r} twice")
         names.add(member.name)
+        if member.size > (limit := file_limit(member.name)):
+            raise TooLarge(f"the archive's {member.name!r} holds {_size(member.size)}, more than a file of its kind "
+                           f"may ({_size(limit)})")  # fmt: skip
         total += member.size
         if total > max_bytes:
             raise TooLarge(f"the archive unpacks to more than {_size(max_bytes)} (its members claim {_size(total)} "

@@ -217,10 +217,10 @@ def test_many_members_are_unpacked_in_one_pass(tmp_path: Path, replay: Callable[
     assert run.peak_memory() < MEMORY_LIMIT
 
 
-def _bomb(path: Path, claimed: int) -> Path:
-    """A tar.gz of about 2 MB whose one member holds `claimed` bytes of zeros: gzip members of 1 MiB of zeros,
-    each compressed once and repeated (a gzip file may hold many members; they read as one stream)."""
-    info = tarfile.TarInfo(f"{TERMINAL}/output.raw")
+def _bomb(path: Path, claimed: int, name: str = f"{TERMINAL}/output.raw") -> Path:
+    """A small tar.gz whose one member holds `claimed` bytes of zeros: gzip members of 1 MiB of zeros, each
+    compressed once and repeated (a gzip file may hold many members; they read as one stream)."""
+    info = tarfile.TarInfo(name)
     info.size = claimed
     mib = gzip.compress(bytes(1 << 20), compresslevel=9)
     with path.open("wb") as out:
@@ -240,6 +240,12 @@ def test_a_2mb_archive_that_claims_2gib_is_refused_before_anything_is_written(
     run = replay(bomb)
     _refused(run, "too large")
     assert "unpacks to more than 1.0 GiB" in run.output() and "--max-bytes" in run.output()
+
+
+def test_a_file_read_whole_is_held_to_what_its_readers_can_take(tmp_path: Path, replay: Callable[..., Replay]) -> None:
+    bomb = _bomb(tmp_path / "bomb.tar.gz", 200 << 20, "devices/emulator-5554/observations/o_0123456789.png")
+    run = replay(bomb)  # within --max-bytes, but a screenshot is read whole to be served
+    _refused(run, "more than a file of its kind may")
 
 
 def _decompressed_prefix(path: Path) -> Iterator[bytes]:
@@ -295,6 +301,8 @@ def test_reading_a_replay_writes_nothing(tmp_path: Path, replay: Callable[..., R
                              ("/v1/terminals", {}), ("/v1/timeline/frames", {})):  # fmt: skip
             assert api.get(path, params=params).status_code == 200, path
         assert api.get("/v1/timeline/frames").json() == frames  # was: every screen read added a frame
+        dump = api.get("/v1/devices/emulator-5554/ui")  # would dump a live device's UI and store it
+        assert dump.status_code == 409 and dump.json()["error"]["code"] == "read_only", dump.text
     assert _files(_copy(run)) == before
 
 
