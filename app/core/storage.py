@@ -92,16 +92,15 @@ def cut_torn_tail(path: Path) -> int:
 
 
 MAX_LINE_BYTES = 64 << 20
-"""A line longer than this is not kept in memory by `iter_lines` (records are far shorter: a frame with a
+"""A line longer than this is not kept in memory by `line_blocks` (records are far shorter: a frame with a
 whole 1000x500 screen at three levels is a few MB)."""
 _CHUNK = 1 << 20
 
 
-def iter_lines(path: Path, start: int = 0, max_line: int = MAX_LINE_BYTES) -> Iterator[tuple[int, int, bytes]]:
-    """(start, end, line) of every line of the file from offset `start` on, read in chunks so that memory
-    holds a chunk and a line, never the file: `end` is the offset after the line's newline (or the end of a
-    last line that has none), `line` its bytes without the newline, or b"" for a line longer than
-    `max_line`."""
+def line_blocks(path: Path, start: int = 0, max_line: int = MAX_LINE_BYTES) -> Iterator[list[bytes | None]]:
+    """The lines of the file from offset `start` on, without their newlines, a chunk's worth at a time, so
+    that memory holds a chunk and a line, never the file: None stands for a line longer than `max_line`. A
+    last line without a newline is given too (its reader tells a torn one by its length)."""
     try:
         fd = open_file(path, os.O_RDONLY)
     except FileNotFoundError:
@@ -109,28 +108,31 @@ def iter_lines(path: Path, start: int = 0, max_line: int = MAX_LINE_BYTES) -> It
     with os.fdopen(fd, "rb") as f:
         f.seek(start)
         pending: list[bytes] = []
-        line_start, pending_len = start, 0
+        pending_len = 0
         while chunk := f.read(_CHUNK):
             pieces = chunk.split(b"\n")
-            for piece in pieces[:-1]:  # each ends a line
-                length = pending_len + len(piece)
-                line = b"" if length > max_line else b"".join((*pending, piece)) if pending else piece
-                end = line_start + length + 1
-                yield line_start, end, line
-                line_start, pending, pending_len = end, [], 0
+            if len(pieces) > 1:
+                lines: list[bytes | None] = list(pieces[:-1])
+                head = pending_len + len(pieces[0])
+                lines[0] = None if head > max_line else b"".join((*pending, pieces[0])) if pending else pieces[0]
+                if max_line < _CHUNK:  # (only then can a line within one chunk be too long)
+                    lines = [line if line is None or len(line) <= max_line else None for line in lines]
+                yield lines
+                pending, pending_len = [], 0
             pending_len += len(pieces[-1])
             pending = [*pending, pieces[-1]] if pending_len <= max_line else []
         if pending_len:
-            yield line_start, line_start + pending_len, b"".join(pending) if pending_len <= max_line else b""
+            yield [b"".join(pending) if pending_len <= max_line else None]
 
 
 def iter_jsonl(path: Path) -> Iterator[Any]:
     """Every complete, parseable line of a JSON-lines file; a torn, corrupt or overlong line is skipped.
-    Memory holds one line at a time."""
-    for _, _, line in iter_lines(path):
-        if not line:
-            continue
-        try:
-            yield orjson.loads(line)
-        except orjson.JSONDecodeError:
-            continue
+    Memory holds a chunk of the file at a time."""
+    for lines in line_blocks(path):
+        for line in lines:
+            if not line:
+                continue
+            try:
+                yield orjson.loads(line)
+            except orjson.JSONDecodeError:
+                continue

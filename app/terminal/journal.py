@@ -27,7 +27,7 @@ import orjson
 from app.core.archive import RANGE_SUFFIX
 from app.core.errors import Gone
 from app.core.private_files import open_file, read_bytes
-from app.core.storage import dumps, iter_jsonl, iter_lines
+from app.core.storage import dumps, iter_jsonl, line_blocks
 from app.terminal.sizes import parse_size
 
 log = logging.getLogger(__name__)
@@ -157,9 +157,7 @@ def read_kind(directory: Path, kind: str) -> list[IndexEntry]:
     """The complete index records of one kind (only those lines are parsed; the index is read in chunks)."""
     marker = dumps(kind)
     entries = []
-    for _, _, line in iter_lines(directory / "output.idx"):
-        if marker not in line:
-            continue
+    for line in (line for lines in line_blocks(directory / "output.idx") for line in lines if line and marker in line):
         try:
             rec = orjson.loads(line)
         except orjson.JSONDecodeError:

@@ -18,7 +18,7 @@ from typing import Any
 import orjson
 
 from app.core.private_files import make_dir, open_file
-from app.core.storage import append_jsonl, atomic_write_json, dumps, iter_lines, read_json
+from app.core.storage import append_jsonl, atomic_write_json, dumps, line_blocks, read_json
 from app.timeline.frames import FrameMeta
 
 BLOCK = 100
@@ -134,14 +134,15 @@ class FrameStore:
         except FileNotFoundError:
             return 0
         position = offset
-        for start, end, line in iter_lines(self.path, offset):
+        for line in (line for lines in line_blocks(self.path, offset) for line in lines):
+            end = position + len(line or b"") + 1
+            if line is None or end > size:  # too long, or torn (no newline)
+                break
             try:
-                if end - start != len(line) + 1:
-                    raise ValueError("torn (no newline) or too long")
                 frame = orjson.loads(line)
                 if frame["seq"] != self.last_seq + 1:
                     raise ValueError("out of sequence")
-                meta = FrameMeta.of(frame, start, end - start)
+                meta = FrameMeta.of(frame, position, end - position)
             except (ValueError, KeyError, TypeError):
                 break
             self._index(meta)
