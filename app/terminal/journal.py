@@ -162,15 +162,14 @@ def read_kind(directory: Path, kind: str) -> list[IndexEntry]:
             rec = orjson.loads(line)
         except orjson.JSONDecodeError:
             continue
-        if (
-            isinstance(rec, list)
-            and len(rec) == 4
-            and rec[1] == kind
-            and type(rec[2]) is int
-            and type(rec[0]) in (int, float)
-        ):
+        if isinstance(rec, list) and len(rec) == 4 and rec[1] == kind and _placed(rec):
             entries.append(IndexEntry(*rec))
     return entries
+
+
+def _placed(rec: list[Any]) -> bool:
+    """Whether a record's time is a number and its offset an integer (a forged index may hold anything)."""
+    return type(rec[0]) in (int, float) and type(rec[2]) is int
 
 
 def resize_of(entry: IndexEntry) -> tuple[int, int]:
@@ -187,7 +186,7 @@ def indexed_size(directory: Path) -> int:
     any later record)."""
     size = 0
     for rec in iter_jsonl(directory / "output.idx"):
-        if isinstance(rec, list) and len(rec) == 4 and type(rec[2]) is int:
+        if isinstance(rec, list) and len(rec) == 4 and _placed(rec):
             size = max(size, rec[2] + (rec[3] if rec[1] == "o" and type(rec[3]) is int else 0))
     return size
 

@@ -93,8 +93,12 @@ def save_meta(directory: Path, meta: TerminalMeta) -> None:
 
 
 def load_meta(directory: Path) -> TerminalMeta:
-    """ValueError or TypeError when meta.json is not a terminal's record (see TerminalMeta.from_json)."""
-    return TerminalMeta.from_json(read_json(directory / "meta.json", MAX_RECORD_BYTES))
+    """ValueError or TypeError when meta.json is not a terminal's record (see TerminalMeta.from_json), or not
+    the record of the terminal whose directory it is in."""
+    meta = TerminalMeta.from_json(read_json(directory / "meta.json", MAX_RECORD_BYTES))
+    if meta.id != directory.name:
+        raise ValueError(f"meta.json is terminal {meta.id}'s record, in the directory of {directory.name}")
+    return meta
 
 
 def append_event(directory: Path, event: dict[str, Any]) -> None:
