@@ -20,8 +20,8 @@ import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from fnmatch import fnmatch
-from pathlib import Path
+from fnmatch import fnmatchcase
+from pathlib import Path, PurePosixPath
 from types import FrameType
 
 from app.config import Settings
@@ -31,9 +31,21 @@ from app.core.printable import printable
 from app.terminal.archived import TERMINALS, check_range, check_terminal
 
 MAX_FILE_BYTES = 64 << 20
-"""The most a file of an archive may hold, but those read a line or a chunk at a time (STREAMED): a file read
-whole (a record, a screenshot, a UI dump) must fit in memory with room to spare."""
-STREAMED = ("timeline/frames.jsonl", f"{TERMINALS}/*/output.raw", f"{TERMINALS}/*/output.idx")
+"""The most a file of an archive may hold, but those read a line or a chunk at a time: a file read whole (a
+record, a screenshot, a UI dump) must fit in memory with room to spare."""
+HELD = {
+    "timeline/frames.jsonl": sys.maxsize,
+    f"{TERMINALS}/*/output.raw": sys.maxsize,
+    f"{TERMINALS}/*/output.idx": sys.maxsize,
+    f"{TERMINALS}/*/output.raw.range": MAX_FILE_BYTES,
+    f"{TERMINALS}/*/meta.json": MAX_FILE_BYTES,
+    f"{TERMINALS}/*/blocks.jsonl": MAX_FILE_BYTES,
+    f"{TERMINALS}/*/checkpoints/*.json": MAX_FILE_BYTES,
+    "devices/*/observations/*": MAX_FILE_BYTES,
+    "pages/*/observations/*": MAX_FILE_BYTES,
+}
+"""What an export writes (app.timeline.export and the registries' `exported`), each with the most it may hold:
+anything else (the timeline's checkpoints, a token, profiles, holders' sockets) is refused."""
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 _REAPER = "import shutil, sys; sys.stdin.buffer.read(); shutil.rmtree(sys.argv[1], ignore_errors=True)"
 """Blocks until its stdin (a pipe whose only writer is the replaying process, closed on exec) reaches its end,
@@ -76,9 +88,14 @@ def unpack(archive: Path, data: Path, max_bytes: int) -> None:
         check_terminal(directory)
 
 
-def file_limit(name: str) -> int:
-    """(app.core.archive.FileLimit) MAX_FILE_BYTES, but for the files read a piece at a time."""
-    return sys.maxsize if any(fnmatch(name, pattern) for pattern in STREAMED) else MAX_FILE_BYTES
+def file_limit(name: str) -> int | None:
+    """(app.core.archive.FileLimit) What HELD allows `name`, matched part by part; None for anything else."""
+    parts = PurePosixPath(name).parts
+    for pattern, limit in HELD.items():
+        wanted = PurePosixPath(pattern).parts
+        if len(parts) == len(wanted) and all(fnmatchcase(p, w) for p, w in zip(parts, wanted, strict=True)):
+            return limit
+    return None
 
 
 @contextmanager

@@ -9,7 +9,7 @@ replay archive only ever holds plain files). It reads every member's header firs
 all are known good; it refuses:
 - more than `max_bytes` unpacked, a file larger than `file_limit(name)`, more than MAX_MEMBERS members, or
   more than the free space where it unpacks (TooLarge, 413), counting what each header claims, before any
-  of it is decompressed;
+  of it is decompressed; a file whose `file_limit` is None (no archive of this kind holds it);
 - an archive that is truncated, damaged or not one; a member that is not a plain file or directory (links,
   devices, FIFOs); a name that is absolute, climbs out (`..`), holds a NUL or a backslash, is longer than
   MAX_NAME_CHARS or deeper than MAX_NAME_PARTS; a name given twice; an extended header (pax, GNU long
@@ -48,8 +48,9 @@ _EXTENDED = frozenset({tarfile.XHDTYPE, tarfile.XGLTYPE, tarfile.SOLARIS_XHDTYPE
 RangeCheck = Callable[[Path, str, int, int], None]
 """check_range(into, name, start, length): BadInput unless member `name` may be written `length` bytes from
 offset `start` (the bytes before it a hole), given what is already unpacked in `into`."""
-FileLimit = Callable[[str], int]
-"""file_limit(name): the most bytes member `name` may hold (what its readers can take)."""
+FileLimit = Callable[[str], int | None]
+"""file_limit(name): the most bytes member `name` may hold (what its readers can take), or None when no archive
+of the kind being opened holds such a file."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,7 +143,9 @@ def _survey(
         if member.name in names:
             raise BadInput(f"the archive holds {member.name!r} twice")
         names.add(member.name)
-        if member.size > (limit := file_limit(member.name)):
+        if (limit := file_limit(member.name)) is None:
+            raise BadInput(f"the archive holds {member.name[:100]!r}, which no replay archive holds")
+        if member.size > limit:
             raise TooLarge(f"the archive's {member.name!r} holds {_size(member.size)}, more than a file of its kind "
                            f"may ({_size(limit)})")  # fmt: skip
         total += member.size

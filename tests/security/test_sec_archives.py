@@ -148,7 +148,12 @@ def _copy(run: Replay) -> Path:
 def test_a_sparse_range_of_the_timeline_is_refused(tmp_path: Path, replay: Callable[..., Replay], start: int) -> None:
     files = members()
     files = {"timeline/frames.jsonl.range": str(start).encode(), **files}  # was: the timeline read it whole
-    _refused(replay(archive(tmp_path / "a.tar.gz", files)), "only a terminal's journal")
+    _refused(replay(archive(tmp_path / "a.tar.gz", files)), "'timeline/frames.jsonl.range', which no replay archive")
+
+
+def test_what_no_export_writes_is_refused(tmp_path: Path, replay: Callable[..., Replay]) -> None:
+    files = {**members(), "timeline/checkpoints/00000000.json": b"{}"}  # its frame offsets would be trusted
+    _refused(replay(archive(tmp_path / "a.tar.gz", files)), "which no replay archive holds")
 
 
 @pytest.mark.parametrize("start", [2 << 30, 1 << 40], ids=["2GiB", "1TiB"])

@@ -55,6 +55,8 @@ def test_sizes_are_counted_from_the_headers_before_anything_is_written(tmp_path:
     assert not (tmp_path / "data").exists()
     with pytest.raises(TooLarge, match="more than a file of its kind may"):
         open_archive(path, tmp_path / "data", 1 << 30, lambda name: 100 << 10, _any_range)
+    with pytest.raises(BadInput, match="which no replay archive holds"):
+        open_archive(path, tmp_path / "data", 1 << 30, lambda name: None, _any_range)
 
 
 def test_a_negative_size_cannot_lower_the_count(tmp_path: Path) -> None:
@@ -86,5 +88,7 @@ def test_the_size_argument_and_which_files_may_be_large() -> None:
     for bad in ("", "-1", "1.5G", "4X", "G"):
         with pytest.raises(ValueError):
             parse_bytes(bad)
-    assert file_limit("terminals/t_0123456789/output.raw") > file_limit("devices/d/observations/o_1.png")
-    assert file_limit("timeline/frames.jsonl") > file_limit("timeline/summaries.jsonl")
+    assert file_limit("terminals/t_0123456789/output.raw") > file_limit("devices/d/observations/o_1.png") > 0
+    for never in ("timeline/summaries.jsonl", "timeline/checkpoints/00000000.json", "token", "daemon.pid",
+                  "terminals/t_1/output.raw/x", "x/timeline/frames.jsonl", "profiles/p/storage.json"):  # fmt: skip
+        assert file_limit(never) is None, never
