@@ -143,7 +143,7 @@ class FrameStore:
                 if frame["seq"] != self.last_seq + 1:
                     raise ValueError("out of sequence")
                 meta = FrameMeta.of(frame, position, end - position)
-            except (ValueError, KeyError, TypeError):
+            except (ValueError, KeyError, TypeError, AttributeError):  # not a frame: a corrupt line
                 break
             self._index(meta)
             if meta.seq % BLOCK == 0 and not (self.checkpoints / f"{block_of(meta.seq):08d}.json").exists():

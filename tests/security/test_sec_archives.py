@@ -311,6 +311,19 @@ def test_reading_a_replay_writes_nothing(tmp_path: Path, replay: Callable[..., R
     assert _files(_copy(run)) == before
 
 
+def test_frames_that_are_not_frames_end_the_timeline_where_they_start(
+    tmp_path: Path, replay: Callable[..., Replay]
+) -> None:
+    forged = {**_frame(2, len(RAW)), "levels": {"full": {"text": 5, "tokens": "many"}, "line": {"text": [], "tokens": 1}}}
+    files = members()  # (was: listed, and every context render a 500)
+    files["timeline/frames.jsonl"] = _lines(_frame(1, len(RAW)), forged, _frame(3, len(RAW)))
+    run = replay(archive(tmp_path / "a.tar.gz", files))
+    assert run.proc.poll() is None, run.output()
+    with run.client() as api:
+        assert [f["seq"] for f in api.get("/v1/timeline/frames").json()["frames"]] == [1]
+        assert api.get("/v1/timeline/context", params={"budget": 500}).status_code == 200
+
+
 def test_an_extended_header_too_large_to_read_whole_is_refused(tmp_path: Path, replay: Callable[..., Replay]) -> None:
     pax = tarfile.TarInfo("timeline/frames.jsonl")
     pax.type, pax.size = tarfile.XHDTYPE, 1 << 30  # tarfile would read a 1 GiB pax header into memory at once
