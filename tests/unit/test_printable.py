@@ -49,3 +49,9 @@ def test_a_lone_surrogate_is_escaped_so_printing_never_fails() -> None:
 
 def test_labels_can_be_cleaned_instead() -> None:
     assert without_controls("agent\x1b[2J\x9b one") == "agent[2J one"
+
+
+def test_agent_names_lose_c1_controls_too() -> None:
+    from app.api.agent import agent_name
+
+    assert agent_name("ag\u009b2J\u001b]0;x\u0007ent".encode()) == "ag2J]0;xent"
