@@ -19,7 +19,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from fnmatch import fnmatchcase
 from pathlib import Path, PurePosixPath
 from types import FrameType
@@ -102,18 +102,17 @@ def file_limit(name: str) -> int | None:
 def private_copy() -> Iterator[Path]:
     """A new private directory, removed when the block ends, on SIGTERM (which ends the block) and, by the
     reaper, however this process ends."""
-    folder = Path(tempfile.mkdtemp(prefix="lookout-replay-"))
-    reader, writer = os.pipe()  # the writer is not inherited (and closed on exec): its end is this process's
-    subprocess.Popen([sys.executable, "-I", "-c", _REAPER, str(folder)], stdin=reader, stdout=subprocess.DEVNULL,
-                     stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
-    os.close(reader)
-    previous = signal.signal(signal.SIGTERM, _exit_on_signal)
-    try:
+    previous = signal.signal(signal.SIGTERM, _exit_on_signal)  # first: a SIGTERM from here on removes the copy
+    with ExitStack() as cleanup:
+        cleanup.callback(signal.signal, signal.SIGTERM, previous)
+        folder = Path(tempfile.mkdtemp(prefix="lookout-replay-"))
+        cleanup.callback(shutil.rmtree, folder, ignore_errors=True)
+        reader, writer = os.pipe()  # the writer is not inherited (and closed on exec): its end is this process's
+        cleanup.callback(os.close, writer)
+        with os.fdopen(reader, "rb") as stdin:
+            subprocess.Popen([sys.executable, "-I", "-c", _REAPER, str(folder)], stdin=stdin,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
         yield folder
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
-        signal.signal(signal.SIGTERM, previous)
-        os.close(writer)
 
 
 def _exit_on_signal(signum: int, _frame: FrameType | None) -> None:
