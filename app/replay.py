@@ -29,6 +29,7 @@ from app.core.archive import open_archive
 from app.core.errors import BadInput, TooLarge
 from app.core.printable import printable
 from app.terminal.archived import TERMINALS, check_range, check_terminal
+from app.terminal.persistence import MAX_RECORD_BYTES
 
 MAX_FILE_BYTES = 64 << 20
 """The most a file of an archive may hold, but those read a line or a chunk at a time: a file read whole (a
@@ -38,9 +39,9 @@ HELD = {
     f"{TERMINALS}/*/output.raw": sys.maxsize,
     f"{TERMINALS}/*/output.idx": sys.maxsize,
     f"{TERMINALS}/*/output.raw.range": MAX_FILE_BYTES,
-    f"{TERMINALS}/*/meta.json": MAX_FILE_BYTES,
+    f"{TERMINALS}/*/meta.json": MAX_RECORD_BYTES,
     f"{TERMINALS}/*/blocks.jsonl": MAX_FILE_BYTES,
-    f"{TERMINALS}/*/checkpoints/*.json": MAX_FILE_BYTES,
+    f"{TERMINALS}/*/checkpoints/*.json": MAX_RECORD_BYTES,
     "devices/*/observations/*": MAX_FILE_BYTES,
     "pages/*/observations/*": MAX_FILE_BYTES,
 }
