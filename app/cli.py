@@ -16,6 +16,7 @@ from pathlib import Path
 
 from app.config import Settings
 from app.core.auth_token import WeakToken, load_or_create_token, token_path
+from app.core.printable import printable
 from app.core.private_files import check_data_dir, read_bytes
 from app.core.storage import atomic_write_bytes
 
@@ -55,35 +56,26 @@ def serve(args: argparse.Namespace) -> int:
 
 
 def replay(args: argparse.Namespace) -> int:
-    """Serve a replay archive read-only, from a private temporary copy that is removed at exit."""
-    import secrets
-    import shutil
-    import tempfile
+    """Serve a replay archive read-only, from a private copy unpacked within bounds (app.replay)."""
+    from app import replay as replaying
 
-    from app.core.archive import open_archive
-    from app.core.errors import BadInput
+    return replaying.serve(args.file, args.port, args.token, args.max_bytes, _run)
 
-    folder = Path(tempfile.mkdtemp(prefix="lookout-replay-"))
+
+def _byte_count(text: str) -> int:
+    from app.replay import parse_bytes
+
     try:
-        try:
-            open_archive(args.file, folder / "data")
-        except BadInput as exc:
-            print(f"lookout replay: refused: {exc}", file=sys.stderr)
-            return 2
-        token = args.token or secrets.token_urlsafe(24)
-        settings = Settings(host="127.0.0.1", port=args.port, data_dir=folder / "data", token=token, read_only=True)
-        print(f"lookout replay: {args.file}, read-only, at http://127.0.0.1:{args.port}/ (token: {token})",
-              file=sys.stderr, flush=True)  # fmt: skip
-        return _run(settings)
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+        return parse_bytes(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _run(settings: Settings) -> int:
     import uvicorn
 
     from app.api.header_timeout import header_deadline_protocol
-    from app.core.log_redaction import redact_all_handlers
+    from app.core.redaction import redact_all_handlers
     from app.server import create_app
 
     if not is_loopback(settings.host) and not settings.token:
@@ -109,7 +101,7 @@ def _run(settings: Settings) -> int:
         app, host=settings.host, port=settings.port, access_log=False, log_level="info",
         ws_per_message_deflate=settings.ws_compression, http=header_deadline_protocol(settings.header_timeout_s),
     ))  # fmt: skip
-    redact_all_handlers([app.state.token])  # after uvicorn set up its log
+    redact_all_handlers(app.state.scrubber)  # after uvicorn set up its log
     reexec = []
 
     def reexec_later(_sig: int, _frame: object) -> None:  # SIGHUP: end as on SIGTERM, then run again
@@ -185,7 +177,7 @@ def attach(args: argparse.Namespace) -> int:
         return 2
     options = AttachOptions(url, str(token), args.id, read_only=args.read_only, resize=args.resize, detach_key=key)
     code, why = asyncio.run(attach_to(options))
-    print(f"lookout attach: {why}", file=sys.stderr)
+    print(printable(f"lookout attach: {why}"), file=sys.stderr)
     return code
 
 
@@ -196,7 +188,8 @@ def ls(args: argparse.Namespace) -> int:
     for t in rows:
         created = time.strftime("%Y-%m-%d %H:%M", time.localtime(t.created_at))
         note = f"  ({t.note})" if t.note else ""
-        print(f"{t.id}: {t.name} [{t.cols}x{t.rows}] {t.status} pid {t.pid} since {created}: {t.command}{note}")
+        line = f"{t.id}: {t.name} [{t.cols}x{t.rows}] {t.status} pid {t.pid} since {created}: {t.command}{note}"
+        print(printable(line))
     if not rows:
         print("no terminals", file=sys.stderr)
     return 0
@@ -215,9 +208,9 @@ def kill(args: argparse.Namespace) -> int:
     for terminal_id in ids:
         try:
             code = holders.kill(data_dir, terminal_id)
-            print(f"{terminal_id}: ended" + (f" (exit {code})" if code is not None else ""))
+            print(printable(f"{terminal_id}: ended" + (f" (exit {code})" if code is not None else "")))
         except (OSError, ProtocolError) as exc:
-            print(f"{terminal_id}: {exc}", file=sys.stderr)
+            print(printable(f"{terminal_id}: {exc}"), file=sys.stderr)
             failed += 1
     return 1 if failed else 0
 
@@ -256,6 +249,8 @@ def main(argv: list[str] | None = None) -> None:
     p_replay.add_argument("file", type=Path)
     p_replay.add_argument("--port", type=int, default=8766, help="port on 127.0.0.1 (default 8766)")
     p_replay.add_argument("--token", help="its API token (default: a new one, printed)")
+    p_replay.add_argument("--max-bytes", type=_byte_count, default="1G",
+                          help="refuse an archive that unpacks to more (default 1G; the copy goes to TMPDIR)")  # fmt: skip
     p_replay.set_defaults(func=replay)
     p_ls = sub.add_parser("ls", help="list the terminals (and whether their programs run)")
     p_ls.add_argument("--data-dir", type=Path)

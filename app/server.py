@@ -24,6 +24,7 @@ from app.core.auth_token import load_or_create_token
 from app.core.events import EventBus
 from app.core.gc_tuning import freeze_long_lived
 from app.core.private_files import check_data_dir
+from app.core.redaction import Scrubber, url_secrets
 from app.core.registry import Registry
 from app.device.adb import Adb
 from app.device.registry import DeviceRegistry
@@ -31,6 +32,7 @@ from app.terminal.registry import TerminalRegistry
 from app.terminal.session import SessionLimits
 from app.timeline.compression import Compressor
 from app.timeline.llm_summarizer import ChatSummarizer
+from app.timeline.recording import NullRecorder, Recorder
 from app.timeline.timeline import Timeline
 
 
@@ -53,21 +55,22 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         else None
     )
     compressor = Compressor(history, summarizer, settings.compress_protect, settings.compress_threshold)
-    manager = TerminalRegistry(
-        settings.data_dir / "terminals", settings.screen_engine, limits, settings.max_sessions, bus, history
-    )
+    recorder: Recorder = NullRecorder() if settings.read_only else history  # a read-only lookout records nothing
+    manager = TerminalRegistry(settings.data_dir / "terminals", settings.screen_engine, limits, settings.max_sessions,
+                               bus, recorder, read_only=settings.read_only)  # fmt: skip
 
     adb = Adb(settings.adb_host, settings.adb_port, settings.device_timeout_s)
-    device_registry = DeviceRegistry(settings.data_dir / "devices", adb, settings.device_max_dimension, bus, history)
+    device_registry = DeviceRegistry(settings.data_dir / "devices", adb, settings.device_max_dimension, bus, recorder)
     host = BrowserHost(settings.browser_executable, remote_browser(settings))
     uploads = settings.upload_dir or settings.data_dir / "uploads"
-    page_registry = PageRegistry(settings.data_dir / "pages", host, bus, uploads, history,
+    page_registry = PageRegistry(settings.data_dir / "pages", host, bus, uploads, recorder,
                                  idle_s=settings.page_idle_s, max_pages=settings.max_pages)  # fmt: skip
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         await manager.start()
-        compressor.start()
+        if not settings.read_only:  # summaries are records too
+            compressor.start()
         freeze_long_lived()
         try:
             yield
@@ -95,7 +98,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.events = bus
     app.state.timeline = history
     app.state.token = token
-    install_error_handlers(app)
+    app.state.scrubber = scrubber(settings, token)
+    install_error_handlers(app, app.state.scrubber)
     app.include_router(health.router)
     for api in (terminals, streams, devices, pages, profiles, timeline):
         app.include_router(api.router, responses=ERROR_RESPONSES)
@@ -108,6 +112,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(Guard, token=token, max_body=settings.max_request_bytes, allowed_hosts=settings.allowed_hosts,
                        body_timeout_s=settings.body_timeout_s)  # fmt: skip
     return app
+
+
+def scrubber(settings: Settings, token: str) -> Scrubber:
+    """What keeps this daemon's secrets out of its answers and its log (app.core.redaction)."""
+    addresses = (settings.browser_cdp_url, settings.browser_ws_endpoint, settings.summarizer_url)
+    return Scrubber([token, settings.summarizer_key, *(s for url in addresses for s in url_secrets(url))])
 
 
 def remote_browser(settings: Settings) -> Remote | None:

@@ -10,8 +10,11 @@ from typing import Any
 
 import orjson
 
+from app.core.archive import RANGE_SUFFIX
+from app.core.errors import Gone
 from app.core.private_files import open_file, read_bytes
-from app.core.storage import dumps, iter_jsonl
+from app.core.storage import dumps, iter_jsonl, line_blocks
+from app.terminal.holder.sizes import parse_size
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,23 +45,53 @@ def read_raw(directory: Path, offset: int, limit: int) -> bytes:
 
 
 def read_kind(directory: Path, kind: str) -> list[IndexEntry]:
-    """The complete index records of one kind (only those lines are parsed)."""
+    """The complete index records of one kind (only those lines are parsed; the index is read in chunks)."""
     marker = dumps(kind)
-    try:
-        data = read_bytes(directory / "output.idx")
-    except FileNotFoundError:
-        return []
     entries = []
-    for line in data.split(b"\n"):
-        if marker not in line:
-            continue
+    for line in (line for lines in line_blocks(directory / "output.idx") for line in lines if line and marker in line):
         try:
             rec = orjson.loads(line)
         except orjson.JSONDecodeError:
             continue
-        if isinstance(rec, list) and len(rec) == 4 and rec[1] == kind:
+        if isinstance(rec, list) and len(rec) == 4 and rec[1] == kind and _placed(rec):
             entries.append(IndexEntry(*rec))
     return entries
+
+
+def _placed(rec: list[Any]) -> bool:
+    """Whether a record's time is a number and its offset an integer (a forged index may hold anything)."""
+    return type(rec[0]) in (int, float) and type(rec[2]) is int
+
+
+def resize_of(entry: IndexEntry) -> tuple[int, int]:
+    """The size a resize record gives; Gone when no terminal can have it (a damaged or forged index): no screen
+    can be replayed through it."""
+    try:
+        return parse_size(entry.value)
+    except ValueError as exc:
+        raise Gone(f"output.idx records a resize at offset {entry.offset} that cannot be replayed: {exc}") from None
+
+
+def indexed_size(directory: Path) -> int:
+    """The size of the journal as its index tells it: the end of its last output record (or the offset of
+    any later record)."""
+    size = 0
+    for rec in iter_jsonl(directory / "output.idx"):
+        if isinstance(rec, list) and len(rec) == 4 and _placed(rec):
+            size = max(size, rec[2] + (rec[3] if rec[1] == "o" and type(rec[3]) is int else 0))
+    return size
+
+
+def stored_from(directory: Path) -> int:
+    """Where the stored bytes of `output.raw` start: 0, or for a journal range unpacked from a replay archive
+    (app.core.archive) the offset its marker gives; the bytes before it are a hole, not output."""
+    try:
+        text = read_bytes(directory / f"output.raw{RANGE_SUFFIX}", 32)
+    except FileNotFoundError:
+        return 0
+    except (OSError, ValueError):
+        text = b""
+    return int(text) if text.isdigit() else raw_size(directory)  # an unreadable marker: nothing is trusted
 
 
 def read_index(directory: Path) -> list[IndexEntry]:

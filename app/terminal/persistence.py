@@ -12,10 +12,16 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from app.core.ids import SAFE_ID
 from app.core.private_files import make_dir
 from app.core.storage import append_jsonl, atomic_write_json, read_json
+from app.terminal.holder.sizes import check_size
 
 log = logging.getLogger(__name__)
+
+MAX_RECORD_BYTES = 32 << 20
+"""meta.json and a checkpoint are a few KB (a checkpoint holds the view: a 1000x500 screen in every colour is
+a few MB); a larger one is not read."""
 
 
 @dataclass(slots=True)
@@ -51,8 +57,13 @@ class TerminalMeta:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> TerminalMeta:
+        """ValueError (or TypeError) for a record that is not a terminal's, or whose size no terminal has."""
         known = {k: data[k] for k in cls.__dataclass_fields__ if k in data}
-        return cls(**known)
+        meta = cls(**known)
+        check_size(meta.cols, meta.rows)
+        if not isinstance(meta.id, str) or not SAFE_ID.fullmatch(meta.id) or ".." in meta.id:
+            raise ValueError(f"{meta.id!r} is not a terminal id")
+        return meta
 
 
 class GuardedWrites:
@@ -90,7 +101,12 @@ def save_meta(directory: Path, meta: TerminalMeta) -> None:
 
 
 def load_meta(directory: Path) -> TerminalMeta:
-    return TerminalMeta.from_json(read_json(directory / "meta.json"))
+    """ValueError or TypeError when meta.json is not a terminal's record (see TerminalMeta.from_json), or not
+    the record of the terminal whose directory it is in."""
+    meta = TerminalMeta.from_json(read_json(directory / "meta.json", MAX_RECORD_BYTES))
+    if meta.id != directory.name:
+        raise ValueError(f"meta.json is terminal {meta.id}'s record, in the directory of {directory.name}")
+    return meta
 
 
 def append_event(directory: Path, event: dict[str, Any]) -> None:
@@ -135,7 +151,8 @@ def save_checkpoint(
 
 def latest_checkpoint(directory: Path, upto: int) -> dict[str, Any] | None:
     """The newest checkpoint taken at or before journal offset `upto` (found by its file name, the offset:
-    only that file is read, however many there are)."""
+    only that file is read, however many there are). One that cannot be used (unreadable, larger than
+    MAX_RECORD_BYTES, of a size no terminal has) is passed over for the one before."""
     try:
         names = [entry.name for entry in os.scandir(directory / "checkpoints")]
     except FileNotFoundError:
@@ -145,9 +162,10 @@ def latest_checkpoint(directory: Path, upto: int) -> dict[str, Any] | None:
         if offset > upto:
             continue
         try:
-            cp = read_json(directory / "checkpoints" / f"{offset:016d}.json")
-        except (OSError, ValueError):
+            cp = read_json(directory / "checkpoints" / f"{offset:016d}.json", MAX_RECORD_BYTES)
+            if cp.get("offset") == offset and isinstance(cp.get("dump"), str):
+                check_size(cp.get("cols"), cp.get("rows"))
+                return cp
+        except (OSError, ValueError, AttributeError):
             continue
-        if cp.get("offset") == offset:
-            return cp
     return None

@@ -70,8 +70,11 @@ class TerminalRegistry:
         max_sessions: int,
         bus: EventBus | None = None,
         recorder: Recorder | None = None,
+        read_only: bool = False,
     ) -> None:
+        """`read_only`: show the terminals of the data dir as recorded (a replay archive), adopting none."""
         self.root = root
+        self.read_only = read_only
         self.bus = bus or EventBus()
         self.recorder = recorder or NullRecorder()
         self.engine = engine
@@ -102,14 +105,13 @@ class TerminalRegistry:
     async def _load(self, directory: Path) -> TerminalSession | None:
         try:
             meta = await asyncio.to_thread(load_meta, directory)
-            if meta.status == "running":
+            if meta.status == "running" and not self.read_only:
                 return await TerminalSession.adopt(
                     directory, self.limits, self.holders, bus=self.bus, recorder=self.recorder
                 )
-            return await asyncio.to_thread(
-                partial(TerminalSession.recover, directory, self.limits, bus=self.bus, recorder=self.recorder)
-            )
-        except (OSError, ValueError, TypeError, KeyError) as exc:
+            return await asyncio.to_thread(partial(TerminalSession.recover, directory, self.limits, bus=self.bus,
+                                                   recorder=self.recorder, recorded=self.read_only))  # fmt: skip
+        except (OSError, ValueError, TypeError, KeyError, Gone) as exc:
             log.warning("skipping unreadable terminal %s: %s", directory.name, exc)
             return None
 

@@ -13,10 +13,10 @@ import bisect
 from dataclasses import dataclass
 from pathlib import Path
 
-from app.core.errors import BadInput
+from app.core.errors import BadInput, Gone
 from app.terminal.engines import create_engine
 from app.terminal.engines.base import ScreenEngine
-from app.terminal.journal import IndexEntry, raw_size, read_kind, read_raw
+from app.terminal.journal import IndexEntry, raw_size, read_kind, read_raw, resize_of, stored_from
 from app.terminal.persistence import TerminalMeta, latest_checkpoint
 from app.terminal.scanner import SideScanner, TitleChanged
 from app.terminal.skip_ahead import plan_feed
@@ -37,12 +37,21 @@ def screen_at(
     directory: Path, meta: TerminalMeta, offset: int, scrollback: int, start: int | None = None
 ) -> PastScreen:
     """The screen after the first `offset` bytes of output (0 <= offset <= the journal's size), replayed from
-    the newest checkpoint at or before `start` (default: `offset`; earlier gives more lines of scrollback)."""
+    the newest checkpoint at or before `start` (default: `offset`; earlier gives more lines of scrollback).
+    Gone when the records it needs are not there: output before where a journal range starts (a replay
+    archive holds the journal from a checkpoint on), or a resize record of a size no terminal has."""
     size = raw_size(directory)
     if offset < 0 or offset > size:
         raise BadInput(f"at={offset} is outside the output (0..{size})", field="at")
+    first = stored_from(directory)
+    if offset < first:
+        raise Gone(f"the output before offset {first} is not stored here (this journal is a range from an archive): "
+                   f"the screen at {offset} cannot be rebuilt")  # fmt: skip
     entries = read_kind(directory, "r")
     cp = latest_checkpoint(directory, offset if start is None else min(start, offset))
+    if first and (cp is None or int(cp["offset"]) < first):
+        raise Gone(f"no checkpoint between offset {first}, where the stored output starts, and {offset}: the screen "
+                   "cannot be rebuilt")  # fmt: skip
     if cp is not None:
         engine = create_engine(meta.engine, cp["cols"], cp["rows"], scrollback)
         engine.restore(cp["dump"], cp.get("kept") or {})
@@ -58,7 +67,7 @@ def screen_at(
             continue
         title = _replay(directory, engine, scanner, pos, entry.offset, title, scrollback)
         pos = entry.offset
-        cols, rows = (int(v) for v in entry.value.split("x"))
+        cols, rows = resize_of(entry)
         if (cols, rows) != (engine.cols, engine.rows):
             engine.resize(cols, rows)
     title = _replay(directory, engine, scanner, pos, offset, title, scrollback)
@@ -70,7 +79,7 @@ def offset_at(directory: Path, meta: TerminalMeta, when: float) -> int:
     time before the terminal existed."""
     if when < meta.created_at:
         raise BadInput(f"at_time is before the terminal was created ({meta.created_at:.3f})", field="at_time")
-    outputs = read_kind(directory, "o")
+    outputs = [e for e in read_kind(directory, "o") if type(e.value) is int]
     elapsed = when - meta.created_at
     i = bisect.bisect_right([e.t for e in outputs], elapsed)
     if i == len(outputs):
@@ -80,10 +89,7 @@ def offset_at(directory: Path, meta: TerminalMeta, when: float) -> int:
 
 def _first_size(entries: list[IndexEntry], meta: TerminalMeta) -> tuple[int, int]:
     first = next((e for e in entries if e.kind == "r"), None)
-    if first is None:
-        return meta.cols, meta.rows
-    cols, rows = (int(v) for v in first.value.split("x"))
-    return cols, rows
+    return (meta.cols, meta.rows) if first is None else resize_of(first)
 
 
 def _replay(

@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from app.core.errors import BadInput, Conflict, TooLarge
+from app.core.errors import BadInput, Conflict, Gone, TooLarge
 from app.core.events import EventBus
 from app.core.private_files import DIR_MODE, make_dir
 from app.terminal import persistence as files
@@ -45,7 +45,7 @@ from app.terminal.holder.protocol import ProtocolError
 from app.terminal.holder_link import HolderError, HolderLauncher
 from app.terminal.ingest import Ingest
 from app.terminal.input_steps import InputStep, encode_steps
-from app.terminal.journal import raw_size, read_raw
+from app.terminal.journal import raw_size, read_raw, stored_from
 from app.terminal.journal_follower import JournalFollower
 from app.terminal.layers import ViewOptions
 from app.terminal.replay import screen_at
@@ -120,6 +120,9 @@ class TerminalSession:
         self._pulse = Pulse()
         self._finalized = asyncio.Event()
         self._resize_listeners: set[Callable[[int, int], None]] = set()
+        self.stored_from = 0
+        """Where the stored output starts (app.terminal.journal.stored_from): above 0 only for a journal range
+        from a replay archive, whose earlier bytes are a hole, not output."""
 
     # ----------------------------------------------------------------- creation
 
@@ -220,10 +223,16 @@ class TerminalSession:
         return self
 
     @classmethod
-    def recover(cls, directory: Path, limits: SessionLimits, *, bus: EventBus, recorder: Recorder) -> TerminalSession:
-        """A session from an earlier run of the daemon that had ended."""
+    def recover(
+        cls, directory: Path, limits: SessionLimits, *, bus: EventBus, recorder: Recorder, recorded: bool = False
+    ) -> TerminalSession:
+        """A session from an earlier run of the daemon that had ended; `recorded`: a terminal shown from its
+        record only (a read-only lookout serving a replay archive), `lost` if the record says it ran on."""
         meta = files.load_meta(directory)
+        if recorded and meta.status == "running":
+            meta.status, meta.lost_reason = "lost", "shown from its record: its program went on elsewhere"
         self = cls(meta, directory, limits, bus=bus, recorder=recorder, dormant_size=raw_size(directory))
+        self.stored_from = stored_from(directory)
         snapshot = files.load_snapshot(directory) or {}
         self._screen.title = snapshot.get("title", "")
         self.blocks.forged = int(snapshot.get("forged_marks", snapshot.get("blocks", {}).get("forged", 0)))
@@ -327,6 +336,10 @@ class TerminalSession:
         return journal or self._writes.failure or self.blocks.failure
 
     def read_raw(self, offset: int, limit: int) -> bytes:
+        """Up to `limit` bytes of output from `offset`; Gone for output that is not stored (see `stored_from`)."""
+        if offset < self.stored_from:
+            raise Gone(f"the output before offset {self.stored_from} of terminal {self.id} is not stored here (its "
+                       "journal is a range from an archive)")  # fmt: skip
         return read_raw(self.directory, offset, limit)
 
     async def changed(self, timeout: float) -> None:

@@ -34,7 +34,7 @@ from app.terminal.holder import protocol as proto
 from app.terminal.holder.journal import INDEX_FLUSH_S, JournalWriter
 from app.terminal.holder.nonce import NonceFilter
 from app.terminal.holder.pty import READ_BYTES, STOP_LADDER, read_batch, set_size, signal_session, spawn
-from app.terminal.holder.sizes import size_error
+from app.terminal.holder.sizes import check_size
 
 EXIT_DRAIN_S = 1.0
 """After the program exits, how long output still on its way (or written by children that kept the terminal
@@ -66,9 +66,7 @@ class Client:
 
 class Holder:
     def __init__(self, spec: dict[str, Any]) -> None:
-        cols, rows = spec["cols"], spec["rows"]
-        if (why := size_error(cols, rows)) is not None:
-            raise ValueError(why)
+        cols, rows = check_size(spec["cols"], spec["rows"])
         self.id: str = spec["id"]
         self.journal = JournalWriter(spec["directory"], int(spec["max_journal_bytes"]))
         self.journal.record("r", f"{cols}x{rows}")
@@ -299,10 +297,10 @@ class Holder:
             self.input[0:0] = _base64(message, "data")
             self._write(b"")
         elif op == "resize":
-            cols, rows = message.get("cols"), message.get("rows")
-            if (why := size_error(cols, rows)) is not None:
-                raise proto.Refused(f"resize refused: {why}")
-            assert isinstance(cols, int) and isinstance(rows, int)
+            try:
+                cols, rows = check_size(message.get("cols"), message.get("rows"))
+            except ValueError as exc:
+                raise proto.Refused(f"resize refused: {exc}") from None
             set_size(self.master, cols, rows)
             self.cols, self.rows = cols, rows
             self.journal.record("r", f"{cols}x{rows}")
