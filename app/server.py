@@ -1,4 +1,4 @@
-"""create_app(settings): the FastAPI application, whose lifespan starts and stops the managers."""
+"""create_app(settings): the FastAPI application, whose lifespan starts and stops the registries."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Protocol
 
 from fastapi import FastAPI
 
@@ -14,6 +15,7 @@ from app.api import devices, health, mcp_http, pages, profiles, streams, termina
 from app.api.agent import AgentContext
 from app.api.errors import install_error_handlers
 from app.api.guard import Guard
+from app.api.handover import Handover, HandoverGate
 from app.api.read_only import ReadOnly
 from app.api.responses import ERROR_RESPONSES, JSONResponse
 from app.api.text_guard import TextGuard
@@ -36,7 +38,20 @@ from app.timeline.recording import NullRecorder, Recorder
 from app.timeline.timeline import Timeline
 
 
-def create_app(settings: Settings | None = None) -> FastAPI:
+class Lifecycle(Protocol):
+    """What the process running the app (app.daemon.serve) does around its start."""
+
+    released: bool
+    """The data dir was left to a daemon that replaced this one (a hot restart)."""
+
+    async def take_over(self) -> None:
+        """Before anything of the data dir is read (it may still be another daemon's)."""
+
+    async def serving(self) -> None:
+        """Once the app has started."""
+
+
+def create_app(settings: Settings | None = None, lifecycle: Lifecycle | None = None) -> FastAPI:
     """Raises UnsafePath when the data dir, the token file or a file opened here is not lookout's alone."""
     settings = settings or Settings()
     if tightened := check_data_dir(settings.data_dir):
@@ -48,7 +63,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         max_input_bytes=settings.max_input_bytes,
     )
     bus = EventBus()
-    history = Timeline(settings.data_dir / "timeline")
+    history = Timeline(settings.data_dir / "timeline", deferred=True)
     summarizer = (
         ChatSummarizer(settings.summarizer_url, settings.summarizer_model, settings.summarizer_key)
         if settings.summarizer_url
@@ -68,10 +83,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        if lifecycle is not None:
+            await lifecycle.take_over()
+        history.open()
         await manager.start()
         if not settings.read_only:  # summaries are records too
             compressor.start()
         freeze_long_lived()
+        if lifecycle is not None:
+            await lifecycle.serving()
         try:
             yield
         finally:
@@ -81,6 +101,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             await page_registry.shutdown()
             device_registry.shutdown()
             await asyncio.to_thread(history.close)
+            await gate.close()
 
     app = FastAPI(
         title="lookout",
@@ -97,8 +118,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.registries = registries
     app.state.events = bus
     app.state.timeline = history
+    app.state.compressor = compressor
     app.state.token = token
     app.state.scrubber = scrubber(settings, token)
+    gate = app.state.handover = HandoverGate()
     install_error_handlers(app, app.state.scrubber)
     app.include_router(health.router)
     for api in (terminals, streams, devices, pages, profiles, timeline):
@@ -111,6 +134,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(TextGuard)
     app.add_middleware(Guard, token=token, max_body=settings.max_request_bytes, allowed_hosts=settings.allowed_hosts,
                        body_timeout_s=settings.body_timeout_s)  # fmt: skip
+    app.add_middleware(Handover, gate=gate)  # outermost: what a daemon being replaced still receives
     return app
 
 

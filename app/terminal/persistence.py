@@ -73,8 +73,12 @@ class GuardedWrites:
     def __init__(self, terminal_id: str) -> None:
         self._terminal_id = terminal_id
         self.failure: str | None = None
+        self.released = False
+        """Another daemon has taken the terminal over: nothing is written here any more."""
 
     def __call__(self, name: str, write: Callable[..., None], *args: Any) -> None:
+        if self.released:
+            return
         try:
             write(*args)
         except OSError as exc:

@@ -120,6 +120,22 @@ class TerminalRegistry:
         await asyncio.gather(*(s.detach() for s in self._sessions.values() if s.running))
         await self.launcher.close()
 
+    async def release(self) -> None:
+        """Another daemon takes the terminals over (a hot restart): each is left to it, followed here only
+        for the answers already begun (see TerminalSession.release); its holders' fork server ends."""
+        await asyncio.gather(*(s.release() for s in self._sessions.values()))
+        await self.launcher.close()
+
+    def take_back(self) -> None:
+        """Undo `release` (the daemon that was to take the terminals over failed)."""
+        for session in self._sessions.values():
+            session.take_back()
+
+    def stop_waits(self) -> None:
+        """The daemon is stopping: every wait in flight answers now, with the cursor to resume from."""
+        for session in self._sessions.values():
+            session.stop_waits()
+
     async def stop_all(self) -> None:
         """End every running terminal (`lookout kill --all`, tests)."""
         await asyncio.gather(*(s.stop() for s in self._sessions.values() if s.running))

@@ -118,6 +118,7 @@ class TerminalSession:
         self._ingest: Ingest | None = None
         self._process: TerminalProcess | None = None
         self._pulse = Pulse()
+        self._stopping = False
         self._finalized = asyncio.Event()
         self._resize_listeners: set[Callable[[int, int], None]] = set()
         self.stored_from = 0
@@ -261,6 +262,8 @@ class TerminalSession:
     def _block_event(self, what: str, block: Block) -> None:
         """A block started or ended: a marker in the journal (and so in recordings), and an event."""
         assert self._process is not None
+        if self._writes.released:  # the daemon that took the terminal over tells of it
+            return
         summary = {"n": block.n, "command": block.command, "exit_code": block.exit_code}
         label = f"block {block.n} {what}" + (f" (exit {block.exit_code})" if what == "ended" else "")
         self._process.mark(f"{label}: {block.command}")
@@ -285,7 +288,9 @@ class TerminalSession:
         self._writes("meta.json", files.save_meta, self.directory, self.meta)
         event = {"type": self.meta.status, "exit_code": exit_code, **({"reason": lost} if lost else {})}
         self._writes("events.jsonl", files.append_event, self.directory, event)
-        if lost:
+        if self._writes.released:
+            pass  # the daemon that took the terminal over tells of it
+        elif lost:
             log.warning("terminal %s is lost: %s", self.id, lost)
             self.bus.publish("terminal.lost", id=self.id, reason=lost)
         else:
@@ -453,6 +458,8 @@ class TerminalSession:
             steps = (*steps, InputStep(text=text, keys=tuple(keys or ()), paste=paste))
         if not self.running or self._process is None or self._ingest is None:
             raise Conflict(f"terminal {self.id} has {self.meta.status}; it takes no more input")
+        if self._writes.released:
+            raise Conflict(f"terminal {self.id} is being taken over by a restarted daemon; send the input again")
         encoded = encode_steps(steps, bracketed=self.bracketed_paste, app_cursor=self._sync().app_cursor_keys)
         data = encoded.data
         if len(data) > self.limits.max_input_bytes:
@@ -550,6 +557,32 @@ class TerminalSession:
             self._screen.flush_delta()
             self._screen.snapshot_now()
             await self._screen.written()
+
+    @property
+    def stopping(self) -> bool:
+        return self._stopping
+
+    def stop_waits(self) -> None:
+        """The daemon is stopping: every wait answers now, with the cursor to resume from."""
+        self._stopping = True
+        self._pulse.fire()
+
+    def take_back(self) -> None:
+        """Undo `release` (the daemon that was to take over failed): write and control the terminal again."""
+        self._writes.released = self.blocks.released = False
+        if self._process is not None:
+            self._process.released = False
+
+    async def release(self) -> None:
+        """Another daemon takes this terminal over: write what it takes up from (the last delta, snapshot and
+        input), then only follow the terminal, so that answers begun here end true: write no file, send its
+        holder nothing that changes it, and tell nobody of its events (that daemon does)."""
+        if self._process is not None and not self._finalized.is_set():
+            self._screen.flush_delta()
+            self._screen.snapshot_now()
+            await self._screen.written()
+            self._process.released = True
+        self._writes.released = self.blocks.released = True
 
     async def stop(self) -> None:
         """Hang up, then terminate, then kill the terminal's processes until the leader is gone; then kill

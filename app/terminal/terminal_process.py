@@ -43,6 +43,9 @@ class TerminalProcess:
         self.link: HolderLink | None = None
         self.stopping = False
         """lookout itself is ending the program (DELETE, `lookout kill`)."""
+        self.released = False
+        """Another daemon has taken the terminal over: this one only follows it (and syncs), and sends its
+        holder nothing that changes the terminal."""
         self.ended = asyncio.Event()
         self.failure: str | None = None
         """Why the journal misses output (the holder could not write it: a full disk), or None."""
@@ -113,20 +116,20 @@ class TerminalProcess:
 
     def write(self, data: bytes, redact: bool) -> None:
         """Send input (recorded in the journal as `i`, its bytes left out when `redact`)."""
-        if self.link is not None:
+        if self.link is not None and not self.released:
             self.link.send("input", data=base64.b64encode(data).decode("ascii"), redact=redact)
 
     def answer(self, reply: bytes) -> None:
         """Answer a terminal query (DA, DSR, CPR) as a terminal would, ahead of queued input."""
-        if self.link is not None and not self.ended.is_set():
+        if self.link is not None and not self.ended.is_set() and not self.released:
             self.link.send("answer", data=base64.b64encode(reply).decode("ascii"))
 
     def resize(self, cols: int, rows: int) -> None:
-        if self.link is not None:
+        if self.link is not None and not self.released:
             self.link.send("resize", cols=cols, rows=rows)
 
     def mark(self, label: str) -> None:
-        if self.link is not None:
+        if self.link is not None and not self.released:
             self.link.send("mark", label=label)
 
     async def stop(self) -> None:
