@@ -60,8 +60,8 @@ from playwright.async_api import Page  # noqa: E402
 from app.browser.aria import parse  # noqa: E402
 from app.browser.browser import BrowserHost, Remote  # noqa: E402
 from app.browser.diff import diff, render_diff  # noqa: E402
-from app.browser.pages import Page as LookoutPage  # noqa: E402
-from app.browser.pages import PageRegistry  # noqa: E402
+from app.browser.page import Page as LookoutPage  # noqa: E402
+from app.browser.registry import PageRegistry  # noqa: E402
 from app.browser.snapshot_view import PageContext, SnapshotOptions, render  # noqa: E402
 from app.browser.views import forget_answers  # noqa: E402
 from app.core.events import EventBus  # noqa: E402

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 from app.browser.action_kinds import Click, Fill, Navigate
-from app.browser.pages import PageRegistry
+from app.browser.registry import PageRegistry
 from app.browser.snapshot_view import SnapshotOptions
 from tests.support.real_pages import (
     DJANGO_PASSWORD,

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from app.browser.pages import PageRegistry
+from app.browser.registry import PageRegistry
 from app.browser.snapshot_view import SnapshotOptions
 from tests.support.site import serve_directory
 
