@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import io
+import secrets
 import time
 from collections import deque
 from dataclasses import asdict, dataclass, field, replace
@@ -17,14 +18,15 @@ from typing import TYPE_CHECKING, Any
 
 from PIL import Image
 
+from app.browser import in_page
 from app.browser import playwright_api as pw
 from app.browser.action_kinds import NAVIGATIONS, Action, ClickAt, DialogAnswer
-from app.browser.actions import RefCheck, check_ref, effects, focus, outcome, perform, settle, watch
-from app.browser.aria import holds_dialog, parse
+from app.browser.actions import RefCheck, after, before, check_ref, effects, element_of, perform, settle
+from app.browser.aria import AriaNode, holds_dialog, parse
 from app.browser.frames import action_frame, screenshot_frame, snapshot_frame
 from app.browser.search import find
 from app.browser.snapshot_view import PageContext, SnapshotOptions
-from app.browser.views import snapshot_text
+from app.browser.views import Answer, Earlier, snapshot_text
 from app.core.errors import BadInput, Conflict, LookoutError, Unavailable
 from app.core.gc_tuning import gc_paused
 from app.core.images import ImageFormat, encode, resize
@@ -39,6 +41,8 @@ if TYPE_CHECKING:
 EVENTS_KEPT = 500
 HISTORY_SHOWN = 5
 NAVIGATION_TIMEOUT_MS = 30_000
+OUTCOMES = frozenset({"alert", "status", "live", "message", "field_error", "dialog"})
+"""The kinds of an action's text effects that are its outcome, repeated in the header of its snapshot."""
 _MODAL_JS = """() => {
   const open = [...document.querySelectorAll('[aria-modal="true"], dialog')].filter(el =>
     (el.tagName === 'DIALOG' ? el.matches(':modal') : true) && el.getClientRects().length > 0);
@@ -51,15 +55,27 @@ _MODAL_JS = """() => {
 """The accessible name of the page's open modal dialog ("" for one without a name), null when none is open."""
 
 
-async def read_page(page: PlaywrightPage) -> tuple[str, str | None, str]:
+async def read_page(page: PlaywrightPage, watch_key: str) -> tuple[str, str | None, str]:
     """The page's title, the name of its open modal dialog (None when none is open) and its AI snapshot with
-    boxes. The title is read while the snapshot is taken (one round trip's wait). The modal check, a script
+    boxes. The watch for changes (app.browser.in_page.WATCH_CHANGES, which also reads the title) is armed
+    before the snapshot is taken, so a change made while it is read is not missed. The modal check, a script
     on the page's main thread, runs only when the snapshot holds a dialog: without one there is nothing a
-    modal could be (the view shows a modal only as a dialog's node), and the script costs 2 to 4 ms of CPU
-    (measured), half of a small page's whole snapshot."""
-    title, raw = await asyncio.gather(page.title(), page.aria_snapshot(mode="ai", boxes=True))
+    modal could be (the view shows a modal only as a dialog's node)."""
+    title = await page.evaluate(in_page.WATCH_CHANGES, watch_key)
+    raw = await page.aria_snapshot(mode="ai", boxes=True)
     modal = await page.evaluate(_MODAL_JS) if holds_dialog(raw) else None
     return title, modal, raw
+
+
+@dataclass(frozen=True, slots=True)
+class Read:
+    """What the last snapshot read from the page, with the observation that holds its raw text."""
+
+    url: str
+    title: str
+    modal: str | None
+    raw: str
+    raw_obs: str
 
 
 @dataclass(eq=False)
@@ -91,6 +107,11 @@ class Page:
     """The profile whose persistent context the page is in (None: an isolated context of its own)."""
     used_at: float = field(default_factory=time.monotonic)
     """When a call last named it (monotonic): idle pages are closed."""
+    _seen: Read | None = None
+    """What the last snapshot read, while the page may not have changed since (None after any action)."""
+    _last: Earlier | None = None
+    """The last snapshot's parsed tree, for the diff of the next one (an action's snapshot)."""
+    _watch_key: str = field(default_factory=lambda: "__lookout_" + secrets.token_hex(6))
 
     def event(self, kind: str, **fields: Any) -> None:
         self.seq += 1
@@ -118,28 +139,63 @@ class Page:
                 "created_at": self.created_at, "closed": closed, "last_obs": self.last_obs}  # fmt: skip
 
     async def snapshot(
-        self, options: SnapshotOptions, since: str | None = None, expand: str | None = None
-    ) -> dict[str, Any]:
+        self, options: SnapshotOptions, since: str | None = None, expand: str | None = None,
+        outcome: tuple[str, ...] = (),
+    ) -> dict[str, Any]:  # fmt: skip
         """A budgeted snapshot; with `since` a diff against that earlier snapshot (a full snapshot that says
-        why when the URL changed or most of the page did); with `expand` only the subtree of that ref."""
+        why when the URL changed or most of the page did); with `expand` only the subtree of that ref;
+        `outcome`: header lines (an action's messages). A page that has not changed since the last snapshot
+        (app.browser.in_page.UNCHANGED, one check in the page) is not read again."""
         try:  # the earlier observation is read while the page answers
-            before, (title, modal, raw) = await asyncio.gather(
-                asyncio.to_thread(self._snapshot_observation, since) if since is not None else _none(),
-                read_page(self.page),
-            )
+            before, read = await asyncio.gather(self._earlier(since), self._read())
         except pw.Error as exc:
             raise Unavailable(f"the page did not answer a snapshot: {str(exc).splitlines()[0]}") from exc
-        ctx = PageContext(self.page.url, title, self.viewport, tuple(self.history[-HISTORY_SHOWN:-1]),
-                          modal=modal)  # fmt: skip
+        ctx = PageContext(read.url, read.title, self.viewport, tuple(self.history[-HISTORY_SHOWN:-1]),
+                          modal=read.modal, outcome=outcome)  # fmt: skip
         if expand is not None:
             ctx = replace(ctx, note=f"Expanded: {expand}")
         obs_id = self.store.new_id()
-        result, refs = await asyncio.to_thread(_observed, self.store, self.id, obs_id, raw, options, ctx, before,
-                                               expand)  # fmt: skip
-        self.last_obs, self.obs_taken_at, self.obs_refs = obs_id, time.time(), refs
+        raw_from = read.raw_obs or None
+        result, answer = await asyncio.to_thread(_observed, self.store, self.id, obs_id, read.raw, options, ctx,
+                                                 before, expand, raw_from)  # fmt: skip
+        self._seen = replace(read, raw_obs=raw_from or obs_id)
+        if answer.root is not None:
+            self._last = Earlier(obs_id, read.url, answer.root)
+        elif self._last is not None and raw_from is not None:  # the same page: its tree is the one kept
+            self._last = self._last._replace(obs_id=obs_id)
+        else:
+            self._last = None
+        self.last_obs, self.obs_taken_at, self.obs_refs = obs_id, time.time(), answer.refs
         mode = "snapshot since" if before is not None else "snapshot expand" if expand is not None else "snapshot"
         self.recorder.record(snapshot_frame(self.id, result, mode))
         return result
+
+    def forget(self) -> None:
+        """Read the page again at the next snapshot (a benchmark's first snapshot must not reuse a read)."""
+        self._seen = None
+
+    async def _read(self) -> Read:
+        """The page as the last snapshot read it when nothing has changed since, else read afresh (`raw_obs`
+        empty: no observation holds its raw text yet)."""
+        seen, page = self._seen, self.page
+        if seen is not None and seen.url == page.url:
+            try:
+                if await page.evaluate(in_page.UNCHANGED, self._watch_key):
+                    return seen
+            except pw.Error:
+                pass
+        self._seen = None
+        title, modal, raw = await read_page(page, self._watch_key)
+        return Read(page.url, title, modal, raw, "")
+
+    async def _earlier(self, since: str | None) -> Earlier | None:
+        """The snapshot a diff is against: the last one's tree when it is the one, else read and parsed."""
+        if since is None:
+            return None
+        if self._last is not None and self._last.obs_id == since:
+            return self._last
+        stored = await asyncio.to_thread(self._snapshot_observation, since)
+        return Earlier(since, stored["url"], await asyncio.to_thread(_parsed, stored["raw"]))
 
     async def screenshot(
         self, *, max_dimension: int | None, fmt: ImageFormat, inline: bool, full_page: bool
@@ -178,18 +234,25 @@ class Page:
         return await asyncio.to_thread(self._find, self.last_obs, pattern, regex)
 
     def _find(self, obs_id: str, pattern: str, regex: bool) -> dict[str, Any]:
-        stored = self._snapshot_observation(obs_id)
+        last = self._last
+        root = last.root if last is not None and last.obs_id == obs_id else None
+        if root is None:
+            root = _parsed(self._snapshot_observation(obs_id)["raw"])
         try:
             with gc_paused():
-                matches, count = find(parse(stored["raw"]), pattern, regex)
+                matches, count = find(root, pattern, regex)
         except ValueError as exc:
             raise BadInput(str(exc), field="text") from exc
         return {"obs_id": obs_id, "count": count, "matches": [{"line": m.line, "path": list(m.path)} for m in matches]}
 
     def _snapshot_observation(self, obs_id: str) -> dict[str, Any]:
+        """A stored snapshot with its raw text (read from the observation that holds it, for a snapshot of a
+        page that had not changed)."""
         stored = self.observation(obs_id)
         if stored.get("kind") != "snapshot":
             raise BadInput(f"{obs_id} is a screenshot; `since` takes a snapshot's obs_id", field="since")
+        if "raw" not in stored:
+            stored["raw"] = self.observation(stored["raw_from"])["raw"]
         return stored
 
     async def _point(self, action: ClickAt) -> tuple[float, float]:
@@ -220,7 +283,10 @@ class Page:
             raise
         self.recorder.record(action_frame(self.id, action, result, None))
         if snapshot is not None:  # a diff against the observation the action was based on, when there is one
-            result["snapshot"] = await self.snapshot(snapshot, since=self.last_obs)
+            said = tuple(
+                f"{t['kind']}: {t['text']}" for t in result["effects"].get("text", ()) if t["kind"] in OUTCOMES
+            )
+            result["snapshot"] = await self.snapshot(snapshot, since=self.last_obs, outcome=said)
         return result
 
     async def _act(self, action: Action) -> dict[str, Any]:
@@ -239,17 +305,22 @@ class Page:
         else:
             check_ref(action, RefCheck(self.last_obs, self.obs_refs, self.obs_taken_at, self.navigated_at))
         page = self.page
-        started, seq = time.monotonic(), self.seq
-        url_before, focus_before = page.url, await focus(page)
-        await watch(page)
-        await perform(page, action, point)
-        await settle(page, lambda: any(t >= started for t in self.pending.values()))
-        text = await outcome(page)
+        self._seen = None  # whatever the action does, the next snapshot reads the page again
+        started, seq, url_before = time.monotonic(), self.seq, page.url
+        element = await element_of(page, action) if point is None else None
+        focus_before = await before(page, element, action)
+        await perform(page, action, element, point)
+
+        def navigated() -> bool:
+            return any(e["kind"] == "navigation" for e in self.events if e["seq"] > seq)
+
+        settled = await settle(page, lambda: any(t >= started for t in self.pending.values()), navigated)
+        done = await after(page)
         new_events = [e for e in self.events if e["seq"] > seq]
-        if any(e["kind"] == "navigation" for e in new_events):
-            self.history.append(await _title(page) or page.url)
-        return {"ok": True, "action": action.name, "url": page.url, "title": await _title(page),
-                "effects": effects(new_events, url_before, page.url, focus_before, await focus(page), text)}  # fmt: skip
+        if navigated():
+            self.history.append(done["title"] or page.url)
+        return {"ok": True, "action": action.name, "url": page.url, "title": done["title"], "settled": settled,
+                "effects": effects(new_events, url_before, page.url, focus_before, done)}  # fmt: skip
 
     async def script(self, steps: list[Action | str], snapshot: SnapshotOptions) -> dict[str, Any]:
         """Run steps in order (actions, "snapshot", "screenshot"); stop at the first error, or at a
@@ -290,16 +361,21 @@ class Page:
 
 
 def _observed(
-    store: ObservationStore, page_id: str, obs_id: str, raw: str, options: SnapshotOptions, ctx: PageContext, before: dict[str, Any] | None,
-    expand: str | None,
-) -> tuple[dict[str, Any], frozenset[str]]:  # fmt: skip
-    """A snapshot's answer, stored as an observation, and every ref of its raw text: the work after
-    Playwright's part, in one worker thread."""
-    text, metadata, refs = snapshot_text(raw, options, ctx, before, expand)
-    result = {"obs_id": obs_id, "url": ctx.url, "title": ctx.title, "text": text, "metadata": metadata}
-    stored = {**result, "kind": "snapshot", "ts": time.time(), "raw": raw}
+    store: ObservationStore, page_id: str, obs_id: str, raw: str, options: SnapshotOptions, ctx: PageContext,
+    before: Earlier | None, expand: str | None, raw_from: str | None,
+) -> tuple[dict[str, Any], Answer]:  # fmt: skip
+    """A snapshot's answer, stored as an observation (its raw text, or the observation that holds the same),
+    and the view's answer: the work after Playwright's part, in one worker thread."""
+    answer = snapshot_text(raw, options, ctx, before, expand)
+    result = {"obs_id": obs_id, "url": ctx.url, "title": ctx.title, "text": answer.text, "metadata": answer.metadata}
+    stored = {**result, "kind": "snapshot", "ts": time.time(), **({"raw_from": raw_from} if raw_from else {"raw": raw})}
     store.save(page_id, stored)
-    return result, refs
+    return result, answer
+
+
+def _parsed(raw: str) -> AriaNode:
+    with gc_paused():
+        return parse(raw)
 
 
 def _scroll_text(scroll: list[float]) -> str:
@@ -310,10 +386,6 @@ def _scaled(png: bytes, max_dimension: int | None, fmt: ImageFormat) -> tuple[Sc
     image = Image.open(io.BytesIO(png)).convert("RGB")
     scale = fit(image.width, image.height, max_dimension)
     return scale, encode(resize(image, scale.image_width, scale.image_height), fmt)
-
-
-async def _none() -> None:
-    return None
 
 
 async def _title(page: PlaywrightPage) -> str:

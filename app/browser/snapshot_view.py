@@ -89,6 +89,9 @@ class PageContext:
     """A header line of the caller's (why a full snapshot was sent instead of a diff)."""
     modal: str | None = None
     """The accessible name of an open modal dialog ("" for one without a name), None when none is open."""
+    outcome: tuple[str, ...] = ()
+    """What the action this snapshot follows said (`message: Saved.`, `field_error: Price: Enter a number.`):
+    a header line each, so it is in the snapshot whatever the budget leaves out."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -510,7 +513,11 @@ def header_lines(ctx: PageContext, shown: int, total: int, reason: str | None) -
         lines.append("# Navigation: " + " → ".join([*ctx.history, ctx.title or ctx.url]))
     if ctx.note:
         lines.append(f"# {ctx.note}")
-    return lines
+    return lines + outcome_lines(ctx)
+
+
+def outcome_lines(ctx: PageContext) -> list[str]:
+    return [f"# Outcome: {line}" for line in ctx.outcome]
 
 
 def _header_cost(ctx: PageContext, total: int) -> int:

@@ -198,7 +198,7 @@ def _ref(text: str, line_start: str) -> str:
 def test_actions_by_ref_and_their_effects(api: httpx.Client, site: str, app_page: str) -> None:
     snap = _ok(api.post(f"/v1/pages/{app_page}/snapshot"))["text"]
     filled = _ok(_act(api, app_page, action="fill", ref=_ref(snap, '- textbox "Name"'), text="Ada"))
-    assert filled["effects"].get("focus", "").startswith("name")
+    assert filled["effects"]["focus"] == 'textbox "Name"' and filled["effects"]["controls"] == [{"control": 'textbox "Name"', "value": "Ada"}]
     _ok(_act(api, app_page, action="check", ref=_ref(snap, '- checkbox "I agree"')))
     _ok(_act(api, app_page, action="select", ref=_ref(snap, '- combobox "Colour"'), values=["Blue"]))
     added = _ok(_act(api, app_page, action="click", ref=_ref(snap, '- button "Add row"'),
