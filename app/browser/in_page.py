@@ -162,11 +162,11 @@ AFTER_ACTION = (
   const LIVE = '[role=alert],[role=alertdialog],[role=status],[role=log],[aria-live]:not([aria-live=off]),output';
   const MESSAGE = '[class*=message],[class*=alert],[class*=error],[class*=success],[class*=notice],[class*=warning],[class*=flash],[class*=toast],[class*=invalid-feedback]';
   const FIELD_ERROR = '[class*=errorlist],[class*=field-error],[class*=invalid-feedback]';
-  const kind = el => {
+  const kind = (el, fallback) => {
     const live = el.closest(LIVE);
     if (live) { const role = live.getAttribute('role'); return role === 'alert' || role === 'alertdialog' ? 'alert' : role === 'status' ? 'status' : 'live'; }
     if (el.closest('dialog,[role=dialog]')) return 'dialog';
-    if (el.closest(FIELD_ERROR)) return 'field_error';
+    if (el.closest(FIELD_ERROR) || fallback === 'field_error') return 'field_error';
     return el.closest(MESSAGE) ? 'message' : null;
   };
   const out = [], seen = new Set();
@@ -175,15 +175,20 @@ AFTER_ACTION = (
     text = text || norm(el.innerText || el.getAttribute('aria-label'));
     if (!text || seen.has(text)) return;
     seen.add(text);
-    out.push({kind: kind(el) || fallback, text: cut(text, maxChars)});
+    out.push({kind: kind(el, fallback) || fallback, text: cut(text, maxChars)});
   };
   const outermost = set => [...set].filter(el => el && el.nodeType === 1 && ![...set].some(o => o && o !== el && o.nodeType === 1 && o.contains(el)));
-  const fieldError = el => {  // an error list names its field: Django's `<ul class="errorlist">` before the input
+  const fieldOf = el => {  // the field an error is about: the one it describes, else the one beside it
+    const id = el.id || (el.closest('[id]') || {}).id;
+    const described = id && document.querySelector(`[aria-describedby~="${CSS.escape(id)}"],[aria-errormessage="${CSS.escape(id)}"]`);
+    if (described) return described;
     const box = el.closest('.form-row,.field,fieldset,p,div') || el.parentElement;
-    const field = box && [...box.querySelectorAll('input,select,textarea')].find(f => f.type !== 'hidden');
+    return box && [...box.querySelectorAll('input,select,textarea')].find(f => f.type !== 'hidden');
+  };
+  const fieldError = el => {  // `Name: This field is required.`
+    const field = fieldOf(el), text = norm(el.innerText);
     const name = field ? nameOf(field).replace(/:$/, '') : '';
-    const text = norm(el.innerText);
-    return name && text && !text.includes(name) ? `${name}: ${text}` : text;
+    return name && text && !text.startsWith(name) ? `${name}: ${text}` : text;
   };
   const result = {focus: describe(deepActive()), title: document.title, text: out, controls: []};
   const watch = window.__lookoutWatch;
@@ -206,14 +211,17 @@ AFTER_ACTION = (
     result.document = 'same';
     return result;
   }
-  // a new document: its messages and its fields' errors
-  const found = new Set([...document.querySelectorAll(LIVE + ',dialog[open],[role=dialog],' + MESSAGE)]
-    .filter(el => el !== document.body && norm(el.innerText).length <= 2000));
-  for (const el of outermost(found)) take(el, 'message', el.matches(FIELD_ERROR) ? fieldError(el) : null);
+  // a new document: its fields' errors (each with its field's name), then its other messages
+  const errors = new Set(document.querySelectorAll(FIELD_ERROR));
   for (const field of document.querySelectorAll('[aria-invalid=true]')) {
     const ids = (field.getAttribute('aria-errormessage') || field.getAttribute('aria-describedby') || '').split(/\s+/);
-    for (const id of ids) { const el = id && document.getElementById(id); if (el) take(el, 'field_error'); }
+    for (const id of ids) { const el = id && document.getElementById(id); if (el) errors.add(el); }
   }
+  for (const el of outermost(errors)) take(el, 'field_error', fieldError(el));
+  const found = new Set([...document.querySelectorAll(LIVE + ',dialog[open],[role=dialog],' + MESSAGE)]
+    .filter(el => el !== document.body && norm(el.innerText).length <= 2000 && !el.matches(FIELD_ERROR)
+            && ![...errors].some(e => el.contains(e))));
+  for (const el of outermost(found)) take(el, 'message');
   result.document = 'new';
   return result;
 }"""

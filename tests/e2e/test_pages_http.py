@@ -381,7 +381,23 @@ FORMS = """<!doctype html><title>Forms</title>
 <label>Name? <button onclick="document.getElementById('out').textContent = prompt('Your name?') || 'none'">Ask</button></label>
 <button onclick="document.getElementById('out').textContent = confirm('Sure?') ? 'yes' : 'no'">Confirm</button>
 <label>File <input type="file" id="file" onchange="document.getElementById('out').textContent = this.files[0].name"></label>
-<p id="out">-</p>"""
+<p id="out">-</p>
+<label>Quantity <input type="number" id="qty"></label>
+<label>Size <select id="size"><option>Small</option><option>Large</option></select></label>"""
+
+
+def test_input_a_control_cannot_take_is_a_400_naming_it(api: httpx.Client, site: str) -> None:
+    page = _ok(api.post("/v1/pages", json={"url": f"{site}/forms.html"}), 201)["id"]
+    snap = _ok(api.post(f"/v1/pages/{page}/snapshot"))["text"]
+    letters = _act(api, page, action="fill", ref=_ref(snap, '- spinbutton "Quantity"'), text="ten")
+    assert letters.status_code == 400 and letters.json()["error"]["details"]["field"] == "text", letters.text
+    assert 'spinbutton "Quantity"' in letters.json()["error"]["message"]
+    assert "takes a number" in letters.json()["error"]["message"]
+    missing = _act(api, page, action="select", ref=_ref(snap, '- combobox "Size"'), values=["Huge"])
+    assert missing.status_code == 400 and missing.json()["error"]["details"]["field"] == "values", missing.text
+    assert 'combobox "Size"' in missing.json()["error"]["message"] and '"Small", "Large"' in missing.json()["error"]["message"]
+    typed = _ok(_act(api, page, action="fill", ref=_ref(snap, '- spinbutton "Quantity"'), text="10"))
+    assert typed["effects"]["controls"] == [{"control": 'spinbutton "Quantity"', "value": "10"}]
 
 
 def test_dialogs_are_answered_as_told_and_uploads_stay_in_their_directory(

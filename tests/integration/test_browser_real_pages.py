@@ -121,4 +121,4 @@ async def test_an_actions_answer_shows_what_changed_because_of_it(pages: PageReg
     snap = await pages.get(page_id).snapshot(SnapshotOptions())
     await pages.get(page_id).act(Fill(ref=_ref(snap["text"], '- textbox "Name:"'), text=""), None)
     refused = await pages.get(page_id).act(Click(ref=_ref(snap["text"], '- button "Save" [')), None)
-    assert {"kind": "field_error", "text": "This field is required."} in refused["effects"]["text"], refused
+    assert {"kind": "field_error", "text": "Name: This field is required."} in refused["effects"]["text"], refused
