@@ -6,8 +6,8 @@ Conflict that says to snapshot again: never a click on the wrong element, never 
 a control cannot take (letters for a number field, an option a select does not have) is a BadInput that
 names the control and what it accepts, checked in the page before anything runs.
 After the action the page settles: the requests the action started end, the new document loads (when it
-navigated) and the DOM is quiet for `DOM_QUIET_MS`, within `SETTLE_MAX_MS`; the answer says which ended the
-wait. The effects are read from the page's captured events since the action began (navigation and the new
+navigated) and the DOM is quiet for `SETTLE_QUIET_MS` (`INPUT_QUIET_MS` after an action that only gives a
+control its value), within `SETTLE_MAX_MS`; the answer says which ended the wait. The effects are read from the page's captured events since the action began (navigation and the new
 URL, new tabs, dialogs, downloads, console errors and warnings, failed requests) and from one pass in the
 page after it (app.browser.in_page): the text the action made appear or change (`text`: on the same document
 what it added, changed or revealed, in the document and in open shadow roots, each with its kind: alert,
@@ -55,8 +55,15 @@ from app.core.observations import Seen, staleness
 
 if TYPE_CHECKING:
     from playwright.async_api import Locator, Page
-DOM_QUIET_MS = 200
-"""The page has settled when its DOM has not changed for this long (after the requests the action started)."""
+DOM_QUIET_MS = 300
+"""The `dom_quiet` wait's quiet: the DOM has not changed for this long."""
+SETTLE_QUIET_MS = 100
+"""After an action, the page has settled when the requests it started have ended (and the new document has
+loaded, when it navigated) and the DOM has then not changed for this long."""
+INPUT_QUIET_MS = 50
+"""The same after an action that only gives a control its value (fill or type without Enter, select, check,
+uncheck, hover): its handlers ran while it did; what they start later comes over the network (counted) or
+changes the DOM within this."""
 SETTLE_MAX_MS = 3000
 ELEMENT_READ_MS = 2000
 """How long the check before an action waits for its element (it was just found on the page)."""
@@ -219,10 +226,17 @@ async def after(page: Page) -> dict[str, Any]:
     return {"text": [], "controls": [], "focus": None, "title": "", "document": "new"}
 
 
-async def settle(page: Page, in_flight: Callable[[], bool], navigated: Callable[[], bool],
+def quiet_ms(action: Action) -> int:
+    """How long the DOM must be quiet after this action for the page to have settled."""
+    if isinstance(action, Hover | Check | Uncheck | Select) or (isinstance(action, Fill | Type) and not action.submit):
+        return INPUT_QUIET_MS
+    return SETTLE_QUIET_MS
+
+
+async def settle(page: Page, in_flight: Callable[[], bool], navigated: Callable[[], bool], quiet_for: int,
                  deadline_ms: int = SETTLE_MAX_MS) -> str:  # fmt: skip
     """Wait (bounded) for the requests counted by `in_flight()` to end, the new document to load (when the
-    action navigated) and the DOM to be quiet; returns what ended the wait."""
+    action navigated) and the DOM to be quiet for `quiet_for` ms; returns what ended the wait."""
     start = time.monotonic()
     deadline = start + deadline_ms / 1000
     while in_flight() and time.monotonic() < deadline:  # noqa: ASYNC110 (a predicate; no event tells)
@@ -232,14 +246,14 @@ async def settle(page: Page, in_flight: Callable[[], bool], navigated: Callable[
         try:
             if navigated():
                 await page.wait_for_load_state("load", timeout=left)
-            left = max(DOM_QUIET_MS, int((deadline - time.monotonic()) * 1000))
-            quiet = await page.evaluate(in_page.DOM_QUIET, [DOM_QUIET_MS, left])
+            left = max(quiet_for, int((deadline - time.monotonic()) * 1000))
+            quiet = await page.evaluate(in_page.DOM_QUIET, [quiet_for, left])
         except pw.Error:
             continue
         took = time.monotonic() - start
         if not quiet:
             return f"the {deadline_ms} ms limit (the DOM kept changing) at {took:.2f} s"
-        steps = ["requests ended"] + (["the page loaded"] if navigated() else []) + [f"DOM quiet {DOM_QUIET_MS} ms"]
+        steps = ["requests ended"] + (["the page loaded"] if navigated() else []) + [f"DOM quiet {quiet_for} ms"]
         return f"{', '.join(steps)} at {took:.2f} s"
     return f"the {deadline_ms} ms limit at {time.monotonic() - start:.2f} s"
 

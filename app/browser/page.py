@@ -21,7 +21,7 @@ from PIL import Image
 from app.browser import in_page
 from app.browser import playwright_api as pw
 from app.browser.action_kinds import NAVIGATIONS, Action, ClickAt, DialogAnswer
-from app.browser.actions import RefCheck, after, before, check_ref, effects, element_of, perform, settle
+from app.browser.actions import RefCheck, after, before, check_ref, effects, element_of, perform, quiet_ms, settle
 from app.browser.aria import AriaNode, holds_dialog, parse
 from app.browser.frames import action_frame, screenshot_frame, snapshot_frame
 from app.browser.search import find
@@ -314,7 +314,9 @@ class Page:
         def navigated() -> bool:
             return any(e["kind"] == "navigation" for e in self.events if e["seq"] > seq)
 
-        settled = await settle(page, lambda: any(t >= started for t in self.pending.values()), navigated)
+        settled = await settle(
+            page, lambda: any(t >= started for t in self.pending.values()), navigated, quiet_ms(action)
+        )
         done = await after(page)
         new_events = [e for e in self.events if e["seq"] > seq]
         if navigated():

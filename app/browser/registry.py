@@ -28,6 +28,7 @@ from app.core.events import EventBus
 from app.core.ids import check_id, new_id
 from app.core.observations import ObservationStore
 from app.core.storage import append_jsonl
+from app.core.tokens import warm_up
 from app.timeline.recording import NullRecorder, Recorder
 
 if TYPE_CHECKING:
@@ -61,7 +62,8 @@ class PageRegistry:
             self._reaper = asyncio.create_task(self._close_idle())
         if profile is not None:
             check_name(profile)
-        tab = await self._new_tab(viewport, profile)
+        # the first snapshot counts tokens: the tokenizer loads while the browser starts (a wait, not work)
+        tab, _ = await asyncio.gather(self._new_tab(viewport, profile), asyncio.to_thread(warm_up))
         page = self._register(tab, viewport, profile)
         if url:
             try:
