@@ -49,6 +49,7 @@ class PageRegistry:
         self.idle_s, self.max_pages = idle_s, max_pages
         self._pages: dict[str, Page] = {}
         self._reaper: asyncio.Task[None] | None = None
+        self._warming: asyncio.Task[None] | None = None
 
     async def create(self, url: str | None, viewport: tuple[int, int], profile: str | None = None) -> dict[str, Any]:
         """A new page: in an isolated context that leaves nothing behind, or in `profile`'s persistent one."""
@@ -62,8 +63,7 @@ class PageRegistry:
             self._reaper = asyncio.create_task(self._close_idle())
         if profile is not None:
             check_name(profile)
-        # the first snapshot counts tokens: the tokenizer loads while the browser starts (a wait, not work)
-        tab, _ = await asyncio.gather(self._new_tab(viewport, profile), asyncio.to_thread(warm_up))
+        tab = await self._new_tab(viewport, profile)
         page = self._register(tab, viewport, profile)
         if url:
             try:
@@ -74,6 +74,9 @@ class PageRegistry:
                 raise
         self.bus.publish("page.created", id=page.id, url=page.page.url)
         self.recorder.record(opened_frame(page.id, page.page.url if url else ""))
+        if self._warming is None:  # the first snapshot counts tokens: the tokenizer loads while the agent reads this
+            # (not while the browser starts: the load holds the GIL, and Playwright's start would wait for it)
+            self._warming = asyncio.create_task(asyncio.to_thread(warm_up))
         return await page.describe()
 
     async def _new_tab(self, viewport: tuple[int, int], profile: str | None) -> PlaywrightPage:
