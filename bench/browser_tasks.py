@@ -323,18 +323,17 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                         results[task][server].append(await run_task(server, task, base, out))
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-    figures: dict[str, Any] = {"load": list(os.getloadavg()), "tasks": {}}
+    figures: dict[str, Any] = {"load": list(os.getloadavg()), "tasks": {}, "steps": {}}
     for task, by_server in results.items():
-        row: dict[str, Any] = {}
         for server, runs in by_server.items():
-            row[server] = {"seconds": statistics.median(r.steps[-1][1] for r in runs),
-                           "tokens": statistics.median(r.tokens for r in runs),
-                           "calls": statistics.median(r.calls for r in runs),
-                           "steps": [(w, round(s, 3), t) for w, s, t in runs[-1].steps[:-1]]}  # fmt: skip
-        ours, theirs = row["lookout"], row["playwright-mcp"]
-        row["time_ratio"] = ours["seconds"] / theirs["seconds"]
-        row["token_ratio"] = ours["tokens"] / theirs["tokens"]
-        figures["tasks"][task] = row
+            figures["tasks"][f"{task} {server}"] = {
+                "seconds": statistics.median(r.steps[-1][1] for r in runs),
+                "tokens": statistics.median(r.tokens for r in runs), "calls": statistics.median(r.calls for r in runs),
+                "time_ratio": None, "token_ratio": None}  # fmt: skip
+            figures["steps"][f"{task} {server}"] = runs[-1].steps[:-1]
+        ours, theirs = figures["tasks"][f"{task} lookout"], figures["tasks"][f"{task} playwright-mcp"]
+        ours["time_ratio"] = ours["seconds"] / theirs["seconds"]
+        ours["token_ratio"] = ours["tokens"] / theirs["tokens"]
     return figures
 
 
@@ -343,16 +342,13 @@ def report(figures: dict[str, Any]) -> None:
     print(f"\nbrowser_tasks: two Django admin tasks through MCP, lookout beside @playwright/mcp 0.0.83 on {CHROMIUM}, "
           f"{os.cpu_count()} cores, load average {load}\n")  # fmt: skip
     print(f"{'task':<8} {'server':<15} {'wall s':>7} {'tokens':>7} {'calls':>5}   {'time x':>6} {'tokens x':>8}")
-    for task, row in figures["tasks"].items():
-        for server in ("lookout", "playwright-mcp"):
-            r = row[server]
-            ratios = f"   {row['time_ratio']:>6.2f} {row['token_ratio']:>8.2f}" if server == "lookout" else ""
-            print(f"{task:<8} {server:<15} {r['seconds']:>7.2f} {r['tokens']:>7.0f} {r['calls']:>5.0f}{ratios}")
+    for name, row in figures["tasks"].items():
+        task, server = name.split(" ")
+        ratios = f"   {row['time_ratio']:>6.2f} {row['token_ratio']:>8.2f}" if row["time_ratio"] is not None else ""
+        print(f"{task:<8} {server:<15} {row['seconds']:>7.2f} {row['tokens']:>7.0f} {row['calls']:>5.0f}{ratios}")
     print(f"\ngoal: wall time <= {GOAL_TIME}x Playwright MCP's, tokens read and calls no more than it\n")
-    for task, row in figures["tasks"].items():
-        for server in ("lookout", "playwright-mcp"):
-            steps = ", ".join(f"{w} {s:.2f}s/{t}" for w, s, t in row[server]["steps"])
-            print(f"{task} {server}: {steps}")
+    for name, steps in figures.pop("steps").items():
+        print(f"{name}: " + ", ".join(f"{what} {seconds:.2f} s/{tokens}" for what, seconds, tokens in steps))
     print(json.dumps({"bench": "browser_tasks", **figures}, default=lambda v: round(v, 3)))
 
 

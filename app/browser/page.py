@@ -55,14 +55,18 @@ _MODAL_JS = """() => {
 """The accessible name of the page's open modal dialog ("" for one without a name), null when none is open."""
 
 
-async def read_page(page: PlaywrightPage, watch_key: str) -> tuple[str, str | None, str]:
+async def read_page(page: PlaywrightPage, watch_key: str | None) -> tuple[str, str | None, str]:
     """The page's title, the name of its open modal dialog (None when none is open) and its AI snapshot with
-    boxes. The watch for changes (app.browser.in_page.WATCH_CHANGES, which also reads the title) is armed
-    before the snapshot is taken, so a change made while it is read is not missed. The modal check, a script
-    on the page's main thread, runs only when the snapshot holds a dialog: without one there is nothing a
-    modal could be (the view shows a modal only as a dialog's node)."""
-    title = await page.evaluate(in_page.WATCH_CHANGES, watch_key)
-    raw = await page.aria_snapshot(mode="ai", boxes=True)
+    boxes. With `watch_key`, the watch for changes (app.browser.in_page.WATCH_CHANGES, which also reads the
+    title) is armed before the snapshot is taken, so a change made while it is read is not missed; without
+    it, the title is read while the snapshot is taken. The modal check, a script on the page's main thread,
+    runs only when the snapshot holds a dialog: without one there is nothing a modal could be (the view
+    shows a modal only as a dialog's node)."""
+    if watch_key is None:
+        title, raw = await asyncio.gather(page.title(), page.aria_snapshot(mode="ai", boxes=True))
+    else:
+        title = await page.evaluate(in_page.WATCH_CHANGES, watch_key)
+        raw = await page.aria_snapshot(mode="ai", boxes=True)
     modal = await page.evaluate(_MODAL_JS) if holds_dialog(raw) else None
     return title, modal, raw
 
@@ -76,6 +80,8 @@ class Read:
     modal: str | None
     raw: str
     raw_obs: str
+    watched: bool
+    """The watch for changes was armed before it was read (else a change made meanwhile may be unseen)."""
 
 
 @dataclass(eq=False)
@@ -112,6 +118,8 @@ class Page:
     _last: Earlier | None = None
     """The last snapshot's parsed tree, for the diff of the next one (an action's snapshot)."""
     _watch_key: str = field(default_factory=lambda: "__lookout_" + secrets.token_hex(6))
+    _watching: asyncio.Future[None] | None = None
+    """The watch being armed after a first read (kept so the task is not collected)."""
 
     def event(self, kind: str, **fields: Any) -> None:
         self.seq += 1
@@ -176,17 +184,24 @@ class Page:
 
     async def _read(self) -> Read:
         """The page as the last snapshot read it when nothing has changed since, else read afresh (`raw_obs`
-        empty: no observation holds its raw text yet)."""
+        empty: no observation holds its raw text yet). The watch for changes is armed before a read of a page
+        already read at this URL (one that is snapshot again may be unchanged), and only after the first read
+        of a URL, when the answer is on its way: a document's first script in the page's own world costs
+        Playwright 10 to 20 ms to set up (measured), a fifth of a small page's snapshot; a read after that is
+        trusted only from the next one on."""
         seen, page = self._seen, self.page
-        if seen is not None and seen.url == page.url:
+        if seen is not None and seen.url == page.url and seen.watched:
             try:
                 if await page.evaluate(in_page.UNCHANGED, self._watch_key):
                     return seen
             except pw.Error:
                 pass
         self._seen = None
-        title, modal, raw = await read_page(page, self._watch_key)
-        return Read(page.url, title, modal, raw, "")
+        watch = seen is not None and seen.url == page.url
+        title, modal, raw = await read_page(page, self._watch_key if watch else None)
+        if not watch:
+            self._watching = asyncio.ensure_future(_arm(page, self._watch_key))
+        return Read(page.url, title, modal, raw, "", watch)
 
     async def _earlier(self, since: str | None) -> Earlier | None:
         """The snapshot a diff is against: the last one's tree when it is the one, else read and parsed."""
@@ -373,6 +388,14 @@ def _observed(
     stored = {**result, "kind": "snapshot", "ts": time.time(), **({"raw_from": raw_from} if raw_from else {"raw": raw})}
     store.save(page_id, stored)
     return result, answer
+
+
+async def _arm(page: PlaywrightPage, key: str) -> None:
+    """Start watching the page for changes (a page navigating or closed meanwhile is read afresh next time)."""
+    try:
+        await page.evaluate(in_page.WATCH_CHANGES, key)
+    except pw.Error:
+        pass
 
 
 def _parsed(raw: str) -> AriaNode:

@@ -98,6 +98,8 @@ async def test_an_unchanged_page_is_not_read_again_and_any_change_is_seen(pages:
     page = pages.get(page_id).page
     first, _, reads = await _counted(pages, page_id)
     assert reads == 1
+    _, _, reads = await _counted(pages, page_id)
+    assert reads == 1, "a URL's first read is watched only once it is answered: it is read again once"
     again, _, reads = await _counted(pages, page_id)
     assert reads == 0 and again["text"] == first["text"] and again["obs_id"] != first["obs_id"]
     stored = pages.get(page_id)._snapshot_observation(again["obs_id"])  # the raw text is the first one's
