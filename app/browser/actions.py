@@ -216,14 +216,14 @@ async def _on_element(element: Locator, action: OnElement) -> None:
 
 async def after(page: Page) -> dict[str, Any]:
     """What the action did, read in one pass (app.browser.in_page.AFTER_ACTION): `text`, `controls`, `focus`,
-    `title`, `document` (same or new)."""
+    `title`, `document` (same or new; unread when the page could not run it)."""
     for _ in range(2):  # a navigation may destroy the context the first read runs in
         try:
             done: dict[str, Any] = await page.evaluate(in_page.AFTER_ACTION, [OUTCOME_ITEMS, OUTCOME_CHARS])
             return done
         except pw.Error:
             await asyncio.sleep(0.05)
-    return {"text": [], "controls": [], "focus": None, "title": "", "document": "new"}
+    return {"text": [], "controls": [], "focus": None, "title": "", "document": "unread"}
 
 
 def quiet_ms(action: Action) -> int:

@@ -118,6 +118,8 @@ class Page:
     _last: Earlier | None = None
     """The last snapshot's parsed tree, for the diff of the next one (an action's snapshot)."""
     _watch_key: str = field(default_factory=lambda: "__lookout_" + secrets.token_hex(6))
+    scripted_at: float = 0.0
+    """When a script of lookout's last ran in the page (time.time()): after `navigated_at`, in this document."""
     _watching: asyncio.Future[None] | None = None
     """The watch being armed after a first read (kept so the task is not collected)."""
 
@@ -184,24 +186,38 @@ class Page:
 
     async def _read(self) -> Read:
         """The page as the last snapshot read it when nothing has changed since, else read afresh (`raw_obs`
-        empty: no observation holds its raw text yet). The watch for changes is armed before a read of a page
-        already read at this URL (one that is snapshot again may be unchanged), and only after the first read
-        of a URL, when the answer is on its way: a document's first script in the page's own world costs
-        Playwright 10 to 20 ms to set up (measured), a fifth of a small page's snapshot; a read after that is
-        trusted only from the next one on."""
+        empty: no observation holds its raw text yet). The watch for changes is armed before the read, except
+        when no script of lookout's has run in this document yet: a document's first script in the page's own
+        world costs Playwright 10 to 20 ms to set up (measured), a fifth of a small page's snapshot, so the
+        watch is armed once the answer is on its way, and the read it follows is not trusted again."""
+        if self._watching is not None:  # a watch still being armed is the page's first script: wait for it
+            await self._watching
+            self._watching = None
         seen, page = self._seen, self.page
         if seen is not None and seen.url == page.url and seen.watched:
             try:
-                if await page.evaluate(in_page.UNCHANGED, self._watch_key):
+                unchanged = await page.evaluate(in_page.UNCHANGED, self._watch_key)
+                self.scripted_at = time.time()
+                if unchanged:
                     return seen
             except pw.Error:
                 pass
         self._seen = None
-        watch = seen is not None and seen.url == page.url
+        watch = self.scripted_at > self.navigated_at
         title, modal, raw = await read_page(page, self._watch_key if watch else None)
-        if not watch:
-            self._watching = asyncio.ensure_future(_arm(page, self._watch_key))
+        if watch:
+            self.scripted_at = time.time()
+        else:
+            self._watching = asyncio.ensure_future(self._arm())
         return Read(page.url, title, modal, raw, "", watch)
+
+    async def _arm(self) -> None:
+        """Start watching the page for changes (a page navigating or closed meanwhile is read afresh later)."""
+        try:
+            await self.page.evaluate(in_page.WATCH_CHANGES, self._watch_key)
+            self.scripted_at = time.time()
+        except pw.Error:
+            pass
 
     async def _earlier(self, since: str | None) -> Earlier | None:
         """The snapshot a diff is against: the last one's tree when it is the one, else read and parsed."""
@@ -333,6 +349,8 @@ class Page:
             page, lambda: any(t >= started for t in self.pending.values()), navigated, quiet_ms(action)
         )
         done = await after(page)
+        if done["document"] != "unread":
+            self.scripted_at = time.time()
         new_events = [e for e in self.events if e["seq"] > seq]
         if navigated():
             self.history.append(done["title"] or page.url)
@@ -388,14 +406,6 @@ def _observed(
     stored = {**result, "kind": "snapshot", "ts": time.time(), **({"raw_from": raw_from} if raw_from else {"raw": raw})}
     store.save(page_id, stored)
     return result, answer
-
-
-async def _arm(page: PlaywrightPage, key: str) -> None:
-    """Start watching the page for changes (a page navigating or closed meanwhile is read afresh next time)."""
-    try:
-        await page.evaluate(in_page.WATCH_CHANGES, key)
-    except pw.Error:
-        pass
 
 
 def _parsed(raw: str) -> AriaNode:
