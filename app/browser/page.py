@@ -169,6 +169,8 @@ class Page:
         result, answer = await asyncio.to_thread(_observed, self.store, self.id, obs_id, read.raw, options, ctx,
                                                  before, expand, raw_from)  # fmt: skip
         self._seen = replace(read, raw_obs=raw_from or obs_id)
+        if not read.watched and raw_from is None:  # armed while the answer is on its way, not while it is made
+            self._watching = asyncio.ensure_future(self._arm())
         if answer.root is not None:
             self._last = Earlier(obs_id, read.url, answer.root)
         elif self._last is not None and raw_from is not None:  # the same page: its tree is the one kept
@@ -189,7 +191,7 @@ class Page:
         empty: no observation holds its raw text yet). The watch for changes is armed before the read, except
         when no script of lookout's has run in this document yet: a document's first script in the page's own
         world costs Playwright 10 to 20 ms to set up (measured), a fifth of a small page's snapshot, so the
-        watch is armed once the answer is on its way, and the read it follows is not trusted again."""
+        watch is armed once the answer is made (`snapshot`), and the read it follows is not trusted again."""
         if self._watching is not None:  # a watch still being armed is the page's first script: wait for it
             await self._watching
             self._watching = None
@@ -207,8 +209,6 @@ class Page:
         title, modal, raw = await read_page(page, self._watch_key if watch else None)
         if watch:
             self.scripted_at = time.time()
-        else:
-            self._watching = asyncio.ensure_future(self._arm())
         return Read(page.url, title, modal, raw, "", watch)
 
     async def _arm(self) -> None:
