@@ -232,6 +232,10 @@ async def filter_task(agent: Agent, base: str) -> None:
             raise RuntimeError("the product's SKU was not seen")
 
 
+async def warm_up(agent: Agent, base: str) -> None:
+    await agent.open(f"{base}/admin/login/")
+
+
 TASKS: dict[str, Callable[[Agent, str], Awaitable[None]]] = {"edit": edit_task, "filter": filter_task}
 
 
@@ -274,15 +278,21 @@ def peers_installed() -> None:
         subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=PEERS, check=True)
 
 
-async def run_task(server: str, task: str, base: str, out: Path) -> Run:
-    """One task on a fresh server: a daemon of its own for lookout (its browser starts with the first page, as
-    Playwright MCP's does with its first call)."""
-    daemon = Daemon(out).start() if server == "lookout" else None
+SERVERS = ("lookout", "lookout-fresh", "playwright-mcp")
+"""lookout as it runs (a daemon that has served a page before, its browser up), lookout on a daemon started
+for the task (its browser, and Playwright's driver before it, start with the first page), Playwright MCP
+(started for the task, as an MCP client starts it: its browser starts with the first call)."""
+
+
+async def run_task(server: str, task: str, base: str, out: Path, running: Daemon) -> Run:
+    """One task on `server`; `running` is the daemon that stays up between tasks."""
+    if server != "lookout-fresh":
+        return await _run_task(server, task, base, running if server == "lookout" else None, out)
+    daemon = Daemon(out).start()
     try:
         return await _run_task(server, task, base, daemon, out)
     finally:
-        if daemon is not None:
-            daemon.stop()
+        daemon.stop()
 
 
 async def _run_task(server: str, task: str, base: str, daemon: Daemon | None, out: Path) -> Run:
@@ -297,11 +307,11 @@ async def _run_task(server: str, task: str, base: str, daemon: Daemon | None, ou
     run = Run()
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
-        agent: Agent = LookoutAgent(session, run) if server == "lookout" else PlaywrightAgent(session, run)
+        agent: Agent = LookoutAgent(session, run) if daemon is not None else PlaywrightAgent(session, run)
         if isinstance(agent, PlaywrightAgent):
             agent.cwd = str(out)
         start = time.perf_counter()
-        await TASKS[task](agent, base)
+        await (warm_up if task == "warm-up" else TASKS[task])(agent, base)
         run.steps.append(("total", time.perf_counter() - start, run.tokens))
         if isinstance(agent, LookoutAgent) and agent.page:
             await session.call_tool("browser_close", {"page_id": agent.page})
@@ -311,17 +321,20 @@ async def _run_task(server: str, task: str, base: str, daemon: Daemon | None, ou
 async def run(args: argparse.Namespace) -> dict[str, Any]:
     peers_installed()
     folder = Path(tempfile.mkdtemp(prefix="lookout-bench-tasks-"))
-    results: dict[str, dict[str, list[Run]]] = {task: {"lookout": [], "playwright-mcp": []} for task in TASKS}
+    results: dict[str, dict[str, list[Run]]] = {task: {server: [] for server in SERVERS} for task in TASKS}
+    (folder / "running").mkdir()
+    running = Daemon(folder / "running").start()
     try:
         with serve_django(make_django_site(folder / "site")) as base:
+            await run_task("lookout", "warm-up", base, folder, running)  # its browser has served a page before
             for round_ in range(args.rounds):
                 for task in TASKS:
-                    servers = ["lookout", "playwright-mcp"]
-                    for server in servers if round_ % 2 == 0 else servers[::-1]:
+                    for server in SERVERS[round_ % 3 :] + SERVERS[: round_ % 3]:
                         out = folder / f"out-{server}-{task}-{round_}"
                         out.mkdir()
-                        results[task][server].append(await run_task(server, task, base, out))
+                        results[task][server].append(await run_task(server, task, base, out, running))
     finally:
+        running.stop()
         shutil.rmtree(folder, ignore_errors=True)
     figures: dict[str, Any] = {"load": list(os.getloadavg()), "tasks": {}, "steps": {}}
     for task, by_server in results.items():
@@ -332,10 +345,12 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                 "tokens": statistics.median(r.tokens for r in runs), "calls": statistics.median(r.calls for r in runs),
                 "time_ratio": None, "after_first_ratio": None, "token_ratio": None}  # fmt: skip
             figures["steps"][f"{task} {server}"] = runs[-1].steps[:-1]
-        ours, theirs = figures["tasks"][f"{task} lookout"], figures["tasks"][f"{task} playwright-mcp"]
-        ours["time_ratio"] = ours["seconds"] / theirs["seconds"]
-        ours["after_first_ratio"] = ours["after_first_call"] / theirs["after_first_call"]
-        ours["token_ratio"] = ours["tokens"] / theirs["tokens"]
+        theirs = figures["tasks"][f"{task} playwright-mcp"]
+        for server in SERVERS[:2]:
+            ours = figures["tasks"][f"{task} {server}"]
+            ours["time_ratio"] = ours["seconds"] / theirs["seconds"]
+            ours["after_first_ratio"] = ours["after_first_call"] / theirs["after_first_call"]
+            ours["token_ratio"] = ours["tokens"] / theirs["tokens"]
     return figures
 
 
