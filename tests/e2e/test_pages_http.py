@@ -211,6 +211,8 @@ def test_actions_by_ref_and_their_effects(api: httpx.Client, site: str, app_page
     assert alerted["effects"]["dialogs"] == [{"type": "alert", "message": "Hello there", "answer": "dismissed"}]
     moved = _ok(_act(api, app_page, action="click", ref=_ref(snap, '- link "Next page"')))
     assert moved["effects"]["navigation"] == {"url": f"{site}/next.html"} and moved["title"] == "Next"
+    assert moved["settled"].startswith("requests ended, the page loaded, DOM quiet 100 ms at "), moved["settled"]
+    assert "focus" not in moved["effects"], "the new page has no focus: none is reported (not null)"
 
 
 def test_stale_and_unknown_refs_are_409(api: httpx.Client, site: str, app_page: str) -> None:
