@@ -8,7 +8,8 @@
   document's messages, the controls whose state changed, the focus, the title.
 - `UNCHANGED` / `WATCH_CHANGES`: whether the page has changed since the last snapshot (a DOM mutation in the
   document or an open shadow root, an input, a focus change, a scroll, a resize, an animation, an image loaded,
-  a control's state), so an unchanged page is not read again.
+  a control's state), so an unchanged page is not read again; a changed page is watched anew in the same
+  pass, as it is after an action (`AFTER_ACTION`), before it is read.
 
 An element is named as the snapshot names it: its role (explicit, else implied by its tag and type) and its
 accessible name (aria-labelledby, aria-label, its labels, title, placeholder, or its text for the roles named
@@ -124,6 +125,36 @@ const problemOf = (el, check) => {  // input the control cannot take, said with 
 };
 """
 
+_WATCH = r"""
+const watch = key => {  // watch for any change that could make the next snapshot differ; returns the title
+  const old = window[key];
+  if (old) old.stop();
+  const all = roots();
+  const state = {changed: false, roots: all.length, frames: document.querySelector('iframe,frame,object,embed') !== null,
+                 scroll: [scrollX, scrollY, innerWidth, innerHeight], controls: controlStates(all)};
+  const mark = () => { state.changed = true; };
+  const observers = all.map(root => { const o = new MutationObserver(mark);
+    o.observe(root, {subtree: true, childList: true, characterData: true, attributes: true}); return o; });
+  const EVENTS = ['input', 'change', 'focusin', 'focusout', 'scroll', 'resize', 'load', 'animationstart',
+                  'animationend', 'transitionrun', 'transitionend', 'toggle', 'pointerover', 'pointerout'];
+  EVENTS.forEach(e => window.addEventListener(e, mark, true));
+  state.stop = () => { observers.forEach(o => o.disconnect()); EVENTS.forEach(e => window.removeEventListener(e, mark, true)); };
+  Object.defineProperty(window, key, {value: state, configurable: true, enumerable: false});
+  return document.title;
+};
+const unchanged = key => {  // nothing a snapshot shows can have changed since `watch` (false when unsure)
+  const state = window[key];
+  if (!state || state.changed || roots().length !== state.roots || state.frames
+      || document.getAnimations().some(a => a.playState === 'running')) return false;
+  const now = [scrollX, scrollY, innerWidth, innerHeight];
+  if (now.some((v, i) => v !== state.scroll[i])) return false;
+  const controls = controlStates(roots());  // values set by scripts, which no event or mutation shows
+  if (controls.size !== state.controls.size) return false;
+  for (const [el, value] of controls) if (state.controls.get(el) !== value) return false;
+  return true;
+};
+"""
+
 BEFORE_ACTION = (
     "(el, check) => {"
     + _HELPERS
@@ -155,8 +186,9 @@ BEFORE_PAGE_ACTION = f"(check) => ({BEFORE_ACTION})(null, check)"
 """`BEFORE_ACTION` for an action without an element (press on the page, navigate, back, a wait)."""
 
 AFTER_ACTION = (
-    "([maxItems, maxChars]) => {"
+    "([maxItems, maxChars, key]) => {"
     + _HELPERS
+    + _WATCH
     + r"""
   const visible = el => el && el.isConnected && (el.checkVisibility ? el.checkVisibility() : !!el.getClientRects().length);
   const LIVE = '[role=alert],[role=alertdialog],[role=status],[role=log],[aria-live]:not([aria-live=off]),output';
@@ -191,17 +223,17 @@ AFTER_ACTION = (
     return name && text && !text.startsWith(name) ? `${name}: ${text}` : text;
   };
   const result = {focus: describe(deepActive()), title: document.title, text: out, controls: []};
-  const watch = window.__lookoutWatch;
-  if (watch) {  // the same document: what the action added, changed or revealed
-    watch.observers.forEach(o => o.disconnect());
+  const pending = window.__lookoutWatch;
+  if (pending) {  // the same document: what the action added, changed or revealed
+    pending.observers.forEach(o => o.disconnect());
     delete window.__lookoutWatch;
     const tags = el => el.matches('script,style,link,meta,template,noscript');
-    for (const el of outermost(watch.added)) if (!tags(el)) take(el, 'added');
-    for (const el of outermost(watch.revealed)) {
+    for (const el of outermost(pending.added)) if (!tags(el)) take(el, 'added');
+    for (const el of outermost(pending.revealed)) {
       const text = norm(el.innerText);
-      if (text && !watch.before.includes(text)) take(el, el.matches('dialog,[role=dialog]') ? 'dialog' : 'changed');
+      if (text && !pending.before.includes(text)) take(el, el.matches('dialog,[role=dialog]') ? 'dialog' : 'changed');
     }
-    for (const [el, before] of watch.states) {
+    for (const [el, before] of pending.states) {
       if (result.controls.length >= maxItems || !el.isConnected) continue;
       const now = stateOf(el);
       if (!now || JSON.stringify(now) === before) continue;
@@ -209,6 +241,7 @@ AFTER_ACTION = (
       result.controls.push({control: describe(el), [key]: typeof value === 'string' ? cut(value, maxChars) : value});
     }
     result.document = 'same';
+    watch(key);
     return result;
   }
   // a new document: its fields' errors (each with its field's name), then its other messages
@@ -223,52 +256,27 @@ AFTER_ACTION = (
             && ![...errors].some(e => el.contains(e))));
   for (const el of outermost(found)) take(el, 'message');
   result.document = 'new';
+  watch(key);
   return result;
 }"""
 )
 """After an action: `{document: same|new, text: [{kind, text}], controls: [{control, value|checked|selected|
-pressed}], focus, title}` (at most `maxItems` of each)."""
+pressed}], focus, title}` (at most `maxItems` of each); and the watch for changes begins under `key`, for the
+snapshot that may follow (read after it, so nothing it shows can change unseen)."""
 
-WATCH_CHANGES = (
-    "(key) => {"
-    + _HELPERS
-    + r"""
-  const old = window[key];
-  if (old) old.stop();
-  const all = roots();
-  const state = {changed: false, roots: all.length, frames: document.querySelector('iframe,frame,object,embed') !== null,
-                 scroll: [scrollX, scrollY, innerWidth, innerHeight], controls: controlStates(all)};
-  const mark = () => { state.changed = true; };
-  const observers = all.map(root => { const o = new MutationObserver(mark);
-    o.observe(root, {subtree: true, childList: true, characterData: true, attributes: true}); return o; });
-  const EVENTS = ['input', 'change', 'focusin', 'focusout', 'scroll', 'resize', 'load', 'animationstart',
-                  'animationend', 'transitionrun', 'transitionend', 'toggle', 'pointerover', 'pointerout'];
-  EVENTS.forEach(e => window.addEventListener(e, mark, true));
-  state.stop = () => { observers.forEach(o => o.disconnect()); EVENTS.forEach(e => window.removeEventListener(e, mark, true)); };
-  Object.defineProperty(window, key, {value: state, configurable: true, enumerable: false});
-  return document.title;
-}"""
-)
+WATCH_CHANGES = "(key) => {" + _HELPERS + _WATCH + "return watch(key); }"
 """Before a snapshot is read: watch the page for any change that could make the next snapshot differ (under
 a key of lookout's own, not enumerable); returns the title."""
 
 UNCHANGED = (
     "(key) => {"
     + _HELPERS
-    + r"""
-  const state = window[key];
-  if (!state || state.changed || roots().length !== state.roots || state.frames || document.getAnimations().some(a => a.playState === 'running'))
-    return false;
-  const now = [scrollX, scrollY, innerWidth, innerHeight];
-  if (now.some((v, i) => v !== state.scroll[i])) return false;
-  const controls = controlStates(roots());  // values set by scripts, which no event or mutation shows
-  if (controls.size !== state.controls.size) return false;
-  for (const [el, value] of controls) if (state.controls.get(el) !== value) return false;
-  return true;
-}"""
+    + _WATCH
+    + "return unchanged(key) ? {unchanged: true} : {unchanged: false, title: watch(key)}; }"
 )
-"""Whether nothing that a snapshot shows can have changed since `WATCH_CHANGES` ran (false when unsure: a
-page with frames, a running animation, no watch)."""
+"""Whether nothing that a snapshot shows can have changed since the watch began (false when unsure: a page
+with frames, a running animation, no watch): `{unchanged: true}`, else the watch begins anew for the read that
+follows, `{unchanged: false, title}`."""
 
 DOM_QUIET = (
     "([quiet, max]) => new Promise(resolve => {"

@@ -120,6 +120,9 @@ class Page:
     _watch_key: str = field(default_factory=lambda: "__lookout_" + secrets.token_hex(6))
     scripted_at: float = 0.0
     """When a script of lookout's last ran in the page (time.time()): after `navigated_at`, in this document."""
+    watched_at: float = 0.0
+    """When the watch for changes last began in a script that was the last to run (after an action, or in the
+    check that found a change): the next read needs no script of its own to start it."""
     _watching: asyncio.Future[None] | None = None
     """The watch being armed after a first read (kept so the task is not collected)."""
 
@@ -188,34 +191,39 @@ class Page:
 
     async def _read(self) -> Read:
         """The page as the last snapshot read it when nothing has changed since, else read afresh (`raw_obs`
-        empty: no observation holds its raw text yet). The watch for changes is armed before the read, except
-        when no script of lookout's has run in this document yet: a document's first script in the page's own
-        world costs Playwright 10 to 20 ms to set up (measured), a fifth of a small page's snapshot, so the
-        watch is armed once the answer is made (`snapshot`), and the read it follows is not trusted again."""
+        empty: no observation holds its raw text yet). The watch for changes begins before the read: in the
+        check that found a change, in the pass after an action, or on its own; except when no script of
+        lookout's has run in this document yet: a document's first script in the page's own world costs
+        Playwright 10 to 20 ms to set up (measured), a fifth of a small page's snapshot, so the watch begins
+        once the answer is made (`snapshot`), and the read it follows is not trusted again."""
         if self._watching is not None:  # a watch still being armed is the page's first script: wait for it
             await self._watching
             self._watching = None
         seen, page = self._seen, self.page
+        self._seen = None
+        title: str | None = None
         if seen is not None and seen.url == page.url and seen.watched:
             try:
-                unchanged = await page.evaluate(in_page.UNCHANGED, self._watch_key)
+                check = await page.evaluate(in_page.UNCHANGED, self._watch_key)
                 self.scripted_at = time.time()
-                if unchanged:
+                if check["unchanged"]:
+                    self._seen = seen
                     return seen
+                title, self.watched_at = check["title"], self.scripted_at  # watched anew, by the check
             except pw.Error:
                 pass
-        self._seen = None
-        watch = self.scripted_at > self.navigated_at
-        title, modal, raw = await read_page(page, self._watch_key if watch else None)
+        watched = self.watched_at > self.navigated_at and self.watched_at >= self.scripted_at
+        watch = not watched and self.scripted_at > self.navigated_at
+        title_read, modal, raw = await read_page(page, self._watch_key if watch else None)
         if watch:
-            self.scripted_at = time.time()
-        return Read(page.url, title, modal, raw, "", watch)
+            self.scripted_at = self.watched_at = time.time()
+        return Read(page.url, title_read if title is None else title, modal, raw, "", watched or watch)
 
     async def _arm(self) -> None:
         """Start watching the page for changes (a page navigating or closed meanwhile is read afresh later)."""
         try:
             await self.page.evaluate(in_page.WATCH_CHANGES, self._watch_key)
-            self.scripted_at = time.time()
+            self.scripted_at = time.time()  # not `watched_at`: the read before it is not covered
         except pw.Error:
             pass
 
@@ -348,9 +356,9 @@ class Page:
         settled = await settle(
             page, lambda: any(t >= started for t in self.pending.values()), navigated, quiet_ms(action)
         )
-        done = await after(page)
+        done = await after(page, self._watch_key)
         if done["document"] != "unread":
-            self.scripted_at = time.time()
+            self.scripted_at = self.watched_at = time.time()
         new_events = [e for e in self.events if e["seq"] > seq]
         if navigated():
             self.history.append(done["title"] or page.url)

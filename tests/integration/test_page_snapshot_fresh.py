@@ -120,3 +120,10 @@ async def test_an_unchanged_page_is_not_read_again_and_any_change_is_seen(pages:
     await pages.get(page_id).act(from_request(ActionRequest(action="press", key="Tab")), None)
     _, _, reads = await _counted(pages, page_id)
     assert reads == 1, "after any action the page is read again"
+    _, _, reads = await _counted(pages, page_id)
+    assert reads == 0, "the pass after the action began the watch: that read is trusted"
+    await page.evaluate("document.title = 'Three'")
+    changed, _, reads = await _counted(pages, page_id)
+    assert reads == 1 and changed["title"] == "Three", "the check that finds a change begins the watch anew"
+    _, _, reads = await _counted(pages, page_id)
+    assert reads == 0
