@@ -20,7 +20,7 @@ from app.api.read_only import ReadOnly
 from app.api.responses import ERROR_RESPONSES, JSONResponse
 from app.api.text_guard import TextGuard
 from app.browser.browser import BrowserHost, Remote
-from app.browser.pages import PageRegistry
+from app.browser.registry import PageRegistry
 from app.config import Settings
 from app.core.auth_token import load_or_create_token
 from app.core.events import EventBus
