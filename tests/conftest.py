@@ -36,6 +36,9 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+os.environ.setdefault("PYENV_REHASH_TIMEOUT", "1")
+"""The shells the tests start source this machine's ~/.bashrc, which may run `pyenv rehash`: a test that kills a
+shell in the middle of one leaves its lock behind, and every later shell would wait 60 s for it."""
 TOKEN = "test-token-0123456789"
 """The API token of the test daemons and of the in-process app."""
 START_DEADLINE_S = 120

@@ -42,7 +42,7 @@ from app.terminal.frames import (
     screen_frame,
 )
 from app.terminal.holder.protocol import ProtocolError
-from app.terminal.holder_link import HolderError, HolderLauncher
+from app.terminal.holder_link import HolderLauncher
 from app.terminal.ingest import Ingest
 from app.terminal.input_steps import InputStep, encode_steps
 from app.terminal.journal import raw_size, read_raw, stored_from
@@ -150,22 +150,18 @@ class TerminalSession:
             "cwd": meta.cwd, "env": launch_spec.env, "cols": meta.cols, "rows": meta.rows,
             "nonce": launch_spec.nonce, "max_journal_bytes": limits.max_journal_bytes,
         }  # fmt: skip
-        meta.pid, meta.journal_started_at = await launcher.launch(spec)
+        started = await launcher.launch(spec)
+        meta.pid, meta.journal_started_at = started.greeting["pid"], float(started.greeting["started_at"])
         self = cls(meta, directory, limits, bus=bus, recorder=recorder)
         self._screen.start()
         process = self._follow(JournalFollower(directory, 0, meta.journal_epoch), 0)
+        process.follow_new(started)
         try:
             files.save_meta(directory, meta)
             files.append_event(directory, {"type": "created", "pid": meta.pid})
-            await process.attach(holders, meta.id)
-        except ProtocolError as exc:  # a session that cannot be followed is not started
+        except OSError:  # a full disk: not started
             _kill(meta.pid)
-            raise HolderError(f"the terminal's holder cannot be used: {exc}") from exc
-        except OSError as exc:
-            if not isinstance(exc, ConnectionError | FileNotFoundError):  # a full disk: not started
-                _kill(meta.pid)
-                raise
-            process.without_holder()  # the program has ended already, and its holder with it
+            raise
         return self
 
     @classmethod

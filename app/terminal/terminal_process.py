@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from app.terminal.holder_link import HolderLink, connect
+from app.terminal.holder_link import HolderLink, Started, connect
 from app.terminal.journal_follower import Batch, JournalFollower
 from app.terminal.tty import Tty
 
@@ -63,7 +63,14 @@ class TerminalProcess:
     async def attach(self, holders: Path, terminal_id: str) -> dict[str, Any]:
         """Connect to the terminal's holder and start following; returns its greeting. OSError: nobody listens
         (see `without_holder`); ProtocolError: the holder is not to be trusted or not understood."""
-        self.link = await connect(holders, terminal_id, self._on_message, self._on_closed)
+        return self._follow(await connect(holders, terminal_id, self._on_message, self._on_closed))
+
+    def follow_new(self, started: Started) -> None:
+        """Follow a holder just started (the connection came with its first answer)."""
+        self._follow(HolderLink(started.sock, started.greeting, started.master, self._on_message, self._on_closed))
+
+    def _follow(self, link: HolderLink) -> dict[str, Any]:
+        self.link = link
         greeting = self.link.greeting
         self._announced = max(self._announced, int(greeting.get("size") or 0))
         self.failure = greeting.get("failure") or None

@@ -3,10 +3,13 @@ each new terminal (Python's forkserver idea, applied to holders). A holder then 
 cost (its interpreter's are shared with every holder forked from the same server) and starts in a few
 milliseconds instead of an interpreter's start.
 
-It reads specs, one JSON object a line, on stdin; for each it forks a child that starts a new session and
-forks the holder (so the holder is nobody's child: init or the nearest subreaper reaps it), then ends. The
-holder writes its `started` answer (with the spec's id) on stdout itself; answers may come in any order.
-The server ends when stdin closes (the daemon has gone); its holders go on.
+Its descriptor 0 is a SOCK_SEQPACKET socket to the daemon: each message is a spec (a JSON object). For each,
+it forks a holder, which starts a session of its own and answers the daemon itself, on the same socket, with
+its `started` message and two descriptors: the PTY's master and its end of a connection the holder already
+counts as a greeted client (so a new terminal needs no connect and no hello). Answers may come in any order;
+each names the spec's id. The server ignores SIGCHLD, so the kernel reaps the holders that end while it runs
+(a holder sets it back, to reap its program); when the daemon closes the socket the server ends, and its
+holders go on, children of init or of the nearest subreaper.
 """
 
 from __future__ import annotations
@@ -16,29 +19,26 @@ import json
 import os
 import selectors
 import signal
+import socket
 
 from app.terminal.holder import journal, loop, protocol
 from app.terminal.holder.pty import close_all_but
 
 MAX_SPEC = 1 << 20
+REQUESTS = 0
 
 
-def serve(requests: int = 0, answers: int = 1) -> None:
+def serve() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
-    close_all_but({0, 1, 2})  # what the daemon's event loop let us inherit is no holder's business
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel reaps the holders that end
+    close_all_but({REQUESTS, 1, 2})  # what the daemon's event loop let us inherit is no holder's business
+    channel = socket.socket(fileno=REQUESTS)
     _warm_up()
     gc.collect()
     gc.freeze()  # what is loaded now is never scanned again: a holder's collections leave those pages shared
-    pending = b""
-    while chunk := os.read(requests, 65536):
-        pending += chunk
-        *lines, pending = pending.split(b"\n")
-        for line in lines:
-            _start(line, answers)
-        if len(pending) > MAX_SPEC:
-            os.write(answers, protocol.encode("started", id=None, error="a spec longer than the server takes"))
-            pending = b""
+    while spec := channel.recv(MAX_SPEC):
+        _start(spec, channel)
 
 
 def _warm_up() -> None:
@@ -51,29 +51,27 @@ def _warm_up() -> None:
     selectors.DefaultSelector().close()
 
 
-def _start(line: bytes, answers: int) -> None:
+def _start(line: bytes, channel: socket.socket) -> None:
     try:
         spec = json.loads(line)
         if not isinstance(spec, dict):
             raise ValueError("a spec is a JSON object")
     except (ValueError, RecursionError) as exc:
-        os.write(answers, protocol.encode("started", id=None, error=f"not a spec: {exc}"))
+        channel.send(protocol.encode("started", id=None, error=f"not a spec: {exc}"))
         return
     try:
         pid = os.fork()
     except OSError as exc:
-        os.write(answers, protocol.encode("started", id=spec.get("id"), error=exc.strerror, errno=exc.errno))
+        channel.send(protocol.encode("started", id=spec.get("id"), error=exc.strerror, errno=exc.errno))
         return
     if pid == 0:
         try:
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
             os.setsid()
-            if os.fork():
-                os._exit(0)
-            loop.run(spec, answers)
+            loop.run(spec, channel)
             os._exit(0)
         except BaseException as exc:  # noqa: BLE001 (a forked child never returns into the server's loop)
             try:
-                os.write(answers, protocol.encode("started", id=spec.get("id"), error=f"the holder failed: {exc!r}"))
+                channel.send(protocol.encode("started", id=spec.get("id"), error=f"the holder failed: {exc!r}"))
             finally:
                 os._exit(1)
-    os.waitpid(pid, 0)
