@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import statistics
 import subprocess
@@ -30,6 +31,10 @@ from pathlib import Path
 
 from terminal_ingest import Daemon
 from tmux_server import TmuxServer
+
+os.environ.setdefault("PYENV_REHASH_TIMEOUT", "1")
+"""Both lookout's shells and tmux's source the user's ~/.bashrc; on a machine where it runs `pyenv rehash`, a shell
+killed in the middle of one leaves its lock behind, and every later shell would wait 60 s for it."""
 
 BUSY = "while :; do echo busy $RANDOM; read -t 0.02 _; done"
 """A line every 20 ms, without a process per line (a `sleep` per line would be 5,000 forks a second for 100)."""

@@ -37,8 +37,73 @@ def serve() -> None:
     _warm_up()
     gc.collect()
     gc.freeze()  # what is loaded now is never scanned again: a holder's collections leave those pages shared
-    while spec := channel.recv(MAX_SPEC):
-        _start(spec, channel)
+    spare = _spare(channel)
+    while message := channel.recv(MAX_SPEC):
+        holder = spare if spare is not None else _spare(channel)
+        if holder is None:
+            channel.send(protocol.encode("started", id=_spec_id(message), error="the holder could not be forked"))
+        else:
+            try:
+                os.write(holder, len(message).to_bytes(4, "big") + message)
+            except OSError as exc:  # the spare died: say so for this spec
+                channel.send(protocol.encode("started", id=_spec_id(message), error=f"the holder died: {exc.strerror}"))
+            os.close(holder)
+        spare = _spare(channel)
+
+
+def _spare(channel: socket.socket) -> int | None:
+    """Fork the holder for the next spec; the pipe that gives it the spec (None when no fork was possible:
+    the next spec forks again, and says why if it cannot)."""
+    read_end, write_end = os.pipe2(os.O_CLOEXEC)
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(read_end)
+        os.close(write_end)
+        return None
+    if pid:
+        os.close(read_end)
+        return write_end
+    spec: object = None
+    try:
+        os.close(write_end)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # the holder reaps its program
+        os.setsid()
+        message = _read_spec(read_end)
+        if message is None:  # the server has ended
+            os._exit(0)
+        spec = json.loads(message)
+        if not isinstance(spec, dict):
+            raise ValueError("a spec is a JSON object")
+        loop.run(spec, channel)
+        os._exit(0)
+    except BaseException as exc:  # noqa: BLE001 (a forked child never returns into the server's loop)
+        try:
+            answer_id = spec.get("id") if isinstance(spec, dict) else None
+            channel.send(
+                protocol.encode("started", id=answer_id, error=f"not a holder's spec, or the holder failed: {exc!r}")
+            )
+        finally:
+            os._exit(1)
+
+
+def _read_spec(fd: int) -> bytes | None:
+    """A spec sent by `serve` (its length, then it), or None at the end."""
+    data = b""
+    while len(data) < 4 or len(data) < 4 + int.from_bytes(data[:4], "big"):
+        chunk = os.read(fd, 1 << 20)
+        if not chunk:
+            return None
+        data += chunk
+    return data[4:]
+
+
+def _spec_id(message: bytes) -> object:
+    try:
+        spec = json.loads(message)
+    except (ValueError, RecursionError):
+        return None
+    return spec.get("id") if isinstance(spec, dict) else None
 
 
 def _warm_up() -> None:
@@ -49,29 +114,3 @@ def _warm_up() -> None:
     journal.format_record([0.0, "r", 0, "80x24"])
     journal.format_record([0.0, "o", 0, 1])
     selectors.DefaultSelector().close()
-
-
-def _start(line: bytes, channel: socket.socket) -> None:
-    try:
-        spec = json.loads(line)
-        if not isinstance(spec, dict):
-            raise ValueError("a spec is a JSON object")
-    except (ValueError, RecursionError) as exc:
-        channel.send(protocol.encode("started", id=None, error=f"not a spec: {exc}"))
-        return
-    try:
-        pid = os.fork()
-    except OSError as exc:
-        channel.send(protocol.encode("started", id=spec.get("id"), error=exc.strerror, errno=exc.errno))
-        return
-    if pid == 0:
-        try:
-            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-            os.setsid()
-            loop.run(spec, channel)
-            os._exit(0)
-        except BaseException as exc:  # noqa: BLE001 (a forked child never returns into the server's loop)
-            try:
-                channel.send(protocol.encode("started", id=spec.get("id"), error=f"the holder failed: {exc!r}"))
-            finally:
-                os._exit(1)
