@@ -4,7 +4,7 @@ app.device."""
 from __future__ import annotations
 
 import asyncio
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import Response
@@ -12,8 +12,6 @@ from fastapi.responses import Response
 from app.api.responses import JSONResponse
 from app.core.images import MEDIA_TYPES
 from app.core.private_files import read_bytes
-from app.device.device import Device
-from app.device.registry import DeviceRegistry
 from app.schemas.device import (
     AllNodes,
     AppRequest,
@@ -31,6 +29,10 @@ from app.schemas.device import (
     TypeRequest,
     UiMaxTokens,
 )  # fmt: skip
+
+if TYPE_CHECKING:
+    from app.device.device import Device
+    from app.device.registry import DeviceRegistry
 
 router = APIRouter(prefix="/v1/devices", tags=["devices"])
 

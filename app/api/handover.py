@@ -14,12 +14,14 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import httpx
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.api.responses import error_response
+
+if TYPE_CHECKING:
+    import httpx
 
 LONG = re.compile(r"^/v1/terminals/[^/]+/(?:wait|act)$|^/v1/(?:pages|devices)/[^/]+/(?:action|script)$|^/mcp$")
 """Requests that may run long and go on after the terminals are let go (they change nothing there)."""
@@ -64,6 +66,8 @@ class HandoverGate:
 
     def pass_to(self, address: tuple[str, int]) -> None:
         """The new daemon serves at `address`: pass it what arrives here from now on."""
+        import httpx  # only a daemon being replaced needs it (its import is a fifth of the daemon's start)
+
         self.target = address
         self.phase = "passing"
         self._client = httpx.AsyncClient(base_url=f"http://{address[0]}:{address[1]}", timeout=None)
@@ -104,6 +108,8 @@ class HandoverGate:
         query = scope.get("query_string") or b""
         url = path.decode("latin-1") + ("?" + query.decode("latin-1") if query else "")
         request = self._client.build_request(scope["method"], url, headers=headers, content=_body(receive))
+        import httpx
+
         try:
             response = await self._client.send(request, stream=True)
         except httpx.HTTPError as exc:

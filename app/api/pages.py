@@ -4,16 +4,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 from pydantic import ValidationError
 
 from app.api.responses import JSONResponse
-from app.browser.action_kinds import Action, from_request
-from app.browser.page import Page
-from app.browser.registry import PageRegistry
-from app.browser.snapshot_view import SnapshotOptions
 from app.core.errors import BadInput
 from app.core.images import MEDIA_TYPES
 from app.core.private_files import read_bytes
@@ -26,10 +23,18 @@ from app.schemas.page import (
     SnapshotRequest,
 )  # fmt: skip
 
+if TYPE_CHECKING:  # a page's code is loaded with the first page (the daemon's start is every restart's floor)
+    from app.browser.action_kinds import Action
+    from app.browser.page import Page
+    from app.browser.registry import PageRegistry
+    from app.browser.snapshot_view import SnapshotOptions
+
 router = APIRouter(prefix="/v1/pages", tags=["pages"])
 
 
 def _options(body: SnapshotRequest) -> SnapshotOptions:
+    from app.browser.snapshot_view import SnapshotOptions
+
     return SnapshotOptions(
         body.max_elements, body.max_tokens, body.viewport_only, body.interactive_only, body.full, body.include_history,
     )  # fmt: skip
@@ -37,6 +42,8 @@ def _options(body: SnapshotRequest) -> SnapshotOptions:
 
 def _steps(body: ScriptRequest, files: Callable[[list[str]], tuple[str, ...]]) -> list[Action | str]:
     """Every step checked before any runs: an Action, or "snapshot" / "screenshot"."""
+    from app.browser.action_kinds import from_request
+
     out: list[Action | str] = []
     for index, step in enumerate(body.steps):
         if step.get("action") in ("snapshot", "screenshot") and len(step) == 1:
@@ -104,6 +111,8 @@ async def action(page_id: str, body: ActionRequest, request: Request) -> JSONRes
     """One action; then the page settles, and the answer says what it did (`effects`)."""
     options = _options(body.snapshot) if body.snapshot is not None else None
     files = _registry(request).upload_paths(body.files) if body.files else ()
+    from app.browser.action_kinds import from_request
+
     return JSONResponse(await _page(request, page_id).act(from_request(body, files), options))
 
 

@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any
 from app.browser import playwright_api as pw
 from app.browser.browser import BrowserHost
 from app.browser.frames import closed_frame, opened_frame
-from app.browser.page import Page
 from app.browser.profile_contexts import ProfileContexts
 from app.browser.profiles import ProfileFiles, check_name
 from app.core.archive import ArchivePart
@@ -34,6 +33,8 @@ from app.timeline.recording import NullRecorder, Recorder
 if TYPE_CHECKING:
     from playwright.async_api import Dialog, Download
     from playwright.async_api import Page as PlaywrightPage
+
+    from app.browser.page import Page
 
 
 class PageRegistry:
@@ -107,6 +108,8 @@ class PageRegistry:
     def _register(self, tab: PlaywrightPage, viewport: tuple[int, int], profile: str | None = None) -> Page:
         page_id = new_id("p")
         self.store.dir(page_id, create=True)
+        from app.browser.page import Page  # loaded with the first page: a daemon without pages never pays for it
+
         page = Page(page_id, tab, time.time(), viewport, self.store, self.recorder, profile=profile)
         self._pages[page_id] = page
         self._capture(page)

@@ -1,22 +1,25 @@
-"""Images for models: resizing to an observation's scale and encoding (png, jpeg, webp) with Pillow."""
+"""Images for models: resizing to an observation's scale and encoding (png, jpeg, webp) with Pillow (imported
+by what uses these: a daemon that shows no image never loads it)."""
 
 from __future__ import annotations
 
 import io
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from PIL import Image
+if TYPE_CHECKING:
+    from PIL import Image
 
 ImageFormat = Literal["png", "jpeg", "webp"]
 MEDIA_TYPES: dict[str, str] = {"png": "image/png", "jpeg": "image/jpeg", "webp": "image/webp"}
-RESAMPLE = Image.Resampling.LANCZOS
 
 
 def resize(image: Image.Image, width: int, height: int) -> Image.Image:
     """`image` at width x height (itself when it already is)."""
     if image.size == (width, height):
         return image
-    return image.resize((width, height), RESAMPLE, reducing_gap=2.0)
+    from PIL import Image
+
+    return image.resize((width, height), Image.Resampling.LANCZOS, reducing_gap=2.0)
 
 
 def encode(image: Image.Image, fmt: ImageFormat) -> bytes:

@@ -9,33 +9,49 @@ from __future__ import annotations
 import asyncio
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.core.archive import ArchivePart
 from app.core.errors import Gone, NotFound
 from app.core.events import EventBus
 from app.device.adb import Adb
-from app.device.device import STATE_ADVICE, AdbLink, Device
-from app.device.info import DeviceInfo
-from app.device.observations import DeviceObservations
-from app.device.observer import Observer
-from app.device.ui_tree import render_elements
 from app.timeline.recording import NullRecorder, Recorder
+
+if TYPE_CHECKING:
+    from app.device.device import AdbLink, Device
+    from app.device.info import DeviceInfo
 
 ADB_THREADS = 8
 
 
 class DeviceRegistry:
+    """Its devices' code (capture, UI trees, images) is loaded on first use: a daemon nobody asks about a
+    device never pays for it (its start is the floor of every restart)."""
+
     def __init__(
         self, root: Path, adb: Adb, max_dimension: int, bus: EventBus, recorder: Recorder | None = None
     ) -> None:
         self.adb = adb
-        pool = ThreadPoolExecutor(max_workers=ADB_THREADS, thread_name_prefix="adb")
-        self.link = AdbLink(adb, pool, DeviceObservations(root), Observer(adb), max_dimension, bus,
-                            recorder or NullRecorder())  # fmt: skip
+        self._root, self._max_dimension, self._bus = root, max_dimension, bus
+        self._recorder = recorder or NullRecorder()
+        self._pool = ThreadPoolExecutor(max_workers=ADB_THREADS, thread_name_prefix="adb")
+        self._link: AdbLink | None = None
+
+    @property
+    def link(self) -> AdbLink:
+        if self._link is None:
+            from app.device.device import AdbLink
+            from app.device.observations import DeviceObservations
+            from app.device.observer import Observer
+
+            self._link = AdbLink(self.adb, self._pool, DeviceObservations(self._root), Observer(self.adb),
+                                 self._max_dimension, self._bus, self._recorder)  # fmt: skip
+        return self._link
 
     def get(self, serial: str) -> Device:
         """The device by serial; whether the adb server has it (and in which state) each call checks."""
+        from app.device.device import Device
+
         return Device(serial, self.link)
 
     async def describe_all(self) -> list[dict[str, Any]]:
@@ -51,8 +67,8 @@ class DeviceRegistry:
                                      "height": None, "rotation": None}  # fmt: skip
             if info is not None:
                 entry.update(model=info.model, width=info.width, height=info.height, rotation=info.rotation)
-            elif state in STATE_ADVICE:
-                entry["advice"] = STATE_ADVICE[state]
+            elif state in (advice := _state_advice()):
+                entry["advice"] = advice[state]
             out.append(entry)
         return out
 
@@ -86,8 +102,16 @@ class DeviceRegistry:
                                  "image": obs.image, "url": f"/v1/devices/{serial}/observations/{obs_id}/image"}  # fmt: skip
         if nodes is not None:
             screen = (obs.scale.device_width, obs.scale.device_height)
+            from app.device.ui_tree import render_elements
+
             shown["elements"] = render_elements(nodes, obs.scale.factor, screen=screen)["elements"]
         return shown
 
     def shutdown(self) -> None:
-        self.link.pool.shutdown(wait=False, cancel_futures=True)
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _state_advice() -> dict[str, str]:
+    from app.device.device import STATE_ADVICE
+
+    return STATE_ADVICE

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from PIL import Image, ImageChops, ImageFilter, ImageStat
 
-from app.core.images import RESAMPLE, resize
+from app.core.images import resize
 from app.core.scaling import Scale
 
 LEVEL = 32
@@ -100,7 +100,7 @@ def region(frame: Image.Image, scale: Scale, box: Box) -> Image.Image:
     fx = frame.width / scale.image_width
     fy = frame.height / scale.image_height
     source = (box.left * fx, box.top * fy, box.right * fx, box.bottom * fy)
-    return frame.resize((box.width, box.height), RESAMPLE, box=source, reducing_gap=2.0).convert("L")
+    return frame.resize((box.width, box.height), Image.Resampling.LANCZOS, box=source, reducing_gap=2.0).convert("L")
 
 
 def rows_for(frame_height: int, scale: Scale, box: Box) -> tuple[int, int]:
@@ -115,7 +115,7 @@ def region_of_rows(rows: Image.Image, first_row: int, frame_height: int, scale: 
     """`region` computed from rows first_row.. of the frame only (from `rows_for`): the same pixels."""
     fx, fy = rows.width / scale.image_width, frame_height / scale.image_height
     source = (box.left * fx, box.top * fy - first_row, box.right * fx, box.bottom * fy - first_row)
-    return rows.resize((box.width, box.height), RESAMPLE, box=source, reducing_gap=2.0).convert("L")
+    return rows.resize((box.width, box.height), Image.Resampling.LANCZOS, box=source, reducing_gap=2.0).convert("L")
 
 
 @dataclass(frozen=True, slots=True)
