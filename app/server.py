@@ -127,7 +127,7 @@ def create_app(settings: Settings | None = None, lifecycle: Lifecycle | None = N
     for api in (terminals, streams, devices, pages, profiles, timeline):
         app.include_router(api.router, responses=ERROR_RESPONSES)
     app.include_router(web.router)
-    mcp_endpoint = mcp_http.mount(app, token)
+    mcp_endpoint = app.state.mcp = mcp_http.mount(app, token)
     if settings.read_only:
         app.add_middleware(ReadOnly)
     app.add_middleware(AgentContext)

@@ -49,7 +49,10 @@ import httpx
 from ptyprocess import PtyProcess
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from tmux_server import TmuxServer
+
+from app.daemon.lock import lock_holder
 
 REPO = Path(__file__).resolve().parent.parent
 MB = 1 << 20
@@ -231,6 +234,12 @@ class Daemon:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+        successor = lock_holder(self.workdir / "data")  # one that `lookout restart` started in its place
+        if successor is not None:
+            os.kill(successor, signal.SIGTERM)
+            deadline = time.monotonic() + 15
+            while Path(f"/proc/{successor}").exists() and time.monotonic() < deadline:
+                time.sleep(0.02)
         subprocess.run([sys.executable, "-m", "app", "kill", "--all", "--data-dir", str(self.workdir / "data")], cwd=REPO,
                        capture_output=True, timeout=120, check=False)  # fmt: skip
 

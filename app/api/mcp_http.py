@@ -56,6 +56,20 @@ class McpEndpoint:
         handler = self._handlers.get(toolsets) or await self._start(toolsets)
         await handler(scope, receive, send)
 
+    @property
+    def toolsets(self) -> list[str]:
+        """The toolset choices served so far (each a comma-separated list), for `warm`."""
+        return [",".join(toolsets) for toolsets in self._handlers]
+
+    async def warm(self, choices: list[str]) -> None:
+        """Build the servers of these toolset choices now (a daemon that replaces one that served them: its
+        first calls then find them ready, instead of waiting seconds for the MCP SDK's import)."""
+        for choice in choices:
+            try:
+                await self._start(parse_toolsets(choice))
+            except ValueError:
+                continue
+
     async def _start(self, toolsets: tuple[str, ...]) -> ASGIApp:
         async with self._lock:
             if toolsets in self._handlers:

@@ -53,6 +53,8 @@ TAKEOVER_TIMEOUT_S = 300.0
 """How long a new daemon may take to adopt the terminals once the data dir is its."""
 LOCK_WAIT_S = 30.0
 EXIT_CHECK_S = 0.1
+WARM_ENV = "LOOKOUT_WARM_MCP"
+"""The MCP toolset choices the daemon before served (`;`-separated), for the new daemon to build first."""
 LONGEST_DRAIN_S = 330.0
 """After a hot restart, this daemon ends when nothing is in flight any more, at the latest after this long
 (the longest wait is 300 s)."""
@@ -84,9 +86,20 @@ class Lifecycle:
         go of it, then take the lock (a daemon started otherwise took it before building its app)."""
         if self.predecessor is None:
             return
+        await self._warm()
         await self.predecessor.tell("imported")
         await self.predecessor.released(TAKEOVER_TIMEOUT_S)
         await asyncio.to_thread(self.lock.acquire, LOCK_WAIT_S)
+
+    async def _warm(self) -> None:
+        """Before taking over: load what the daemon before had loaded (its MCP servers), and let every router
+        work out its routes, while that daemon still serves, so the first requests here wait for neither."""
+        assert self.app is not None
+        warm = os.environ.pop(WARM_ENV, "")
+        await self.app.state.mcp.warm([choice for choice in warm.split(";") if choice])
+        for path in ("/v1/terminals", "/v1/devices", "/v1/pages", "/v1/profiles", "/v1/timeline/frames", "/mcp"):
+            for route in self.app.router.routes:
+                route.matches({"type": "http", "path": path, "method": "GET", "root_path": "", "headers": []})
 
     async def serving(self) -> None:
         """The app has started: listen for `lookout restart`, and say so (to the daemon before, to systemd)."""
@@ -145,8 +158,11 @@ class Lifecycle:
 
     async def _restart(self, say: Progress) -> None:
         notify("RELOADING=1\nSTATUS=starting a new daemon")
+        import httpx  # noqa: F401 (the handover gate passes requests with it: loaded now, not while they wait)
+
         fd = self.listener.inheritable_fd()
-        env = {**os.environ, LISTEN_FD_ENV: str(fd)}
+        assert self.app is not None
+        env = {**os.environ, LISTEN_FD_ENV: str(fd), WARM_ENV: ";".join(self.app.state.mcp.toolsets)}
         successor = await Successor.start(self.argv, env, [fd])
         await say({"step": "starting", "pid": successor.pid})
         try:
@@ -156,7 +172,9 @@ class Lifecycle:
             notify("READY=1\nSTATUS=serving")
             await say({"error": f"the new daemon did not start: {exc}; this one (pid {os.getpid()}) goes on"})
             return
+        held = time.monotonic()
         await self._release(successor)
+        released = time.monotonic()
         try:
             await successor.expect("serving", TAKEOVER_TIMEOUT_S)
         except HandoverFailed as exc:
@@ -166,6 +184,9 @@ class Lifecycle:
                                 f"{os.getpid()}) serves again"})  # fmt: skip
             return
         self._gate.pass_to(self.listener.address)
+        serving = time.monotonic()
+        log.info("restart: requests held %.0f ms (this daemon let go in %.0f ms, the new one took over in %.0f ms)",
+                 (serving - held) * 1000, (released - held) * 1000, (serving - released) * 1000)  # fmt: skip
         await say({"step": "serving", "pid": successor.pid})
         self._spawn(self._end_when_idle())
 
