@@ -4,31 +4,12 @@ programs and API clients: they are printed with their control characters escaped
 
 from __future__ import annotations
 
-import unicodedata
-
 from wcwidth import wcwidth
 
+from app.core.printable import printable
 from clients.attach.painter import View
 
 REVERSE = "\x1b[0;7m"
-_BIDI = {"\u061c", "\u200e", "\u200f", *map(chr, range(0x202A, 0x202F)), *map(chr, range(0x2066, 0x206A))}
-"""Characters that reorder the text around them on the screen."""
-
-
-def printable(text: str) -> str:
-    """`text` with control characters (C0, DEL, C1), line and paragraph separators, bidirectional controls and
-    lone surrogates written as escapes (`\\x1b`, `\\u202e`), and backslashes doubled, so that it can be printed
-    on a terminal as it is and read back unambiguously."""
-    out = []
-    for char in text:
-        code = ord(char)
-        if char == "\\":
-            out.append("\\\\")
-        elif unicodedata.category(char) in ("Cc", "Zl", "Zp", "Cs") or char in _BIDI:
-            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
-        else:
-            out.append(char)
-    return "".join(out)
 
 
 def _fit(text: str, width: int) -> str:

@@ -8,7 +8,8 @@ import pytest
 from app.terminal.engines import create_engine
 from app.terminal.engines.base import Cursor, ScreenEngine
 from clients.attach.painter import View, follow, key_name, paint, parse_key
-from clients.attach.status import printable, status_line
+from app.core.printable import printable
+from clients.attach.status import status_line
 
 
 def _engine(cols: int, rows: int, text: bytes) -> ScreenEngine:
@@ -75,14 +76,14 @@ def test_the_status_line_says_what_is_shown_and_escapes_names_and_titles() -> No
                     "cursor) · --resize takes it over · C-\\ detaches · title vim main.py")  # fmt: skip
     hostile = status_line("t_1", "x\x1b[2J\x07", "\x1b]0;evil\x07\u202eabc\x9b", (120, 40), view, "C-a", 300)
     assert not any(ord(c) < 32 or 0x7F <= ord(c) < 0xA0 for c in hostile.removeprefix("\x1b[0;7m"))
-    assert '"x\\x1b[2J\\x07"' in hostile and "title \\x1b]0;evil\\x07\\u202eabc\\x9b" in hostile
+    assert '"x\\033[2J\\007"' in hostile and "title \\033]0;evil\\007\\u202eabc\\233" in hostile
     short = status_line("t_1", "漢字" * 20, "", (120, 40), view, "C-a", 30).removeprefix("\x1b[0;7m")
     assert short.endswith("…") and sum(2 if "\u4e00" <= c <= "\u9fff" else 1 for c in short) == 30
 
 
 def test_printable_escapes_what_a_terminal_would_act_on_and_nothing_else() -> None:
     assert printable("plain 漢字 ✓ e\u0301") == "plain 漢字 ✓ e\u0301"
-    assert printable("a\\b\x1b\x7f\x85\u2028\u202e\ud800") == "a\\\\b\\x1b\\x7f\\x85\\u2028\\u202e\\ud800"
+    assert printable("a\\b\x1b\x7f\x85\u2028\u202e\ud800") == "a\\\\b\\033\\177\\205\\u2028\\u202e\\ud800"
 
 
 def test_detach_key_names_round_trip() -> None:
