@@ -2,7 +2,8 @@
 
 The HTTP routes (app.api.terminals), the WebSocket input messages (app.api.streams) and the MCP shim's
 terminal tools (clients.mcp.terminal_tools) all validate with these, so their limits and field names agree.
-Pydantic only: no FastAPI, nothing of the domain (the shim imports this module).
+Pydantic only: no FastAPI, nothing of the domain (the shim imports this module) but the size contract
+(app.terminal.holder.sizes: standard library only), which the holder, the journal and the engines share.
 """
 
 from __future__ import annotations
@@ -12,11 +13,10 @@ from typing import Any, Literal
 from pydantic import Field, field_validator
 
 from app.schemas.common import MAX_JSON_INT, Strict
+from app.terminal.holder.sizes import MAX_COLS, MAX_ROWS, MIN_SIZE
 
 MAX_TIMEOUT_MS = 300_000
 DEFAULT_ACT_STABLE_MS = 300
-MAX_COLS = 1000
-MAX_ROWS = 500
 
 State = Literal["idle", "running", "awaiting_input", "password", "tui", "exited"]
 
@@ -28,8 +28,8 @@ class CreateTerminal(Strict):
     )
     cwd: str | None = None
     env: dict[str, str] | None = None
-    cols: int = Field(120, ge=2, le=MAX_COLS)
-    rows: int = Field(40, ge=2, le=MAX_ROWS)
+    cols: int = Field(120, ge=MIN_SIZE, le=MAX_COLS)
+    rows: int = Field(40, ge=MIN_SIZE, le=MAX_ROWS)
     name: str | None = Field(None, max_length=200)
     shell_integration: bool = Field(True, description="command blocks from hooks in bash or zsh")
 
@@ -47,8 +47,8 @@ TerminalInput = InputStep | list[InputStep]
 
 
 class Resize(Strict):
-    cols: int = Field(ge=2, le=MAX_COLS)
-    rows: int = Field(ge=2, le=MAX_ROWS)
+    cols: int = Field(ge=MIN_SIZE, le=MAX_COLS)
+    rows: int = Field(ge=MIN_SIZE, le=MAX_ROWS)
 
 
 class Until(Strict):

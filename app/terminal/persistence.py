@@ -14,6 +14,7 @@ from typing import Any
 
 from app.core.private_files import make_dir
 from app.core.storage import append_jsonl, atomic_write_json, read_json
+from app.terminal.holder.sizes import size_error
 
 log = logging.getLogger(__name__)
 
@@ -46,13 +47,56 @@ class TerminalMeta:
         """The Unix time index times count from."""
         return self.journal_started_at if self.journal_started_at is not None else self.created_at
 
+    ended_by: str | None = None
+    """The stop ladder's signal after which the program ended (`SIGHUP`...), when lookout ended it."""
+    program_start: str | None = None
+    """What tells the program's process from a later one given the same pid: `<boot id>:<its start in clock
+    ticks after boot>` (app.terminal.session_ladder), read when it started; None for terminals of earlier
+    versions."""
+
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> TerminalMeta:
+    def from_json(cls, data: Any) -> TerminalMeta:
+        """The meta of a terminal's meta.json; ValueError says what in it lookout never writes."""
+        if not isinstance(data, dict):
+            raise ValueError("meta.json is not a JSON object")
         known = {k: data[k] for k in cls.__dataclass_fields__ if k in data}
-        return cls(**known)
+        if (why := size_error(known.get("cols"), known.get("rows"))) is not None:
+            raise ValueError(f"meta.json: {why}")
+        for name, value in known.items():
+            if name in _FIELD_CHECKS and not _FIELD_CHECKS[name](value):
+                raise ValueError(f"meta.json: {name} {str(value)[:80]!r} is not what lookout writes there")
+        try:
+            return cls(**known)
+        except TypeError as exc:  # a field missing
+            raise ValueError(f"meta.json: {exc}") from None
+
+
+def _text(value: Any) -> bool:
+    return isinstance(value, str)
+
+
+def _time(value: Any) -> bool:
+    return type(value) in (int, float) and 0 <= value < 1e11
+
+
+def _optional(check: Callable[[Any], bool]) -> Callable[[Any], bool]:
+    return lambda value: value is None or check(value)
+
+
+_FIELD_CHECKS: dict[str, Callable[[Any], bool]] = {
+    "id": _text, "name": _text, "command": _text, "cwd": _text, "engine": _text,
+    "argv": lambda value: isinstance(value, list) and all(isinstance(arg, str) for arg in value),
+    "shell": lambda value: isinstance(value, bool), "shell_integration": lambda value: isinstance(value, bool),
+    "created_at": _time, "ended_at": _optional(_time), "journal_started_at": _optional(_time),
+    "pid": _optional(lambda value: type(value) is int and value > 1),
+    "status": lambda value: value in ("running", "exited", "lost"),
+    "exit_code": _optional(lambda value: type(value) is int),
+    "lost_reason": _optional(_text), "ended_by": _optional(_text), "program_start": _optional(_text),
+}  # fmt: skip
+"""What each field of meta.json may hold (its size: app.terminal.holder.sizes)."""
 
 
 class GuardedWrites:
@@ -90,7 +134,11 @@ def save_meta(directory: Path, meta: TerminalMeta) -> None:
 
 
 def load_meta(directory: Path) -> TerminalMeta:
-    return TerminalMeta.from_json(read_json(directory / "meta.json"))
+    """The terminal's meta.json; ValueError (OSError when it cannot be read) says what is wrong with it."""
+    meta = TerminalMeta.from_json(read_json(directory / "meta.json"))
+    if meta.id != directory.name:
+        raise ValueError(f"meta.json: its id {meta.id[:80]!r} is not its directory's name")
+    return meta
 
 
 def append_event(directory: Path, event: dict[str, Any]) -> None:
@@ -133,9 +181,36 @@ def save_checkpoint(
     atomic_write_json(folder / f"{offset:016d}.json", record)
 
 
-def latest_checkpoint(directory: Path, upto: int) -> dict[str, Any] | None:
+@dataclass(frozen=True, slots=True)
+class Checkpoint:
+    """An engine's dump and kept state taken at journal `offset`, at `cols` x `rows`, with the title then."""
+
+    offset: int
+    cols: int
+    rows: int
+    dump: str
+    kept: dict[str, Any]
+    title: str
+
+    @classmethod
+    def from_json(cls, record: Any, offset: int) -> Checkpoint:
+        """A checkpoint file's record, named for `offset`; ValueError says what in it lookout never writes."""
+        if not isinstance(record, dict) or record.get("offset") != offset:
+            raise ValueError("it is not the checkpoint its name says")
+        cols, rows, dump, kept = record.get("cols"), record.get("rows"), record.get("dump"), record.get("kept") or {}
+        if (why := size_error(cols, rows)) is not None:
+            raise ValueError(why)
+        if not isinstance(dump, str) or not isinstance(kept, dict):
+            raise ValueError("its dump or kept state is not what an engine writes")
+        assert isinstance(cols, int) and isinstance(rows, int)
+        return cls(offset, cols, rows, dump, kept, str(record.get("title") or ""))
+
+
+def latest_checkpoint(directory: Path, upto: int) -> Checkpoint | None:
     """The newest checkpoint taken at or before journal offset `upto` (found by its file name, the offset:
-    only that file is read, however many there are)."""
+    only that file is read, however many there are). One that cannot be read, or holds what lookout never
+    writes (a size out of range...), is passed over for an earlier one (logged): a checkpoint only saves
+    replaying the journal, so an earlier one gives the same screen."""
     try:
         names = [entry.name for entry in os.scandir(directory / "checkpoints")]
     except FileNotFoundError:
@@ -144,10 +219,11 @@ def latest_checkpoint(directory: Path, upto: int) -> dict[str, Any] | None:
     for offset in offsets:
         if offset > upto:
             continue
+        path = directory / "checkpoints" / f"{offset:016d}.json"
         try:
-            cp = read_json(directory / "checkpoints" / f"{offset:016d}.json")
-        except (OSError, ValueError):
+            return Checkpoint.from_json(read_json(path), offset)
+        except FileNotFoundError:
             continue
-        if cp.get("offset") == offset:
-            return cp
+        except (OSError, ValueError) as exc:
+            log.warning("checkpoint %s passed over: %s", path, exc)
     return None

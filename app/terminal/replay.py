@@ -4,7 +4,9 @@ from the same bytes (checkpoints keep the title they were taken with).
 
 Checkpoints are taken every CHECKPOINT_BYTES of output and all are kept (app.terminal.screen_model), so any
 moment is at most CHECKPOINT_BYTES of replay away: a few tens of ms (bench/terminal_replay.py). Blocking:
-call it in a worker.
+call it in a worker. Sizes come checked: resize records by app.terminal.journal (a damaged one is refused
+with DamagedJournal), checkpoints by app.terminal.persistence (a damaged one is passed over for an earlier
+one: a checkpoint only saves replaying), the terminal's own size by its meta.
 """
 
 from __future__ import annotations
@@ -44,9 +46,9 @@ def screen_at(
     entries = read_kind(directory, "r")
     cp = latest_checkpoint(directory, offset if start is None else min(start, offset))
     if cp is not None:
-        engine = create_engine(meta.engine, cp["cols"], cp["rows"], scrollback)
-        engine.restore(cp["dump"], cp.get("kept") or {})
-        pos, title = int(cp["offset"]), str(cp.get("title") or "")
+        engine = create_engine(meta.engine, cp.cols, cp.rows, scrollback)
+        engine.restore(cp.dump, cp.kept)
+        pos, title = cp.offset, cp.title
     else:
         cols, rows = _first_size(entries, meta)
         engine = create_engine(meta.engine, cols, rows, scrollback)
@@ -58,9 +60,8 @@ def screen_at(
             continue
         title = _replay(directory, engine, scanner, pos, entry.offset, title, scrollback)
         pos = entry.offset
-        cols, rows = (int(v) for v in entry.value.split("x"))
-        if (cols, rows) != (engine.cols, engine.rows):
-            engine.resize(cols, rows)
+        if entry.size != (engine.cols, engine.rows):
+            engine.resize(*entry.size)
     title = _replay(directory, engine, scanner, pos, offset, title, scrollback)
     return PastScreen(engine, title, offset, offset - start)
 
@@ -80,10 +81,7 @@ def offset_at(directory: Path, meta: TerminalMeta, when: float) -> int:
 
 def _first_size(entries: list[IndexEntry], meta: TerminalMeta) -> tuple[int, int]:
     first = next((e for e in entries if e.kind == "r"), None)
-    if first is None:
-        return meta.cols, meta.rows
-    cols, rows = (int(v) for v in first.value.split("x"))
-    return cols, rows
+    return (meta.cols, meta.rows) if first is None else first.size
 
 
 def _replay(

@@ -53,6 +53,7 @@ class TerminalProcess:
         self.ended_by: str | None = None
         """The stop ladder's signal after which the program ended, when the holder says."""
         self._holder_gone = False
+        self._gone_reason = "its holder ended without recording the program's exit (was it killed?)"
         self._scheduled = False
         self._syncs: dict[int, asyncio.Future[int]] = {}
         self._next_sync = 0
@@ -140,8 +141,16 @@ class TerminalProcess:
         try:
             await asyncio.wait_for(self.ended.wait(), STOP_TIMEOUT_S)
         except TimeoutError:
-            log.error("the program on pid %s did not end within %.0f s of its stop", self.tty and self.tty.pid,
-                      STOP_TIMEOUT_S)  # fmt: skip
+            log.warning("the program on pid %s did not end within %.0f s of its stop", self.tty and self.tty.pid,
+                        STOP_TIMEOUT_S)  # fmt: skip
+
+    def let_go(self, reason: str) -> None:
+        """Stop following a holder that does not end the program: the journal is read to its end, and the exit
+        is what it records, or unknown (`reason`)."""
+        self._gone_reason = reason
+        if self.link is not None:
+            self.link.close()
+        self._on_closed()
 
     def detach(self) -> None:
         """Leave the holder running (the daemon is ending)."""
@@ -209,7 +218,7 @@ class TerminalProcess:
             self.link.close()
         self.follower.close()
         if code is None:
-            self._on_exit(None, "its holder ended without recording the program's exit (was it killed?)")
+            self._on_exit(None, self._gone_reason)
         else:
             self._on_exit(code, None)
         self.ended.set()
