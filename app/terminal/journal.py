@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -43,6 +44,9 @@ class IndexEntry:
         return size
 
 
+_BASE64 = re.compile(r"(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?")
+
+
 def _is_count(value: object) -> bool:
     return type(value) is int and value >= 0
 
@@ -51,7 +55,7 @@ _VALUES = {
     "o": _is_count,
     "r": lambda value: parse_size(value) is not None,
     "x": lambda value: type(value) is int,
-    "i": lambda value: value is None or isinstance(value, str),
+    "i": lambda value: value is None or (isinstance(value, str) and _BASE64.fullmatch(value) is not None),
     "m": lambda value: isinstance(value, str),
     "n": lambda value: value is None,
 }

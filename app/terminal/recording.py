@@ -23,13 +23,21 @@ TERM = "xterm-256color"
 
 
 def asciicast(directory: Path, meta: TerminalMeta, version: int = 3) -> Iterator[str]:
-    """The recording as lines of text (each ending in a newline). Reads the journal as it goes."""
+    """The recording as lines of text (each ending in a newline), read from the journal as they are taken. The
+    index is read (and checked: DamagedJournal) by this call, before any line is made, so a damaged journal
+    is refused whole and never cut short in the middle of a recording. Blocking: call it in a thread."""
     entries = read_index(directory)
     initial = next((e for e in entries if e.kind == "r"), None)
-    cols, rows = (int(v) for v in initial.value.split("x")) if initial else (meta.cols, meta.rows)
+    cols, rows = initial.size if initial else (meta.cols, meta.rows)
+    return _lines(directory, meta, version, cols, rows, [e for e in entries if e is not initial])
+
+
+def _lines(
+    directory: Path, meta: TerminalMeta, version: int, cols: int, rows: int, entries: list[IndexEntry]
+) -> Iterator[str]:
     yield _header(meta, cols, rows, version) + "\n"
     last = 0.0
-    for t, code, data in _events(directory, [e for e in entries if e is not initial]):
+    for t, code, data in _events(directory, entries):
         if version == 2 and code == "x":
             continue
         stamp = round(t - last, 6) if version == 3 else round(t, 6)
