@@ -100,7 +100,7 @@ def _held(holders: Path, directory: Path, meta: TerminalMeta) -> HeldTerminal:
     else:
         try:
             greeting = greet(holders, meta)
-            status, cols, rows = "running", greeting["cols"], greeting["rows"]
+            status, cols, rows = "running", greeting.get("cols", cols), greeting.get("rows", rows)
             note = f"its holder runs; the daemon lost it: {note}" if meta.status == "lost" else ""
         except (ConnectionRefusedError, FileNotFoundError):
             remove_stale_socket(holders, meta.id)
@@ -141,7 +141,8 @@ def end(holders: Path, directory: Path, meta: TerminalMeta | None, holder_failed
     if isinstance(why, Ending):
         return why
     if meta is None:
-        raise NotEnded(f"{why}, and its meta.json cannot be read: lookout does not know its program")
+        raise NotEnded(f"{why}, and its meta.json cannot be used, so lookout does not know its program: end it "
+                       f"yourself if it runs, then remove {directory}")  # fmt: skip
     outcome = session_ladder.end_program(meta)
     if outcome.survivors:
         raise NotEnded(f"{why}; processes of its session are still there after SIGKILL: "
@@ -185,13 +186,13 @@ def kill(data_dir: Path, terminal_id: str) -> Ending:
 
 
 def record_end(directory: Path, meta: TerminalMeta, ending: Ending) -> None:
-    """The program ended without its holder's exit: meta.json says `exited` (the exit code unknown unless the
-    journal has it) after which signal, and events.jsonl says so."""
+    """The program ended while no daemon followed its holder (or without it): meta.json says `exited`, with the
+    exit code when known, after which signal, and events.jsonl says so."""
     meta.status, meta.exit_code, meta.ended_by = "exited", ending.code, ending.signal
     meta.ended_at = meta.ended_at or time.time()
     save_meta(directory, meta)
-    append_event(directory, {"type": "exited", "exit_code": ending.code, "ended_by": ending.signal,
-                             "reason": f"ended without its holder: {ending.why}"})  # fmt: skip
+    how = {"reason": f"ended without its holder: {ending.why}"} if not ending.holder else {}
+    append_event(directory, {"type": "exited", "exit_code": ending.code, "ended_by": ending.signal, **how})
 
 
 def remove_stale_socket(holders: Path, terminal_id: str) -> None:
@@ -229,6 +230,9 @@ def greet(holders: Path, meta: TerminalMeta) -> dict[str, Any]:
 
 
 def _check_greeting(greeting: dict[str, Any], terminal_id: str, meta: TerminalMeta | None) -> None:
+    if greeting["version"] not in proto.SUPPORTED:
+        raise proto.ProtocolError(f"its holder speaks protocol version {greeting['version']}, this lookout speaks "
+                                  f"{sorted(proto.SUPPORTED)}")  # fmt: skip
     if greeting.get("id") != terminal_id or not isinstance(greeting.get("pid"), int):
         raise proto.ProtocolError(f"its holder's greeting is not one of terminal {terminal_id}")
     if meta is not None and greeting["pid"] != meta.pid:

@@ -625,6 +625,7 @@ class TerminalSession:
             try:
                 ending = await asyncio.to_thread(held.end, self.holders, self.directory, meta, holder_failed)
             except held.NotEnded as exc:
+                self.stopping = False
                 raise Conflict(f"terminal {self.id} is not ended: {exc}") from None
             self.meta.status, self.meta.exit_code, self.meta.ended_by = "exited", ending.code, ending.signal
             self.meta.ended_at = self.meta.ended_at or time.time()

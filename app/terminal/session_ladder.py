@@ -120,8 +120,9 @@ def members(meta: TerminalMeta) -> list[int]:
 
 
 def program_runs(meta: TerminalMeta) -> bool:
-    """Whether the terminal's program (its session leader) still runs."""
-    return bool(meta.pid is not None and (found := members(meta)) and found[0] == meta.pid)
+    """Whether the terminal's program (its session leader) still runs (a few small reads of /proc)."""
+    found = proc(meta.pid) if meta.pid is not None else None
+    return found is not None and found.alive and meta.pid is not None and is_program(meta, found, meta.pid)
 
 
 def end_program(meta: TerminalMeta) -> LadderOutcome:

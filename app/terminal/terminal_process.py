@@ -132,7 +132,7 @@ class TerminalProcess:
 
     async def stop(self) -> None:
         """The holder's stop ladder (hang up, terminate, kill the session); returns once the program has
-        exited and its output is read (or after STOP_TIMEOUT_S, logged)."""
+        exited and its output is read, or after STOP_TIMEOUT_S (`ended` is then not set: see `let_go`)."""
         if self.ended.is_set():
             return
         self.stopping = True
