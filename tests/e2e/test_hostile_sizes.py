@@ -6,7 +6,9 @@ with the reason."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
+import contextlib
 import json
 import subprocess
 import sys
@@ -14,6 +16,7 @@ import time
 from pathlib import Path
 
 import httpx
+import websockets
 
 from app.terminal.journal import read_index
 from tests.conftest import REPO, Daemon
@@ -112,6 +115,15 @@ def test_a_program_that_sends_its_holder_hostile_sizes_changes_nothing(tmp_path:
     again.finish()
 
 
+async def _stream_close(daemon: Daemon, tid: str) -> int | None:
+    """The close code of a terminal's live stream that is refused at once."""
+    url = f"ws://127.0.0.1:{daemon.port}/v1/terminals/{tid}/stream?token={daemon.token}"
+    async with websockets.connect(url) as ws:
+        with contextlib.suppress(websockets.ConnectionClosed):
+            await ws.recv()
+        return ws.close_code
+
+
 def _running(pid: int) -> bool:
     try:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
@@ -159,6 +171,7 @@ def test_damaged_sizes_in_a_data_dir_leave_their_terminal_lost_or_a_410_and_the_
                 r = api.get(f"/v1/terminals/{tid}/screen", params=params)
                 assert r.status_code == 410 and "never writes" in r.json()["error"]["message"], r.text
             assert api.get(f"/v1/terminals/{tid}/recording").status_code == 410
+            assert asyncio.run(_stream_close(again, tid)) == 4410
         r = api.get(f"/v1/terminals/{exited['checkpoint']}/screen", params={"at": end})
         assert r.status_code == 200 and r.json()["text"] == truth, "a damaged checkpoint is passed over"
         meta = api.get(f"/v1/terminals/{exited['meta']}").json()
