@@ -6,7 +6,8 @@ Checkpoints are taken every CHECKPOINT_BYTES of output and all are kept (app.ter
 moment is at most CHECKPOINT_BYTES of replay away: a few tens of ms (bench/terminal_replay.py). Blocking:
 call it in a worker. Sizes come checked: resize records by app.terminal.journal (a damaged one is refused
 with DamagedJournal), checkpoints by app.terminal.persistence (a damaged one is passed over for an earlier
-one: a checkpoint only saves replaying), the terminal's own size by its meta.
+one: a checkpoint only saves replaying), the terminal's own size by its meta; an engine that fails all the
+same is a BackendFailure that says so (a 502 for that answer; a `lost` terminal when it was being adopted).
 """
 
 from __future__ import annotations
@@ -15,11 +16,11 @@ import bisect
 from dataclasses import dataclass
 from pathlib import Path
 
-from app.core.errors import BadInput
+from app.core.errors import BackendFailure, BadInput, LookoutError
 from app.terminal.engines import create_engine
 from app.terminal.engines.base import ScreenEngine
 from app.terminal.journal import IndexEntry, raw_size, read_kind, read_raw
-from app.terminal.persistence import TerminalMeta, latest_checkpoint
+from app.terminal.persistence import Checkpoint, TerminalMeta, latest_checkpoint
 from app.terminal.scanner import SideScanner, TitleChanged
 from app.terminal.skip_ahead import plan_feed
 
@@ -45,6 +46,18 @@ def screen_at(
         raise BadInput(f"at={offset} is outside the output (0..{size})", field="at")
     entries = read_kind(directory, "r")
     cp = latest_checkpoint(directory, offset if start is None else min(start, offset))
+    try:
+        return _rebuild(directory, meta, entries, cp, offset, scrollback)
+    except (OSError, LookoutError):
+        raise
+    except Exception as exc:  # an engine that fails on these bytes: this answer fails, never the daemon
+        raise BackendFailure(f"the {meta.engine} screen engine failed while rebuilding the screen at offset "
+                             f"{offset}: {type(exc).__name__}: {str(exc)[:200]}") from exc  # fmt: skip
+
+
+def _rebuild(
+    directory: Path, meta: TerminalMeta, entries: list[IndexEntry], cp: Checkpoint | None, offset: int, scrollback: int
+) -> PastScreen:
     if cp is not None:
         engine = create_engine(meta.engine, cp.cols, cp.rows, scrollback)
         engine.restore(cp.dump, cp.kept)

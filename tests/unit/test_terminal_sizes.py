@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from app.core.errors import BackendFailure
 from app.schemas.terminal import CreateTerminal, Resize
 from app.terminal.engines import ENGINE_NAMES, create_engine
 from app.terminal.holder.journal import JournalWriter
@@ -129,3 +130,11 @@ def test_a_damaged_meta_json_is_refused_with_what_is_wrong(tmp_path: Path, field
     (directory / "meta.json").write_text(json.dumps({**meta, field: value}))
     with pytest.raises(ValueError, match=f"meta.json: .*{field}"):
         load_meta(directory)
+
+
+def test_an_engine_that_fails_while_rebuilding_is_an_error_that_says_so(tmp_path: Path) -> None:
+    directory, meta = _terminal(tmp_path)
+    meta.engine = "xterm"  # a meta.json naming an engine this lookout does not have
+    with pytest.raises(BackendFailure, match="xterm screen engine failed .* unknown screen engine") as failed:
+        screen_at(directory, meta, 12, 0)
+    assert failed.value.status == 502
