@@ -120,7 +120,7 @@ def _without_holder(directory: Path, meta: TerminalMeta) -> tuple[str, str]:
         return "exited", f"exit {code}, while no daemon followed it"
     if session_ladder.program_runs(meta):
         return "orphaned", f"its holder is gone, its program runs on as pid {meta.pid} (`lookout kill` ends it)"
-    return "lost", "its holder ended without recording the program's exit (was it killed?)"
+    return "lost", meta.lost_reason or "its holder ended without recording the program's exit (was it killed?)"
 
 
 def recorded_exit(directory: Path) -> int | None:

@@ -95,7 +95,7 @@ def test_lookout_kill_without_a_daemon_ends_the_program_of_a_killed_holder(tmp_p
     d = Daemon(tmp_path / "data").start()
     with d.client() as api:
         tid, pid = _start(api)
-        survivor, survivor_pid = _start(api, "sleep 1000")
+        survivor, survivor_pid = _start(api)
     d.stop()
     _kill_holder(pid)
     listed = _lookout(tmp_path / "data", "ls")
@@ -111,7 +111,8 @@ def test_lookout_kill_without_a_daemon_ends_the_program_of_a_killed_holder(tmp_p
     listed = _lookout(tmp_path / "data", "ls")
     assert "ended by SIGTERM" in next(line for line in listed.stdout.splitlines() if line.startswith(tid)), listed
     with_holder = _lookout(tmp_path / "data", "kill", survivor)
-    assert with_holder.returncode == 0 and f"{survivor}: ended by SIGHUP (exit -1)" in with_holder.stdout, with_holder
+    assert with_holder.returncode == 0 and f"{survivor}: ended by SIGTERM (exit -15)" in with_holder.stdout, with_holder
+    assert _session(survivor_pid) == []
     after = Daemon(tmp_path / "data").start()
     with after.client() as api:
         info = api.get(f"/v1/terminals/{tid}").json()
