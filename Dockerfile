@@ -87,4 +87,4 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
     CMD ["python", "-c", "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8765/healthz', timeout=4)"]
 
 ENTRYPOINT ["/usr/bin/tini", "--"]
-CMD ["lookout", "serve"]
+CMD ["lookout", "supervise"]

@@ -48,11 +48,12 @@ $(RUNTIME_CHECK): $(STAMP)
 
 # Each benchmark prints its figures, the last line as one JSON object; bench/report.py turns those lines into
 # docs/benchmarks.md (never edited by hand).
-BENCHES   := terminal_ingest terminal_restart terminal_replay terminal_fanout terminal_tokens device_capture device_listing browser_snapshot timeline_render startup mcp_tools
+BENCHES   := terminal_ingest terminal_cost terminal_restart terminal_replay terminal_fanout terminal_tokens device_capture device_listing browser_snapshot browser_tasks timeline_render startup mcp_tools
 BENCH_OUT := .bench-results
 
 bench: deps system-deps
-	@missing=$$(for p in vim gcc git; do command -v $$p >/dev/null || echo $$p; done); \
+	@missing=$$(for p in vim gcc git; do command -v $$p >/dev/null || echo $$p; done; \
+	  test -f /usr/share/doc/git-doc/user-manual.html || echo git-doc); \
 	if [ -n "$$missing" ]; then $(APT) update -qq && $(APT) install -y -qq $$missing; fi
 	@rm -f $(BENCH_OUT).jsonl
 	@for b in $(BENCHES); do \

@@ -6,9 +6,6 @@ from __future__ import annotations
 
 import argparse
 import ipaddress
-import logging
-import os
-import signal
 import socket
 import sys
 import time
@@ -16,11 +13,8 @@ from pathlib import Path
 
 from app.config import Settings
 from app.core.auth_token import WeakToken, load_or_create_token, token_path
-from app.core.private_files import check_data_dir, read_bytes
-from app.core.storage import atomic_write_bytes
-
-PID_FILE = "daemon.pid"
-"""The running daemon's pid, in the data dir (for `lookout restart`)."""
+from app.core.printable import printable
+from app.core.private_files import check_data_dir
 
 
 def is_loopback(host: str) -> bool:
@@ -55,36 +49,27 @@ def serve(args: argparse.Namespace) -> int:
 
 
 def replay(args: argparse.Namespace) -> int:
-    """Serve a replay archive read-only, from a private temporary copy that is removed at exit."""
-    import secrets
-    import shutil
-    import tempfile
+    """Serve a replay archive read-only, from a private copy unpacked within bounds (app.replay)."""
+    from app import replay as replaying
 
-    from app.core.archive import open_archive
-    from app.core.errors import BadInput
+    return replaying.serve(args.file, args.port, args.token, args.max_bytes, _run)
 
-    folder = Path(tempfile.mkdtemp(prefix="lookout-replay-"))
+
+def _byte_count(text: str) -> int:
+    from app.replay import parse_bytes
+
     try:
-        try:
-            open_archive(args.file, folder / "data")
-        except BadInput as exc:
-            print(f"lookout replay: refused: {exc}", file=sys.stderr)
-            return 2
-        token = args.token or secrets.token_urlsafe(24)
-        settings = Settings(host="127.0.0.1", port=args.port, data_dir=folder / "data", token=token, read_only=True)
-        print(f"lookout replay: {args.file}, read-only, at http://127.0.0.1:{args.port}/ (token: {token})",
-              file=sys.stderr, flush=True)  # fmt: skip
-        return _run(settings)
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+        return parse_bytes(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _run(settings: Settings) -> int:
-    import uvicorn
-
-    from app.api.header_timeout import header_deadline_protocol
-    from app.core.log_redaction import redact_all_handlers
-    from app.server import create_app
+    """Run the daemon of `settings` (see app.daemon.serve); its exit status."""
+    from app.daemon.handover import Predecessor
+    from app.daemon.listen import listener
+    from app.daemon.lock import DaemonRunning, DataDirLock
+    from app.daemon.serve import run
 
     if not is_loopback(settings.host) and not settings.token:
         print(
@@ -92,60 +77,73 @@ def _run(settings: Settings) -> int:
             file=sys.stderr,
         )
         return 2
-    created = not settings.token and not token_path(settings.data_dir).exists()
+    predecessor = Predecessor.from_environment()
+    lock = DataDirLock(settings.data_dir)
     try:
-        app = create_app(settings)
+        if tightened := check_data_dir(settings.data_dir):
+            print(f"lookout: {tightened}", file=sys.stderr)
+        if predecessor is None:  # one started by `lookout restart` takes the lock from the daemon it replaces
+            lock.acquire()
+    except DaemonRunning as running:
+        print(printable(f"lookout: {running}; `lookout restart` restarts it, `kill -TERM {running.pid}` stops it"),
+              file=sys.stderr)  # fmt: skip
+        return 1
     except OSError as exc:  # UnsafePath among them: says what to fix
-        print(f"lookout: refusing to start: {exc}", file=sys.stderr)
+        print(printable(f"lookout: refusing to start: {exc}"), file=sys.stderr)
         return 2
-    print(f"lookout: http://{settings.host}:{settings.port}  data: {settings.data_dir}", file=sys.stderr)
+    (settings.data_dir / "daemon.pid").unlink(missing_ok=True)  # an earlier version's: the lock says it now
+    try:
+        served = listener(settings.host, settings.port)
+    except (OSError, ValueError) as exc:
+        print(printable(f"lookout: cannot listen on {settings.host}:{settings.port}: {exc}"), file=sys.stderr)
+        lock.release()
+        return 3
+    created = not settings.token and not token_path(settings.data_dir).exists()
+    host, port = served.sock.getsockname()[:2]
+    print(f"lookout: http://{host}:{port}  data: {settings.data_dir}  (socket: {served.origin})", file=sys.stderr)
     if created:
         print(f"lookout: new API token written to {token_path(settings.data_dir)} (mode 0600)", file=sys.stderr)
     if not is_loopback(settings.host) and not settings.allowed_hosts:
         print("lookout: only loopback Host names are answered; list the names clients use in LOOKOUT_ALLOWED_HOSTS",
               file=sys.stderr)  # fmt: skip
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    server = uvicorn.Server(uvicorn.Config(
-        app, host=settings.host, port=settings.port, access_log=False, log_level="info",
-        ws_per_message_deflate=settings.ws_compression, http=header_deadline_protocol(settings.header_timeout_s),
-    ))  # fmt: skip
-    redact_all_handlers([app.state.token])  # after uvicorn set up its log
-    reexec = []
+    argv = [sys.executable, "-m", "app", *sys.argv[1:]]
+    return run(settings, argv, served, lock, predecessor)
 
-    def reexec_later(_sig: int, _frame: object) -> None:  # SIGHUP: end as on SIGTERM, then run again
-        reexec.append(True)
-        server.should_exit = True
 
-    signal.signal(signal.SIGHUP, reexec_later)
-    try:
-        atomic_write_bytes(settings.data_dir / PID_FILE, f"{os.getpid()}\n".encode())
-    except OSError as exc:
-        print(f"lookout: cannot write {PID_FILE} ({exc}): `lookout restart` will not find this daemon", file=sys.stderr)
-    try:
-        server.run()
-    except KeyboardInterrupt:
-        pass
-    if reexec and server.started:
-        print("lookout: SIGHUP: starting again (the terminals stay with their holders)", file=sys.stderr, flush=True)
-        os.execv(sys.executable, [sys.executable, "-m", "app", *sys.argv[1:]])
-    return 0 if server.started else 3  # as uvicorn.run: 3 when it never started (e.g. the port is taken)
+def supervise(args: argparse.Namespace) -> int:
+    """Run `lookout serve` with these options, and again when it dies (app.daemon.supervisor)."""
+    from app.daemon.supervisor import supervise as run_supervised
+
+    settings = _settings(args)
+    given = sys.argv[sys.argv.index("supervise") + 1 :] if "supervise" in sys.argv else []
+    return run_supervised(["serve", *given], settings.data_dir, settings.host, settings.port)
 
 
 def restart(args: argparse.Namespace) -> int:
-    """Send the running daemon SIGHUP: it executes itself again and adopts every terminal."""
-    path = _settings(args).data_dir / PID_FILE
+    """Hot restart of the daemon of the data dir (app.daemon.serve): returns once the new daemon serves."""
+    from app.daemon.control import NoDaemon, request
+    from app.daemon.serve import IMPORT_TIMEOUT_S, TAKEOVER_TIMEOUT_S
+
+    data_dir = _settings(args).data_dir
     try:
-        pid = int(read_bytes(path))
-        running = b"serve" in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-    except (OSError, ValueError) as exc:
-        print(f"lookout restart: no daemon found ({path}: {exc})", file=sys.stderr)
+        for answer in request(data_dir, {"op": "restart"}, IMPORT_TIMEOUT_S + TAKEOVER_TIMEOUT_S):
+            if "error" in answer:
+                print(printable(f"lookout restart: {answer['error']}"), file=sys.stderr)
+                return 1
+            if answer.get("step") == "starting":
+                print(f"lookout: starting a new daemon (pid {answer.get('pid')}); the running one serves meanwhile")
+            elif answer.get("step") == "serving":
+                print(f"lookout: the new daemon (pid {answer.get('pid')}) serves; the old one ends once it has "
+                      "answered what it had begun")  # fmt: skip
+                return 0
+    except NoDaemon as exc:
+        print(printable(f"lookout restart: {exc}"), file=sys.stderr)
         return 1
-    if not running:
-        print(f"lookout restart: pid {pid} in {path} is not a lookout daemon (any more)", file=sys.stderr)
+    except OSError as exc:
+        print(printable(f"lookout restart: lost the daemon's answer ({exc}); see its log"), file=sys.stderr)
         return 1
-    os.kill(pid, signal.SIGHUP)
-    print(f"lookout: the daemon (pid {pid}) is starting again; its terminals stay")
-    return 0
+    print("lookout restart: the daemon did not say how the restart went; see its log", file=sys.stderr)
+    return 1
 
 
 def token(args: argparse.Namespace) -> int:
@@ -185,7 +183,7 @@ def attach(args: argparse.Namespace) -> int:
         return 2
     options = AttachOptions(url, str(token), args.id, read_only=args.read_only, resize=args.resize, detach_key=key)
     code, why = asyncio.run(attach_to(options))
-    print(f"lookout attach: {why}", file=sys.stderr)
+    print(printable(f"lookout attach: {why}"), file=sys.stderr)
     return code
 
 
@@ -196,7 +194,8 @@ def ls(args: argparse.Namespace) -> int:
     for t in rows:
         created = time.strftime("%Y-%m-%d %H:%M", time.localtime(t.created_at))
         note = f"  ({t.note})" if t.note else ""
-        print(f"{t.id}: {t.name} [{t.cols}x{t.rows}] {t.status} pid {t.pid} since {created}: {t.command}{note}")
+        line = f"{t.id}: {t.name} [{t.cols}x{t.rows}] {t.status} pid {t.pid} since {created}: {t.command}{note}"
+        print(printable(line))
     if not rows:
         print("no terminals", file=sys.stderr)
     return 0
@@ -213,26 +212,34 @@ def kill(args: argparse.Namespace) -> int:
     failed = 0
     for terminal_id in ids:
         try:
-            print(f"{terminal_id}: {holders.kill(data_dir, terminal_id)}")
+            print(printable(f"{terminal_id}: {holders.kill(data_dir, terminal_id)}"))
         except (OSError, holders.NotEnded) as exc:
-            print(f"{terminal_id}: not ended: {exc}", file=sys.stderr)
+            print(printable(f"{terminal_id}: not ended: {exc}"), file=sys.stderr)
             failed += 1
     return 1 if failed else 0
+
+
+def _daemon_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--host", help="address to listen on (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, help="port (default 8765)")
+    parser.add_argument("--data-dir", type=Path, help="where sessions and the token are stored")
+    parser.add_argument("--token", help="API token (default: LOOKOUT_TOKEN, else generated into the data dir)")
+    parser.add_argument("--allowed-hosts", help="comma-separated Host names answered besides loopback ones "
+                         "(LOOKOUT_ALLOWED_HOSTS; needed to reach lookout by another name)")  # fmt: skip
+    parser.add_argument("--screen-engine", choices=["avt", "pyte"], help="terminal emulator (default avt)")
+    parser.add_argument("--adb-host", help="host of the adb server to use (default 127.0.0.1)")
+    parser.add_argument("--adb-port", type=int, help="port of the adb server to use (default 5037)")
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="lookout", description=__doc__)
     sub = parser.add_subparsers(dest="cmd", required=True)
     p_serve = sub.add_parser("serve", help="run the daemon")
-    p_serve.add_argument("--host", help="address to listen on (default 127.0.0.1)")
-    p_serve.add_argument("--port", type=int, help="port (default 8765)")
-    p_serve.add_argument("--data-dir", type=Path, help="where sessions and the token are stored")
-    p_serve.add_argument("--token", help="API token (default: LOOKOUT_TOKEN, else generated into the data dir)")
-    p_serve.add_argument("--allowed-hosts", help="comma-separated Host names answered besides loopback ones "
-                         "(LOOKOUT_ALLOWED_HOSTS; needed to reach lookout by another name)")  # fmt: skip
-    p_serve.add_argument("--screen-engine", choices=["avt", "pyte"], help="terminal emulator (default avt)")
-    p_serve.add_argument("--adb-host", help="host of the adb server to use (default 127.0.0.1)")
-    p_serve.add_argument("--adb-port", type=int, help="port of the adb server to use (default 5037)")
+    p_supervise = sub.add_parser("supervise", help="run the daemon and start it again when it dies (a container's "
+                                 "main process): the options of serve")  # fmt: skip
+    for p_daemon in (p_serve, p_supervise):
+        _daemon_options(p_daemon)
+    p_supervise.set_defaults(func=supervise)
     p_serve.set_defaults(func=serve)
     p_token = sub.add_parser("token", help="print the API token (creating it if needed)")
     p_token.add_argument("--data-dir", type=Path)
@@ -254,6 +261,8 @@ def main(argv: list[str] | None = None) -> None:
     p_replay.add_argument("file", type=Path)
     p_replay.add_argument("--port", type=int, default=8766, help="port on 127.0.0.1 (default 8766)")
     p_replay.add_argument("--token", help="its API token (default: a new one, printed)")
+    p_replay.add_argument("--max-bytes", type=_byte_count, default="1G",
+                          help="refuse an archive that unpacks to more (default 1G; the copy goes to TMPDIR)")  # fmt: skip
     p_replay.set_defaults(func=replay)
     p_ls = sub.add_parser("ls", help="list the terminals (and whether their programs run)")
     p_ls.add_argument("--data-dir", type=Path)

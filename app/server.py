@@ -1,4 +1,4 @@
-"""create_app(settings): the FastAPI application, whose lifespan starts and stops the managers."""
+"""create_app(settings): the FastAPI application, whose lifespan starts and stops the registries."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Protocol
 
 from fastapi import FastAPI
 
@@ -14,16 +15,18 @@ from app.api import devices, health, mcp_http, pages, profiles, streams, termina
 from app.api.agent import AgentContext
 from app.api.errors import install_error_handlers
 from app.api.guard import Guard
+from app.api.handover import Handover, HandoverGate
 from app.api.read_only import ReadOnly
 from app.api.responses import ERROR_RESPONSES, JSONResponse
 from app.api.text_guard import TextGuard
 from app.browser.browser import BrowserHost, Remote
-from app.browser.pages import PageRegistry
+from app.browser.registry import PageRegistry
 from app.config import Settings
 from app.core.auth_token import load_or_create_token
 from app.core.events import EventBus
 from app.core.gc_tuning import freeze_long_lived
 from app.core.private_files import check_data_dir
+from app.core.redaction import Scrubber, url_secrets
 from app.core.registry import Registry
 from app.device.adb import Adb
 from app.device.registry import DeviceRegistry
@@ -31,10 +34,24 @@ from app.terminal.registry import TerminalRegistry
 from app.terminal.session import SessionLimits
 from app.timeline.compression import Compressor
 from app.timeline.llm_summarizer import ChatSummarizer
+from app.timeline.recording import NullRecorder, Recorder
 from app.timeline.timeline import Timeline
 
 
-def create_app(settings: Settings | None = None) -> FastAPI:
+class Lifecycle(Protocol):
+    """What the process running the app (app.daemon.serve) does around its start."""
+
+    released: bool
+    """The data dir was left to a daemon that replaced this one (a hot restart)."""
+
+    async def take_over(self) -> None:
+        """Before anything of the data dir is read (it may still be another daemon's)."""
+
+    async def serving(self) -> None:
+        """Once the app has started."""
+
+
+def create_app(settings: Settings | None = None, lifecycle: Lifecycle | None = None) -> FastAPI:
     """Raises UnsafePath when the data dir, the token file or a file opened here is not lookout's alone."""
     settings = settings or Settings()
     if tightened := check_data_dir(settings.data_dir):
@@ -46,29 +63,35 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         max_input_bytes=settings.max_input_bytes,
     )
     bus = EventBus()
-    history = Timeline(settings.data_dir / "timeline")
+    history = Timeline(settings.data_dir / "timeline", deferred=True)
     summarizer = (
         ChatSummarizer(settings.summarizer_url, settings.summarizer_model, settings.summarizer_key)
         if settings.summarizer_url
         else None
     )
     compressor = Compressor(history, summarizer, settings.compress_protect, settings.compress_threshold)
-    manager = TerminalRegistry(
-        settings.data_dir / "terminals", settings.screen_engine, limits, settings.max_sessions, bus, history
-    )
+    recorder: Recorder = NullRecorder() if settings.read_only else history  # a read-only lookout records nothing
+    manager = TerminalRegistry(settings.data_dir / "terminals", settings.screen_engine, limits, settings.max_sessions,
+                               bus, recorder, read_only=settings.read_only)  # fmt: skip
 
     adb = Adb(settings.adb_host, settings.adb_port, settings.device_timeout_s)
-    device_registry = DeviceRegistry(settings.data_dir / "devices", adb, settings.device_max_dimension, bus, history)
+    device_registry = DeviceRegistry(settings.data_dir / "devices", adb, settings.device_max_dimension, bus, recorder)
     host = BrowserHost(settings.browser_executable, remote_browser(settings))
     uploads = settings.upload_dir or settings.data_dir / "uploads"
-    page_registry = PageRegistry(settings.data_dir / "pages", host, bus, uploads, history,
+    page_registry = PageRegistry(settings.data_dir / "pages", host, bus, uploads, recorder,
                                  idle_s=settings.page_idle_s, max_pages=settings.max_pages)  # fmt: skip
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        if lifecycle is not None:
+            await lifecycle.take_over()
+        history.open()
         await manager.start()
-        compressor.start()
+        if not settings.read_only:  # summaries are records too
+            compressor.start()
         freeze_long_lived()
+        if lifecycle is not None:
+            await lifecycle.serving()
         try:
             yield
         finally:
@@ -78,6 +101,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             await page_registry.shutdown()
             device_registry.shutdown()
             await asyncio.to_thread(history.close)
+            await gate.close()
 
     app = FastAPI(
         title="lookout",
@@ -94,8 +118,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.registries = registries
     app.state.events = bus
     app.state.timeline = history
+    app.state.compressor = compressor
     app.state.token = token
-    install_error_handlers(app)
+    app.state.scrubber = scrubber(settings, token)
+    gate = app.state.handover = HandoverGate()
+    install_error_handlers(app, app.state.scrubber)
     app.include_router(health.router)
     for api in (terminals, streams, devices, pages, profiles, timeline):
         app.include_router(api.router, responses=ERROR_RESPONSES)
@@ -107,7 +134,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(TextGuard)
     app.add_middleware(Guard, token=token, max_body=settings.max_request_bytes, allowed_hosts=settings.allowed_hosts,
                        body_timeout_s=settings.body_timeout_s)  # fmt: skip
+    app.add_middleware(Handover, gate=gate)  # outermost: what a daemon being replaced still receives
     return app
+
+
+def scrubber(settings: Settings, token: str) -> Scrubber:
+    """What keeps this daemon's secrets out of its answers and its log (app.core.redaction)."""
+    addresses = (settings.browser_cdp_url, settings.browser_ws_endpoint, settings.summarizer_url)
+    return Scrubber([token, settings.summarizer_key, *(s for url in addresses for s in url_secrets(url))])
 
 
 def remote_browser(settings: Settings) -> Remote | None:

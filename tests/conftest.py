@@ -15,6 +15,7 @@ import httpx
 import pytest
 from starlette.testclient import TestClient
 
+from app.daemon.lock import lock_holder
 from tests.support.adb_server import AdbServer
 
 REPO = Path(__file__).resolve().parent.parent
@@ -35,12 +36,15 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+os.environ.setdefault("PYENV_REHASH_TIMEOUT", "1")
+"""The shells the tests start source this machine's ~/.bashrc, which may run `pyenv rehash`: a test that kills a
+shell in the middle of one leaves its lock behind, and every later shell would wait 60 s for it."""
 TOKEN = "test-token-0123456789"
 """The API token of the test daemons and of the in-process app."""
 START_DEADLINE_S = 120
 """Generous: on a loaded 2-core machine a start has taken over 20 s; a daemon that exits is seen at once."""
-READY_LINE = b"Uvicorn running on "
-"""What the daemon prints once its lifespan has started and its socket listens (uvicorn's own line)."""
+READY_LINE = b"lookout: ready at "
+"""What the daemon prints once it has taken the data dir over and its socket listens."""
 
 
 class Daemon:
@@ -91,7 +95,8 @@ class Daemon:
         return httpx.Client(base_url=self.url, headers=headers, timeout=timeout)
 
     def stop(self, sig: int = signal.SIGTERM) -> int:
-        """Stop the daemon (its terminals go on under their holders: see `end_terminals`)."""
+        """Stop the daemon, and the one that replaced it if `lookout restart` did (its terminals go on under
+        their holders: see `end_terminals`); the exit status of the one this started."""
         assert self.proc is not None
         if self.proc.poll() is None:
             self.proc.send_signal(sig)
@@ -100,6 +105,14 @@ class Daemon:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+        successor = lock_holder(self.data_dir)
+        if successor is not None and successor != self.proc.pid:
+            os.kill(successor, sig)
+            deadline = time.monotonic() + 15
+            while Path(f"/proc/{successor}").exists() and time.monotonic() < deadline:
+                time.sleep(0.02)
+            if Path(f"/proc/{successor}").exists():
+                os.kill(successor, signal.SIGKILL)
         return self.proc.returncode
 
     def end_terminals(self) -> None:

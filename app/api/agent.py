@@ -3,22 +3,21 @@ WebSocket (browsers cannot set its headers) an `agent` query parameter; `default
 
 from __future__ import annotations
 
-import re
 from urllib.parse import parse_qs
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from app.core.printable import without_controls
 from app.timeline.recording import DEFAULT_AGENT, current_agent
 
 MAX_AGENT_CHARS = 100
-_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f]")
 
 
 def agent_name(header: bytes | None) -> str:
-    """The agent a header names: decoded, control characters removed, at most MAX_AGENT_CHARS."""
+    """The agent a header names: decoded, control characters (C0, DEL, C1) removed, at most MAX_AGENT_CHARS."""
     if not header:
         return DEFAULT_AGENT
-    name = _UNPRINTABLE.sub("", header.decode("utf-8", "replace")).strip()[:MAX_AGENT_CHARS]
+    name = without_controls(header.decode("utf-8", "replace")).strip()[:MAX_AGENT_CHARS]
     return name or DEFAULT_AGENT
 
 

@@ -14,6 +14,7 @@ from starlette.routing import BaseRoute, Route, compile_path
 
 from app.api.responses import JSONResponse, error_response
 from app.core.errors import LookoutError
+from app.core.redaction import Scrubber
 
 log = logging.getLogger(__name__)
 
@@ -54,10 +55,13 @@ def _allowed(request: Request) -> str:
     return ", ".join(sorted(allowed))
 
 
-def install_error_handlers(app: FastAPI) -> None:
+def install_error_handlers(app: FastAPI, scrubber: Scrubber) -> None:
+    """`scrubber` takes the daemon's secrets out of every error message, whatever it quotes (a backend's own
+    error text, Playwright's quoting a remote browser's whole address)."""
+
     @app.exception_handler(LookoutError)
     async def lookout_error(_: Request, exc: LookoutError) -> JSONResponse:
-        return error_response(exc.status, exc.code, exc.message, **exc.details)
+        return error_response(exc.status, exc.code, scrubber.scrub(exc.message), **exc.details)
 
     @app.exception_handler(RequestValidationError)
     async def validation_error(_: Request, exc: RequestValidationError) -> JSONResponse:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from fastapi import APIRouter
 
 from app import __version__
@@ -12,4 +14,5 @@ router = APIRouter(tags=["health"])
 
 @router.get("/healthz")
 async def healthz() -> JSONResponse:
-    return JSONResponse({"ok": True, "version": __version__})
+    """Also the daemon's pid: which process answers, across a `lookout restart`."""
+    return JSONResponse({"ok": True, "version": __version__, "pid": os.getpid()})

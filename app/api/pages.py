@@ -11,7 +11,8 @@ from pydantic import ValidationError
 
 from app.api.responses import JSONResponse
 from app.browser.action_kinds import Action, from_request
-from app.browser.pages import Page, PageRegistry
+from app.browser.page import Page
+from app.browser.registry import PageRegistry
 from app.browser.snapshot_view import SnapshotOptions
 from app.core.errors import BadInput
 from app.core.images import MEDIA_TYPES

@@ -8,8 +8,8 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body, Request
 
 from app.api.responses import JSONResponse
-from app.browser.pages import PageRegistry
 from app.browser.profiles import check_name
+from app.browser.registry import PageRegistry
 
 router = APIRouter(prefix="/v1/profiles", tags=["pages"])
 

@@ -65,7 +65,7 @@ async def recording(
 ) -> StreamingResponse:
     """The session as asciicast (v3 by default; v2 for players that only read v2)."""
     session = _manager(request.app.state).get(terminal_id)
-    cast = await asyncio.to_thread(asciicast, session.directory, session.meta, version)  # a damaged index: 410
+    cast = await asyncio.to_thread(asciicast, session.directory, session.meta, version)  # reads the index
     lines = (line.encode() for line in cast)
     headers = {"Content-Disposition": f'inline; filename="{terminal_id}.cast"'}
     return StreamingResponse(lines, media_type="application/x-asciicast", headers=headers)

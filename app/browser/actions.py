@@ -2,25 +2,29 @@
 
 An action names its element by a ref of the page's last observation. A ref that observation did not
 have, or one whose element is gone (the page navigated, the element was removed), is refused with a
-Conflict that says to snapshot again: never a click on the wrong element, never a long wait for one.
-After the action the page settles: until the requests the action started have ended and the DOM has
-been quiet for a moment, bounded. The effects are read from the page's captured events since the
-action began: navigation and the new URL, new tabs, dialogs, downloads, console errors and warnings,
-failed requests, and whether the focus moved. And the text the action made appear or change (`text`): on
-the same document, what a MutationObserver installed just before the action saw added, changed or revealed
-(each with its kind: alert, status, live, message, field_error, dialog, added, changed); after a navigation,
-the new page's messages (alerts, status and live regions, open dialogs, invalid fields' errors, and
-elements whose class names them a message, an error or a notice, as Django's `messagelist` and
-`errorlist`).
+Conflict that says to snapshot again: never a click on the wrong element, never a long wait for one. Input
+a control cannot take (letters for a number field, an option a select does not have) is a BadInput that
+names the control and what it accepts, checked in the page before anything runs.
+After the action the page settles: the requests the action started end, the new document loads (when it
+navigated) and the DOM is quiet for `SETTLE_QUIET_MS` (`INPUT_QUIET_MS` after an action that only gives a
+control its value), within `SETTLE_MAX_MS`; the answer says which ended the wait. The effects are read from the page's captured events since the action began (navigation and the new
+URL, new tabs, dialogs, downloads, console errors and warnings, failed requests) and from one pass in the
+page after it (app.browser.in_page): the text the action made appear or change (`text`: on the same document
+what it added, changed or revealed, in the document and in open shadow roots, each with its kind: alert,
+status, live, message, field_error, dialog, added, changed; after a navigation the new page's messages and
+field errors), the controls whose value, checked or selected state changed (`controls`), and the focus when
+it moved to an element (named by role and name, inside shadow roots too).
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from app.browser import in_page
 from app.browser import playwright_api as pw
 from app.browser.action_kinds import (
     Action,
@@ -46,81 +50,25 @@ from app.browser.action_kinds import (
     WaitText,
     WaitUrl,
 )
-from app.core.errors import Conflict
+from app.core.errors import BadInput, Conflict
 from app.core.observations import Seen, staleness
 
 if TYPE_CHECKING:
     from playwright.async_api import Locator, Page
 DOM_QUIET_MS = 300
+"""The `dom_quiet` wait's quiet: the DOM has not changed for this long."""
+SETTLE_QUIET_MS = 100
+"""After an action, the page has settled when the requests it started have ended (and the new document has
+loaded, when it navigated) and the DOM has then not changed for this long."""
+INPUT_QUIET_MS = 50
+"""The same after an action that only gives a control its value (fill or type without Enter, select, check,
+uncheck, hover): its handlers ran while it did; what they start later comes over the network (counted) or
+changes the DOM within this."""
 SETTLE_MAX_MS = 3000
-_QUIET_JS = """([quiet, max]) => new Promise(resolve => {
-  let timer; const done = () => { observer.disconnect(); resolve(true); };
-  const observer = new MutationObserver(() => { clearTimeout(timer); timer = setTimeout(done, quiet); });
-  observer.observe(document, {subtree: true, childList: true, attributes: true, characterData: true});
-  timer = setTimeout(done, quiet); setTimeout(done, max);
-})"""
+ELEMENT_READ_MS = 2000
+"""How long the check before an action waits for its element (it was just found on the page)."""
 OUTCOME_ITEMS = 8
 OUTCOME_CHARS = 200
-_WATCH_JS = r"""() => {
-  if (window.__lookoutWatch) window.__lookoutWatch.observer.disconnect();  // an action that failed left it
-  const added = new Set(), revealed = new Set();
-  const observer = new MutationObserver(records => { for (const r of records) {
-    if (r.type === 'childList') r.addedNodes.forEach(n => added.add(n.nodeType === 1 ? n : n.parentElement));
-    else if (r.type === 'characterData') added.add(r.target.parentElement);
-    else revealed.add(r.target);
-  } });
-  observer.observe(document, {subtree: true, childList: true, characterData: true, attributes: true,
-                              attributeFilter: ['hidden', 'open', 'style', 'class', 'aria-hidden']});
-  const norm = t => (t || '').replace(/\s+/g, ' ').trim();
-  window.__lookoutWatch = {observer, added, revealed, before: norm(document.body && document.body.innerText)};
-}"""
-"""Before an action: watch what it adds, changes or reveals (and remember the visible text before it)."""
-_OUTCOME_JS = r"""([maxItems, maxChars]) => {
-  const norm = t => (t || '').replace(/\s+/g, ' ').trim();
-  const visible = el => el && el.isConnected && (el.checkVisibility ? el.checkVisibility() : !!el.getClientRects().length);
-  const LIVE = '[role=alert],[role=alertdialog],[role=status],[role=log],[aria-live]:not([aria-live=off]),output';
-  const MESSAGE = '[class*=message],[class*=alert],[class*=error],[class*=success],[class*=notice],[class*=warning],[class*=flash],[class*=toast],[class*=invalid-feedback]';
-  const kind = el => {
-    const live = el.closest(LIVE);
-    if (live) { const role = live.getAttribute('role'); return role === 'alert' || role === 'alertdialog' ? 'alert' : role === 'status' ? 'status' : 'live'; }
-    if (el.closest('dialog,[role=dialog]')) return 'dialog';
-    if (el.closest('[class*=errorlist],[class*=field-error],[class*=invalid-feedback]')) return 'field_error';
-    return el.closest(MESSAGE) ? 'message' : null;
-  };
-  const out = [], seen = new Set();
-  const take = (el, fallback) => {
-    if (out.length >= maxItems || !visible(el) || el === document.body || el === document.documentElement) return;
-    const text = norm(el.innerText || el.getAttribute('aria-label'));
-    if (!text || seen.has(text)) return;
-    seen.add(text);
-    out.push({kind: kind(el) || fallback, text: text.length > maxChars ? text.slice(0, maxChars - 1) + '…' : text});
-  };
-  const outermost = set => [...set].filter(el => el && el.nodeType === 1 && ![...set].some(o => o && o !== el && o.nodeType === 1 && o.contains(el)));
-  const watch = window.__lookoutWatch;
-  if (watch) {  // the same document: what the action added, changed or revealed
-    watch.observer.disconnect();
-    delete window.__lookoutWatch;
-    const tags = el => el.matches('script,style,link,meta,template,noscript');
-    for (const el of outermost(watch.added)) if (!tags(el)) take(el, 'added');
-    for (const el of outermost(watch.revealed)) {
-      const text = norm(el.innerText);
-      if (text && !watch.before.includes(text)) take(el, el.matches('dialog,[role=dialog]') ? 'dialog' : 'changed');
-    }
-    return {document: 'same', text: out};
-  }
-  // a new document: its messages
-  const found = new Set([...document.querySelectorAll(LIVE + ',dialog[open],[role=dialog],' + MESSAGE)]
-    .filter(el => el !== document.body && norm(el.innerText).length <= 2000));
-  for (const el of outermost(found)) take(el, 'message');
-  for (const field of document.querySelectorAll('[aria-invalid=true]')) {
-    const ids = (field.getAttribute('aria-errormessage') || field.getAttribute('aria-describedby') || '').split(/\s+/);
-    for (const id of ids) { const el = id && document.getElementById(id); if (el) take(el, 'field_error'); }
-  }
-  return {document: 'new', text: out};
-}"""
-"""After an action: the text it made appear or change, each with its kind (at most `maxItems`)."""
-_FOCUS_JS = """() => { const e = document.activeElement; if (!e || e === document.body) return null;
-  return (e.getAttribute('aria-label') || e.name || e.id || e.tagName.toLowerCase()) + ' (' + e.tagName.toLowerCase() + ')'; }"""
 
 
 @dataclass
@@ -146,20 +94,74 @@ def check_ref(action: Action, known: RefCheck) -> None:
         raise Conflict(f"{reason} snapshot {known.obs_id}, so ref {action.ref} is stale: snapshot again")
 
 
-async def perform(page: Page, action: Action, point: tuple[float, float] | None = None) -> None:
-    """Run the action (a click at `point`, page coordinates, when given); Playwright's failures become
-    Conflicts with its first line."""
+async def element_of(page: Page, action: Action) -> Locator | None:
+    """The element the action is on (checked to be on the page), None for an action on the page."""
+    ref = action.ref if isinstance(action, OnElement | Press) else None
+    if ref is None:
+        return None
+    locator = page.locator(f"aria-ref={ref}")
+    try:
+        found = await locator.count()
+    except pw.Error as exc:
+        raise Conflict(f"ref {ref} cannot be found now ({_first_line(exc)}): snapshot again") from exc
+    if found != 1:
+        raise Conflict(f"ref {ref} is no longer on the page (it changed since the snapshot): snapshot again")
+    return locator
+
+
+async def before(page: Page, element: Locator | None, action: Action) -> str | None:
+    """Check what the action gives its control (BadInput naming the control and what it accepts), start
+    watching what the action does (app.browser.in_page), and return where the focus is."""
+    check: dict[str, Any] = {}
+    if isinstance(action, Fill | Type):
+        check["fill"] = action.text
+    elif isinstance(action, Select):
+        check["select"] = list(action.values)
+    try:
+        if element is not None:
+            seen = await element.evaluate(in_page.BEFORE_ACTION, check, timeout=ELEMENT_READ_MS)
+        else:
+            seen = await page.evaluate(in_page.BEFORE_PAGE_ACTION, check)
+    except pw.Error:
+        return None  # a page that cannot run it (navigating): the outcome then reads the document it lands on
+    problem = seen.get("problem")
+    if problem:
+        field = "values" if isinstance(action, Select) else "text"
+        given = problem["given"]
+        raise BadInput(f"{action.name}: the {problem['control']} ({_ref(action)}) takes {problem['accepts']}; "
+                       f"{given!r} is not one", field=field)  # fmt: skip
+    focused: str | None = seen.get("focus")
+    return focused
+
+
+def _ref(action: Action) -> str:
+    return f"ref {action.ref}" if isinstance(action, OnElement | Press) and action.ref else "the page"
+
+
+async def perform(
+    page: Page, action: Action, element: Locator | None, point: tuple[float, float] | None = None
+) -> None:
+    """Run the action (on `element`, or a click at `point`, page coordinates, when given); Playwright's
+    failures become Conflicts with its first line, input the control refused a BadInput."""
     try:
         if point is not None:
             await page.mouse.click(*point)
             return
-        await _perform(page, action)
+        await _perform(page, action, element)
     except pw.Error as exc:
-        message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        message = _first_line(exc)
+        if "Cannot type text into" in message or "Malformed value" in message:
+            raise BadInput(f"{action.name}: {_ref(action)} refused {getattr(action, 'text', '')!r}: {message}",
+                           field="text") from exc  # fmt: skip
         raise Conflict(f"{action.name} failed: {message}") from exc
 
 
-async def _perform(page: Page, action: Action) -> None:
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+async def _perform(page: Page, action: Action, element: Locator | None) -> None:
     match action:
         case Navigate(url=url, timeout_ms=timeout):
             await page.goto(url, timeout=timeout)
@@ -169,10 +171,8 @@ async def _perform(page: Page, action: Action) -> None:
             await page.go_forward(timeout=timeout)
         case Reload(timeout_ms=timeout):
             await page.reload(timeout=timeout)
-        case Press(key=key, ref=None):
-            await page.keyboard.press(key)
-        case Press(key=key, ref=str(ref), timeout_ms=timeout):
-            await (await _element(page, ref)).press(key, timeout=timeout)
+        case Press(key=key, timeout_ms=timeout):
+            await (element.press(key, timeout=timeout) if element is not None else page.keyboard.press(key))
         case WaitText(text=text, gone=gone, timeout_ms=timeout):
             await page.get_by_text(text).first.wait_for(state="hidden" if gone else "visible", timeout=timeout)
         case WaitUrl(url=url, timeout_ms=timeout):
@@ -180,13 +180,14 @@ async def _perform(page: Page, action: Action) -> None:
         case WaitElement(ref=ref, state=state, timeout_ms=timeout):
             await page.locator(f"aria-ref={ref}").wait_for(state=state, timeout=timeout)
         case WaitDomQuiet(timeout_ms=timeout):
-            await page.evaluate(_QUIET_JS, [DOM_QUIET_MS, timeout])
+            await page.evaluate(in_page.DOM_QUIET, [DOM_QUIET_MS, timeout])
         case WaitNetworkIdle(timeout_ms=timeout):
             await page.wait_for_load_state("networkidle", timeout=timeout)
         case OnElement():
-            await _on_element(await _element(page, action.ref), action)
+            assert element is not None, "an action on an element is given its element"
+            await _on_element(element, action)
         case ClickAt() | DialogAnswer():
-            raise AssertionError(f"{action.name} is run by the page manager")  # a click at a point, an answer
+            raise AssertionError(f"{action.name} is run by the page")  # a click at a point, an answer
 
 
 async def _on_element(element: Locator, action: OnElement) -> None:
@@ -213,57 +214,55 @@ async def _on_element(element: Locator, action: OnElement) -> None:
             await element.set_input_files(list(files), timeout=timeout)
 
 
-async def _element(page: Page, ref: str) -> Locator:
-    locator = page.locator(f"aria-ref={ref}")
-    if await locator.count() != 1:
-        raise Conflict(f"ref {ref} is no longer on the page (it changed since the snapshot): snapshot again")
-    return locator
-
-
-async def watch(page: Page) -> None:
-    """Start watching what the next action adds, changes or reveals on the page."""
-    try:
-        await page.evaluate(_WATCH_JS)
-    except pw.Error:
-        pass  # a page that cannot run it (navigating): the outcome then reads the document it lands on
-
-
-async def outcome(page: Page) -> list[dict[str, str]]:
-    """The text the action made appear or change (see the module's docstring)."""
+async def after(page: Page, watch_key: str) -> dict[str, Any]:
+    """What the action did, read in one pass (app.browser.in_page.AFTER_ACTION, which also starts the watch for
+    changes under `watch_key`): `text`, `controls`, `focus`, `title`, `document` (same or new; unread when the
+    page could not run it, and then nothing is watched)."""
     for _ in range(2):  # a navigation may destroy the context the first read runs in
         try:
-            return (await page.evaluate(_OUTCOME_JS, [OUTCOME_ITEMS, OUTCOME_CHARS]))["text"]
+            done: dict[str, Any] = await page.evaluate(in_page.AFTER_ACTION, [OUTCOME_ITEMS, OUTCOME_CHARS, watch_key])
+            return done
         except pw.Error:
             await asyncio.sleep(0.05)
-    return []
+    return {"text": [], "controls": [], "focus": None, "title": "", "document": "unread"}
 
 
-async def focus(page: Page) -> str | None:
-    try:
-        return await page.evaluate(_FOCUS_JS)
-    except pw.Error:
-        return None
+def quiet_ms(action: Action) -> int:
+    """How long the DOM must be quiet after this action for the page to have settled."""
+    if isinstance(action, Hover | Check | Uncheck | Select) or (isinstance(action, Fill | Type) and not action.submit):
+        return INPUT_QUIET_MS
+    return SETTLE_QUIET_MS
 
 
-async def settle(page: Page, in_flight: Any, deadline_ms: int = SETTLE_MAX_MS) -> None:
-    """Wait (bounded) for the requests counted by `in_flight()` to end and the DOM to be quiet."""
-    deadline = time.monotonic() + deadline_ms / 1000
+async def settle(page: Page, in_flight: Callable[[], bool], navigated: Callable[[], bool], quiet_for: int,
+                 deadline_ms: int = SETTLE_MAX_MS) -> str:  # fmt: skip
+    """Wait (bounded) for the requests counted by `in_flight()` to end, the new document to load (when the
+    action navigated) and the DOM to be quiet for `quiet_for` ms; returns what ended the wait."""
+    start = time.monotonic()
+    deadline = start + deadline_ms / 1000
     while in_flight() and time.monotonic() < deadline:  # noqa: ASYNC110 (a predicate; no event tells)
-        await asyncio.sleep(0.05)
-    left = max(0, int((deadline - time.monotonic()) * 1000))
+        await asyncio.sleep(0.02)
     for _ in range(2):  # a navigation destroys the context the first wait runs in
+        left = max(1, int((deadline - time.monotonic()) * 1000))
         try:
-            await page.wait_for_load_state("domcontentloaded", timeout=max(left, 1))
-            await page.evaluate(_QUIET_JS, [DOM_QUIET_MS, max(left, DOM_QUIET_MS)])
-            return
+            if navigated():
+                await page.wait_for_load_state("load", timeout=left)
+            left = max(quiet_for, int((deadline - time.monotonic()) * 1000))
+            quiet = await page.evaluate(in_page.DOM_QUIET, [quiet_for, left])
         except pw.Error:
-            left = max(0, int((deadline - time.monotonic()) * 1000))
+            continue
+        took = time.monotonic() - start
+        if not quiet:
+            return f"the {deadline_ms} ms limit (the DOM kept changing) at {took:.2f} s"
+        steps = ["requests ended"] + (["the page loaded"] if navigated() else []) + [f"DOM quiet {quiet_for} ms"]
+        return f"{', '.join(steps)} at {took:.2f} s"
+    return f"the {deadline_ms} ms limit at {time.monotonic() - start:.2f} s"
 
 
 def effects(events: list[dict[str, Any]], url_before: str, url_after: str, focus_before: str | None,
-            focus_after: str | None, text: list[dict[str, str]] | None = None) -> dict[str, Any]:  # fmt: skip
-    """What happened on the page since the action began, from its captured events and the text it made
-    appear or change."""
+            done: dict[str, Any]) -> dict[str, Any]:  # fmt: skip
+    """What happened on the page since the action began, from its captured events and what the page read
+    after it (`done`: app.browser.in_page.AFTER_ACTION's answer)."""
     out: dict[str, Any] = {}
     if url_after != url_before or any(e["kind"] == "navigation" for e in events):
         out["navigation"] = {"url": url_after}
@@ -276,11 +275,10 @@ def effects(events: list[dict[str, Any]], url_before: str, url_after: str, focus
                if e["kind"] == "console" and e["level"] in ("error", "warning")]  # fmt: skip
     failed = [{"url": e["url"], "error": e["error"]} for e in events if e["kind"] == "request_failed"]
     for key, values in (("new_tabs", tabs), ("dialogs", dialogs), ("downloads", downloads), ("console", console),
-                        ("failed_requests", failed)):  # fmt: skip
+                        ("failed_requests", failed), ("text", done.get("text")), ("controls", done.get("controls"))):  # fmt: skip
         if values:
             out[key] = values
-    if text:
-        out["text"] = text
-    if focus_after != focus_before:
+    focus_after = done.get("focus")
+    if focus_after is not None and focus_after != focus_before:  # moved to an element (not just lost)
         out["focus"] = focus_after
     return out

@@ -23,6 +23,7 @@ from urllib.parse import urlsplit
 
 from app.browser import playwright_api as pw
 from app.core.errors import Unavailable
+from app.core.redaction import Scrubber, url_secrets
 
 if TYPE_CHECKING:
     from playwright.async_api import Browser, BrowserContext, Playwright
@@ -131,7 +132,8 @@ class BrowserHost:
             return await playwright.chromium.connect(remote.url, timeout=CONNECT_TIMEOUT_MS)
         except pw.Error as exc:
             what = "Chromium over CDP" if remote.kind == "cdp" else "the Playwright browser server"
-            raise Unavailable(f"{what} at {remote.shown()} does not answer ({_first_line(exc)}); the page calls "
+            why = Scrubber(url_secrets(remote.url)).scrub(_first_line(exc))  # Playwright quotes the whole address
+            raise Unavailable(f"{what} at {remote.shown()} does not answer ({why}); the page calls "
                               "work again once it does") from exc  # fmt: skip
 
     def gone(self) -> str | None:

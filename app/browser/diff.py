@@ -42,7 +42,8 @@ class Diff:
 
     @property
     def changed_share(self) -> float:
-        return len(self.changes) / max(self.total, 1)
+        """The share of the nodes of both snapshots that were added, removed or changed (0 to 1)."""
+        return len(self.changes) / max(len(self.changes) + self.unchanged, 1)
 
 
 def keyed(root: AriaNode) -> dict[str, tuple[str, str | None, str]]:

@@ -3,8 +3,8 @@
 Pure functions over the parsed tree (app.browser.aria). Unnamed wrappers (`generic` without a name or
 text) are hoisted away, and so is a label's text beside the control it names (`- text: Email` next to
 `- textbox "Email"`). Each node is graded by its distance to the viewport and then scored by its role (the
-seed's table, with text that carries meaning kept in): the viewport first, then role. Nodes are taken by
-score, each with the ancestors that place it, until `max_elements` or `max_tokens` would be passed; the
+seed's table, with text that carries meaning kept in): the viewport first, then role. Every control on
+screen is taken first, then the other nodes by score, each with the ancestors that place it, until `max_elements` or `max_tokens` would be passed; the
 element limit never cuts a control on screen (only the token budget can: an agent must see what it can act
 on whenever the budget holds it), so `included_elements` can exceed `max_elements` by those. Nothing is cut silently: a node whose
 descendants were left out says how many and of what (`- navigation "Main" [ref=e7]: 48 links folded`),
@@ -89,6 +89,9 @@ class PageContext:
     """A header line of the caller's (why a full snapshot was sent instead of a diff)."""
     modal: str | None = None
     """The accessible name of an open modal dialog ("" for one without a name), None when none is open."""
+    outcome: tuple[str, ...] = ()
+    """What the action this snapshot follows said (`message: Saved.`, `field_error: Price: Enter a number.`):
+    a header line each, so it is in the snapshot whatever the budget leaves out."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,9 +131,13 @@ class _Item:
 
     @property
     def cost(self) -> int:
-        """The tokens of its line (counted on first use: most lines of a big page never need it)."""
+        """The tokens of its line (counted on first use: most lines of a big page never need it); a container
+        that is only structure without its ref, as it is shown once its children are."""
         if self._cost is None:
-            self._cost = count_tokens(self.line) + 1
+            line, ref = self.line, self.node.ref
+            if ref is not None and _structural(self.node):
+                line = line.replace(f" [ref={ref}]", "", 1)
+            self._cost = count_tokens(line) + 1
         return self._cost
 
 
@@ -292,12 +299,18 @@ def _wanted(item: _Item, options: SnapshotOptions) -> bool:
 
 
 def _choose(wanted: list[_Item], options: SnapshotOptions, ctx: PageContext, total: int) -> tuple[set[int], str | None]:
-    """Items by score, each with its ancestors, while the limits hold; the reason when something is left."""
+    """Every control on screen first, then the other items by score, each with its ancestors, while the limits
+    hold; the reason when something is left. The fold lines are counted as they come and go: a chosen item
+    with children left out has one, and loses it when its last child is taken."""
     budget = options.max_tokens - _header_cost(ctx, total) - FOLD_LINE_TOKENS * 4
     chosen: set[int] = set()
+    left_out: dict[int, int] = {}
+    """For each chosen item, how many of its children are not chosen (it has a fold line while any is not)."""
     used_tokens = used_elements = 0
     reasons = {"filters"} if len(wanted) < total else set()
-    for item in sorted(wanted, key=lambda i: (-i.score, i.order)):
+    for item in sorted(
+        wanted, key=lambda i: (not _on_screen_control(i), -i.score, i.order)
+    ):  # controls on screen first
         if id(item) in chosen:
             continue
         exempt = _on_screen_control(item)  # the element limit never cuts a control on screen
@@ -309,27 +322,22 @@ def _choose(wanted: list[_Item], options: SnapshotOptions, ctx: PageContext, tot
         if used_elements + len(missing) > options.max_elements and not exempt:
             reasons.add("element limit")
             continue
-        cost = sum(a.cost for a in missing) + FOLD_LINE_TOKENS * _new_folds(path)
+        new = set(map(id, missing))
+        own = {id(a): sum(id(c) not in new for c in a.children) for a in missing}
+        taken = Counter(id(a.parent) for a in missing if a.parent is not None and id(a.parent) in chosen)
+        folds = sum(left > 0 for left in own.values()) - sum(left_out[p] == n for p, n in taken.items())
+        cost = sum(a.cost for a in missing) + FOLD_LINE_TOKENS * folds
         if used_tokens + cost > budget:
             reasons.add("token budget")
-        else:
-            chosen.update(map(id, missing))
-            used_tokens += cost
-            used_elements += len(missing)
+            continue
+        chosen |= new
+        left_out.update(own)
+        for parent, n in taken.items():
+            left_out[parent] -= n
+        used_tokens += cost
+        used_elements += len(missing)
     reason = next((r for r in ("token budget", "element limit", "filters") if r in reasons), None)
     return chosen, reason
-
-
-def _new_folds(missing: list[_Item]) -> int:
-    """How many fold lines taking `missing` (an item, then its ancestors not yet taken) may add: one for each
-    of them with children that are not on the path (an estimate: the final text is counted exactly)."""
-    below: _Item | None = None
-    folds = 0
-    for item in missing:
-        if len(item.children) > (below is not None):
-            folds += 1
-        below = item
-    return folds
 
 
 def _with_units(path: list[_Item], chosen: set[int]) -> list[_Item]:
@@ -510,7 +518,11 @@ def header_lines(ctx: PageContext, shown: int, total: int, reason: str | None) -
         lines.append("# Navigation: " + " → ".join([*ctx.history, ctx.title or ctx.url]))
     if ctx.note:
         lines.append(f"# {ctx.note}")
-    return lines
+    return lines + outcome_lines(ctx)
+
+
+def outcome_lines(ctx: PageContext) -> list[str]:
+    return [f"# Outcome: {line}" for line in ctx.outcome]
 
 
 def _header_cost(ctx: PageContext, total: int) -> int:

@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 from app.browser.aria import AriaNode, AriaParseError, parse
 from app.browser.diff import FULL_ABOVE, diff, render_diff
 from app.browser.search import subtree
-from app.browser.snapshot_view import PageContext, Snapshot, SnapshotOptions, header_lines, render
+from app.browser.snapshot_view import PageContext, Snapshot, SnapshotOptions, header_lines, outcome_lines, render
 from app.core.errors import BackendFailure, Conflict
 from app.core.gc_tuning import gc_paused
 
@@ -30,6 +30,16 @@ class Answer(NamedTuple):
     metadata: dict[str, Any]
     refs: frozenset[str]
     """Every ref of the raw snapshot (shown or folded)."""
+    root: AriaNode | None = None
+    """The parsed tree, when it was parsed for this answer (None for a kept answer)."""
+
+
+class Earlier(NamedTuple):
+    """The snapshot a diff is against: its obs_id, URL and parsed tree."""
+
+    obs_id: str
+    url: str
+    root: AriaNode
 
 
 _answers: OrderedDict[tuple[Any, ...], Answer] = OrderedDict()
@@ -38,11 +48,11 @@ _answers_lock = threading.Lock()
 
 
 def snapshot_text(
-    raw: str, options: SnapshotOptions, ctx: PageContext, before: dict[str, Any] | None, expand: str | None = None
+    raw: str, options: SnapshotOptions, ctx: PageContext, before: Earlier | None, expand: str | None = None
 ) -> Answer:
     """The text and metadata of a snapshot: a diff against `before` when it is worth it, else full (only
     the subtree of `expand`, when given); and the refs of `raw`."""
-    key = (raw, options, ctx, None if before is None else before["obs_id"], expand)  # observations never change
+    key = (raw, options, ctx, None if before is None else before.obs_id, expand)  # observations never change
     with _answers_lock:
         kept = _answers.get(key)
         if kept is not None:
@@ -50,13 +60,14 @@ def snapshot_text(
             return kept._replace(metadata=dict(kept.metadata))
     try:
         with gc_paused():  # tens of thousands of nodes on a big page: the collector would double the time
-            text, metadata = _view_of(parse(raw), options, ctx, before, expand)
+            root = parse(raw)
+            text, metadata = _view_of(root, options, ctx, before, expand)
     except AriaParseError as exc:
         raise BackendFailure(f"the page's accessibility snapshot could not be read: {exc}") from exc
-    answer = Answer(text, metadata, frozenset(_REF.findall(raw)))
+    answer = Answer(text, metadata, frozenset(_REF.findall(raw)), root)
     if len(raw) <= ANSWER_CHARS_KEPT:
         with _answers_lock:
-            _answers[key] = answer._replace(metadata=dict(metadata))
+            _answers[key] = answer._replace(metadata=dict(metadata), root=None)
             while len(_answers) > ANSWERS_KEPT or sum(len(inputs[0]) for inputs in _answers) > ANSWER_CHARS_KEPT:
                 _answers.popitem(last=False)
     return answer
@@ -69,7 +80,7 @@ def forget_answers() -> None:
 
 
 def _view_of(
-    root: AriaNode, options: SnapshotOptions, ctx: PageContext, before: dict[str, Any] | None, expand: str | None
+    root: AriaNode, options: SnapshotOptions, ctx: PageContext, before: Earlier | None, expand: str | None
 ) -> tuple[str, dict[str, Any]]:
     if expand is not None:
         found = subtree(root, expand)
@@ -77,17 +88,18 @@ def _view_of(
             raise Conflict(f"ref {expand} is not on the page any more: snapshot again")
         root = found
     if before is not None:
-        since = before["obs_id"]
-        if before["url"] != ctx.url:
+        since = before.obs_id
+        if before.url != ctx.url:
             ctx = replace(ctx, note=f"Full snapshot: the URL changed since {since}")
         else:
-            changes = diff(parse(before["raw"]), root)
+            changes = diff(before.root, root)
             if changes.changed_share > FULL_ABOVE:
                 ctx = replace(ctx, note=f"Full snapshot: {changes.changed_share:.0%} of the page changed since {since}")
             else:
                 counts = {kind: sum(c.kind == kind for c in changes.changes) for kind in "+-~"}
                 header = [
                     *header_lines(ctx, changes.total, changes.total, None)[:1],
+                    *outcome_lines(ctx),
                     f"# Diff against {since}: {counts['+']} added, {counts['-']} removed, {counts['~']} changed",
                 ]
                 text, tokens, shown = render_diff(changes, header, options.max_tokens)

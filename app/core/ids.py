@@ -7,7 +7,7 @@ import secrets
 
 from app.core.errors import NotFound
 
-_SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 
 
 def new_id(prefix: str) -> str:
@@ -17,6 +17,6 @@ def new_id(prefix: str) -> str:
 
 def check_id(value: str, kind: str) -> str:
     """Return `value` if it is safe to use as a file name, else raise NotFound (it cannot exist)."""
-    if not _SAFE_ID.fullmatch(value) or ".." in value:
+    if not SAFE_ID.fullmatch(value) or ".." in value:
         raise NotFound(f"no {kind} {value!r}")
     return value

@@ -53,10 +53,16 @@ def open_file(path: Path | str, flags: int) -> int:
         raise
 
 
-def read_bytes(path: Path | str) -> bytes:
-    """The whole file, read without following a link at `path`."""
+def read_bytes(path: Path | str, limit: int | None = None) -> bytes:
+    """The whole file, read without following a link at `path`; ValueError when it is larger than `limit`
+    (nothing more than `limit` + 1 bytes is read)."""
     with open(open_file(path, os.O_RDONLY), "rb") as f:
-        return f.read()
+        if limit is None:
+            return f.read()
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise ValueError(f"{path} is larger than {limit} bytes: not read")
+    return data
 
 
 def make_dir(path: Path) -> None:

@@ -1,5 +1,5 @@
 """The role every domain's registry plays: terminals (app.terminal.registry), devices (app.device.registry)
-and pages (app.browser.pages) each have one, naming their resources by id, listing them, and showing again what a
+and pages (app.browser.registry) each have one, naming their resources by id, listing them, and showing again what a
 frame of the timeline gave the agent (GET /v1/timeline/frames/{seq}).
 
 Registries whose resources lookout makes and ends also have `create` and `close` (terminals, pages); the

@@ -48,8 +48,9 @@ def atomic_write_json(path: Path, obj: Any) -> None:
     atomic_write_bytes(path, dumps(obj))
 
 
-def read_json(path: Path) -> Any:
-    return orjson.loads(read_bytes(path))
+def read_json(path: Path, limit: int | None = None) -> Any:
+    """The JSON document in `path`; ValueError when it is not JSON or is larger than `limit` bytes."""
+    return orjson.loads(read_bytes(path, limit))
 
 
 def append_jsonl(path: Path, obj: Any) -> int:
@@ -90,16 +91,48 @@ def cut_torn_tail(path: Path) -> int:
         return 0
 
 
-def iter_jsonl(path: Path) -> Iterator[Any]:
-    """Every complete, parseable line of a JSON-lines file; a torn or corrupt line is skipped."""
+MAX_LINE_BYTES = 64 << 20
+"""A line longer than this is not kept in memory by `line_blocks` (records are far shorter: a frame with a
+whole 1000x500 screen at three levels is a few MB)."""
+_CHUNK = 1 << 20
+
+
+def line_blocks(path: Path, start: int = 0, max_line: int = MAX_LINE_BYTES) -> Iterator[list[bytes | None]]:
+    """The lines of the file from offset `start` on, without their newlines, a chunk's worth at a time, so
+    that memory holds a chunk and a line, never the file: None stands for a line longer than `max_line`. A
+    last line without a newline is given too (its reader tells a torn one by its length)."""
     try:
-        data = read_bytes(path)
+        fd = open_file(path, os.O_RDONLY)
     except FileNotFoundError:
         return
-    for line in data.split(b"\n"):
-        if not line:
-            continue
-        try:
-            yield orjson.loads(line)
-        except orjson.JSONDecodeError:
-            continue
+    with os.fdopen(fd, "rb") as f:
+        f.seek(start)
+        pending: list[bytes] = []
+        pending_len = 0
+        while chunk := f.read(_CHUNK):
+            pieces = chunk.split(b"\n")
+            if len(pieces) > 1:
+                lines: list[bytes | None] = list(pieces[:-1])
+                head = pending_len + len(pieces[0])
+                lines[0] = None if head > max_line else b"".join((*pending, pieces[0])) if pending else pieces[0]
+                if max_line < _CHUNK:  # (only then can a line within one chunk be too long)
+                    lines = [line if line is None or len(line) <= max_line else None for line in lines]
+                yield lines
+                pending, pending_len = [], 0
+            pending_len += len(pieces[-1])
+            pending = [*pending, pieces[-1]] if pending_len <= max_line else []
+        if pending_len:
+            yield [b"".join(pending) if pending_len <= max_line else None]
+
+
+def iter_jsonl(path: Path) -> Iterator[Any]:
+    """Every complete, parseable line of a JSON-lines file; a torn, corrupt or overlong line is skipped.
+    Memory holds a chunk of the file at a time."""
+    for lines in line_blocks(path):
+        for line in lines:
+            if not line:
+                continue
+            try:
+                yield orjson.loads(line)
+            except orjson.JSONDecodeError:
+                continue

@@ -2,8 +2,8 @@
 
 The HTTP routes (app.api.terminals), the WebSocket input messages (app.api.streams) and the MCP shim's
 terminal tools (clients.mcp.terminal_tools) all validate with these, so their limits and field names agree.
-Pydantic only: no FastAPI, nothing of the domain (the shim imports this module) but the size contract
-(app.terminal.holder.sizes: standard library only), which the holder, the journal and the engines share.
+Pydantic only: no FastAPI, nothing of the domain but its size limits (app.terminal.holder.sizes, standard library
+only; the shim imports this module).
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
+from app.core.printable import has_controls, printable
 from app.schemas.common import MAX_JSON_INT, Strict
 from app.terminal.holder.sizes import MAX_COLS, MAX_ROWS, MIN_SIZE
 
@@ -32,6 +33,14 @@ class CreateTerminal(Strict):
     rows: int = Field(40, ge=MIN_SIZE, le=MAX_ROWS)
     name: str | None = Field(None, max_length=200)
     shell_integration: bool = Field(True, description="command blocks from hooks in bash or zsh")
+
+    @field_validator("name")
+    @classmethod
+    def _no_controls(cls, value: str | None) -> str | None:
+        """A name is shown to people (`lookout ls`, the UI): control characters are refused, not stored."""
+        if value is not None and has_controls(value):
+            raise ValueError(f"a terminal name may not hold control characters: {printable(value)!s}")
+        return value
 
 
 class InputStep(Strict):

@@ -88,6 +88,8 @@ class BlockTracker:
         self._prompt_end = -1  # journal offset of the last B mark (the prompt is drawn)
         self.forged = 0
         self.failure: str | None = None
+        self.released = False
+        """Another daemon has taken the terminal over: blocks.jsonl is its to write."""
 
     def trusts_cwd(self, genuine: bool) -> bool:
         """Whether a cwd report counts: any report without shell integration, else only the shell's own
@@ -137,7 +139,8 @@ class BlockTracker:
             return None
         block = running.ended(end, at, exit_code)
         try:
-            append_jsonl(self._path, block.to_json())
+            if not self.released:
+                append_jsonl(self._path, block.to_json())
         except OSError as exc:  # kept in memory; a full disk must not stop the session
             self.failure = f"writing blocks.jsonl failed: {exc.strerror}"
         self._done.append(block)

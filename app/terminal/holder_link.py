@@ -4,12 +4,14 @@ connect to one (a new terminal's, or one an earlier run of the daemon left), and
 from __future__ import annotations
 
 import asyncio
+import errno
 import json
 import logging
 import os
 import socket
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,83 +34,112 @@ class HolderError(BackendFailure):
     """A holder could not be started or followed; the message says why."""
 
 
+@dataclass(frozen=True, slots=True)
+class Started:
+    """A new terminal's holder, as it answered its fork: its greeting, the PTY's master and a connection to
+    it that it already counts as greeted."""
+
+    greeting: dict[str, Any]
+    master: int
+    sock: socket.socket
+
+
 class HolderLauncher:
     """The daemon's fork server (`python -S -E -m app.terminal.holder`, started on first use, again if it
-    died): `launch` hands it a spec and returns the program's pid once its holder runs."""
+    died), over a SOCK_SEQPACKET socket: `launch` hands it a spec, and the holder it forks answers here."""
 
     def __init__(self) -> None:
         self._server: asyncio.subprocess.Process | None = None
-        self._reader: asyncio.Task[None] | None = None
-        self._waiting: dict[str, asyncio.Future[dict[str, Any]]] = {}
-        self._lock = asyncio.Lock()
+        self._channel: socket.socket | None = None
+        self._waiting: dict[str, asyncio.Future[tuple[dict[str, Any], list[int]]]] = {}
 
-    async def launch(self, spec: dict[str, Any]) -> tuple[int, float]:
-        """Start a holder for `spec` (its log: holder.log in the terminal's directory); returns the program's
-        pid and the Unix time of its journal's start. An exec failure raises OSError (as exec did), anything
-        else HolderError."""
+    async def launch(self, spec: dict[str, Any]) -> Started:
+        """Start a holder for `spec` (its log: holder.log in the terminal's directory). An exec failure raises
+        OSError (as exec did), anything else HolderError."""
         answer = asyncio.get_running_loop().create_future()
         self._waiting[spec["id"]] = answer
         try:
-            async with self._lock:
-                server = await self._running()
-                assert server.stdin is not None
-                server.stdin.write(json.dumps(spec).encode() + b"\n")
-                await server.stdin.drain()
-            reply = await asyncio.wait_for(answer, START_TIMEOUT_S)
+            channel = await self._running()
+            await asyncio.get_running_loop().sock_sendall(channel, json.dumps(spec).encode())
+            reply, fds = await asyncio.wait_for(answer, START_TIMEOUT_S)
         except TimeoutError:
             raise HolderError(f"the holder did not start within {START_TIMEOUT_S:.0f} s") from None
-        except (ConnectionError, OSError) as exc:
+        except OSError as exc:
+            if exc.errno == errno.EMSGSIZE:
+                raise HolderError("the terminal's environment is too large to hand to its holder") from None
+            self._stop_reading()
             raise HolderError(f"the holders' fork server is gone ({exc}); try again") from exc
         finally:
             self._waiting.pop(spec["id"], None)
-        if isinstance(reply.get("pid"), int):
-            return reply["pid"], float(reply.get("started_at") or 0.0)
+        if isinstance(reply.get("pid"), int) and len(fds) == 2:
+            return Started(reply, fds[0], socket.socket(fileno=fds[1]))
+        for fd in fds:
+            os.close(fd)
         if isinstance(reply.get("errno"), int):
             raise OSError(reply["errno"], reply.get("error") or "cannot run the command")
         raise HolderError(f"the holder failed to start: {reply.get('error') or 'no answer'}")
 
-    async def _running(self) -> asyncio.subprocess.Process:
-        if self._server is not None and self._server.returncode is None:
-            return self._server
-        self._server = await asyncio.create_subprocess_exec(
-            sys.executable, "-S", "-E", "-m", "app.terminal.holder",
-            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, start_new_session=True,
-            cwd=_SOURCE_ROOT, env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), CODE_ENV: _SOURCE_ROOT},
-        )  # fmt: skip
-        self._reader = asyncio.create_task(self._read(self._server))
-        return self._server
+    async def _running(self) -> socket.socket:
+        if self._server is not None and self._server.returncode is None and self._channel is not None:
+            return self._channel
+        if self._channel is not None:
+            self._stop_reading()
+        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            self._server = await asyncio.create_subprocess_exec(
+                sys.executable, "-S", "-E", "-m", "app.terminal.holder",
+                stdin=theirs.fileno(), start_new_session=True, cwd=_SOURCE_ROOT,
+                env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), CODE_ENV: _SOURCE_ROOT},
+            )  # fmt: skip
+        finally:
+            theirs.close()
+        mine.setblocking(False)
+        self._channel = mine
+        asyncio.get_running_loop().add_reader(mine.fileno(), self._readable)
+        return mine
 
-    async def _read(self, server: asyncio.subprocess.Process) -> None:
-        assert server.stdout is not None
-        while line := await server.stdout.readline():
-            try:
-                reply = proto.decode(line)
-            except proto.ProtocolError:
-                log.error("the holders' fork server said %.200r", line)
-                continue
-            waiter = self._waiting.get(str(reply.get("id")))
-            if waiter is not None and not waiter.done():
-                waiter.set_result(reply)
-            elif reply.get("error"):
-                log.error("the holders' fork server: %s", reply["error"])
-        await server.wait()
+    def _readable(self) -> None:
+        assert self._channel is not None
+        try:
+            message, fds, _, _ = socket.recv_fds(self._channel, proto.MAX_LINE, 2)
+        except BlockingIOError:
+            return
+        except OSError:
+            message, fds = b"", []
+        if not message:  # the fork server has ended
+            self._stop_reading()
+            return
+        try:
+            reply = proto.decode(message.rstrip(b"\n"))
+        except proto.ProtocolError:
+            reply = {"error": f"not an answer: {message[:80]!r}"}
+        waiter = self._waiting.get(str(reply.get("id")))
+        if waiter is not None and not waiter.done():
+            waiter.set_result((reply, fds))
+            return
+        for fd in fds:  # nobody waits for it any more (timed out)
+            os.close(fd)
+        if reply.get("error"):
+            log.error("the holders' fork server: %s", reply["error"])
+
+    def _stop_reading(self) -> None:
+        if self._channel is not None:
+            asyncio.get_running_loop().remove_reader(self._channel.fileno())
+            self._channel.close()
+            self._channel = None
         for waiter in self._waiting.values():
             if not waiter.done():
-                waiter.set_result({"error": f"the holders' fork server ended (exit {server.returncode})"})
+                waiter.set_result(({"error": "the holders' fork server ended"}, []))
 
     async def close(self) -> None:
         """End the fork server (its holders go on)."""
+        self._stop_reading()
         if self._server is not None and self._server.returncode is None:
-            assert self._server.stdin is not None
-            self._server.stdin.close()
             try:
                 await asyncio.wait_for(self._server.wait(), 5)
             except TimeoutError:
                 self._server.kill()
                 await self._server.wait()
-        if self._reader is not None:
-            self._reader.cancel()
-            await asyncio.gather(self._reader, return_exceptions=True)
 
 
 class HolderLink:

@@ -85,7 +85,7 @@ def terminals(data_dir: Path) -> list[HeldTerminal]:
             continue
         try:
             meta = load_meta(directory)
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, TypeError) as exc:
             created = directory.stat().st_mtime
             found.append(HeldTerminal(directory.name, "", "", None, "unreadable", 0, 0, created, str(exc)))
             continue
@@ -177,7 +177,7 @@ def kill(data_dir: Path, terminal_id: str) -> Ending:
         meta = None
         if not (holders / proto.socket_name(terminal_id)).exists():
             raise NotEnded("no such terminal") from None
-    except (OSError, ValueError):
+    except (OSError, ValueError, TypeError):
         meta = None
     ending = end(holders, directory, meta)
     if not ending.holder and meta is not None and meta.status != "exited":

@@ -12,11 +12,16 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from app.core.ids import SAFE_ID
 from app.core.private_files import make_dir
 from app.core.storage import append_jsonl, atomic_write_json, read_json
-from app.terminal.holder.sizes import size_error
+from app.terminal.holder.sizes import check_size
 
 log = logging.getLogger(__name__)
+
+MAX_RECORD_BYTES = 32 << 20
+"""meta.json and a checkpoint are a few KB (a checkpoint holds the view: a 1000x500 screen in every colour is
+a few MB); a larger one is not read."""
 
 
 @dataclass(slots=True)
@@ -41,12 +46,6 @@ class TerminalMeta:
     journal_started_at: float | None = None
     """The Unix time of the journal's t = 0 (its holder's start), as the holder said; index times count from
     it (terminals of earlier versions: None, and `created_at` stands in)."""
-
-    @property
-    def journal_epoch(self) -> float:
-        """The Unix time index times count from."""
-        return self.journal_started_at if self.journal_started_at is not None else self.created_at
-
     ended_by: str | None = None
     """The stop ladder's signal after which the program ended (`SIGHUP`...), when lookout ended it."""
     program_start: str | None = None
@@ -54,24 +53,26 @@ class TerminalMeta:
     ticks after boot>` (app.terminal.session_ladder), read when it started; None for terminals of earlier
     versions."""
 
+    @property
+    def journal_epoch(self) -> float:
+        """The Unix time index times count from."""
+        return self.journal_started_at if self.journal_started_at is not None else self.created_at
+
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
     @classmethod
-    def from_json(cls, data: Any) -> TerminalMeta:
-        """The meta of a terminal's meta.json; ValueError says what in it lookout never writes."""
-        if not isinstance(data, dict):
-            raise ValueError("meta.json is not a JSON object")
+    def from_json(cls, data: dict[str, Any]) -> TerminalMeta:
+        """ValueError (or TypeError) for a record that is not a terminal's, or whose size no terminal has."""
         known = {k: data[k] for k in cls.__dataclass_fields__ if k in data}
-        if (why := size_error(known.get("cols"), known.get("rows"))) is not None:
-            raise ValueError(f"meta.json: {why}")
         for name, value in known.items():
             if name in _FIELD_CHECKS and not _FIELD_CHECKS[name](value):
                 raise ValueError(f"meta.json: {name} {str(value)[:80]!r} is not what lookout writes there")
-        try:
-            return cls(**known)
-        except TypeError as exc:  # a field missing
-            raise ValueError(f"meta.json: {exc}") from None
+        meta = cls(**known)
+        check_size(meta.cols, meta.rows)
+        if not isinstance(meta.id, str) or not SAFE_ID.fullmatch(meta.id) or ".." in meta.id:
+            raise ValueError(f"{meta.id!r} is not a terminal id")
+        return meta
 
 
 def _text(value: Any) -> bool:
@@ -87,7 +88,7 @@ def _optional(check: Callable[[Any], bool]) -> Callable[[Any], bool]:
 
 
 _FIELD_CHECKS: dict[str, Callable[[Any], bool]] = {
-    "id": _text, "name": _text, "command": _text, "cwd": _text, "engine": _text,
+    "name": _text, "command": _text, "cwd": _text, "engine": _text,
     "argv": lambda value: isinstance(value, list) and all(isinstance(arg, str) for arg in value),
     "shell": lambda value: isinstance(value, bool), "shell_integration": lambda value: isinstance(value, bool),
     "created_at": _time, "ended_at": _optional(_time), "journal_started_at": _optional(_time),
@@ -96,7 +97,7 @@ _FIELD_CHECKS: dict[str, Callable[[Any], bool]] = {
     "exit_code": _optional(lambda value: type(value) is int),
     "lost_reason": _optional(_text), "ended_by": _optional(_text), "program_start": _optional(_text),
 }  # fmt: skip
-"""What each field of meta.json may hold (its size: app.terminal.holder.sizes)."""
+"""What the fields of meta.json may hold besides its id and size (a pid lookout may signal is a pid)."""
 
 
 class GuardedWrites:
@@ -106,8 +107,12 @@ class GuardedWrites:
     def __init__(self, terminal_id: str) -> None:
         self._terminal_id = terminal_id
         self.failure: str | None = None
+        self.released = False
+        """Another daemon has taken the terminal over: nothing is written here any more."""
 
     def __call__(self, name: str, write: Callable[..., None], *args: Any) -> None:
+        if self.released:
+            return
         try:
             write(*args)
         except OSError as exc:
@@ -134,10 +139,11 @@ def save_meta(directory: Path, meta: TerminalMeta) -> None:
 
 
 def load_meta(directory: Path) -> TerminalMeta:
-    """The terminal's meta.json; ValueError (OSError when it cannot be read) says what is wrong with it."""
-    meta = TerminalMeta.from_json(read_json(directory / "meta.json"))
+    """ValueError or TypeError when meta.json is not a terminal's record (see TerminalMeta.from_json), or not
+    the record of the terminal whose directory it is in."""
+    meta = TerminalMeta.from_json(read_json(directory / "meta.json", MAX_RECORD_BYTES))
     if meta.id != directory.name:
-        raise ValueError(f"meta.json: its id {meta.id[:80]!r} is not its directory's name")
+        raise ValueError(f"meta.json is terminal {meta.id}'s record, in the directory of {directory.name}")
     return meta
 
 
@@ -181,36 +187,10 @@ def save_checkpoint(
     atomic_write_json(folder / f"{offset:016d}.json", record)
 
 
-@dataclass(frozen=True, slots=True)
-class Checkpoint:
-    """An engine's dump and kept state taken at journal `offset`, at `cols` x `rows`, with the title then."""
-
-    offset: int
-    cols: int
-    rows: int
-    dump: str
-    kept: dict[str, Any]
-    title: str
-
-    @classmethod
-    def from_json(cls, record: Any, offset: int) -> Checkpoint:
-        """A checkpoint file's record, named for `offset`; ValueError says what in it lookout never writes."""
-        if not isinstance(record, dict) or record.get("offset") != offset:
-            raise ValueError("it is not the checkpoint its name says")
-        cols, rows, dump, kept = record.get("cols"), record.get("rows"), record.get("dump"), record.get("kept") or {}
-        if (why := size_error(cols, rows)) is not None:
-            raise ValueError(why)
-        if not isinstance(dump, str) or not isinstance(kept, dict):
-            raise ValueError("its dump or kept state is not what an engine writes")
-        assert isinstance(cols, int) and isinstance(rows, int)
-        return cls(offset, cols, rows, dump, kept, str(record.get("title") or ""))
-
-
-def latest_checkpoint(directory: Path, upto: int) -> Checkpoint | None:
+def latest_checkpoint(directory: Path, upto: int) -> dict[str, Any] | None:
     """The newest checkpoint taken at or before journal offset `upto` (found by its file name, the offset:
-    only that file is read, however many there are). One that cannot be read, or holds what lookout never
-    writes (a size out of range...), is passed over for an earlier one (logged): a checkpoint only saves
-    replaying the journal, so an earlier one gives the same screen."""
+    only that file is read, however many there are). One that cannot be used (unreadable, larger than
+    MAX_RECORD_BYTES, of a size no terminal has) is passed over for the one before."""
     try:
         names = [entry.name for entry in os.scandir(directory / "checkpoints")]
     except FileNotFoundError:
@@ -219,11 +199,11 @@ def latest_checkpoint(directory: Path, upto: int) -> Checkpoint | None:
     for offset in offsets:
         if offset > upto:
             continue
-        path = directory / "checkpoints" / f"{offset:016d}.json"
         try:
-            return Checkpoint.from_json(read_json(path), offset)
-        except FileNotFoundError:
+            cp = read_json(directory / "checkpoints" / f"{offset:016d}.json", MAX_RECORD_BYTES)
+            if cp.get("offset") == offset and isinstance(cp.get("dump"), str):
+                check_size(cp.get("cols"), cp.get("rows"))
+                return cp
+        except (OSError, ValueError, AttributeError):
             continue
-        except (OSError, ValueError) as exc:
-            log.warning("checkpoint %s passed over: %s", path, exc)
     return None

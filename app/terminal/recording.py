@@ -15,7 +15,8 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
-from app.terminal.journal import IndexEntry, raw_size, read_index, read_raw
+from app.core.errors import Gone
+from app.terminal.journal import IndexEntry, raw_size, read_index, read_raw, resize_of, stored_from
 from app.terminal.persistence import TerminalMeta
 
 _CHUNK = 1 << 20
@@ -23,21 +24,26 @@ TERM = "xterm-256color"
 
 
 def asciicast(directory: Path, meta: TerminalMeta, version: int = 3) -> Iterator[str]:
-    """The recording as lines of text (each ending in a newline), read from the journal as they are taken. The
-    index is read (and checked: DamagedJournal) by this call, before any line is made, so a damaged journal
-    is refused whole and never cut short in the middle of a recording. Blocking: call it in a thread."""
-    entries = read_index(directory)
+    """The recording as lines of text (each ending in a newline), read from the journal as they are taken.
+    Gone, before any line, when it cannot be made whole: the journal is a range whose start is not stored
+    (from a replay archive), or its index records a resize no terminal can have."""
+    first = stored_from(directory)
+    if first:
+        raise Gone(f"the output before offset {first} is not stored here (this journal is a range from an archive): "
+                   "no recording can be made of it")  # fmt: skip
+    entries = [e for e in read_index(directory) if type(e.offset) is int and (e.kind != "o" or type(e.value) is int)]
+    for entry in entries:
+        if entry.kind == "r":
+            resize_of(entry)
+    return _lines(directory, meta, entries, version)
+
+
+def _lines(directory: Path, meta: TerminalMeta, entries: list[IndexEntry], version: int) -> Iterator[str]:
     initial = next((e for e in entries if e.kind == "r"), None)
-    cols, rows = initial.size if initial else (meta.cols, meta.rows)
-    return _lines(directory, meta, version, cols, rows, [e for e in entries if e is not initial])
-
-
-def _lines(
-    directory: Path, meta: TerminalMeta, version: int, cols: int, rows: int, entries: list[IndexEntry]
-) -> Iterator[str]:
+    cols, rows = resize_of(initial) if initial else (meta.cols, meta.rows)
     yield _header(meta, cols, rows, version) + "\n"
     last = 0.0
-    for t, code, data in _events(directory, entries):
+    for t, code, data in _events(directory, [e for e in entries if e is not initial]):
         if version == 2 and code == "x":
             continue
         stamp = round(t - last, 6) if version == 3 else round(t, 6)

@@ -75,8 +75,11 @@ class TerminalRegistry:
         max_sessions: int,
         bus: EventBus | None = None,
         recorder: Recorder | None = None,
+        read_only: bool = False,
     ) -> None:
+        """`read_only`: show the terminals of the data dir as recorded (a replay archive), adopting none."""
         self.root = root
+        self.read_only = read_only
         self.bus = bus or EventBus()
         self.recorder = recorder or NullRecorder()
         self.engine = engine
@@ -87,6 +90,8 @@ class TerminalRegistry:
         """Where the holders' sockets are (see app.terminal.holder.protocol)."""
         self.launcher = HolderLauncher()
         self._readopting: asyncio.Task[None] | None = None
+        self._released = False
+        """Another daemon has taken the terminals over (`release`): none is adopted again here."""
 
     async def start(self) -> None:
         """Adopt the terminals of earlier runs that still run; load the others (exited or lost)."""
@@ -103,19 +108,21 @@ class TerminalRegistry:
             loading.append(self._load(directory))
         for session in await asyncio.gather(*loading):
             self._sessions[session.id] = session
-        self._readopting = asyncio.create_task(self._readopt_lost())
+        if not self.read_only:
+            self._readopting = asyncio.create_task(self._readopt_lost())
 
     async def _load(self, directory: Path) -> TerminalSession:
         """The terminal of `directory`: adopted, recovered, or (its files fail) listed `lost` with the reason."""
         meta = None
         try:
             meta = await asyncio.to_thread(load_meta, directory)
-            if meta.status == "running":
+            if meta.status == "running" and not self.read_only:
                 return await TerminalSession.adopt(
                     directory, self.limits, self.holders, bus=self.bus, recorder=self.recorder
                 )
             return await asyncio.to_thread(partial(
-                TerminalSession.recover, directory, self.limits, self.holders, bus=self.bus, recorder=self.recorder
+                TerminalSession.recover, directory, self.limits, self.holders, bus=self.bus, recorder=self.recorder,
+                recorded=self.read_only,
             ))  # fmt: skip
         except Exception as exc:  # noqa: BLE001 (one terminal's damaged files never stop the daemon)
             what = "meta.json cannot be used" if meta is None else "files cannot be loaded"
@@ -134,7 +141,7 @@ class TerminalRegistry:
         while True:
             await asyncio.sleep(READOPT_TICK_S)
             for session in list(self._sessions.values()):
-                if not (session.readopt and session.meta.status == "lost" and not session.stopping):
+                if self._released or not (session.readopt and session.meta.status == "lost" and not session.ending):
                     due.pop(session.id, None)
                     continue
                 at, delay = due.setdefault(session.id, (time.monotonic() + READOPT_FIRST_S, READOPT_FIRST_S))
@@ -165,7 +172,7 @@ class TerminalRegistry:
             return False
         if not session.running:
             return False
-        if lost.stopping or self._sessions.get(lost.id) is not lost:  # ended (or purged) meanwhile
+        if lost.ending or self._released or self._sessions.get(lost.id) is not lost:  # ended, purged, or released
             await session.detach()
             return True
         self._sessions[lost.id] = session
@@ -180,6 +187,24 @@ class TerminalRegistry:
             await asyncio.gather(self._readopting, return_exceptions=True)
         await asyncio.gather(*(s.detach() for s in self._sessions.values() if s.running))
         await self.launcher.close()
+
+    async def release(self) -> None:
+        """Another daemon takes the terminals over (a hot restart): each is left to it, followed here only
+        for the answers already begun (see TerminalSession.release); its holders' fork server ends."""
+        self._released = True
+        await asyncio.gather(*(s.release() for s in self._sessions.values()))
+        await self.launcher.close()
+
+    def take_back(self) -> None:
+        """Undo `release` (the daemon that was to take the terminals over failed)."""
+        self._released = False
+        for session in self._sessions.values():
+            session.take_back()
+
+    def stop_waits(self) -> None:
+        """The daemon is stopping: every wait in flight answers now, with the cursor to resume from."""
+        for session in self._sessions.values():
+            session.stop_waits()
 
     async def stop_all(self) -> None:
         """End every running terminal (`lookout kill --all`, tests)."""
@@ -284,7 +309,7 @@ class TerminalRegistry:
             return []
         directory, name = session.directory, f"{self.root.name}/{terminal_id}"
         first = latest_checkpoint(directory, min(offsets))
-        base, end = (first.offset if first else 0), max(offsets)
+        base, end = (int(first["offset"]) if first else 0), max(offsets)
         parts = [ArchivePart(f"{name}/{file}", directory / file) for file in ("meta.json", "output.idx", "blocks.jsonl")
                  if (directory / file).is_file()]  # fmt: skip
         for path in sorted((directory / "checkpoints").glob("*.json")):

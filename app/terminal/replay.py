@@ -4,10 +4,8 @@ from the same bytes (checkpoints keep the title they were taken with).
 
 Checkpoints are taken every CHECKPOINT_BYTES of output and all are kept (app.terminal.screen_model), so any
 moment is at most CHECKPOINT_BYTES of replay away: a few tens of ms (bench/terminal_replay.py). Blocking:
-call it in a worker. Sizes come checked: resize records by app.terminal.journal (a damaged one is refused
-with DamagedJournal), checkpoints by app.terminal.persistence (a damaged one is passed over for an earlier
-one: a checkpoint only saves replaying), the terminal's own size by its meta; an engine that fails all the
-same is a BackendFailure that says so (a 502 for that answer; a `lost` terminal when it was being adopted).
+call it in a worker. An engine that fails all the same (sizes are checked where they enter) is a
+BackendFailure that says so: that answer fails, or the terminal being adopted is `lost`; never the daemon.
 """
 
 from __future__ import annotations
@@ -15,12 +13,13 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from app.core.errors import BackendFailure, BadInput, LookoutError
+from app.core.errors import BackendFailure, BadInput, Gone, LookoutError
 from app.terminal.engines import create_engine
 from app.terminal.engines.base import ScreenEngine
-from app.terminal.journal import IndexEntry, raw_size, read_kind, read_raw
-from app.terminal.persistence import Checkpoint, TerminalMeta, latest_checkpoint
+from app.terminal.journal import IndexEntry, raw_size, read_kind, read_raw, resize_of, stored_from
+from app.terminal.persistence import TerminalMeta, latest_checkpoint
 from app.terminal.scanner import SideScanner, TitleChanged
 from app.terminal.skip_ahead import plan_feed
 
@@ -40,12 +39,21 @@ def screen_at(
     directory: Path, meta: TerminalMeta, offset: int, scrollback: int, start: int | None = None
 ) -> PastScreen:
     """The screen after the first `offset` bytes of output (0 <= offset <= the journal's size), replayed from
-    the newest checkpoint at or before `start` (default: `offset`; earlier gives more lines of scrollback)."""
+    the newest checkpoint at or before `start` (default: `offset`; earlier gives more lines of scrollback).
+    Gone when the records it needs are not there: output before where a journal range starts (a replay
+    archive holds the journal from a checkpoint on), or a resize record of a size no terminal has."""
     size = raw_size(directory)
     if offset < 0 or offset > size:
         raise BadInput(f"at={offset} is outside the output (0..{size})", field="at")
+    first = stored_from(directory)
+    if offset < first:
+        raise Gone(f"the output before offset {first} is not stored here (this journal is a range from an archive): "
+                   f"the screen at {offset} cannot be rebuilt")  # fmt: skip
     entries = read_kind(directory, "r")
     cp = latest_checkpoint(directory, offset if start is None else min(start, offset))
+    if first and (cp is None or int(cp["offset"]) < first):
+        raise Gone(f"no checkpoint between offset {first}, where the stored output starts, and {offset}: the screen "
+                   "cannot be rebuilt")  # fmt: skip
     try:
         return _rebuild(directory, meta, entries, cp, offset, scrollback)
     except (OSError, LookoutError):
@@ -56,12 +64,17 @@ def screen_at(
 
 
 def _rebuild(
-    directory: Path, meta: TerminalMeta, entries: list[IndexEntry], cp: Checkpoint | None, offset: int, scrollback: int
+    directory: Path,
+    meta: TerminalMeta,
+    entries: list[IndexEntry],
+    cp: dict[str, Any] | None,
+    offset: int,
+    scrollback: int,
 ) -> PastScreen:
     if cp is not None:
-        engine = create_engine(meta.engine, cp.cols, cp.rows, scrollback)
-        engine.restore(cp.dump, cp.kept)
-        pos, title = cp.offset, cp.title
+        engine = create_engine(meta.engine, cp["cols"], cp["rows"], scrollback)
+        engine.restore(cp["dump"], cp.get("kept") or {})
+        pos, title = int(cp["offset"]), str(cp.get("title") or "")
     else:
         cols, rows = _first_size(entries, meta)
         engine = create_engine(meta.engine, cols, rows, scrollback)
@@ -73,8 +86,9 @@ def _rebuild(
             continue
         title = _replay(directory, engine, scanner, pos, entry.offset, title, scrollback)
         pos = entry.offset
-        if entry.size != (engine.cols, engine.rows):
-            engine.resize(*entry.size)
+        cols, rows = resize_of(entry)
+        if (cols, rows) != (engine.cols, engine.rows):
+            engine.resize(cols, rows)
     title = _replay(directory, engine, scanner, pos, offset, title, scrollback)
     return PastScreen(engine, title, offset, offset - start)
 
@@ -84,7 +98,7 @@ def offset_at(directory: Path, meta: TerminalMeta, when: float) -> int:
     time before the terminal existed."""
     if when < meta.created_at:
         raise BadInput(f"at_time is before the terminal was created ({meta.created_at:.3f})", field="at_time")
-    outputs = read_kind(directory, "o")
+    outputs = [e for e in read_kind(directory, "o") if type(e.value) is int]
     elapsed = when - meta.created_at
     i = bisect.bisect_right([e.t for e in outputs], elapsed)
     if i == len(outputs):
@@ -94,7 +108,7 @@ def offset_at(directory: Path, meta: TerminalMeta, when: float) -> int:
 
 def _first_size(entries: list[IndexEntry], meta: TerminalMeta) -> tuple[int, int]:
     first = next((e for e in entries if e.kind == "r"), None)
-    return (meta.cols, meta.rows) if first is None else first.size
+    return (meta.cols, meta.rows) if first is None else resize_of(first)
 
 
 def _replay(

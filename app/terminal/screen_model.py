@@ -334,6 +334,8 @@ class ScreenModel:
             files.save_checkpoint(*args)
 
     def _in_background(self, write: Callable[..., None], *args: Any) -> None:
+        if self._writes.released:
+            return
         future = in_background(write, *args)
         self._writing.add(future)
         future.add_done_callback(self._writing.discard)

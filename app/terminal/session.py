@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from app.core.errors import BadInput, Conflict, TooLarge
+from app.core.errors import BadInput, Conflict, Gone, TooLarge
 from app.core.events import EventBus
 from app.core.private_files import DIR_MODE, make_dir
 from app.terminal import holders as held
@@ -43,10 +43,10 @@ from app.terminal.frames import (
     screen_frame,
 )
 from app.terminal.holder.protocol import ProtocolError
-from app.terminal.holder_link import HolderError, HolderLauncher
+from app.terminal.holder_link import HolderLauncher
 from app.terminal.ingest import Ingest
 from app.terminal.input_steps import InputStep, encode_steps
-from app.terminal.journal import raw_size, read_raw
+from app.terminal.journal import raw_size, read_raw, stored_from
 from app.terminal.journal_follower import JournalFollower
 from app.terminal.layers import ViewOptions
 from app.terminal.replay import screen_at
@@ -110,7 +110,7 @@ class TerminalSession:
         self.recorder = recorder
         self.readopt = True
         """Whether a `lost` terminal may be adopted again once its holder answers (not when its files fail)."""
-        self.stopping = False
+        self.ending = False
         """A client is ending it (it is then not adopted again)."""
         self._meta_known = True
         self.blocks = BlockTracker(directory, meta.shell_integration)
@@ -127,8 +127,12 @@ class TerminalSession:
         self._ingest: Ingest | None = None
         self._process: TerminalProcess | None = None
         self._pulse = Pulse()
+        self._stopping = False
         self._finalized = asyncio.Event()
         self._resize_listeners: set[Callable[[int, int], None]] = set()
+        self.stored_from = 0
+        """Where the stored output starts (app.terminal.journal.stored_from): above 0 only for a journal range
+        from a replay archive, whose earlier bytes are a hole, not output."""
 
     # ----------------------------------------------------------------- creation
 
@@ -155,23 +159,19 @@ class TerminalSession:
             "cwd": meta.cwd, "env": launch_spec.env, "cols": meta.cols, "rows": meta.rows,
             "nonce": launch_spec.nonce, "max_journal_bytes": limits.max_journal_bytes,
         }  # fmt: skip
-        meta.pid, meta.journal_started_at = await launcher.launch(spec)
+        started = await launcher.launch(spec)
+        meta.pid, meta.journal_started_at = started.greeting["pid"], float(started.greeting["started_at"])
         meta.program_start = session_ladder.program_start(meta.pid)
         self = cls(meta, directory, limits, holders=holders, bus=bus, recorder=recorder)
         self._screen.start()
         process = self._follow(JournalFollower(directory, 0, meta.journal_epoch), 0)
+        process.follow_new(started)
         try:
             files.save_meta(directory, meta)
             files.append_event(directory, {"type": "created", "pid": meta.pid})
-            await process.attach(holders, meta.id)
-        except ProtocolError as exc:  # a session that cannot be followed is not started
+        except OSError:  # a full disk: not started
             _kill(meta.pid)
-            raise HolderError(f"the terminal's holder cannot be used: {exc}") from exc
-        except OSError as exc:
-            if not isinstance(exc, ConnectionError | FileNotFoundError):  # a full disk: not started
-                _kill(meta.pid)
-                raise
-            process.without_holder()  # the program has ended already, and its holder with it
+            raise
         return self
 
     @classmethod
@@ -278,13 +278,26 @@ class TerminalSession:
 
     @classmethod
     def recover(
-        cls, directory: Path, limits: SessionLimits, holders: Path, *, bus: EventBus, recorder: Recorder
+        cls,
+        directory: Path,
+        limits: SessionLimits,
+        holders: Path,
+        *,
+        bus: EventBus,
+        recorder: Recorder,
+        recorded: bool = False,
     ) -> TerminalSession:
-        """A session from an earlier run of the daemon that had ended (or was lost: see `readopt`)."""
+        """A session from an earlier run of the daemon that had ended (or was lost: see `readopt`); `recorded`:
+        a terminal shown from its record only (a read-only lookout serving a replay archive), `lost` if the
+        record says it ran on, and never adopted."""
         meta = files.load_meta(directory)
+        if recorded and meta.status == "running":
+            meta.status, meta.lost_reason = "lost", "shown from its record: its program went on elsewhere"
         self = cls(
             meta, directory, limits, holders=holders, bus=bus, recorder=recorder, dormant_size=raw_size(directory)
         )
+        self.stored_from = stored_from(directory)
+        self.readopt = not recorded
         snapshot = files.load_snapshot(directory) or {}
         title, blocks = snapshot.get("title"), snapshot.get("blocks")
         forged = snapshot.get("forged_marks", blocks.get("forged", 0) if isinstance(blocks, dict) else 0)
@@ -315,6 +328,8 @@ class TerminalSession:
     def _block_event(self, what: str, block: Block) -> None:
         """A block started or ended: a marker in the journal (and so in recordings), and an event."""
         assert self._process is not None
+        if self._writes.released:  # the daemon that took the terminal over tells of it
+            return
         summary = {"n": block.n, "command": block.command, "exit_code": block.exit_code}
         label = f"block {block.n} {what}" + (f" (exit {block.exit_code})" if what == "ended" else "")
         self._process.mark(f"{label}: {block.command}")
@@ -342,7 +357,9 @@ class TerminalSession:
         self._writes("meta.json", files.save_meta, self.directory, self.meta)
         event = {"type": self.meta.status, "exit_code": exit_code, **({"reason": lost} if lost else {})}
         self._writes("events.jsonl", files.append_event, self.directory, event)
-        if lost:
+        if self._writes.released:
+            pass  # the daemon that took the terminal over tells of it
+        elif lost:
             log.warning("terminal %s is lost: %s", self.id, lost)
             self.bus.publish("terminal.lost", id=self.id, reason=lost)
             files.in_background(held.remove_stale_socket, self.holders, self.id)  # its holder was killed
@@ -394,6 +411,10 @@ class TerminalSession:
         return journal or self._writes.failure or self.blocks.failure
 
     def read_raw(self, offset: int, limit: int) -> bytes:
+        """Up to `limit` bytes of output from `offset`; Gone for output that is not stored (see `stored_from`)."""
+        if offset < self.stored_from:
+            raise Gone(f"the output before offset {self.stored_from} of terminal {self.id} is not stored here (its "
+                       "journal is a range from an archive)")  # fmt: skip
         return read_raw(self.directory, offset, limit)
 
     async def changed(self, timeout: float) -> None:
@@ -508,6 +529,8 @@ class TerminalSession:
             steps = (*steps, InputStep(text=text, keys=tuple(keys or ()), paste=paste))
         if not self.running or self._process is None or self._ingest is None:
             raise Conflict(f"terminal {self.id} has {self.meta.status}; it takes no more input")
+        if self._writes.released:
+            raise Conflict(f"terminal {self.id} is being taken over by a restarted daemon; send the input again")
         encoded = encode_steps(steps, bracketed=self.bracketed_paste, app_cursor=self._sync().app_cursor_keys)
         data = encoded.data
         if len(data) > self.limits.max_input_bytes:
@@ -606,13 +629,39 @@ class TerminalSession:
             self._screen.snapshot_now()
             await self._screen.written()
 
+    @property
+    def stopping(self) -> bool:
+        return self._stopping
+
+    def stop_waits(self) -> None:
+        """The daemon is stopping: every wait answers now, with the cursor to resume from."""
+        self._stopping = True
+        self._pulse.fire()
+
+    def take_back(self) -> None:
+        """Undo `release` (the daemon that was to take over failed): write and control the terminal again."""
+        self._writes.released = self.blocks.released = False
+        if self._process is not None:
+            self._process.released = False
+
+    async def release(self) -> None:
+        """Another daemon takes this terminal over: write what it takes up from (the last delta, snapshot and
+        input), then only follow the terminal, so that answers begun here end true: write no file, send its
+        holder nothing that changes it, and tell nobody of its events (that daemon does)."""
+        if self._process is not None and not self._finalized.is_set():
+            self._screen.flush_delta()
+            self._screen.snapshot_now()
+            await self._screen.written()
+            self._process.released = True
+        self._writes.released = self.blocks.released = True
+
     async def stop(self) -> None:
         """End the program: its holder's stop ladder (hang up, terminate, kill the session), or, when its
         holder is gone or does not end it, the same ladder run by lookout on the program's session
         (app.terminal.holders). Returns once it is gone and its files are written (none is being written in
         the background any more: a purge may remove them), with `meta.ended_by` the signal after which it
         was gone; Conflict, saying what, when something of it is still there."""
-        self.stopping = True
+        self.ending = True
         process, holder_failed = self._process, None
         if process is not None and not self._finalized.is_set():
             await process.stop()
@@ -625,7 +674,7 @@ class TerminalSession:
             try:
                 ending = await asyncio.to_thread(held.end, self.holders, self.directory, meta, holder_failed)
             except held.NotEnded as exc:
-                self.stopping = False
+                self.ending = False
                 raise Conflict(f"terminal {self.id} is not ended: {exc}") from None
             self.meta.status, self.meta.exit_code, self.meta.ended_by = "exited", ending.code, ending.signal
             self.meta.ended_at = self.meta.ended_at or time.time()

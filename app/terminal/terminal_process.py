@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from app.terminal.holder_link import HolderLink, connect
+from app.terminal.holder_link import HolderLink, Started, connect
 from app.terminal.journal_follower import Batch, JournalFollower
 from app.terminal.tty import Tty
 
@@ -43,6 +43,9 @@ class TerminalProcess:
         self.link: HolderLink | None = None
         self.stopping = False
         """lookout itself is ending the program (DELETE, `lookout kill`)."""
+        self.released = False
+        """Another daemon has taken the terminal over: this one only follows it (and syncs), and sends its
+        holder nothing that changes the terminal."""
         self.ended = asyncio.Event()
         self.failure: str | None = None
         """Why the journal misses output (the holder could not write it: a full disk), or None."""
@@ -61,7 +64,14 @@ class TerminalProcess:
     async def attach(self, holders: Path, terminal_id: str) -> dict[str, Any]:
         """Connect to the terminal's holder and start following; returns its greeting. OSError: nobody listens
         (see `without_holder`); ProtocolError: the holder is not to be trusted or not understood."""
-        self.link = await connect(holders, terminal_id, self._on_message, self._on_closed)
+        return self._follow(await connect(holders, terminal_id, self._on_message, self._on_closed))
+
+    def follow_new(self, started: Started) -> None:
+        """Follow a holder just started (the connection came with its first answer)."""
+        self._follow(HolderLink(started.sock, started.greeting, started.master, self._on_message, self._on_closed))
+
+    def _follow(self, link: HolderLink) -> dict[str, Any]:
+        self.link = link
         greeting = self.link.greeting
         self._announced = max(self._announced, int(greeting.get("size") or 0))
         self.failure = greeting.get("failure") or None
@@ -114,20 +124,20 @@ class TerminalProcess:
 
     def write(self, data: bytes, redact: bool) -> None:
         """Send input (recorded in the journal as `i`, its bytes left out when `redact`)."""
-        if self.link is not None:
+        if self.link is not None and not self.released:
             self.link.send("input", data=base64.b64encode(data).decode("ascii"), redact=redact)
 
     def answer(self, reply: bytes) -> None:
         """Answer a terminal query (DA, DSR, CPR) as a terminal would, ahead of queued input."""
-        if self.link is not None and not self.ended.is_set():
+        if self.link is not None and not self.ended.is_set() and not self.released:
             self.link.send("answer", data=base64.b64encode(reply).decode("ascii"))
 
     def resize(self, cols: int, rows: int) -> None:
-        if self.link is not None:
+        if self.link is not None and not self.released:
             self.link.send("resize", cols=cols, rows=rows)
 
     def mark(self, label: str) -> None:
-        if self.link is not None:
+        if self.link is not None and not self.released:
             self.link.send("mark", label=label)
 
     async def stop(self) -> None:

@@ -140,6 +140,8 @@ class WaitResult:
     @property
     def note(self) -> str | None:
         """What the caller must know that the fields do not say plainly."""
+        if self.reason == "stopping":
+            return f"lookout is stopping; once it serves again, wait again with since={self.cursor}"
         if self.prompt is False:
             return f"the command ended but no prompt came within {PROMPT_WAIT_S:g} s; the screen may not show it"
         return None
@@ -193,6 +195,10 @@ class Waitable(Protocol):
     def raw_offset(self) -> int: ...
     @property
     def exited(self) -> bool: ...
+    @property
+    def stopping(self) -> bool:
+        """The daemon is stopping: a wait answers now."""
+
     @property
     def last_output_at(self) -> float: ...
     @property
@@ -257,6 +263,9 @@ async def wait_until(term: Waitable, until: Until, since: int | Origin, timeout_
             if until.regex is not None and until.on == "stream" and p.scanned < term.raw_offset:
                 continue  # output that arrived while the last scan ran: scan it before giving up
             return _result(term, p, False, "exited", started, now)
+        if term.stopping:
+            await term.catch_up()
+            return _result(term, p, False, "stopping", started, now)
         if now >= deadline:
             await term.catch_up()
             return _result(term, p, False, "timeout", started, now)

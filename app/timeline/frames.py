@@ -75,6 +75,10 @@ class FrameMeta:
     def __post_init__(self) -> None:  # a few distinct names shared by many frames: keep one copy of each
         self.agent, self.resource, self.kind = intern(self.agent), intern(self.resource), intern(self.kind)
         self.role, self.category = intern(self.role), intern(self.category)
+        counts = (self.seq, self.full_tokens, self.line_tokens, self.offset, self.length)
+        if not (all(type(n) is int and n >= 0 for n in counts) and type(self.ts) in (int, float)
+                and type(self.pinned) is bool and (self.diff_tokens is None or type(self.diff_tokens) is int)):  # fmt: skip
+            raise TypeError("not a frame: its seq, time, token counts, place or pinned flag are not of their types")
 
     @classmethod
     def from_list(cls, values: list[Any]) -> FrameMeta:
@@ -82,7 +86,10 @@ class FrameMeta:
 
     @classmethod
     def of(cls, frame: dict[str, Any], offset: int, length: int) -> FrameMeta:
+        """The meta of a stored frame; TypeError or KeyError for a record that is not a frame (a forged one)."""
         levels = frame["levels"]
+        if not all(isinstance(levels.get(level, {"text": ""})["text"], str) for level in LEVELS):
+            raise TypeError("not a frame: a level's text is not text")
         diff = levels.get("diff")
         return cls(
             frame["seq"], frame["ts"], frame["agent"], frame["resource"], frame["kind"], frame["role"],

@@ -18,7 +18,7 @@ from typing import Any
 import orjson
 
 from app.core.private_files import make_dir, open_file
-from app.core.storage import append_jsonl, atomic_write_json, dumps, read_json
+from app.core.storage import append_jsonl, atomic_write_json, dumps, line_blocks, read_json
 from app.timeline.frames import FrameMeta
 
 BLOCK = 100
@@ -126,30 +126,31 @@ class FrameStore:
         self._size = self._scan_from(offset)
 
     def _scan_from(self, offset: int) -> int:
-        """Index the frames from `offset` on; a torn or corrupt line ends the file (it is cut off, so the
-        next append starts on a clean line). Returns the file's size."""
+        """Index the frames from `offset` on, reading the file a line at a time; a torn, corrupt or overlong
+        line ends the file (it is cut off, so the next append starts on a clean line). Returns the file's
+        size."""
         try:
-            with open(open_file(self.path, os.O_RDONLY), "rb") as f:
-                f.seek(offset)
-                data = f.read()
+            size = os.lstat(self.path).st_size
         except FileNotFoundError:
             return 0
         position = offset
-        for line in data.split(b"\n")[:-1] if data.endswith(b"\n") else data.split(b"\n"):
-            end = position + len(line) + 1
+        for line in (line for lines in line_blocks(self.path, offset) for line in lines):
+            end = position + len(line or b"") + 1
+            if line is None or end > size:  # too long, or torn (no newline)
+                break
             try:
                 frame = orjson.loads(line)
                 if frame["seq"] != self.last_seq + 1:
                     raise ValueError("out of sequence")
-                meta = FrameMeta.of(frame, position, len(line) + 1)
-            except (ValueError, KeyError, TypeError):
+                meta = FrameMeta.of(frame, position, end - position)
+            except (ValueError, KeyError, TypeError, AttributeError):  # not a frame: a corrupt line
                 break
             self._index(meta)
             if meta.seq % BLOCK == 0 and not (self.checkpoints / f"{block_of(meta.seq):08d}.json").exists():
                 self._size = end
                 self._checkpoint(block_of(meta.seq))
             position = end
-        if position < offset + len(data):
+        if position < size:
             fd = open_file(self.path, os.O_WRONLY)
             try:
                 os.ftruncate(fd, position)

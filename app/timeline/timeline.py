@@ -12,6 +12,8 @@ import logging
 import queue
 import threading
 import time
+from collections.abc import Callable
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -36,16 +38,33 @@ SYNC_TIMEOUT_S = 10.0
 
 
 class Timeline:
-    def __init__(self, directory: Path) -> None:
-        make_dir(directory)
-        self.store = FrameStore(directory)
-        self.summaries = SummaryStore(directory / "summaries.jsonl", BLOCK)
+    """The timeline of a data dir. `deferred`: its files are read, and written, only from `open` on (a daemon
+    that takes over from another opens it once that one has let go of the data dir)."""
+
+    def __init__(self, directory: Path, deferred: bool = False) -> None:
+        self.directory = directory
+        self.store: FrameStore
+        self.summaries: SummaryStore
         self.lock = threading.Lock()
         self._queue: queue.SimpleQueue[tuple[FrameInput, str, float] | None] = queue.SimpleQueue()
         self._written = threading.Condition()
         self._submitted = 0
         self._done = 0
         self._previous: dict[tuple[str, str], tuple[int, str]] = {}
+        self._writer: threading.Thread | None = None
+        self._forward: Callable[[dict[str, Any]], None] | None = None
+        if not deferred:
+            self.open()
+
+    def open(self) -> None:
+        """Read the stored frames and start writing new ones (those recorded until now first); also again after
+        `forward` (a handover that failed: this daemon writes the timeline again)."""
+        make_dir(self.directory)
+        self.store = FrameStore(self.directory)
+        self.summaries = SummaryStore(self.directory / "summaries.jsonl", BLOCK)
+        self._previous.clear()
+        with self._written:
+            self._forward = None
         self._writer = threading.Thread(target=self._write_loop, name="timeline-writer", daemon=True)
         self._writer.start()
 
@@ -55,8 +74,26 @@ class Timeline:
         """Queue a frame; its agent is the one of the request being served unless the frame names one."""
         agent = frame.agent or current_agent.get()
         with self._written:
+            forward = self._forward
+            if forward is None:
+                self._submitted += 1
+                self._queue.put((frame, agent, time.time()))
+        if forward is not None:
+            forward({"frame": asdict(frame), "agent": agent, "ts": time.time()})
+
+    def forward(self, send: Callable[[dict[str, Any]], None]) -> None:
+        """From now on, give every frame recorded to `send` (the daemon that took over records it), once the
+        frames queued until now are written; then this timeline writes nothing more."""
+        with self._written:
+            self._forward = send
+        self.close()
+
+    def record_forwarded(self, item: dict[str, Any]) -> None:
+        """Record a frame that the daemon before this one was given (see `forward`), with its agent and time."""
+        frame = FrameInput(**item["frame"])
+        with self._written:
             self._submitted += 1
-        self._queue.put((frame, agent, time.time()))
+        self._queue.put((frame, str(item["agent"]), float(item["ts"])))
 
     def _write_loop(self) -> None:
         failure = None
@@ -103,6 +140,8 @@ class Timeline:
             self._written.wait_for(lambda: self._done >= target, timeout_s)
 
     def close(self) -> None:
+        if self._writer is None or not self._writer.is_alive():
+            return
         self._queue.put(None)
         self._writer.join(SYNC_TIMEOUT_S)
         self.store.close()

@@ -97,7 +97,7 @@ async def browser_action(
     body = {"action": action, "ref": ref, "text": text, "submit": submit or None, "url": url, "key": key,
             "values": values, "files": files, "accept": accept or None,
             "wait": {"text": wait_text} if wait_text else None, "x": x, "y": y, "obs_id": obs_id,
-            "snapshot": {"max_tokens": 2000} if snapshot else None}  # fmt: skip
+            "snapshot": {} if snapshot else None}  # fmt: skip
     return await call(ctx, "POST", _path(page_id, "action"), body=body, wait_s=15)
 
 

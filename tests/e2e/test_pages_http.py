@@ -182,7 +182,7 @@ def _act(api: httpx.Client, page_id: str, **body: object) -> httpx.Response:
 def test_actions_by_ref_and_their_effects(api: httpx.Client, site: str, app_page: str) -> None:
     snap = ok_json(api.post(f"/v1/pages/{app_page}/snapshot"))["text"]
     filled = ok_json(_act(api, app_page, action="fill", ref=ref_of(snap, '- textbox "Name"'), text="Ada"))
-    assert filled["effects"].get("focus", "").startswith("name")
+    assert filled["effects"]["focus"] == 'textbox "Name"' and filled["effects"]["controls"] == [{"control": 'textbox "Name"', "value": "Ada"}]
     ok_json(_act(api, app_page, action="check", ref=ref_of(snap, '- checkbox "I agree"')))
     ok_json(_act(api, app_page, action="select", ref=ref_of(snap, '- combobox "Colour"'), values=["Blue"]))
     added = ok_json(_act(api, app_page, action="click", ref=ref_of(snap, '- button "Add row"'),
@@ -195,6 +195,8 @@ def test_actions_by_ref_and_their_effects(api: httpx.Client, site: str, app_page
     assert alerted["effects"]["dialogs"] == [{"type": "alert", "message": "Hello there", "answer": "dismissed"}]
     moved = ok_json(_act(api, app_page, action="click", ref=ref_of(snap, '- link "Next page"')))
     assert moved["effects"]["navigation"] == {"url": f"{site}/next.html"} and moved["title"] == "Next"
+    assert moved["settled"].startswith("requests ended, the page loaded, DOM quiet 100 ms at "), moved["settled"]
+    assert "focus" not in moved["effects"], "the new page has no focus: none is reported (not null)"
 
 
 def test_stale_and_unknown_refs_are_409(api: httpx.Client, site: str, app_page: str) -> None:
@@ -359,6 +361,20 @@ def test_a_script_step_that_cannot_run_is_refused_before_any_step_runs(api: http
     refused = api.post(f"/v1/pages/{app_page}/script", json={"steps": steps})
     assert refused.status_code == 400 and refused.json()["error"]["message"] == "step 1: fill needs text", refused.text
     assert "Row 0" not in ok_json(api.post(f"/v1/pages/{app_page}/snapshot"))["text"]  # the click did not run
+
+
+def test_input_a_control_cannot_take_is_a_400_naming_it(api: httpx.Client, site: str) -> None:
+    page = ok_json(api.post("/v1/pages", json={"url": f"{site}/forms.html"}), 201)["id"]
+    snap = ok_json(api.post(f"/v1/pages/{page}/snapshot"))["text"]
+    letters = _act(api, page, action="fill", ref=ref_of(snap, '- spinbutton "Quantity"'), text="ten")
+    assert letters.status_code == 400 and letters.json()["error"]["details"]["field"] == "text", letters.text
+    assert 'spinbutton "Quantity"' in letters.json()["error"]["message"]
+    assert "takes a number" in letters.json()["error"]["message"]
+    missing = _act(api, page, action="select", ref=ref_of(snap, '- combobox "Size"'), values=["Huge"])
+    assert missing.status_code == 400 and missing.json()["error"]["details"]["field"] == "values", missing.text
+    assert 'combobox "Size"' in missing.json()["error"]["message"] and '"Small", "Large"' in missing.json()["error"]["message"]
+    typed = ok_json(_act(api, page, action="fill", ref=ref_of(snap, '- spinbutton "Quantity"'), text="10"))
+    assert typed["effects"]["controls"] == [{"control": 'spinbutton "Quantity"', "value": "10"}]
 
 
 def test_dialogs_are_answered_as_told_and_uploads_stay_in_their_directory(

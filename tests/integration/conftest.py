@@ -9,7 +9,7 @@ import pytest
 import pytest_asyncio
 
 from app.browser.browser import BrowserHost
-from app.browser.pages import PageRegistry
+from app.browser.registry import PageRegistry
 from app.core.events import EventBus
 from app.terminal.registry import TerminalRegistry
 from tests.support.terminals import LIMITS

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 from app.browser.action_kinds import Click, Fill, Navigate
-from app.browser.pages import PageRegistry
+from app.browser.registry import PageRegistry
 from app.browser.snapshot_view import SnapshotOptions
 from tests.support.pages import ref_of
 from tests.support.real_pages import (
@@ -116,4 +116,4 @@ async def test_an_actions_answer_shows_what_changed_because_of_it(pages: PageReg
     snap = await pages.get(page_id).snapshot(SnapshotOptions())
     await pages.get(page_id).act(Fill(ref=ref_of(snap["text"], '- textbox "Name:"'), text=""), None)
     refused = await pages.get(page_id).act(Click(ref=ref_of(snap["text"], '- button "Save" [')), None)
-    assert {"kind": "field_error", "text": "This field is required."} in refused["effects"]["text"], refused
+    assert {"kind": "field_error", "text": "Name: This field is required."} in refused["effects"]["text"], refused

@@ -24,7 +24,7 @@ def _state(engine: ScreenEngine) -> tuple[object, ...]:
 
 
 @pytest.mark.parametrize("engine_name", ENGINE_NAMES)
-@pytest.mark.parametrize(("capture", "length"), [("vim", None), ("htop", 6000)])
+@pytest.mark.parametrize(("capture", "length"), [("vim", None), ("htop", 3000)])
 def test_a_checkpoint_at_any_byte_rebuilds_the_live_screen(
     capture: str, length: int | None, engine_name: str, tmp_path: Path
 ) -> None:

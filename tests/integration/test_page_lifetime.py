@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from app.browser.browser import BrowserHost
-from app.browser.pages import PageRegistry
+from app.browser.registry import PageRegistry
 from app.core.errors import BadInput, Conflict, NotFound
 from app.core.events import EventBus
 

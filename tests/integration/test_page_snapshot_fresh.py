@@ -8,8 +8,10 @@ from typing import Any
 
 import pytest
 
-from app.browser.pages import PageRegistry
+from app.browser.action_kinds import from_request
+from app.browser.registry import PageRegistry
 from app.browser.snapshot_view import SnapshotOptions
+from app.schemas.page import ActionRequest
 from tests.support.site import serve_directory
 
 PAGE = """<!doctype html><title>One</title><body><h1>Shop</h1><button id="go">Go</button>
@@ -28,20 +30,31 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 async def _modal_checks(pages: PageRegistry, page_id: str) -> tuple[dict[str, Any], int]:
-    """A snapshot, and how many scripts it ran on the page (the modal check is the only one)."""
+    """A snapshot, and how many modal checks it ran on the page."""
+    snapshot, scripts, _ = await _counted(pages, page_id)
+    return snapshot, scripts
+
+
+async def _counted(pages: PageRegistry, page_id: str) -> tuple[dict[str, Any], int, int]:
+    """A snapshot, how many modal checks it ran on the page and how many accessibility snapshots it took."""
     page = pages.get(page_id).page
     calls: list[str] = []
-    evaluate = page.evaluate
+    evaluate, aria_snapshot = page.evaluate, page.aria_snapshot
 
     async def counted(expression: str, *args: Any) -> Any:
         calls.append(expression)
         return await evaluate(expression, *args)
 
-    page.evaluate = counted  # type: ignore[method-assign]
+    async def read(**kwargs: Any) -> str:
+        calls.append("aria_snapshot")
+        return await aria_snapshot(**kwargs)
+
+    page.evaluate, page.aria_snapshot = counted, read  # type: ignore[method-assign]
     try:
-        return await pages.get(page_id).snapshot(SnapshotOptions()), len(calls)
+        snapshot = await pages.get(page_id).snapshot(SnapshotOptions())
     finally:
-        page.evaluate = evaluate  # type: ignore[method-assign]
+        page.evaluate, page.aria_snapshot = evaluate, aria_snapshot  # type: ignore[method-assign]
+    return snapshot, sum("aria-modal" in c for c in calls), calls.count("aria_snapshot")
 
 
 async def test_a_changed_title_dom_or_modal_is_seen(pages: PageRegistry, site: str) -> None:
@@ -78,3 +91,39 @@ async def test_a_changed_title_dom_or_modal_is_seen(pages: PageRegistry, site: s
     await page.evaluate("document.getElementById('m').hidden = true")
     closed, scripts = await _modal_checks(pages, page_id)
     assert "# Modal" not in closed["text"] and '- button "Buy now"' in closed["text"] and scripts == 0
+
+
+async def test_an_unchanged_page_is_not_read_again_and_any_change_is_seen(pages: PageRegistry, site: str) -> None:
+    page_id = (await pages.create(f"{site}/page.html", (1280, 720)))["id"]
+    page = pages.get(page_id).page
+    first, _, reads = await _counted(pages, page_id)
+    assert reads == 1
+    _, _, reads = await _counted(pages, page_id)
+    assert reads == 1, "a URL's first read is watched only once it is answered: it is read again once"
+    again, _, reads = await _counted(pages, page_id)
+    assert reads == 0 and again["text"] == first["text"] and again["obs_id"] != first["obs_id"]
+    stored = pages.get(page_id)._snapshot_observation(again["obs_id"])  # the raw text is the first one's
+    assert stored["raw"] == pages.get(page_id)._snapshot_observation(first["obs_id"])["raw"]
+    changes = [
+        "document.getElementById('go').textContent = 'Buy'",  # a mutation
+        "window.scrollTo(0, 50); document.body.style.height = '3000px'",  # a scroll (and a style)
+        "document.querySelector('button').focus()",  # the focus
+        "const i = document.createElement('input'); document.body.append(i); 0",  # a new control
+        "document.querySelector('input').value = 'typed by a script'",  # a value no event or mutation shows
+    ]
+    for change in changes:
+        await page.evaluate(change)
+        _, _, reads = await _counted(pages, page_id)
+        assert reads == 1, change
+        _, _, reads = await _counted(pages, page_id)
+        assert reads == 0, change
+    await pages.get(page_id).act(from_request(ActionRequest(action="press", key="Tab")), None)
+    _, _, reads = await _counted(pages, page_id)
+    assert reads == 1, "after any action the page is read again"
+    _, _, reads = await _counted(pages, page_id)
+    assert reads == 0, "the pass after the action began the watch: that read is trusted"
+    await page.evaluate("document.title = 'Three'")
+    changed, _, reads = await _counted(pages, page_id)
+    assert reads == 1 and changed["title"] == "Three", "the check that finds a change begins the watch anew"
+    _, _, reads = await _counted(pages, page_id)
+    assert reads == 0

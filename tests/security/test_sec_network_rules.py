@@ -10,7 +10,7 @@ import pytest
 
 from app.api.auth_throttle import AuthThrottle
 from app.api.hosts import host_allowed, normalized_hosts, origin_allowed
-from app.core.log_redaction import RedactSecrets
+from app.core.redaction import RedactSecrets, Scrubber
 
 ALLOWED = normalized_hosts(["Lookout.Test.", " 10.1.2.3 ", "[fd00::1]", ""])
 
@@ -43,7 +43,7 @@ def _record(msg: str, *args: object) -> logging.LogRecord:
 
 
 def test_the_log_masks_the_token_and_token_parameters() -> None:
-    redact = RedactSecrets(["the-real-token-123456"])
+    redact = RedactSecrets(Scrubber(["the-real-token-123456"]))
     record = _record('%s - "WebSocket %s" [accepted]', "127.0.0.1:5", "/v1/events?agent=a&token=guess&mode=raw")
     assert redact.filter(record)
     assert record.getMessage() == '127.0.0.1:5 - "WebSocket /v1/events?agent=a&token=[redacted]&mode=raw" [accepted]'

@@ -17,7 +17,9 @@ FORMS = """<!doctype html><title>Forms</title>
 <label>Name? <button onclick="document.getElementById('out').textContent = prompt('Your name?') || 'none'">Ask</button></label>
 <button onclick="document.getElementById('out').textContent = confirm('Sure?') ? 'yes' : 'no'">Confirm</button>
 <label>File <input type="file" id="file" onchange="document.getElementById('out').textContent = this.files[0].name"></label>
-<p id="out">-</p>"""
+<p id="out">-</p>
+<label>Quantity <input type="number" id="qty"></label>
+<label>Size <select id="size"><option>Small</option><option>Large</option></select></label>"""
 """Dialogs (prompt, confirm) and a file input."""
 
 

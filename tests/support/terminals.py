@@ -50,6 +50,8 @@ class FakeTerminal:
     def state(self) -> str:
         return self.current_state
 
+    stopping = False
+
     def shell_reading(self) -> bool:
         return self.current_state == "idle"
 

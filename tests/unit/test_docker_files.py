@@ -198,10 +198,10 @@ def test_the_build_starts_the_browser_with_the_daemons_own_launch_code() -> None
     assert "/usr/bin/chromium" in check and _env()["LOOKOUT_BROWSER_EXECUTABLE"] == "/usr/bin/chromium"
 
 
-def test_runs_lookout_serve_as_a_non_root_user_on_all_interfaces() -> None:
+def test_runs_lookout_supervised_as_a_non_root_user_on_all_interfaces() -> None:
     instructions = _instructions()
     keywords = [i.keyword for i in instructions]
-    assert json.loads(_all("CMD")[-1]) == ["lookout", "serve"]
+    assert json.loads(_all("CMD")[-1]) == ["lookout", "supervise"]  # the daemon, started again when it dies
     scripts = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]
     assert scripts["lookout"] == "app.cli:main"
     user = _all("USER")[-1]

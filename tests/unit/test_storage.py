@@ -4,11 +4,17 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
+import tempfile
 
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from app.core import storage
 from app.core.errors import NotFound
 from app.core.ids import check_id, new_id
-from app.core.storage import append_jsonl, atomic_write_json, cut_torn_tail, iter_jsonl, read_json
+from app.core.private_files import read_bytes
+from app.core.storage import append_jsonl, atomic_write_json, cut_torn_tail, iter_jsonl, line_blocks, read_json
 
 
 def test_torn_last_line_is_skipped(tmp_path: Path) -> None:
@@ -62,3 +68,27 @@ def test_answers_with_a_lone_surrogate_are_still_json() -> None:
     assert json.loads(body) == {"error": {"message": "unknown key '\ud800'"}}
     assert lone_surrogate({"a": ["ok", {"b": "x\udfffy"}]}) == "body.a[1].b"
     assert lone_surrogate({"a": "\U0001f600"}) is None
+
+
+@given(st.binary(max_size=80).map(lambda b: b.replace(b"\x00", b"\n")), st.integers(0, 80), st.integers(0, 12))
+def test_line_blocks_give_every_line_from_an_offset_and_drop_only_overlong_ones(
+    data: bytes, start: int, max_line: int
+) -> None:
+    """Read in chunks of 7 bytes, so lines cross chunks; the lines are those of split, the file held whole."""
+    start = min(start, len(data))
+    with tempfile.TemporaryDirectory() as folder, pytest.MonkeyPatch.context() as patch:
+        patch.setattr(storage, "_CHUNK", 7)
+        path = Path(folder) / "f"
+        path.write_bytes(data)
+        got = [line for lines in line_blocks(path, start, max_line) for line in lines]
+    rest = data[start:]
+    whole = rest.split(b"\n")[:-1] if rest.endswith(b"\n") or not rest else rest.split(b"\n")
+    assert got == [line if len(line) <= max_line else None for line in whole]
+
+
+def test_a_bounded_read_refuses_a_larger_file(tmp_path: Path) -> None:
+    path = tmp_path / "f"
+    path.write_bytes(b"x" * 11)
+    assert read_bytes(path, 11) == b"x" * 11
+    with pytest.raises(ValueError, match="larger than 10 bytes"):
+        read_bytes(path, 10)

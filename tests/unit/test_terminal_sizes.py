@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from app.core.errors import BackendFailure
+from app.core.errors import BackendFailure, Gone
 from app.schemas.terminal import CreateTerminal, Resize
 from app.terminal.engines import ENGINE_NAMES, create_engine
 from app.terminal.holder.journal import JournalWriter
 from app.terminal.holder.sizes import MAX_COLS, MAX_ROWS, MIN_SIZE
-from app.terminal.journal import DamagedJournal, read_index, read_kind
+from app.terminal.journal import read_index
 from app.terminal.persistence import TerminalMeta, latest_checkpoint, load_meta, save_checkpoint, save_meta
 from app.terminal.recording import asciicast
 from app.terminal.replay import screen_at
@@ -33,11 +33,11 @@ def test_the_api_takes_the_holders_limits() -> None:
 @pytest.mark.parametrize("engine", ENGINE_NAMES)
 @pytest.mark.parametrize(("cols", "rows"), REFUSED)
 def test_engines_refuse_a_size_out_of_range_before_the_emulator_sees_it(engine: str, cols: int, rows: int) -> None:
-    with pytest.raises(ValueError, match="screen size refused"):
+    with pytest.raises(ValueError, match="is outside|not two integers"):
         create_engine(engine, cols, rows, 100)
     live = create_engine(engine, 80, 24, 100)
     live.feed(b"still here")
-    with pytest.raises(ValueError, match="screen size refused"):
+    with pytest.raises(ValueError, match="is outside|not two integers"):
         live.resize(cols, rows)
     assert (live.cols, live.rows) == (80, 24) and live.row_text(0) == "still here"
 
@@ -67,30 +67,12 @@ def _append_record(directory: Path, record: list[object]) -> None:
         f.write(json.dumps(record) + "\n")
 
 
-@pytest.mark.parametrize(
-    "record",
-    [
-        [1.0, "r", 12, "0x0"],
-        [1.0, "r", 12, "80x0"],
-        [1.0, "r", 12, "65535x65535"],
-        [1.0, "r", 12, "70000x-1"],
-        [1.0, "r", 12, 80],
-        [1.0, "o", -5, 3],
-        [1.0, "o", 12, -3],
-        [1.0, "o", 12, "3"],
-        ["1", "x", 12, 0],
-        [1.0, "i", 12, "not base64!"],
-    ],
-)
-def test_a_damaged_index_record_is_refused_where_it_is_read(tmp_path: Path, record: list[object]) -> None:
+@pytest.mark.parametrize("record", [[1.0, "r", 12, "0x0"], [1.0, "r", 12, "80x0"], [1.0, "r", 12, "65535x65535"],
+                                    [1.0, "r", 12, "70000x-1"], [1.0, "r", 12, 80]])  # fmt: skip
+def test_a_recording_through_a_damaged_resize_record_is_refused_whole(tmp_path: Path, record: list[object]) -> None:
     directory, meta = _terminal(tmp_path)
     _append_record(directory, record)
-    with pytest.raises(DamagedJournal, match="never writes") as refused:
-        read_index(directory)
-    assert refused.value.status == 410
-    with pytest.raises(DamagedJournal):
-        read_kind(directory, str(record[1]))
-    with pytest.raises(DamagedJournal):
+    with pytest.raises(Gone, match="resize"):
         asciicast(directory, meta)
 
 
@@ -98,7 +80,7 @@ def test_a_damaged_index_record_is_refused_where_it_is_read(tmp_path: Path, reco
 def test_a_past_screen_after_a_damaged_resize_record_is_refused_never_built(tmp_path: Path, size: str) -> None:
     directory, meta = _terminal(tmp_path)
     _append_record(directory, [1.0, "r", 12, size])
-    with pytest.raises(DamagedJournal):
+    with pytest.raises(Gone, match="resize"):
         screen_at(directory, meta, 12, 0)
 
 
@@ -117,18 +99,21 @@ def test_a_damaged_checkpoint_is_passed_over_for_the_journal(tmp_path: Path, eng
     save_checkpoint(directory, 12, 20, 4, "\x1b[HFORGED", {}, "")
     forged = (directory / "checkpoints" / f"{12:016d}.json")
     forged.write_text(json.dumps({**json.loads(forged.read_text()), "cols": cols, "rows": rows}))
-    assert latest_checkpoint(directory, 12) is None
+    assert latest_checkpoint(directory, 12) is None, "passed over"
     past = screen_at(directory, meta, 12, 0)
     assert past.engine.text_rows() == truth and truth[0] == "first line"
 
 
-@pytest.mark.parametrize(("field", "value"), [("cols", 0), ("rows", 0), ("cols", 65535), ("rows", -1), ("pid", "1; rm"),
-                                              ("id", "../../etc"), ("argv", "sh"), ("status", "zombie")])  # fmt: skip
-def test_a_damaged_meta_json_is_refused_with_what_is_wrong(tmp_path: Path, field: str, value: object) -> None:
+@pytest.mark.parametrize(("field", "value", "why"), [
+    ("cols", 0, "size 0x4"), ("rows", 0, "size 20x0"), ("cols", 65535, "size 65535x4"), ("rows", -1, "size 20x-1"),
+    ("pid", "1; rm", "pid"), ("pid", 1, "pid"), ("id", "../../etc", "terminal id"), ("argv", "sh", "argv"),
+    ("status", "zombie", "status"), ("created_at", "yesterday", "created_at"),
+])  # fmt: skip
+def test_a_damaged_meta_json_is_refused_with_what_is_wrong(tmp_path: Path, field: str, value: object, why: str) -> None:
     directory, _ = _terminal(tmp_path)
     meta = json.loads((directory / "meta.json").read_text())
     (directory / "meta.json").write_text(json.dumps({**meta, field: value}))
-    with pytest.raises(ValueError, match=f"meta.json: .*{field}"):
+    with pytest.raises(ValueError, match=why):
         load_meta(directory)
 
 

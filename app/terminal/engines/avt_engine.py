@@ -7,8 +7,10 @@ from typing import Any
 
 import avt
 
+from app.terminal.holder.sizes import check_size
+
 from .avt_clusters import ClusterCodec
-from .base import DEFAULT_STYLE, Cell, Color, Cursor, Style, check_size
+from .base import DEFAULT_STYLE, Cell, Color, Cursor, Style
 from .escapes import sgr, sgr_semicolons, to_7bit
 from .modes import AltScreenTracker
 from .text import utf8_decoder

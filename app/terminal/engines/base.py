@@ -10,8 +10,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from app.terminal.holder.sizes import size_error
-
 Color = int | tuple[int, int, int] | None
 """None is the default colour; an int is an indexed colour (0-255); a tuple is 24-bit RGB."""
 
@@ -32,14 +30,6 @@ class Style:
 
 
 DEFAULT_STYLE = Style()
-
-
-def check_size(cols: object, rows: object) -> None:
-    """Refuse (ValueError, saying why) a size outside the accepted ones (app.terminal.holder.sizes) before an
-    engine is made or resized with it: avt aborts the whole process on a zero width, panics on zero rows, and
-    allocates until the process dies at 65535x65535."""
-    if (why := size_error(cols, rows)) is not None:
-        raise ValueError(f"screen size refused: {why}")
 
 
 @dataclass(frozen=True, slots=True)

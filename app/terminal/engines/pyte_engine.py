@@ -13,7 +13,9 @@ import pyte
 import pyte.charsets
 from pyte.screens import Char
 
-from .base import Cell, Color, Cursor, Style, check_size
+from app.terminal.holder.sizes import check_size
+
+from .base import Cell, Color, Cursor, Style
 from .escapes import partial_escape, sgr, sgr_semicolons
 from .modes import DECCKM
 from .pyte_screen import Line, PyteScreen

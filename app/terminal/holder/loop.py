@@ -34,7 +34,7 @@ from app.terminal.holder import protocol as proto
 from app.terminal.holder.journal import INDEX_FLUSH_S, JournalWriter
 from app.terminal.holder.nonce import NonceFilter
 from app.terminal.holder.pty import READ_BYTES, STOP_LADDER, read_batch, set_size, signal_session, spawn
-from app.terminal.holder.sizes import size_error
+from app.terminal.holder.sizes import check_size
 
 EXIT_DRAIN_S = 1.0
 """After the program exits, how long output still on its way (or written by children that kept the terminal
@@ -66,9 +66,7 @@ class Client:
 
 class Holder:
     def __init__(self, spec: dict[str, Any]) -> None:
-        cols, rows = spec["cols"], spec["rows"]
-        if (why := size_error(cols, rows)) is not None:
-            raise ValueError(why)
+        cols, rows = check_size(spec["cols"], spec["rows"])
         self.id: str = spec["id"]
         self.journal = JournalWriter(spec["directory"], int(spec["max_journal_bytes"]))
         self.journal.record("r", f"{cols}x{rows}")
@@ -279,15 +277,29 @@ class Holder:
         if op is None:
             self._drop(client)
 
+    def greeting_fields(self) -> dict[str, Any]:
+        """What the `hello` (and a new terminal's `started`) tells of the holder."""
+        return {
+            "version": proto.VERSION, "id": self.id, "pid": self.pid, "size": self.journal.size, "cols": self.cols,
+            "rows": self.rows, "exit": self.exit_code, "failure": self.journal.failure,
+            "started_at": self.journal.started_at,
+        }  # fmt: skip
+
+    def greeted_client(self) -> socket.socket:
+        """A connection counted as a greeted client from the start (the daemon that asked for this holder gets
+        the other end with the holder's first answer); returns the other end."""
+        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        mine.setblocking(False)
+        client = Client(mine)
+        client.greeted = True
+        self.clients[mine.fileno()] = client
+        self.selector.register(mine, selectors.EVENT_READ, partial(self._on_client, client))
+        return theirs
+
     def _handle(self, client: Client, message: dict[str, Any]) -> None:
         op = message["op"]
         if op == "hello":
-            reply = proto.encode(
-                "hello", version=proto.VERSION, id=self.id, pid=self.pid, size=self.journal.size,
-                cols=self.cols, rows=self.rows, exit=self.exit_code, failure=self.journal.failure,
-                started_at=self.journal.started_at,
-            )  # fmt: skip
-            socket.send_fds(client.sock, [reply], [self.master])
+            socket.send_fds(client.sock, [proto.encode("hello", **self.greeting_fields())], [self.master])
             client.greeted = True
         elif not client.greeted:
             raise proto.ProtocolError(f"{op!r} before hello")
@@ -299,10 +311,10 @@ class Holder:
             self.input[0:0] = _base64(message, "data")
             self._write(b"")
         elif op == "resize":
-            cols, rows = message.get("cols"), message.get("rows")
-            if (why := size_error(cols, rows)) is not None:
-                raise proto.Refused(f"resize refused: {why}")
-            assert isinstance(cols, int) and isinstance(rows, int)
+            try:
+                cols, rows = check_size(message.get("cols"), message.get("rows"))
+            except ValueError as exc:
+                raise proto.Refused(f"resize refused: {exc}") from None
             set_size(self.master, cols, rows)
             self.cols, self.rows = cols, rows
             self.journal.record("r", f"{cols}x{rows}")
@@ -415,10 +427,10 @@ def _base64(message: dict[str, Any], field: str) -> bytes:
         raise proto.Refused(f"{message['op']} refused: {field} is not base64") from None
 
 
-def run(spec: dict[str, Any], answer_fd: int) -> None:
-    """Be the holder `spec` describes (this process is already nobody's child, in a session of its own): start
-    it, write the answer line to `answer_fd` (then close it), and run until the program has ended. stdin and
-    stdout become /dev/null, stderr the terminal's holder.log."""
+def run(spec: dict[str, Any], channel: socket.socket) -> None:
+    """Be the holder `spec` describes (this process is in a session of its own): start it, answer on `channel`
+    (`started`, with the PTY's master and a connection to this holder that counts as greeted; or an `error`),
+    and run until the program has ended. stdin and stdout become /dev/null, stderr the terminal's holder.log."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
     log_fd = os.open(f"{spec['directory']}/holder.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600)
@@ -430,11 +442,15 @@ def run(spec: dict[str, Any], answer_fd: int) -> None:
         errno_ = exc.errno if isinstance(exc, OSError) else None
         why = (exc.strerror if isinstance(exc, OSError) else None) or str(exc)
         log(f"could not start: {why}")
-        os.write(answer_fd, proto.encode("started", id=spec.get("id"), error=why, errno=errno_))
+        channel.send(proto.encode("started", id=spec.get("id"), error=why, errno=errno_))
         os._exit(1)
-    os.write(answer_fd, proto.encode("started", id=holder.id, pid=holder.pid, started_at=holder.journal.started_at))
+    theirs = holder.greeted_client()
+    started = proto.encode("started", **holder.greeting_fields())
+    socket.send_fds(channel, [started], [holder.master, theirs.fileno()])
+    theirs.close()
+    channel.close()
     null = os.open(os.devnull, os.O_RDWR)
-    for fd in (0, 1, answer_fd):
+    for fd in (0, 1):
         os.dup2(null, fd)
     os.close(null)
     os.chdir("/")

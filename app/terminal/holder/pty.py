@@ -4,7 +4,6 @@ and the signals that end it (the stop ladder: hang up, terminate, kill, sent to 
 from __future__ import annotations
 
 import fcntl
-import json
 import os
 import signal
 import struct
@@ -46,46 +45,57 @@ def read_batch(fd: int, limit: int = READ_BYTES) -> tuple[bytes, bool]:
 
 
 def spawn(argv: list[str], cwd: str, env: dict[str, str], cols: int, rows: int, nonce: str | None) -> tuple[int, int]:
-    """Start `argv` as the leader of a new session on a new PTY of `cols` x `rows`; (pid, master). An exec
-    failure raises its OSError here."""
+    """Start `argv` as the leader of a new session on a new PTY of `cols` x `rows`, in `cwd`; (pid, master).
+    An exec failure raises its OSError here.
+
+    posix_spawn (vfork and exec, no copy of this process's pages, and exec failures reported to the caller):
+    the new session (POSIX_SPAWN_SETSID) opens the PTY's slave by its name, which makes it the session's
+    controlling terminal; every signal is back to its default (ignored signals stay ignored across exec:
+    Python ignores SIGPIPE and SIGXFSZ, and a holder SIGINT and SIGHUP) and none is blocked. Only the terminal
+    and the nonce's pipe go with the program."""
     master, slave = os.openpty()
     set_size(slave, cols, rows)
+    name = os.ttyname(slave)
+    os.close(slave)
     nonce_fd = _pipe_holding(nonce + "\n") if nonce else None
     if nonce_fd is not None:
         env = {**env, NONCE_FD: str(nonce_fd)}
-    report_r, report_w = os.pipe2(os.O_CLOEXEC)
-    pid = os.fork()
-    if pid == 0:  # the program's side: nothing but the terminal (and the nonce's pipe) goes with it
-        try:
-            os.close(master)
-            os.close(report_r)
-            os.setsid()
-            fcntl.ioctl(slave, termios.TIOCSCTTY, 0)
-            for target in (0, 1, 2):
-                os.dup2(slave, target)
-            keep = {0, 1, 2, report_w} | ({nonce_fd} if nonce_fd is not None else set())
-            close_all_but(keep)
-            if nonce_fd is not None:
-                os.set_inheritable(nonce_fd, True)
-            _default_signals()
-            os.chdir(cwd)
-            os.execvpe(argv[0], argv, env)
-        except OSError as exc:
-            os.write(report_w, json.dumps([exc.errno, exc.strerror]).encode())
-        finally:
-            os._exit(127)
-    os.close(slave)
-    os.close(report_w)
-    if nonce_fd is not None:
-        os.close(nonce_fd)
-    report = b"".join(iter(lambda: os.read(report_r, 4096), b""))
-    os.close(report_r)
-    if report:
-        os.waitpid(pid, 0)
+        os.set_inheritable(nonce_fd, True)
+    actions: list[tuple[int | str, ...]] = [
+        (os.POSIX_SPAWN_OPEN, 0, name, os.O_RDWR, 0),
+        (os.POSIX_SPAWN_DUP2, 0, 1),
+        (os.POSIX_SPAWN_DUP2, 0, 2),
+    ]
+    actions += [(os.POSIX_SPAWN_CLOSE, fd) for fd in _inheritable() if fd > 2 and fd != nonce_fd]
+    here = os.open(".", os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        os.chdir(cwd)  # the program starts where this process is (posix_spawn has no chdir of its own here)
+        pid = os.posix_spawnp(argv[0], argv, env, file_actions=actions, setsid=True, setsigmask=(),
+                              setsigdef=_DEFAULTED)  # fmt: skip
+    except OSError:
         os.close(master)
-        errno_, strerror = json.loads(report)
-        raise OSError(errno_, strerror)
+        raise
+    finally:
+        os.fchdir(here)
+        os.close(here)
+        if nonce_fd is not None:
+            os.close(nonce_fd)
     return pid, master
+
+
+_DEFAULTED = frozenset(signal.valid_signals()) - {signal.SIGKILL, signal.SIGSTOP}
+
+
+def _inheritable() -> list[int]:
+    """This process's descriptors that an exec would keep."""
+    found = []
+    for name in os.listdir("/proc/self/fd"):
+        try:
+            if os.get_inheritable(int(name)):
+                found.append(int(name))
+        except OSError:  # the listing's own descriptor, closed by now
+            pass
+    return found
 
 
 def close_all_but(keep: set[int]) -> None:
@@ -97,18 +107,6 @@ def close_all_but(keep: set[int]) -> None:
                 os.close(fd)
             except OSError:
                 pass
-
-
-def _default_signals() -> None:
-    """Every signal back to its default (ignored signals stay ignored across exec: Python ignores SIGPIPE and
-    SIGXFSZ, and a daemon started by nohup ignores SIGHUP) and none blocked."""
-    for sig in signal.valid_signals():
-        if sig not in (signal.SIGKILL, signal.SIGSTOP):
-            try:
-                signal.signal(sig, signal.SIG_DFL)
-            except (OSError, ValueError):  # the C library's own real-time signals
-                pass
-    signal.pthread_sigmask(signal.SIG_SETMASK, [])
 
 
 def _pipe_holding(text: str) -> int:

@@ -3,10 +3,13 @@ each new terminal (Python's forkserver idea, applied to holders). A holder then 
 cost (its interpreter's are shared with every holder forked from the same server) and starts in a few
 milliseconds instead of an interpreter's start.
 
-It reads specs, one JSON object a line, on stdin; for each it forks a child that starts a new session and
-forks the holder (so the holder is nobody's child: init or the nearest subreaper reaps it), then ends. The
-holder writes its `started` answer (with the spec's id) on stdout itself; answers may come in any order.
-The server ends when stdin closes (the daemon has gone); its holders go on.
+Its descriptor 0 is a SOCK_SEQPACKET socket to the daemon: each message is a spec (a JSON object). For each,
+it forks a holder, which starts a session of its own and answers the daemon itself, on the same socket, with
+its `started` message and two descriptors: the PTY's master and its end of a connection the holder already
+counts as a greeted client (so a new terminal needs no connect and no hello). Answers may come in any order;
+each names the spec's id. The server ignores SIGCHLD, so the kernel reaps the holders that end while it runs
+(a holder sets it back, to reap its program); when the daemon closes the socket the server ends, and its
+holders go on, children of init or of the nearest subreaper.
 """
 
 from __future__ import annotations
@@ -16,29 +19,91 @@ import json
 import os
 import selectors
 import signal
+import socket
 
 from app.terminal.holder import journal, loop, protocol
 from app.terminal.holder.pty import close_all_but
 
 MAX_SPEC = 1 << 20
+REQUESTS = 0
 
 
-def serve(requests: int = 0, answers: int = 1) -> None:
+def serve() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
-    close_all_but({0, 1, 2})  # what the daemon's event loop let us inherit is no holder's business
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel reaps the holders that end
+    close_all_but({REQUESTS, 1, 2})  # what the daemon's event loop let us inherit is no holder's business
+    channel = socket.socket(fileno=REQUESTS)
     _warm_up()
     gc.collect()
     gc.freeze()  # what is loaded now is never scanned again: a holder's collections leave those pages shared
-    pending = b""
-    while chunk := os.read(requests, 65536):
-        pending += chunk
-        *lines, pending = pending.split(b"\n")
-        for line in lines:
-            _start(line, answers)
-        if len(pending) > MAX_SPEC:
-            os.write(answers, protocol.encode("started", id=None, error="a spec longer than the server takes"))
-            pending = b""
+    spare = _spare(channel)
+    while message := channel.recv(MAX_SPEC):
+        holder = spare if spare is not None else _spare(channel)
+        if holder is None:
+            channel.send(protocol.encode("started", id=_spec_id(message), error="the holder could not be forked"))
+        else:
+            try:
+                os.write(holder, len(message).to_bytes(4, "big") + message)
+            except OSError as exc:  # the spare died: say so for this spec
+                channel.send(protocol.encode("started", id=_spec_id(message), error=f"the holder died: {exc.strerror}"))
+            os.close(holder)
+        spare = _spare(channel)
+
+
+def _spare(channel: socket.socket) -> int | None:
+    """Fork the holder for the next spec; the pipe that gives it the spec (None when no fork was possible:
+    the next spec forks again, and says why if it cannot)."""
+    read_end, write_end = os.pipe2(os.O_CLOEXEC)
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(read_end)
+        os.close(write_end)
+        return None
+    if pid:
+        os.close(read_end)
+        return write_end
+    spec: object = None
+    try:
+        os.close(write_end)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # the holder reaps its program
+        os.setsid()
+        message = _read_spec(read_end)
+        if message is None:  # the server has ended
+            os._exit(0)
+        spec = json.loads(message)
+        if not isinstance(spec, dict):
+            raise ValueError("a spec is a JSON object")
+        loop.run(spec, channel)
+        os._exit(0)
+    except BaseException as exc:  # noqa: BLE001 (a forked child never returns into the server's loop)
+        try:
+            answer_id = spec.get("id") if isinstance(spec, dict) else None
+            channel.send(
+                protocol.encode("started", id=answer_id, error=f"not a holder's spec, or the holder failed: {exc!r}")
+            )
+        finally:
+            os._exit(1)
+
+
+def _read_spec(fd: int) -> bytes | None:
+    """A spec sent by `serve` (its length, then it), or None at the end."""
+    data = b""
+    while len(data) < 4 or len(data) < 4 + int.from_bytes(data[:4], "big"):
+        chunk = os.read(fd, 1 << 20)
+        if not chunk:
+            return None
+        data += chunk
+    return data[4:]
+
+
+def _spec_id(message: bytes) -> object:
+    try:
+        spec = json.loads(message)
+    except (ValueError, RecursionError):
+        return None
+    return spec.get("id") if isinstance(spec, dict) else None
 
 
 def _warm_up() -> None:
@@ -49,31 +114,3 @@ def _warm_up() -> None:
     journal.format_record([0.0, "r", 0, "80x24"])
     journal.format_record([0.0, "o", 0, 1])
     selectors.DefaultSelector().close()
-
-
-def _start(line: bytes, answers: int) -> None:
-    try:
-        spec = json.loads(line)
-        if not isinstance(spec, dict):
-            raise ValueError("a spec is a JSON object")
-    except (ValueError, RecursionError) as exc:
-        os.write(answers, protocol.encode("started", id=None, error=f"not a spec: {exc}"))
-        return
-    try:
-        pid = os.fork()
-    except OSError as exc:
-        os.write(answers, protocol.encode("started", id=spec.get("id"), error=exc.strerror, errno=exc.errno))
-        return
-    if pid == 0:
-        try:
-            os.setsid()
-            if os.fork():
-                os._exit(0)
-            loop.run(spec, answers)
-            os._exit(0)
-        except BaseException as exc:  # noqa: BLE001 (a forked child never returns into the server's loop)
-            try:
-                os.write(answers, protocol.encode("started", id=spec.get("id"), error=f"the holder failed: {exc!r}"))
-            finally:
-                os._exit(1)
-    os.waitpid(pid, 0)

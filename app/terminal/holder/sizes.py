@@ -1,6 +1,7 @@
-"""The terminal sizes lookout accepts, wherever a size enters: the HTTP API and MCP (app.schemas.terminal), the
-holder's socket, the journal's resize records, checkpoints, meta.json and archives, and the screen engines
-(one of which aborts the whole process on a zero width)."""
+"""The sizes a terminal may have, declared once, wherever a size enters: the HTTP API and MCP
+(app.schemas.terminal), the holder's socket, a terminal's files read back (meta.json, a resize record of
+output.idx, a checkpoint) and archives, and the screen engines: none is ever made or resized to a size it
+cannot take (0 columns aborts one, 65535x65535 is gigabytes). Pure, standard library only (holders use it)."""
 
 from __future__ import annotations
 
@@ -9,24 +10,20 @@ MAX_COLS = 1000
 MAX_ROWS = 500
 
 
-def size_error(cols: object, rows: object) -> str | None:
-    """Why `cols` x `rows` is not a terminal size lookout accepts, or None when it is."""
-    for name, value, most in (("cols", cols, MAX_COLS), ("rows", rows, MAX_ROWS)):
-        if not isinstance(value, int) or isinstance(value, bool):
-            return f"{name} must be an integer, not {type(value).__name__}"
-        if not MIN_SIZE <= value <= most:
-            return f"{name}={value} is outside {MIN_SIZE}..{most}"
-    return None
+def check_size(cols: object, rows: object) -> tuple[int, int]:
+    """(cols, rows) when both are integers within the limits; ValueError saying what is wrong otherwise."""
+    if type(cols) is not int or type(rows) is not int:
+        raise ValueError(f"size {cols!r}x{rows!r} is not two integers")
+    if not (MIN_SIZE <= cols <= MAX_COLS and MIN_SIZE <= rows <= MAX_ROWS):
+        raise ValueError(f"size {cols}x{rows} is outside {MIN_SIZE}..{MAX_COLS} columns by {MIN_SIZE}..{MAX_ROWS} rows")
+    return cols, rows
 
 
-def parse_size(text: object) -> tuple[int, int] | None:
-    """A journal resize record's value `COLSxROWS` as (cols, rows), or None when it is not an accepted size."""
-    if not isinstance(text, str) or text.count("x") != 1:
-        return None
-    cols_text, rows_text = text.split("x")
-    if not (cols_text.isascii() and cols_text.isdigit() and rows_text.isascii() and rows_text.isdigit()):
-        return None
-    if len(cols_text) > 6 or len(rows_text) > 6:
-        return None
-    cols, rows = int(cols_text), int(rows_text)
-    return (cols, rows) if size_error(cols, rows) is None else None
+def parse_size(text: object) -> tuple[int, int]:
+    """A size as a resize record gives it ("COLSxROWS"), checked; ValueError otherwise."""
+    if not isinstance(text, str) or len(text) > 16:
+        raise ValueError(f"resize {text!r} is not COLSxROWS")
+    cols, sep, rows = text.partition("x")
+    if not (sep and cols.isdigit() and rows.isdigit()):
+        raise ValueError(f"resize {text!r} is not COLSxROWS")
+    return check_size(int(cols), int(rows))

@@ -1,0 +1,294 @@
+"""The scripts lookout runs inside a page, each one pass and one round trip.
+
+- `BEFORE_ACTION` (on the action's element, or on the page): checks the input a control cannot take (letters
+  for a number field, an option a select does not have) before anything runs, then starts watching what the
+  action adds, changes or reveals, in the document and in every open shadow root, with the state of every
+  control (value, checked, selected: properties that no mutation shows), and returns where the focus is.
+- `AFTER_ACTION`: what the action did: the text it made appear or change (on the same document) or the new
+  document's messages, the controls whose state changed, the focus, the title.
+- `UNCHANGED` / `WATCH_CHANGES`: whether the page has changed since the last snapshot (a DOM mutation in the
+  document or an open shadow root, an input, a focus change, a scroll, a resize, an animation, an image loaded,
+  a control's state), so an unchanged page is not read again; a changed page is watched anew in the same
+  pass, as it is after an action (`AFTER_ACTION`), before it is read.
+
+An element is named as the snapshot names it: its role (explicit, else implied by its tag and type) and its
+accessible name (aria-labelledby, aria-label, its labels, title, placeholder, or its text for the roles named
+by their content); focus inside a shadow root is the element focused there, never its host.
+"""
+
+from __future__ import annotations
+
+_HELPERS = r"""
+const norm = t => (t || '').replace(/\s+/g, ' ').trim();
+const cut = (t, n) => t.length > n ? t.slice(0, n - 1) + '…' : t;
+const roots = () => {  // the document and every open shadow root in it
+  const out = [document];
+  for (let i = 0; i < out.length; i++)
+    for (const el of out[i].querySelectorAll('*')) if (el.shadowRoot) out.push(el.shadowRoot);
+  return out;
+};
+const INPUT_ROLES = {checkbox: 'checkbox', radio: 'radio', range: 'slider', number: 'spinbutton', search: 'searchbox',
+  button: 'button', submit: 'button', reset: 'button', image: 'button', color: 'button', file: 'button'};
+const roleOf = el => {
+  const explicit = (el.getAttribute('role') || '').trim().split(/\s+/)[0];
+  if (explicit) return explicit;
+  const tag = el.localName;
+  if (tag === 'input') return INPUT_ROLES[el.type] || 'textbox';
+  if (tag === 'select') return el.multiple || el.size > 1 ? 'listbox' : 'combobox';
+  if (tag === 'a' || tag === 'area') return el.hasAttribute('href') ? 'link' : tag;
+  if (/^h[1-6]$/.test(tag)) return 'heading';
+  return {textarea: 'textbox', button: 'button', option: 'option', summary: 'button', img: 'img'}[tag] || tag;
+};
+const FROM_CONTENT = new Set(['button', 'link', 'option', 'tab', 'menuitem', 'menuitemcheckbox', 'menuitemradio',
+  'checkbox', 'radio', 'switch', 'heading', 'cell', 'treeitem', 'row', 'columnheader']);
+const ownText = (label, el) => {  // a label's text without the control it wraps
+  let out = '';
+  const walk = node => { for (const c of node.childNodes) {
+    if (c === el) continue;
+    if (c.nodeType === 3) out += c.data; else if (c.nodeType === 1 && !c.matches('select,textarea')) walk(c);
+  } };
+  walk(label);
+  return out;
+};
+const nameOf = el => {
+  const root = el.getRootNode();
+  const byIds = (el.getAttribute('aria-labelledby') || '').split(/\s+/).filter(Boolean)
+    .map(id => (root.getElementById ? root.getElementById(id) : null) || document.getElementById(id)).filter(Boolean);
+  let name = byIds.length ? byIds.map(n => n.textContent).join(' ') : el.getAttribute('aria-label') || '';
+  if (!norm(name) && el.labels && el.labels.length) name = [...el.labels].map(l => ownText(l, el)).join(' ');
+  if (!norm(name)) name = el.getAttribute('title') || el.getAttribute('placeholder') || el.getAttribute('alt') || '';
+  if (!norm(name) && el.localName === 'input' && ['submit', 'button', 'reset'].includes(el.type)) name = el.value;
+  if (!norm(name) && FROM_CONTENT.has(roleOf(el))) name = el.textContent;
+  return cut(norm(name), 80);
+};
+const describe = el => { if (!el) return null; const n = nameOf(el); return roleOf(el) + (n ? ' ' + JSON.stringify(n) : ''); };
+const deepActive = () => {
+  let el = document.activeElement;
+  while (el && el.shadowRoot && el.shadowRoot.activeElement) el = el.shadowRoot.activeElement;
+  return el && el !== document.body && el !== document.documentElement ? el : null;
+};
+const CONTROLS = 'input,select,textarea,[role=checkbox],[role=radio],[role=switch],[role=slider],[role=spinbutton],'
+  + '[role=option],[role=tab],[role=menuitemcheckbox],[role=menuitemradio],[role=combobox],[role=textbox],[aria-pressed]';
+const stateOf = el => {
+  const tag = el.localName;
+  if (tag === 'select') return {selected: [...el.selectedOptions].map(o => norm(o.label)).join(', ')};
+  if (tag === 'input' && (el.type === 'checkbox' || el.type === 'radio')) return {checked: el.checked};
+  if (tag === 'input' || tag === 'textarea') return el.type === 'password' ? {value: el.value ? '•••' : ''} : {value: el.value};
+  const a = n => el.getAttribute(n);
+  if (a('aria-checked') !== null) return {checked: a('aria-checked') === 'mixed' ? 'mixed' : a('aria-checked') === 'true'};
+  if (a('aria-pressed') !== null) return {pressed: a('aria-pressed') === 'true'};
+  if (a('aria-selected') !== null) return {selected: a('aria-selected') === 'true'};
+  if (a('aria-valuenow') !== null || a('aria-valuetext') !== null) return {value: a('aria-valuetext') || a('aria-valuenow')};
+  if (el.isContentEditable || roleOf(el) === 'textbox' || roleOf(el) === 'combobox') return {value: norm(el.textContent)};
+  return null;
+};
+const controlStates = all => {
+  const states = new Map();
+  for (const root of all) for (const el of root.querySelectorAll(CONTROLS)) {
+    const state = stateOf(el);
+    if (state) states.set(el, JSON.stringify(state));
+  }
+  return states;
+};
+"""
+
+_PROBLEM = r"""
+const problemOf = (el, check) => {  // input the control cannot take, said with what it accepts
+  if (!el || !check) return null;
+  const name = describe(el);
+  if (check.fill !== undefined && el.localName === 'input') {
+    const kinds = {number: 'a number', range: 'a number', date: 'a date as YYYY-MM-DD', time: 'a time as HH:MM',
+      'datetime-local': 'a date and time as YYYY-MM-DDTHH:MM', month: 'a month as YYYY-MM', week: 'a week as YYYY-Www',
+      color: 'a colour as #rrggbb'};
+    const accepts = kinds[el.type];
+    if (accepts && check.fill !== '') {
+      const probe = document.createElement('input');
+      probe.type = el.type;
+      probe.value = check.fill;
+      if (probe.value === '') return {control: name, accepts, given: check.fill};
+    }
+  }
+  if (check.select && el.localName === 'select') {
+    const options = [...el.options];
+    const known = new Set(options.flatMap(o => [o.value, norm(o.label)]));
+    const missing = check.select.filter(v => !known.has(v) && !known.has(norm(v)));
+    if (missing.length) {
+      const labels = options.map(o => norm(o.label) || o.value);
+      const shown = labels.slice(0, 30).map(l => JSON.stringify(l)).join(', ');
+      return {control: name, accepts: 'one of its options: ' + shown + (labels.length > 30 ? `, … (${labels.length} in all)` : ''),
+              given: missing.join(', ')};
+    }
+    if (missing.length === 0 && check.select.length > 1 && !el.multiple)
+      return {control: name, accepts: 'one option (it is not a multiple select)', given: check.select.join(', ')};
+  }
+  return null;
+};
+"""
+
+_WATCH = r"""
+const watch = key => {  // watch for any change that could make the next snapshot differ; returns the title
+  const old = window[key];
+  if (old) old.stop();
+  const all = roots();
+  const state = {changed: false, roots: all.length, frames: document.querySelector('iframe,frame,object,embed') !== null,
+                 scroll: [scrollX, scrollY, innerWidth, innerHeight], controls: controlStates(all)};
+  const mark = () => { state.changed = true; };
+  const observers = all.map(root => { const o = new MutationObserver(mark);
+    o.observe(root, {subtree: true, childList: true, characterData: true, attributes: true}); return o; });
+  const EVENTS = ['input', 'change', 'focusin', 'focusout', 'scroll', 'resize', 'load', 'animationstart',
+                  'animationend', 'transitionrun', 'transitionend', 'toggle', 'pointerover', 'pointerout'];
+  EVENTS.forEach(e => window.addEventListener(e, mark, true));
+  state.stop = () => { observers.forEach(o => o.disconnect()); EVENTS.forEach(e => window.removeEventListener(e, mark, true)); };
+  Object.defineProperty(window, key, {value: state, configurable: true, enumerable: false});
+  return document.title;
+};
+const unchanged = key => {  // nothing a snapshot shows can have changed since `watch` (false when unsure)
+  const state = window[key];
+  if (!state || state.changed || roots().length !== state.roots || state.frames
+      || document.getAnimations().some(a => a.playState === 'running')) return false;
+  const now = [scrollX, scrollY, innerWidth, innerHeight];
+  if (now.some((v, i) => v !== state.scroll[i])) return false;
+  const controls = controlStates(roots());  // values set by scripts, which no event or mutation shows
+  if (controls.size !== state.controls.size) return false;
+  for (const [el, value] of controls) if (state.controls.get(el) !== value) return false;
+  return true;
+};
+"""
+
+BEFORE_ACTION = (
+    "(el, check) => {"
+    + _HELPERS
+    + _PROBLEM
+    + r"""
+  const problem = problemOf(el, check);
+  if (problem) return {problem};
+  if (window.__lookoutWatch) window.__lookoutWatch.observers.forEach(o => o.disconnect());  // left by a failed action
+  const added = new Set(), revealed = new Set(), all = roots();
+  const observers = all.map(root => {
+    const observer = new MutationObserver(records => { for (const r of records) {
+      if (r.type === 'childList') r.addedNodes.forEach(n => added.add(n.nodeType === 1 ? n : n.parentElement));
+      else if (r.type === 'characterData') added.add(r.target.parentElement);
+      else revealed.add(r.target);
+    } });
+    observer.observe(root, {subtree: true, childList: true, characterData: true, attributes: true,
+                            attributeFilter: ['hidden', 'open', 'style', 'class', 'aria-hidden']});
+    return observer;
+  });
+  window.__lookoutWatch = {observers, added, revealed, states: controlStates(all),
+                           before: norm(document.body && document.body.innerText)};
+  return {problem: null, focus: describe(deepActive())};
+}"""
+)
+"""Before an action, with its element (or null): `{problem}` when the input cannot be taken (nothing is watched
+then), else `{focus}`, and the watch is on."""
+
+BEFORE_PAGE_ACTION = f"(check) => ({BEFORE_ACTION})(null, check)"
+"""`BEFORE_ACTION` for an action without an element (press on the page, navigate, back, a wait)."""
+
+AFTER_ACTION = (
+    "([maxItems, maxChars, key]) => {"
+    + _HELPERS
+    + _WATCH
+    + r"""
+  const visible = el => el && el.isConnected && (el.checkVisibility ? el.checkVisibility() : !!el.getClientRects().length);
+  const LIVE = '[role=alert],[role=alertdialog],[role=status],[role=log],[aria-live]:not([aria-live=off]),output';
+  const MESSAGE = '[class*=message],[class*=alert],[class*=error],[class*=success],[class*=notice],[class*=warning],[class*=flash],[class*=toast],[class*=invalid-feedback]';
+  const FIELD_ERROR = '[class*=errorlist],[class*=field-error],[class*=invalid-feedback]';
+  const kind = (el, fallback) => {
+    const live = el.closest(LIVE);
+    if (live) { const role = live.getAttribute('role'); return role === 'alert' || role === 'alertdialog' ? 'alert' : role === 'status' ? 'status' : 'live'; }
+    if (el.closest('dialog,[role=dialog]')) return 'dialog';
+    if (el.closest(FIELD_ERROR) || fallback === 'field_error') return 'field_error';
+    return el.closest(MESSAGE) ? 'message' : null;
+  };
+  const out = [], seen = new Set();
+  const take = (el, fallback, text) => {
+    if (out.length >= maxItems || !visible(el) || el === document.body || el === document.documentElement) return;
+    text = text || norm(el.innerText || el.getAttribute('aria-label'));
+    if (!text || seen.has(text)) return;
+    seen.add(text);
+    out.push({kind: kind(el, fallback) || fallback, text: cut(text, maxChars)});
+  };
+  const outermost = set => [...set].filter(el => el && el.nodeType === 1 && ![...set].some(o => o && o !== el && o.nodeType === 1 && o.contains(el)));
+  const fieldOf = el => {  // the field an error is about: the one it describes, else the one beside it
+    const id = el.id || (el.closest('[id]') || {}).id;
+    const described = id && document.querySelector(`[aria-describedby~="${CSS.escape(id)}"],[aria-errormessage="${CSS.escape(id)}"]`);
+    if (described) return described;
+    const box = el.closest('.form-row,.field,fieldset,p,div') || el.parentElement;
+    return box && [...box.querySelectorAll('input,select,textarea')].find(f => f.type !== 'hidden');
+  };
+  const fieldError = el => {  // `Name: This field is required.`
+    const field = fieldOf(el), text = norm(el.innerText);
+    const name = field ? nameOf(field).replace(/:$/, '') : '';
+    return name && text && !text.startsWith(name) ? `${name}: ${text}` : text;
+  };
+  const result = {focus: describe(deepActive()), title: document.title, text: out, controls: []};
+  const pending = window.__lookoutWatch;
+  if (pending) {  // the same document: what the action added, changed or revealed
+    pending.observers.forEach(o => o.disconnect());
+    delete window.__lookoutWatch;
+    const tags = el => el.matches('script,style,link,meta,template,noscript');
+    for (const el of outermost(pending.added)) if (!tags(el)) take(el, 'added');
+    for (const el of outermost(pending.revealed)) {
+      const text = norm(el.innerText);
+      if (text && !pending.before.includes(text)) take(el, el.matches('dialog,[role=dialog]') ? 'dialog' : 'changed');
+    }
+    for (const [el, before] of pending.states) {
+      if (result.controls.length >= maxItems || !el.isConnected) continue;
+      const now = stateOf(el);
+      if (!now || JSON.stringify(now) === before) continue;
+      const [key, value] = Object.entries(now)[0];
+      result.controls.push({control: describe(el), [key]: typeof value === 'string' ? cut(value, maxChars) : value});
+    }
+    result.document = 'same';
+    watch(key);
+    return result;
+  }
+  // a new document: its fields' errors (each with its field's name), then its other messages
+  const errors = new Set(document.querySelectorAll(FIELD_ERROR));
+  for (const field of document.querySelectorAll('[aria-invalid=true]')) {
+    const ids = (field.getAttribute('aria-errormessage') || field.getAttribute('aria-describedby') || '').split(/\s+/);
+    for (const id of ids) { const el = id && document.getElementById(id); if (el) errors.add(el); }
+  }
+  for (const el of outermost(errors)) take(el, 'field_error', fieldError(el));
+  const found = new Set([...document.querySelectorAll(LIVE + ',dialog[open],[role=dialog],' + MESSAGE)]
+    .filter(el => el !== document.body && norm(el.innerText).length <= 2000 && !el.matches(FIELD_ERROR)
+            && ![...errors].some(e => el.contains(e))));
+  for (const el of outermost(found)) take(el, 'message');
+  result.document = 'new';
+  watch(key);
+  return result;
+}"""
+)
+"""After an action: `{document: same|new, text: [{kind, text}], controls: [{control, value|checked|selected|
+pressed}], focus, title}` (at most `maxItems` of each); and the watch for changes begins under `key`, for the
+snapshot that may follow (read after it, so nothing it shows can change unseen)."""
+
+WATCH_CHANGES = "(key) => {" + _HELPERS + _WATCH + "return watch(key); }"
+"""Before a snapshot is read: watch the page for any change that could make the next snapshot differ (under
+a key of lookout's own, not enumerable); returns the title."""
+
+UNCHANGED = (
+    "(key) => {"
+    + _HELPERS
+    + _WATCH
+    + "return unchanged(key) ? {unchanged: true} : {unchanged: false, title: watch(key)}; }"
+)
+"""Whether nothing that a snapshot shows can have changed since the watch began (false when unsure: a page
+with frames, a running animation, no watch): `{unchanged: true}`, else the watch begins anew for the read that
+follows, `{unchanged: false, title}`."""
+
+DOM_QUIET = (
+    "([quiet, max]) => new Promise(resolve => {"
+    + _HELPERS
+    + r"""
+  let timer;
+  const all = roots();
+  const observers = all.map(() => new MutationObserver(() => { clearTimeout(timer); timer = setTimeout(() => done(true), quiet); }));
+  const done = quiet => { observers.forEach(o => o.disconnect()); resolve(quiet); };
+  observers.forEach((o, i) => o.observe(all[i], {subtree: true, childList: true, attributes: true, characterData: true}));
+  timer = setTimeout(() => done(true), quiet); setTimeout(() => done(false), max);
+})"""
+)
+"""Resolves true once the DOM (the document and its open shadow roots) has not changed for `quiet` ms, false
+when `max` ms passed first."""

@@ -1,0 +1,438 @@
+"""A page (`Page`): one browser tab, what happened on it and what it does: snapshot, screenshot, find, act,
+script. Snapshots and screenshots are observations in the shared store (app.core.observations) under
+`<data>/pages/<id>/observations/<obs_id>.{json,png}`; visited URLs go to `<data>/pages/<id>/history.jsonl`.
+Frames in the timeline carry the agent of the request being served (`current_agent`, set by the HTTP layer).
+The registry (app.browser.registry) creates pages and feeds them the events it captures.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import io
+import secrets
+import time
+from collections import deque
+from dataclasses import asdict, dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from PIL import Image
+
+from app.browser import in_page
+from app.browser import playwright_api as pw
+from app.browser.action_kinds import NAVIGATIONS, Action, ClickAt, DialogAnswer
+from app.browser.actions import RefCheck, after, before, check_ref, effects, element_of, perform, quiet_ms, settle
+from app.browser.aria import AriaNode, holds_dialog, parse
+from app.browser.frames import action_frame, screenshot_frame, snapshot_frame
+from app.browser.search import find
+from app.browser.snapshot_view import PageContext, SnapshotOptions
+from app.browser.views import Answer, Earlier, snapshot_text
+from app.core.errors import BadInput, Conflict, LookoutError, Unavailable
+from app.core.gc_tuning import gc_paused
+from app.core.images import ImageFormat, encode, resize
+from app.core.observations import ObservationStore, Seen, staleness
+from app.core.scaling import RAW_WARNING, Scale, fit, image_tokens
+from app.timeline.recording import Recorder
+
+if TYPE_CHECKING:
+    from playwright.async_api import Page as PlaywrightPage
+    from playwright.async_api import Request
+
+EVENTS_KEPT = 500
+HISTORY_SHOWN = 5
+NAVIGATION_TIMEOUT_MS = 30_000
+OUTCOMES = frozenset({"alert", "status", "live", "message", "field_error", "dialog"})
+"""The kinds of an action's text effects that are its outcome, repeated in the header of its snapshot."""
+_MODAL_JS = """() => {
+  const open = [...document.querySelectorAll('[aria-modal="true"], dialog')].filter(el =>
+    (el.tagName === 'DIALOG' ? el.matches(':modal') : true) && el.getClientRects().length > 0);
+  if (!open.length) return null;
+  const el = open[open.length - 1];
+  const by = el.getAttribute('aria-labelledby');
+  const label = el.getAttribute('aria-label') || (by && document.getElementById(by)?.textContent) || '';
+  return label.trim();
+}"""
+"""The accessible name of the page's open modal dialog ("" for one without a name), null when none is open."""
+
+
+async def read_page(page: PlaywrightPage, watch_key: str | None) -> tuple[str, str | None, str]:
+    """The page's title, the name of its open modal dialog (None when none is open) and its AI snapshot with
+    boxes. With `watch_key`, the watch for changes (app.browser.in_page.WATCH_CHANGES, which also reads the
+    title) is armed before the snapshot is taken, so a change made while it is read is not missed; without
+    it, the title is read while the snapshot is taken. The modal check, a script on the page's main thread,
+    runs only when the snapshot holds a dialog: without one there is nothing a modal could be (the view
+    shows a modal only as a dialog's node)."""
+    if watch_key is None:
+        title, raw = await asyncio.gather(page.title(), page.aria_snapshot(mode="ai", boxes=True))
+    else:
+        title = await page.evaluate(in_page.WATCH_CHANGES, watch_key)
+        raw = await page.aria_snapshot(mode="ai", boxes=True)
+    modal = await page.evaluate(_MODAL_JS) if holds_dialog(raw) else None
+    return title, modal, raw
+
+
+@dataclass(frozen=True, slots=True)
+class Read:
+    """What the last snapshot read from the page, with the observation that holds its raw text."""
+
+    url: str
+    title: str
+    modal: str | None
+    raw: str
+    raw_obs: str
+    watched: bool
+    """The watch for changes was armed before it was read (else a change made meanwhile may be unseen)."""
+
+
+@dataclass(eq=False)
+class Page:
+    """One open page: what happened on it (captured from its creation) and its operations: snapshot,
+    screenshot, find, act, script, and its stored observations."""
+
+    id: str
+    page: PlaywrightPage
+    created_at: float
+    viewport: tuple[int, int]
+    store: ObservationStore
+    recorder: Recorder
+    events: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=EVENTS_KEPT))
+    history: list[str] = field(default_factory=list)
+    """Titles (or URLs) of the pages visited, oldest first."""
+    last_obs: str | None = None
+    obs_refs: frozenset[str] = frozenset()
+    """Every ref of the last observation's raw snapshot (shown or folded)."""
+    obs_taken_at: float = 0.0
+    navigated_at: float = 0.0
+    pending: dict[Request, float] = field(default_factory=dict)
+    """Requests in flight, with the time each started."""
+    seq: int = 0
+    """The number of the last event captured."""
+    dialog_answer: tuple[bool, str | None] | None = None
+    """How to answer the next dialog (accept?, prompt text), set by the `dialog` action; else dismiss."""
+    profile: str | None = None
+    """The profile whose persistent context the page is in (None: an isolated context of its own)."""
+    used_at: float = field(default_factory=time.monotonic)
+    """When a call last named it (monotonic): idle pages are closed."""
+    _seen: Read | None = None
+    """What the last snapshot read, while the page may not have changed since (None after any action)."""
+    _last: Earlier | None = None
+    """The last snapshot's parsed tree, for the diff of the next one (an action's snapshot)."""
+    _watch_key: str = field(default_factory=lambda: "__lookout_" + secrets.token_hex(6))
+    scripted_at: float = 0.0
+    """When a script of lookout's last ran in the page (time.time()): after `navigated_at`, in this document."""
+    watched_at: float = 0.0
+    """When the watch for changes last began in a script that was the last to run (after an action, or in the
+    check that found a change): the next read needs no script of its own to start it."""
+    _watching: asyncio.Future[None] | None = None
+    """The watch being armed after a first read (kept so the task is not collected)."""
+
+    def event(self, kind: str, **fields: Any) -> None:
+        self.seq += 1
+        self.events.append({"seq": self.seq, "ts": time.time(), "kind": kind, **fields})
+
+    def request_started(self, request: Request) -> None:
+        self.pending[request] = time.monotonic()
+
+    def request_ended(self, request: Request) -> None:
+        self.pending.pop(request, None)
+
+    async def open(self, url: str) -> None:
+        if not url.startswith(("http://", "https://", "file://", "about:", "data:")):
+            raise BadInput(f"{url!r} is not a URL lookout opens (http, https, file, about, data)", field="url")
+        try:
+            await self.page.goto(url, timeout=NAVIGATION_TIMEOUT_MS, wait_until="load")
+        except pw.Error as exc:
+            raise Conflict(f"navigation to {url} failed: {str(exc).splitlines()[0]}") from exc
+        self.history.append(await _title(self.page) or url)
+
+    async def describe(self) -> dict[str, Any]:
+        closed = self.page.is_closed()
+        return {"id": self.id, "url": self.page.url, "title": "" if closed else await _title(self.page),
+                "viewport": {"width": self.viewport[0], "height": self.viewport[1]}, "profile": self.profile,
+                "created_at": self.created_at, "closed": closed, "last_obs": self.last_obs}  # fmt: skip
+
+    async def snapshot(
+        self, options: SnapshotOptions, since: str | None = None, expand: str | None = None,
+        outcome: tuple[str, ...] = (),
+    ) -> dict[str, Any]:  # fmt: skip
+        """A budgeted snapshot; with `since` a diff against that earlier snapshot (a full snapshot that says
+        why when the URL changed or most of the page did); with `expand` only the subtree of that ref;
+        `outcome`: header lines (an action's messages). A page that has not changed since the last snapshot
+        (app.browser.in_page.UNCHANGED, one check in the page) is not read again."""
+        try:  # the earlier observation is read while the page answers
+            before, read = await asyncio.gather(self._earlier(since), self._read())
+        except pw.Error as exc:
+            raise Unavailable(f"the page did not answer a snapshot: {str(exc).splitlines()[0]}") from exc
+        ctx = PageContext(read.url, read.title, self.viewport, tuple(self.history[-HISTORY_SHOWN:-1]),
+                          modal=read.modal, outcome=outcome)  # fmt: skip
+        if expand is not None:
+            ctx = replace(ctx, note=f"Expanded: {expand}")
+        obs_id = self.store.new_id()
+        raw_from = read.raw_obs or None
+        result, answer = await asyncio.to_thread(_observed, self.store, self.id, obs_id, read.raw, options, ctx,
+                                                 before, expand, raw_from)  # fmt: skip
+        self._seen = replace(read, raw_obs=raw_from or obs_id)
+        if not read.watched and raw_from is None:  # armed while the answer is on its way, not while it is made
+            self._watching = asyncio.ensure_future(self._arm())
+        if answer.root is not None:
+            self._last = Earlier(obs_id, read.url, answer.root)
+        elif self._last is not None and raw_from is not None:  # the same page: its tree is the one kept
+            self._last = self._last._replace(obs_id=obs_id)
+        else:
+            self._last = None
+        self.last_obs, self.obs_taken_at, self.obs_refs = obs_id, time.time(), answer.refs
+        mode = "snapshot since" if before is not None else "snapshot expand" if expand is not None else "snapshot"
+        self.recorder.record(snapshot_frame(self.id, result, mode))
+        return result
+
+    def forget(self) -> None:
+        """Read the page again at the next snapshot (a benchmark's first snapshot must not reuse a read)."""
+        self._seen = None
+
+    async def _read(self) -> Read:
+        """The page as the last snapshot read it when nothing has changed since, else read afresh (`raw_obs`
+        empty: no observation holds its raw text yet). The watch for changes begins before the read: in the
+        check that found a change, in the pass after an action, or on its own; except when no script of
+        lookout's has run in this document yet: a document's first script in the page's own world costs
+        Playwright 10 to 20 ms to set up (measured), a fifth of a small page's snapshot, so the watch begins
+        once the answer is made (`snapshot`), and the read it follows is not trusted again."""
+        if self._watching is not None:  # a watch still being armed is the page's first script: wait for it
+            await self._watching
+            self._watching = None
+        seen, page = self._seen, self.page
+        self._seen = None
+        title: str | None = None
+        if seen is not None and seen.url == page.url and seen.watched:
+            try:
+                check = await page.evaluate(in_page.UNCHANGED, self._watch_key)
+                self.scripted_at = time.time()
+                if check["unchanged"]:
+                    self._seen = seen
+                    return seen
+                title, self.watched_at = check["title"], self.scripted_at  # watched anew, by the check
+            except pw.Error:
+                pass
+        watched = self.watched_at > self.navigated_at and self.watched_at >= self.scripted_at
+        watch = not watched and self.scripted_at > self.navigated_at
+        title_read, modal, raw = await read_page(page, self._watch_key if watch else None)
+        if watch:
+            self.scripted_at = self.watched_at = time.time()
+        return Read(page.url, title_read if title is None else title, modal, raw, "", watched or watch)
+
+    async def _arm(self) -> None:
+        """Start watching the page for changes (a page navigating or closed meanwhile is read afresh later)."""
+        try:
+            await self.page.evaluate(in_page.WATCH_CHANGES, self._watch_key)
+            self.scripted_at = time.time()  # not `watched_at`: the read before it is not covered
+        except pw.Error:
+            pass
+
+    async def _earlier(self, since: str | None) -> Earlier | None:
+        """The snapshot a diff is against: the last one's tree when it is the one, else read and parsed."""
+        if since is None:
+            return None
+        if self._last is not None and self._last.obs_id == since:
+            return self._last
+        stored = await asyncio.to_thread(self._snapshot_observation, since)
+        return Earlier(since, stored["url"], await asyncio.to_thread(_parsed, stored["raw"]))
+
+    async def screenshot(
+        self, *, max_dimension: int | None, fmt: ImageFormat, inline: bool, full_page: bool
+    ) -> dict[str, Any]:
+        """The page as an image scaled like a device screenshot (max_dimension None: raw), stored as an
+        observation whose scale converts a later click at image coordinates back to the page."""
+        try:
+            png = await self.page.screenshot(full_page=full_page, type="png")
+            scroll = await self.page.evaluate("[window.scrollX, window.scrollY]")
+        except pw.Error as exc:
+            raise Unavailable(f"the page did not answer a screenshot: {str(exc).splitlines()[0]}") from exc
+        obs_id = self.store.new_id()
+        scale, data = await asyncio.to_thread(_scaled, png, max_dimension, fmt)
+        stored = {"obs_id": obs_id, "kind": "screenshot", "ts": time.time(), "url": self.page.url,
+                  "full_page": full_page, "scroll": scroll, "format": fmt, "scale": asdict(scale)}  # fmt: skip
+        await asyncio.to_thread(self.store.save, self.id, stored, {fmt: data})
+        result = {"obs_id": obs_id, "page": {"width": scale.device_width, "height": scale.device_height},
+                  "image": {"width": scale.image_width, "height": scale.image_height},
+                  "scale_factor": round(scale.factor, 6), "path": str(self.store.file(self.id, obs_id, fmt)),
+                  "url": f"/v1/pages/{self.id}/observations/{obs_id}/image", "format": fmt,
+                  "tokens": image_tokens(scale.image_width, scale.image_height)}  # fmt: skip
+        if max_dimension is None:
+            result["warning"] = RAW_WARNING
+        self.recorder.record(screenshot_frame(self.id, result, stored["url"]))
+        if inline:
+            result["image_b64"] = base64.b64encode(data).decode()
+        return result
+
+    def observation(self, obs_id: str) -> dict[str, Any]:
+        return self.store.load(self.id, obs_id)
+
+    async def find(self, pattern: str, regex: bool) -> dict[str, Any]:
+        """Search the page's last observation (its whole snapshot, folded parts included)."""
+        if self.last_obs is None:
+            raise Conflict("no snapshot of this page yet: take one, then search it")
+        return await asyncio.to_thread(self._find, self.last_obs, pattern, regex)
+
+    def _find(self, obs_id: str, pattern: str, regex: bool) -> dict[str, Any]:
+        last = self._last
+        root = last.root if last is not None and last.obs_id == obs_id else None
+        if root is None:
+            root = _parsed(self._snapshot_observation(obs_id)["raw"])
+        try:
+            with gc_paused():
+                matches, count = find(root, pattern, regex)
+        except ValueError as exc:
+            raise BadInput(str(exc), field="text") from exc
+        return {"obs_id": obs_id, "count": count, "matches": [{"line": m.line, "path": list(m.path)} for m in matches]}
+
+    def _snapshot_observation(self, obs_id: str) -> dict[str, Any]:
+        """A stored snapshot with its raw text (read from the observation that holds it, for a snapshot of a
+        page that had not changed)."""
+        stored = self.observation(obs_id)
+        if stored.get("kind") != "snapshot":
+            raise BadInput(f"{obs_id} is a screenshot; `since` takes a snapshot's obs_id", field="since")
+        if "raw" not in stored:
+            stored["raw"] = self.observation(stored["raw_from"])["raw"]
+        return stored
+
+    async def _point(self, action: ClickAt) -> tuple[float, float]:
+        """Image coordinates of a screenshot observation as page (viewport) coordinates, while the
+        screenshot still shows the page (not scrolled, not navigated since)."""
+        stored = self.observation(action.obs_id)
+        if stored.get("kind") != "screenshot" or stored["full_page"]:
+            raise Conflict(f"{action.obs_id} is not a viewport screenshot: click by ref, or take one")
+        scroll = await self.page.evaluate("[window.scrollX, window.scrollY]")
+        seen = Seen(stored["ts"], {"the scroll position": _scroll_text(stored["scroll"])})
+        reason = staleness(seen, time.time(), {"the scroll position": _scroll_text(scroll)},
+                           since={"the page navigated": self.navigated_at})  # fmt: skip
+        if reason is not None:
+            raise Conflict(f"screenshot {action.obs_id} no longer shows the page ({reason}): take a new one")
+        scale = Scale(**stored["scale"])
+        if not scale.contains_image_point(action.x, action.y):
+            raise BadInput(f"({action.x:g}, {action.y:g}) is outside the screenshot "
+                           f"({scale.image_width}x{scale.image_height})")  # fmt: skip
+        return action.x * scale.factor, action.y * scale.factor
+
+    async def act(self, action: Action, snapshot: SnapshotOptions | None) -> dict[str, Any]:
+        """Run one action, let the page settle, and say what it did (and show the page, when asked). The
+        action (or its failure) is recorded in the timeline before the snapshot it asked for."""
+        try:
+            result = await self._act(action)
+        except LookoutError as exc:
+            self.recorder.record(action_frame(self.id, action, None, exc.message))
+            raise
+        self.recorder.record(action_frame(self.id, action, result, None))
+        if snapshot is not None:  # a diff against the observation the action was based on, when there is one
+            said = tuple(
+                f"{t['kind']}: {t['text']}" for t in result["effects"].get("text", ()) if t["kind"] in OUTCOMES
+            )
+            result["snapshot"] = await self.snapshot(snapshot, since=self.last_obs, outcome=said)
+        return result
+
+    async def _act(self, action: Action) -> dict[str, Any]:
+        if isinstance(action, DialogAnswer):
+            self.dialog_answer = (action.accept, action.text)
+            answer = (
+                "accepted" + (f" with {action.text!r}" if action.text is not None else "")
+                if action.accept
+                else "dismissed"
+            )
+            return {"ok": True, "action": "dialog", "url": self.page.url, "effects": {},
+                    "note": f"the next dialog on this page will be {answer}"}  # fmt: skip
+        point = None
+        if isinstance(action, ClickAt):
+            point = await self._point(action)
+        else:
+            check_ref(action, RefCheck(self.last_obs, self.obs_refs, self.obs_taken_at, self.navigated_at))
+        page = self.page
+        self._seen = None  # whatever the action does, the next snapshot reads the page again
+        started, seq, url_before = time.monotonic(), self.seq, page.url
+        element = await element_of(page, action) if point is None else None
+        focus_before = await before(page, element, action)
+        await perform(page, action, element, point)
+
+        def navigated() -> bool:
+            return any(e["kind"] == "navigation" for e in self.events if e["seq"] > seq)
+
+        settled = await settle(
+            page, lambda: any(t >= started for t in self.pending.values()), navigated, quiet_ms(action)
+        )
+        done = await after(page, self._watch_key)
+        if done["document"] != "unread":
+            self.scripted_at = self.watched_at = time.time()
+        new_events = [e for e in self.events if e["seq"] > seq]
+        if navigated():
+            self.history.append(done["title"] or page.url)
+        return {"ok": True, "action": action.name, "url": page.url, "title": done["title"], "settled": settled,
+                "effects": effects(new_events, url_before, page.url, focus_before, done)}  # fmt: skip
+
+    async def script(self, steps: list[Action | str], snapshot: SnapshotOptions) -> dict[str, Any]:
+        """Run steps in order (actions, "snapshot", "screenshot"); stop at the first error, or at a
+        navigation that a later step's refs would not survive (a step that is not navigate, back, forward
+        or reload and is not the last). Then one budgeted snapshot of where the page ended."""
+        results: list[dict[str, Any]] = []
+        stopped: dict[str, Any] | None = None
+        for index, step in enumerate(steps):
+            try:
+                if step == "snapshot":
+                    done = await self.snapshot(snapshot)
+                    results.append({"step": index, "action": "snapshot", "ok": True, "obs_id": done["obs_id"]})
+                    continue
+                if step == "screenshot":
+                    done = await self.screenshot(max_dimension=1000, fmt="png", inline=False, full_page=False)
+                    results.append({"step": index, "action": "screenshot", "ok": True, "obs_id": done["obs_id"],
+                                    "url": done["url"]})  # fmt: skip
+                    continue
+                assert not isinstance(step, str)
+                done = await self.act(step, None)
+            except LookoutError as exc:
+                name = step if isinstance(step, str) else step.name
+                results.append({"step": index, "action": name, "ok": False, "error": exc.message})
+                stopped = {"step": index, "reason": exc.message}
+                break
+            results.append({"step": index, "action": step.name, "ok": True, "effects": done["effects"]})
+            moved = "navigation" in done["effects"] and not isinstance(step, NAVIGATIONS)
+            if moved and index < len(steps) - 1:
+                stopped = {
+                    "step": index,
+                    "reason": f"the page navigated to {done['url']}: the next steps' refs are stale",
+                }
+                break
+        out: dict[str, Any] = {"results": results, "snapshot": await self.snapshot(snapshot)}
+        if stopped is not None:
+            out["stopped_at"] = stopped
+        return out
+
+
+def _observed(
+    store: ObservationStore, page_id: str, obs_id: str, raw: str, options: SnapshotOptions, ctx: PageContext,
+    before: Earlier | None, expand: str | None, raw_from: str | None,
+) -> tuple[dict[str, Any], Answer]:  # fmt: skip
+    """A snapshot's answer, stored as an observation (its raw text, or the observation that holds the same),
+    and the view's answer: the work after Playwright's part, in one worker thread."""
+    answer = snapshot_text(raw, options, ctx, before, expand)
+    result = {"obs_id": obs_id, "url": ctx.url, "title": ctx.title, "text": answer.text, "metadata": answer.metadata}
+    stored = {**result, "kind": "snapshot", "ts": time.time(), **({"raw_from": raw_from} if raw_from else {"raw": raw})}
+    store.save(page_id, stored)
+    return result, answer
+
+
+def _parsed(raw: str) -> AriaNode:
+    with gc_paused():
+        return parse(raw)
+
+
+def _scroll_text(scroll: list[float]) -> str:
+    return f"x {scroll[0]:g}, y {scroll[1]:g}"
+
+
+def _scaled(png: bytes, max_dimension: int | None, fmt: ImageFormat) -> tuple[Scale, bytes]:
+    image = Image.open(io.BytesIO(png)).convert("RGB")
+    scale = fit(image.width, image.height, max_dimension)
+    return scale, encode(resize(image, scale.image_width, scale.image_height), fmt)
+
+
+async def _title(page: PlaywrightPage) -> str:
+    try:
+        return await page.title()
+    except pw.Error:
+        return ""

@@ -1,0 +1,103 @@
+"""`lookout supervise`: keeps a daemon running, for where nothing else does (a container's main process).
+
+It binds the listening socket itself and holds it for the daemons it runs (as systemd's socket activation
+does: a daemon that dies refuses no connection, they wait in the backlog), starts `lookout serve` with it,
+and starts it again when it dies (kill -9, the OOM killer), so the terminals' holders, which outlive any
+daemon, are adopted again. It is a child subreaper (PR_SET_CHILD_SUBREAPER): the holders and a daemon started
+by `lookout restart` become its children when their parent ends, and it reaps them. A daemon that replaced
+another (`lookout restart`) is found by the data dir's lock. SIGTERM and SIGINT are passed to the daemon,
+and the supervisor ends with it (status 0 for a clean stop); SIGHUP is passed on (a hot restart).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from app.daemon.listen import LISTEN_FD_ENV, bind
+from app.daemon.lock import lock_holder
+
+PR_SET_CHILD_SUBREAPER = 36
+BACKOFF_S = (0.5, 1.0, 2.0, 5.0, 10.0)
+"""Pauses before starting a daemon that died again soon after its start (a crash at start loops slowly)."""
+STABLE_S = 30.0
+"""A daemon that ran this long before it died is started again at once."""
+
+
+def _say(message: str) -> None:
+    print(f"lookout supervise: {message}", file=sys.stderr, flush=True)
+
+
+class Supervisor:
+    def __init__(self, serve_argv: Sequence[str], data_dir: Path, host: str, port: int) -> None:
+        self.serve_argv = list(serve_argv)
+        self.data_dir = data_dir
+        self.sock = bind(host, port)
+        self.daemon: int | None = None
+        self.started_at = 0.0
+        self.stopping: int | None = None
+        """The signal that asked the supervisor to end."""
+        self.crashes = 0
+
+    def run(self) -> int:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            signal.signal(sig, self._on_signal)
+        self._start()
+        while True:
+            try:
+                pid, status = os.wait()
+            except ChildProcessError:
+                return 0
+            except InterruptedError:
+                continue
+            if pid != self.daemon:
+                continue  # a holder, or a daemon that was replaced: reaped
+            code = os.waitstatus_to_exitcode(status)
+            successor = lock_holder(self.data_dir)
+            if successor is not None and successor != pid:  # `lookout restart`: the new daemon goes on
+                self.daemon = successor
+                continue
+            if self.stopping is not None:
+                _say(f"the daemon (pid {pid}) stopped ({code})")
+                return 0 if code in (0, -self.stopping) else 1
+            self._restart_after(pid, code)
+
+    def _start(self) -> None:
+        os.set_inheritable(self.sock.fileno(), True)
+        env = {**os.environ, LISTEN_FD_ENV: str(self.sock.fileno())}
+        pid = os.posix_spawn(sys.executable, [sys.executable, "-m", "app", *self.serve_argv], env)
+        self.daemon, self.started_at = pid, time.monotonic()
+        _say(f"started the daemon (pid {pid})")
+
+    def _restart_after(self, pid: int, code: int) -> None:
+        ran = time.monotonic() - self.started_at
+        self.crashes = 0 if ran >= STABLE_S else self.crashes + 1
+        pause = 0.0 if not self.crashes else BACKOFF_S[min(self.crashes, len(BACKOFF_S)) - 1]
+        _say(f"the daemon (pid {pid}) died ({code}) after {ran:.1f} s; starting it again in {pause:g} s")
+        time.sleep(pause)
+        self._start()
+
+    def _on_signal(self, sig: int, _frame: object) -> None:
+        if sig != signal.SIGHUP:
+            self.stopping = sig
+        target = lock_holder(self.data_dir) or self.daemon
+        if target is not None:
+            try:
+                os.kill(target, sig)
+            except ProcessLookupError:
+                pass
+
+
+def supervise(serve_argv: Sequence[str], data_dir: Path, host: str, port: int) -> int:
+    try:
+        supervisor = Supervisor(serve_argv, data_dir, host, port)
+    except OSError as exc:
+        _say(f"cannot listen on {host}:{port}: {exc}")
+        return 3
+    return supervisor.run()

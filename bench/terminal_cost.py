@@ -1,0 +1,135 @@
+"""Terminal cost benchmark: what opening terminals and keeping them costs, beside tmux in the same run.
+
+- Opening: `--sessions` terminals (default 100) running the user's shell, opened one after another through
+  the API (`POST /v1/terminals`: each returns once its program runs under its holder and the daemon follows
+  it), beside as many `tmux new-session -d` of a private tmux server (each returns once the server runs the
+  shell in a new pane).
+- Memory: the proportional set size (PSS, `/proc/<pid>/smaps_rollup`) of every holder once the shells are at
+  their prompt (a holder's own pages; the shell is not counted), beside what each session adds to the tmux
+  server (its PSS with the sessions, less with one, per session).
+
+The goals (issue 36): opening costs no more than tmux's new-session (1.0x), and a holder at most 2 MB PSS.
+
+    .venv/bin/python bench/terminal_cost.py [--sessions 100]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from contextlib import ExitStack
+from pathlib import Path
+
+from terminal_ingest import Daemon
+from tmux_server import TmuxServer
+
+os.environ.setdefault("PYENV_REHASH_TIMEOUT", "1")
+"""Both lookout's shells and tmux's source the user's ~/.bashrc; on a machine where it runs `pyenv rehash`, a shell
+killed in the middle of one leaves its lock behind, and every later shell would wait 60 s for it."""
+
+GOAL_OPEN_RATIO = 1.0
+GOAL_HOLDER_MB = 2.0
+SHELL = os.environ.get("BENCH_SHELL", "bash")
+
+
+def _progress(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def pss_kb(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+        if line.startswith("Pss:"):
+            return int(line.split()[1])
+    raise RuntimeError(f"no Pss for pid {pid}")
+
+
+def parent(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
+def lookout(workdir: Path, sessions: int) -> tuple[list[float], list[int]]:
+    """Seconds each open took, and the PSS (KB) of each holder."""
+    daemon = Daemon(workdir, env={"LOOKOUT_MAX_SESSIONS": str(sessions + 10)})
+    try:
+        daemon.start()
+        times, pids = [], []
+        with daemon.client(timeout=120) as api:
+            api.post("/v1/terminals", json={"command": [SHELL], "cols": 80, "rows": 24}).raise_for_status()  # warm
+            for _ in range(sessions):
+                start = time.perf_counter()
+                answer = api.post("/v1/terminals", json={"command": [SHELL], "cols": 80, "rows": 24})
+                times.append(time.perf_counter() - start)
+                answer.raise_for_status()
+                pids.append(answer.json()["pid"])
+        time.sleep(3)  # the shells at their prompt
+        return times, [pss_kb(parent(pid)) for pid in pids]
+    finally:
+        daemon.stop()
+
+
+def tmux(sessions: int) -> tuple[list[float], float]:
+    """Seconds each new-session took, and the PSS (KB) each session adds to the server."""
+    with TmuxServer("bench-cost") as server:
+        server("new-session", "-d", "-s", "s0", "-x", "80", "-y", "24", SHELL)
+        server_pid = int(server("display", "-p", "#{pid}").strip())
+        time.sleep(1)
+        base = pss_kb(server_pid)
+        times = []
+        for i in range(1, sessions + 1):
+            start = time.perf_counter()
+            server("new-session", "-d", "-s", f"s{i}", "-x", "80", "-y", "24", SHELL)
+            times.append(time.perf_counter() - start)
+        time.sleep(3)
+        return times, (pss_kb(server_pid) - base) / sessions
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sessions", type=int, default=100)
+    args = parser.parse_args()
+    with ExitStack() as stack:
+        workdir = Path(tempfile.mkdtemp(prefix="lookout-bench-cost-"))
+        stack.callback(shutil.rmtree, workdir, True)
+        _progress(f"tmux: {args.sessions} sessions ...")
+        tmux_times, tmux_kb = tmux(args.sessions)
+        _progress(f"lookout: {args.sessions} terminals ...")
+        times, holders_kb = lookout(workdir, args.sessions)
+    total, tmux_total = sum(times), sum(tmux_times)
+    ratio = total / tmux_total
+    holder_mb, tmux_mb = statistics.mean(holders_kb) / 1024, tmux_kb / 1024
+    version = subprocess.run(["tmux", "-V"], capture_output=True, text=True, check=False).stdout.strip()
+    print(f"\nterminal_cost: {args.sessions} terminals of {SHELL}, opened one after another\n")
+    print(f"{'what':<48} {'lookout':>10} {version:>12}")
+    print(f"{'opening all of them, s':<48} {total:10.2f} {tmux_total:12.2f}")
+    print(f"{'one, median ms':<48} {statistics.median(times) * 1000:10.1f} {statistics.median(tmux_times) * 1000:12.1f}")
+    print(f"{'one, p90 ms':<48} {sorted(times)[int(len(times) * 0.9)] * 1000:10.1f} "
+          f"{sorted(tmux_times)[int(len(tmux_times) * 0.9)] * 1000:12.1f}")  # fmt: skip
+    print(f"{'memory per terminal (holder / added to the server), MB PSS':<48} {holder_mb:10.2f} {tmux_mb:12.2f}")
+    open_verdict = "PASS" if ratio <= GOAL_OPEN_RATIO else "MISS"
+    memory_verdict = "PASS" if holder_mb <= GOAL_HOLDER_MB else "MISS"
+    print(f"\ngoal: opening within {GOAL_OPEN_RATIO}x of tmux: {ratio:.2f}x ..... {open_verdict}")
+    print(f"goal: a holder at most {GOAL_HOLDER_MB} MB PSS: {holder_mb:.2f} MB ..... {memory_verdict}")
+    figures = {
+        "bench": "terminal_cost",
+        "sessions": args.sessions,
+        "open_all_s": round(total, 3),
+        "tmux_open_all_s": round(tmux_total, 3),
+        "open_vs_tmux": round(ratio, 2),
+        "holder_pss_mb": round(holder_mb, 2),
+        "holder_pss_max_mb": round(max(holders_kb) / 1024, 2),
+        "tmux_per_session_mb": round(tmux_mb, 3),
+        "goal_open_within_tmux": ratio <= GOAL_OPEN_RATIO,
+        "goal_holder_le_2mb": holder_mb <= GOAL_HOLDER_MB,
+    }
+    print(json.dumps(figures))
+
+
+if __name__ == "__main__":
+    main()
