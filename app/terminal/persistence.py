@@ -92,12 +92,12 @@ _FIELD_CHECKS: dict[str, Callable[[Any], bool]] = {
     "argv": lambda value: isinstance(value, list) and all(isinstance(arg, str) for arg in value),
     "shell": lambda value: isinstance(value, bool), "shell_integration": lambda value: isinstance(value, bool),
     "created_at": _time, "ended_at": _optional(_time), "journal_started_at": _optional(_time),
-    "pid": _optional(lambda value: type(value) is int and value > 1),
+    "pid": _optional(lambda value: type(value) is int and value > 0),
     "status": lambda value: value in ("running", "exited", "lost"),
     "exit_code": _optional(lambda value: type(value) is int),
     "lost_reason": _optional(_text), "ended_by": _optional(_text), "program_start": _optional(_text),
 }  # fmt: skip
-"""What the fields of meta.json may hold besides its id and size (a pid lookout may signal is a pid)."""
+"""What the fields of meta.json may hold besides its id and size (a pid is a positive integer)."""
 
 
 class GuardedWrites:

@@ -109,7 +109,7 @@ def members(meta: TerminalMeta) -> list[int]:
     """The live processes of the terminal's program's session, its leader first when it runs; none when the
     pid is another process's now (the program, and its session, are gone)."""
     pid = meta.pid
-    if pid is None:
+    if pid is None or pid <= 1:  # init, or no pid: never the terminal's program
         return []
     boot = _boot_time()
     leader = proc(pid, boot)
@@ -121,7 +121,7 @@ def members(meta: TerminalMeta) -> list[int]:
 
 def program_runs(meta: TerminalMeta) -> bool:
     """Whether the terminal's program (its session leader) still runs (a few small reads of /proc)."""
-    found = proc(meta.pid) if meta.pid is not None else None
+    found = proc(meta.pid) if meta.pid is not None and meta.pid > 1 else None
     return found is not None and found.alive and meta.pid is not None and is_program(meta, found, meta.pid)
 
 

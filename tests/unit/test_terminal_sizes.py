@@ -106,7 +106,7 @@ def test_a_damaged_checkpoint_is_passed_over_for_the_journal(tmp_path: Path, eng
 
 @pytest.mark.parametrize(("field", "value", "why"), [
     ("cols", 0, "size 0x4"), ("rows", 0, "size 20x0"), ("cols", 65535, "size 65535x4"), ("rows", -1, "size 20x-1"),
-    ("pid", "1; rm", "pid"), ("pid", 1, "pid"), ("id", "../../etc", "terminal id"), ("argv", "sh", "argv"),
+    ("pid", "1; rm", "pid"), ("pid", 0, "pid"), ("id", "../../etc", "terminal id"), ("argv", "sh", "argv"),
     ("status", "zombie", "status"), ("created_at", "yesterday", "created_at"),
 ])  # fmt: skip
 def test_a_damaged_meta_json_is_refused_with_what_is_wrong(tmp_path: Path, field: str, value: object, why: str) -> None:
