@@ -18,6 +18,10 @@ from starlette.testclient import TestClient
 from app.daemon.lock import lock_holder
 from tests.support.adb_server import AdbServer
 
+sys.modules.setdefault("tests.conftest", sys.modules[__name__])
+"""pytest loads this file as `conftest`; tests import it as `tests.conftest`: one module, so the daemons a test
+starts (Daemon.started) are the ones its teardown stops, also when the test fails (two copies leaked them)."""
+
 REPO = Path(__file__).resolve().parent.parent
 pytest_plugins = ["tests.support.adb_fixtures"]
 SLOW_SUITES = ("integration", "e2e", "security")
