@@ -203,20 +203,18 @@ def ls(args: argparse.Namespace) -> int:
 
 def kill(args: argparse.Namespace) -> int:
     from app.terminal import holders
-    from app.terminal.holder.protocol import ProtocolError
 
     data_dir = _settings(args).data_dir
-    ids = [t.id for t in holders.terminals(data_dir) if t.status == "running"] if args.all else args.ids
+    ids = [t.id for t in holders.terminals(data_dir) if t.status in holders.LIVE] if args.all else args.ids
     if not ids and not args.all:
         print("lookout kill: name terminal ids, or --all", file=sys.stderr)
         return 2
     failed = 0
     for terminal_id in ids:
         try:
-            code = holders.kill(data_dir, terminal_id)
-            print(printable(f"{terminal_id}: ended" + (f" (exit {code})" if code is not None else "")))
-        except (OSError, ProtocolError) as exc:
-            print(printable(f"{terminal_id}: {exc}"), file=sys.stderr)
+            print(printable(f"{terminal_id}: {holders.kill(data_dir, terminal_id)}"))
+        except (OSError, holders.NotEnded) as exc:
+            print(printable(f"{terminal_id}: not ended: {exc}"), file=sys.stderr)
             failed += 1
     return 1 if failed else 0
 

@@ -89,7 +89,11 @@ async def stream(
         await websocket.close(code=4404, reason=exc.message)
         return
     await websocket.accept()
-    await session.engine()
+    try:
+        await session.engine()
+    except LookoutError as exc:  # its screen cannot be rebuilt (a damaged journal): 4000 + the HTTP status
+        await websocket.close(code=4000 + exc.status, reason=exc.message.encode()[:120].decode(errors="ignore"))
+        return
     feed: BoundedFeed[Any] = BoundedFeed(FEED_BYTES)
     if mode == "raw":
         stop_output = session.subscribe_output(lambda data: feed.push(data, len(data)))

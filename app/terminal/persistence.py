@@ -46,6 +46,12 @@ class TerminalMeta:
     journal_started_at: float | None = None
     """The Unix time of the journal's t = 0 (its holder's start), as the holder said; index times count from
     it (terminals of earlier versions: None, and `created_at` stands in)."""
+    ended_by: str | None = None
+    """The stop ladder's signal after which the program ended (`SIGHUP`...), when lookout ended it."""
+    program_start: str | None = None
+    """What tells the program's process from a later one given the same pid: `<boot id>:<its start in clock
+    ticks after boot>` (app.terminal.session_ladder), read when it started; None for terminals of earlier
+    versions."""
 
     @property
     def journal_epoch(self) -> float:
@@ -59,11 +65,39 @@ class TerminalMeta:
     def from_json(cls, data: dict[str, Any]) -> TerminalMeta:
         """ValueError (or TypeError) for a record that is not a terminal's, or whose size no terminal has."""
         known = {k: data[k] for k in cls.__dataclass_fields__ if k in data}
+        for name, value in known.items():
+            if name in _FIELD_CHECKS and not _FIELD_CHECKS[name](value):
+                raise ValueError(f"meta.json: {name} {str(value)[:80]!r} is not what lookout writes there")
         meta = cls(**known)
         check_size(meta.cols, meta.rows)
         if not isinstance(meta.id, str) or not SAFE_ID.fullmatch(meta.id) or ".." in meta.id:
             raise ValueError(f"{meta.id!r} is not a terminal id")
         return meta
+
+
+def _text(value: Any) -> bool:
+    return isinstance(value, str)
+
+
+def _time(value: Any) -> bool:
+    return type(value) in (int, float) and 0 <= value < 1e11
+
+
+def _optional(check: Callable[[Any], bool]) -> Callable[[Any], bool]:
+    return lambda value: value is None or check(value)
+
+
+_FIELD_CHECKS: dict[str, Callable[[Any], bool]] = {
+    "name": _text, "command": _text, "cwd": _text, "engine": _text,
+    "argv": lambda value: isinstance(value, list) and all(isinstance(arg, str) for arg in value),
+    "shell": lambda value: isinstance(value, bool), "shell_integration": lambda value: isinstance(value, bool),
+    "created_at": _time, "ended_at": _optional(_time), "journal_started_at": _optional(_time),
+    "pid": _optional(lambda value: type(value) is int and value > 0),
+    "status": lambda value: value in ("running", "exited", "lost"),
+    "exit_code": _optional(lambda value: type(value) is int),
+    "lost_reason": _optional(_text), "ended_by": _optional(_text), "program_start": _optional(_text),
+}  # fmt: skip
+"""What the fields of meta.json may hold besides its id and size (a pid is a positive integer)."""
 
 
 class GuardedWrites:

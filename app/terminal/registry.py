@@ -21,7 +21,9 @@ from app.core.events import EventBus
 from app.core.ids import check_id, new_id
 from app.core.private_files import make_dir
 from app.terminal.frame_screens import Recorded, rebuild
+from app.terminal.holder.protocol import ProtocolError, socket_name
 from app.terminal.holder_link import HolderError, HolderLauncher
+from app.terminal.holders import greet, remove_stale_socket
 from app.terminal.persistence import TerminalMeta, latest_checkpoint, load_meta
 from app.terminal.screen_model import RENDERS
 from app.terminal.session import SessionLimits, TerminalSession
@@ -30,6 +32,9 @@ from app.timeline.recording import NullRecorder, Recorder
 
 log = logging.getLogger(__name__)
 
+READOPT_TICK_S = 1.0
+READOPT_FIRST_S = 2.0
+READOPT_MOST_S = 60.0
 LISTING_GROUP = 20
 """Terminals described between two turns of the event loop in a listing."""
 SHELLS = {"bash", "zsh", "sh", "dash", "fish", "ksh", "mksh", "tcsh", "csh"}
@@ -84,6 +89,9 @@ class TerminalRegistry:
         self.holders = root.parent / "holders"
         """Where the holders' sockets are (see app.terminal.holder.protocol)."""
         self.launcher = HolderLauncher()
+        self._readopting: asyncio.Task[None] | None = None
+        self._released = False
+        """Another daemon has taken the terminals over (`release`): none is adopted again here."""
 
     async def start(self) -> None:
         """Adopt the terminals of earlier runs that still run; load the others (exited or lost)."""
@@ -99,35 +107,97 @@ class TerminalRegistry:
                 continue
             loading.append(self._load(directory))
         for session in await asyncio.gather(*loading):
-            if session is not None:
-                self._sessions[session.id] = session
+            self._sessions[session.id] = session
+        if not self.read_only:
+            self._readopting = asyncio.create_task(self._readopt_lost())
 
-    async def _load(self, directory: Path) -> TerminalSession | None:
+    async def _load(self, directory: Path) -> TerminalSession:
+        """The terminal of `directory`: adopted, recovered, or (its files fail) listed `lost` with the reason."""
+        meta = None
         try:
             meta = await asyncio.to_thread(load_meta, directory)
             if meta.status == "running" and not self.read_only:
                 return await TerminalSession.adopt(
                     directory, self.limits, self.holders, bus=self.bus, recorder=self.recorder
                 )
-            return await asyncio.to_thread(partial(TerminalSession.recover, directory, self.limits, bus=self.bus,
-                                                   recorder=self.recorder, recorded=self.read_only))  # fmt: skip
-        except (OSError, ValueError, TypeError, KeyError, Gone) as exc:
-            log.warning("skipping unreadable terminal %s: %s", directory.name, exc)
-            return None
+            return await asyncio.to_thread(partial(
+                TerminalSession.recover, directory, self.limits, self.holders, bus=self.bus, recorder=self.recorder,
+                recorded=self.read_only,
+            ))  # fmt: skip
+        except Exception as exc:  # noqa: BLE001 (one terminal's damaged files never stop the daemon)
+            what = "meta.json cannot be used" if meta is None else "files cannot be loaded"
+            log.warning("terminal %s is lost: its %s: %s", directory.name, what, exc)
+            return TerminalSession.unusable(
+                directory, meta, f"its {what}: {exc}", self.limits, self.holders,
+                engine=self.engine, bus=self.bus, recorder=self.recorder,
+            )  # fmt: skip
+
+    async def _readopt_lost(self) -> None:
+        """Adopt again, now and then, each `lost` terminal whose holder may live (its socket is there): one that
+        answered late, or whose socket was away for a while, is followed again once it answers, after the
+        same checks (socket owner, peer credentials, the program's pid). Each terminal is tried after
+        READOPT_FIRST_S, then less and less often, up to every READOPT_MOST_S."""
+        due: dict[str, tuple[float, float]] = {}
+        while True:
+            await asyncio.sleep(READOPT_TICK_S)
+            for session in list(self._sessions.values()):
+                if self._released or not (session.readopt and session.meta.status == "lost" and not session.ending):
+                    due.pop(session.id, None)
+                    continue
+                at, delay = due.setdefault(session.id, (time.monotonic() + READOPT_FIRST_S, READOPT_FIRST_S))
+                if time.monotonic() < at:
+                    continue
+                if await self._readopt(session):
+                    due.pop(session.id, None)
+                else:
+                    due[session.id] = (time.monotonic() + delay, min(delay * 2, READOPT_MOST_S))
+
+    async def _readopt(self, lost: TerminalSession) -> bool:
+        """Adopt `lost` again if its holder answers now; whether it was."""
+        if not await asyncio.to_thread(os.path.lexists, self.holders / socket_name(lost.id)):
+            return False
+        try:
+            await asyncio.to_thread(greet, self.holders, lost.meta)
+        except (ConnectionRefusedError, FileNotFoundError):
+            await asyncio.to_thread(remove_stale_socket, self.holders, lost.id)
+            return False
+        except (OSError, ProtocolError):
+            return False
+        try:
+            session = await TerminalSession.adopt(
+                lost.directory, self.limits, self.holders, bus=self.bus, recorder=self.recorder
+            )
+        except Exception as exc:  # noqa: BLE001 (as at start: this terminal stays lost, the daemon goes on)
+            log.warning("terminal %s is not adopted again: %s", lost.id, exc)
+            return False
+        if not session.running:
+            return False
+        if lost.ending or self._released or self._sessions.get(lost.id) is not lost:  # ended, purged, or released
+            await session.detach()
+            return True
+        self._sessions[lost.id] = session
+        log.info("terminal %s is adopted again: its holder answers", lost.id)
+        self.bus.publish("terminal.adopted", id=lost.id)
+        return True
 
     async def shutdown(self) -> None:
         """Leave every running terminal to its holder: it goes on, and the next daemon adopts it."""
+        if self._readopting is not None:
+            self._readopting.cancel()
+            await asyncio.gather(self._readopting, return_exceptions=True)
         await asyncio.gather(*(s.detach() for s in self._sessions.values() if s.running))
         await self.launcher.close()
 
     async def release(self) -> None:
         """Another daemon takes the terminals over (a hot restart): each is left to it, followed here only
         for the answers already begun (see TerminalSession.release); its holders' fork server ends."""
+        self._released = True
         await asyncio.gather(*(s.release() for s in self._sessions.values()))
         await self.launcher.close()
 
     def take_back(self) -> None:
         """Undo `release` (the daemon that was to take the terminals over failed)."""
+        self._released = False
         for session in self._sessions.values():
             session.take_back()
 

@@ -4,7 +4,8 @@ from the same bytes (checkpoints keep the title they were taken with).
 
 Checkpoints are taken every CHECKPOINT_BYTES of output and all are kept (app.terminal.screen_model), so any
 moment is at most CHECKPOINT_BYTES of replay away: a few tens of ms (bench/terminal_replay.py). Blocking:
-call it in a worker.
+call it in a worker. An engine that fails all the same (sizes are checked where they enter) is a
+BackendFailure that says so: that answer fails, or the terminal being adopted is `lost`; never the daemon.
 """
 
 from __future__ import annotations
@@ -12,8 +13,9 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from app.core.errors import BadInput, Gone
+from app.core.errors import BackendFailure, BadInput, Gone, LookoutError
 from app.terminal.engines import create_engine
 from app.terminal.engines.base import ScreenEngine
 from app.terminal.journal import IndexEntry, raw_size, read_kind, read_raw, resize_of, stored_from
@@ -52,6 +54,23 @@ def screen_at(
     if first and (cp is None or int(cp["offset"]) < first):
         raise Gone(f"no checkpoint between offset {first}, where the stored output starts, and {offset}: the screen "
                    "cannot be rebuilt")  # fmt: skip
+    try:
+        return _rebuild(directory, meta, entries, cp, offset, scrollback)
+    except (OSError, LookoutError):
+        raise
+    except Exception as exc:  # an engine that fails on these bytes: this answer fails, never the daemon
+        raise BackendFailure(f"the {meta.engine} screen engine failed while rebuilding the screen at offset "
+                             f"{offset}: {type(exc).__name__}: {str(exc)[:200]}") from exc  # fmt: skip
+
+
+def _rebuild(
+    directory: Path,
+    meta: TerminalMeta,
+    entries: list[IndexEntry],
+    cp: dict[str, Any] | None,
+    offset: int,
+    scrollback: int,
+) -> PastScreen:
     if cp is not None:
         engine = create_engine(meta.engine, cp["cols"], cp["rows"], scrollback)
         engine.restore(cp["dump"], cp.get("kept") or {})

@@ -27,8 +27,9 @@ from typing import Any
 from app.core.errors import BadInput, Conflict, Gone, TooLarge
 from app.core.events import EventBus
 from app.core.private_files import DIR_MODE, make_dir
+from app.terminal import holders as held
 from app.terminal import persistence as files
-from app.terminal import shell_integration
+from app.terminal import session_ladder, shell_integration
 from app.terminal.blocks import Block, BlockTracker
 from app.terminal.deltas import Delta, DeltaPage
 from app.terminal.engines.base import ScreenEngine
@@ -51,7 +52,7 @@ from app.terminal.layers import ViewOptions
 from app.terminal.replay import screen_at
 from app.terminal.screen_model import DeltaListener, ScreenModel
 from app.terminal.state import LINE_EDITOR_SHELLS, State, derive_state
-from app.terminal.terminal_process import TerminalProcess
+from app.terminal.terminal_process import STOP_TIMEOUT_S, TerminalProcess
 from app.terminal.waiting import Origin, Until, WaitResult, wait_until
 from app.timeline.recording import DEFAULT_AGENT, Recorder, current_agent
 
@@ -94,16 +95,24 @@ class TerminalSession:
         directory: Path,
         limits: SessionLimits,
         *,
+        holders: Path,
         bus: EventBus,
         recorder: Recorder,
         dormant_size: int = 0,
     ) -> None:
-        """`dormant_size`: the journal offset the screen starts from (a dormant terminal's journal size)."""
+        """`holders`: where the holders' sockets are; `dormant_size`: the journal offset the screen starts from
+        (a dormant terminal's journal size)."""
         self.meta = meta
         self.directory = directory
         self.limits = limits
+        self.holders = holders
         self.bus = bus
         self.recorder = recorder
+        self.readopt = True
+        """Whether a `lost` terminal may be adopted again once its holder answers (not when its files fail)."""
+        self.ending = False
+        """A client is ending it (it is then not adopted again)."""
+        self._meta_known = True
         self.blocks = BlockTracker(directory, meta.shell_integration)
         self.last_output_at = time.monotonic()
         self.last_input = Origin(since=0)
@@ -152,7 +161,8 @@ class TerminalSession:
         }  # fmt: skip
         started = await launcher.launch(spec)
         meta.pid, meta.journal_started_at = started.greeting["pid"], float(started.greeting["started_at"])
-        self = cls(meta, directory, limits, bus=bus, recorder=recorder)
+        meta.program_start = session_ladder.program_start(meta.pid)
+        self = cls(meta, directory, limits, holders=holders, bus=bus, recorder=recorder)
         self._screen.start()
         process = self._follow(JournalFollower(directory, 0, meta.journal_epoch), 0)
         process.follow_new(started)
@@ -168,19 +178,32 @@ class TerminalSession:
     async def adopt(
         cls, directory: Path, limits: SessionLimits, holders: Path, *, bus: EventBus, recorder: Recorder
     ) -> TerminalSession:
-        """A terminal an earlier run of the daemon left running: its screen and blocks taken up from the last
-        snapshot and rebuilt from the journal, then followed through its holder again. A holder that has
-        ended leaves the terminal `exited` with the exit code it recorded (or `lost`, with the reason, when it
-        recorded none); one that cannot be trusted or understood leaves it `lost` with the reason."""
+        """A terminal an earlier run of the daemon left running (or lost): its screen and blocks taken up from
+        the last snapshot and rebuilt from the journal, then followed through its holder again. A holder that
+        has ended leaves the terminal `exited` with the exit code it recorded (or `lost`, with the reason, when
+        it recorded none); one that cannot be trusted or understood, or files from which its screen cannot be
+        rebuilt (a damaged journal, a screen engine that fails), leave it `lost` with the reason."""
         meta = files.load_meta(directory)
+        size = raw_size(directory)
         snapshot = files.load_snapshot(directory) or {}
-        resume_at = min(int(snapshot.get("raw_offset", 0)), raw_size(directory))
-        self = cls(meta, directory, limits, bus=bus, recorder=recorder, dormant_size=resume_at)
-        self._screen.title = snapshot.get("title", "")
-        self._screen.bracketed_paste = bool(snapshot.get("bracketed_paste", False))
-        self.last_input = _origin(files.load_last_input(directory), raw_size(directory)) or self.last_input
-        self.blocks.restore(snapshot.get("blocks") or {"forged": snapshot.get("forged_marks", 0)})
-        past = await asyncio.to_thread(screen_at, directory, meta, resume_at, limits.scrollback)
+        resume_at = snapshot.get("raw_offset", 0)
+        if type(resume_at) is not int or resume_at < 0:
+            resume_at = -1
+        self = cls(meta, directory, limits, holders=holders, bus=bus, recorder=recorder,
+                   dormant_size=min(max(resume_at, 0), size))  # fmt: skip
+        try:
+            if resume_at < 0:
+                raise ValueError(f"screen.snapshot.json's raw_offset {snapshot.get('raw_offset')!r} is not an offset")
+            resume_at = min(resume_at, size)
+            self._screen.title = str(snapshot.get("title", ""))
+            self._screen.bracketed_paste = bool(snapshot.get("bracketed_paste", False))
+            self.last_input = _origin(files.load_last_input(directory), size) or self.last_input
+            self.blocks.restore(snapshot.get("blocks") or {"forged": snapshot.get("forged_marks", 0)})
+            past = await asyncio.to_thread(screen_at, directory, meta, resume_at, limits.scrollback)
+        except Exception as exc:  # noqa: BLE001 (damaged files, an engine that fails: this terminal, never the daemon)
+            log.warning("terminal %s is not adopted: its screen cannot be rebuilt: %s", meta.id, exc)
+            self.readopt = False
+            return self._lost(f"its screen cannot be rebuilt from its files: {exc}")
         self._screen.take_up(past)
         follower = JournalFollower(directory, resume_at, meta.journal_epoch)
         process = self._follow(follower, resume_at, cwd=snapshot.get("cwd"))
@@ -199,6 +222,40 @@ class TerminalSession:
             return self._lost(f"its holder runs pid {greeting['pid']}, not the terminal's pid {meta.pid}")
         assert self._ingest is not None
         self._ingest.answer_from = int(greeting.get("size") or 0)
+        if meta.status != "running":  # adopted again, after it was lost
+            meta.status, meta.lost_reason = "running", None
+            self._writes("meta.json", files.save_meta, directory, meta)
+            self._writes("events.jsonl", files.append_event, directory, {"type": "adopted"})
+        return self
+
+    @classmethod
+    def unusable(
+        cls,
+        directory: Path,
+        meta: files.TerminalMeta | None,
+        reason: str,
+        limits: SessionLimits,
+        holders: Path,
+        *,
+        engine: str,
+        bus: EventBus,
+        recorder: Recorder,
+    ) -> TerminalSession:
+        """A terminal whose files fail (its meta.json cannot be used, or loading it failed): listed `lost` with
+        the reason, never adopted again by itself. Without a meta, a stand-in one (never written) names it,
+        and nothing but its holder can end its program."""
+        known = meta is not None
+        if meta is None:
+            meta = files.TerminalMeta(
+                id=directory.name, name=directory.name, command="", argv=[], cwd="", cols=80, rows=24, engine=engine,
+                shell=False, created_at=directory.stat().st_mtime, status="lost",
+            )  # fmt: skip
+        self = cls(
+            meta, directory, limits, holders=holders, bus=bus, recorder=recorder, dormant_size=raw_size(directory)
+        )
+        self.readopt, self._meta_known = False, known
+        meta.status, meta.lost_reason = "lost", reason  # not written: its files stay as they are
+        self._finalized.set()
         return self
 
     def _follow(self, follower: JournalFollower, offset: int, cwd: str | None = None) -> TerminalProcess:
@@ -221,18 +278,31 @@ class TerminalSession:
 
     @classmethod
     def recover(
-        cls, directory: Path, limits: SessionLimits, *, bus: EventBus, recorder: Recorder, recorded: bool = False
+        cls,
+        directory: Path,
+        limits: SessionLimits,
+        holders: Path,
+        *,
+        bus: EventBus,
+        recorder: Recorder,
+        recorded: bool = False,
     ) -> TerminalSession:
-        """A session from an earlier run of the daemon that had ended; `recorded`: a terminal shown from its
-        record only (a read-only lookout serving a replay archive), `lost` if the record says it ran on."""
+        """A session from an earlier run of the daemon that had ended (or was lost: see `readopt`); `recorded`:
+        a terminal shown from its record only (a read-only lookout serving a replay archive), `lost` if the
+        record says it ran on, and never adopted."""
         meta = files.load_meta(directory)
         if recorded and meta.status == "running":
             meta.status, meta.lost_reason = "lost", "shown from its record: its program went on elsewhere"
-        self = cls(meta, directory, limits, bus=bus, recorder=recorder, dormant_size=raw_size(directory))
+        self = cls(
+            meta, directory, limits, holders=holders, bus=bus, recorder=recorder, dormant_size=raw_size(directory)
+        )
         self.stored_from = stored_from(directory)
+        self.readopt = not recorded
         snapshot = files.load_snapshot(directory) or {}
-        self._screen.title = snapshot.get("title", "")
-        self.blocks.forged = int(snapshot.get("forged_marks", snapshot.get("blocks", {}).get("forged", 0)))
+        title, blocks = snapshot.get("title"), snapshot.get("blocks")
+        forged = snapshot.get("forged_marks", blocks.get("forged", 0) if isinstance(blocks, dict) else 0)
+        self._screen.title = title if isinstance(title, str) else ""
+        self.blocks.forged = forged if type(forged) is int and forged >= 0 else 0
         self._finalized.set()
         return self
 
@@ -273,8 +343,11 @@ class TerminalSession:
         """The program has exited (or its holder ended without saying how: `lost` says so) and its output is
         all read: record the end, write the final delta, snapshot and checkpoint."""
         assert self._process is not None
+        if lost is not None and session_ladder.program_runs(self.meta):
+            lost += f"; its program runs on as pid {self.meta.pid} (DELETE, or `lookout kill {self.id}`, ends it)"
         self.meta.status = "exited" if exit_code is not None else "lost"
         self.meta.exit_code = exit_code
+        self.meta.ended_by = self._process.ended_by
         self.meta.lost_reason = lost
         self.meta.ended_at = time.time()
         last = self.blocks.close(self.raw_offset, self.meta.ended_at, exit_code)
@@ -289,6 +362,7 @@ class TerminalSession:
         elif lost:
             log.warning("terminal %s is lost: %s", self.id, lost)
             self.bus.publish("terminal.lost", id=self.id, reason=lost)
+            files.in_background(held.remove_stale_socket, self.holders, self.id)  # its holder was killed
         else:
             self.bus.publish("terminal.exited", id=self.id, exit_code=exit_code)
             self.recorder.record(exit_frame(self.id, exit_code, self._process.stopping, self.last_agent))
@@ -414,6 +488,7 @@ class TerminalSession:
             "title": self.title,
             "degraded": self.degraded,
             "lost_reason": m.lost_reason,
+            "ended_by": m.ended_by,
             "alt_screen": engine.alt_screen if engine is not None else False,
             "raw_size": self._process.journal_size if self._process is not None else self.raw_offset,
             "engine": m.engine,
@@ -581,11 +656,32 @@ class TerminalSession:
         self._writes.released = self.blocks.released = True
 
     async def stop(self) -> None:
-        """Hang up, then terminate, then kill the terminal's processes until the leader is gone; then kill
-        whatever is left in its session (background jobs that ignored the hangup). Returns once its files are
-        written (none is being written in the background any more: a purge may remove them)."""
-        if self._process is not None and not self._finalized.is_set():
-            await self._process.stop()
+        """End the program: its holder's stop ladder (hang up, terminate, kill the session), or, when its
+        holder is gone or does not end it, the same ladder run by lookout on the program's session
+        (app.terminal.holders). Returns once it is gone and its files are written (none is being written in
+        the background any more: a purge may remove them), with `meta.ended_by` the signal after which it
+        was gone; Conflict, saying what, when something of it is still there."""
+        self.ending = True
+        process, holder_failed = self._process, None
+        if process is not None and not self._finalized.is_set():
+            await process.stop()
+            if not process.ended.is_set():
+                holder_failed = f"its holder did not end the program within {STOP_TIMEOUT_S:.0f} s"
+                process.let_go(holder_failed)
+                await process.ended.wait()
+        if self.meta.status == "lost":
+            meta = self.meta if self._meta_known else None
+            try:
+                ending = await asyncio.to_thread(held.end, self.holders, self.directory, meta, holder_failed)
+            except held.NotEnded as exc:
+                self.ending = False
+                raise Conflict(f"terminal {self.id} is not ended: {exc}") from None
+            self.meta.status, self.meta.exit_code, self.meta.ended_by = "exited", ending.code, ending.signal
+            self.meta.ended_at = self.meta.ended_at or time.time()
+            if self._meta_known:
+                await asyncio.to_thread(held.record_end, self.directory, self.meta, ending)
+            self.bus.publish("terminal.exited", id=self.id, exit_code=ending.code, ended_by=ending.signal)
+            self.recorder.record(exit_frame(self.id, ending.code, True, self.last_agent))
         await self._screen.written()
 
 

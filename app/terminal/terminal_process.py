@@ -56,6 +56,7 @@ class TerminalProcess:
         self.ended_by: str | None = None
         """The stop ladder's signal after which the program ended, when the holder says."""
         self._holder_gone = False
+        self._gone_reason = "its holder ended without recording the program's exit (was it killed?)"
         self._scheduled = False
         self._syncs: dict[int, asyncio.Future[int]] = {}
         self._next_sync = 0
@@ -141,7 +142,7 @@ class TerminalProcess:
 
     async def stop(self) -> None:
         """The holder's stop ladder (hang up, terminate, kill the session); returns once the program has
-        exited and its output is read (or after STOP_TIMEOUT_S, logged)."""
+        exited and its output is read, or after STOP_TIMEOUT_S (`ended` is then not set: see `let_go`)."""
         if self.ended.is_set():
             return
         self.stopping = True
@@ -150,8 +151,16 @@ class TerminalProcess:
         try:
             await asyncio.wait_for(self.ended.wait(), STOP_TIMEOUT_S)
         except TimeoutError:
-            log.error("the program on pid %s did not end within %.0f s of its stop", self.tty and self.tty.pid,
-                      STOP_TIMEOUT_S)  # fmt: skip
+            log.warning("the program on pid %s did not end within %.0f s of its stop", self.tty and self.tty.pid,
+                        STOP_TIMEOUT_S)  # fmt: skip
+
+    def let_go(self, reason: str) -> None:
+        """Stop following a holder that does not end the program: the journal is read to its end, and the exit
+        is what it records, or unknown (`reason`)."""
+        self._gone_reason = reason
+        if self.link is not None:
+            self.link.close()
+        self._on_closed()
 
     def detach(self) -> None:
         """Leave the holder running (the daemon is ending)."""
@@ -219,7 +228,7 @@ class TerminalProcess:
             self.link.close()
         self.follower.close()
         if code is None:
-            self._on_exit(None, "its holder ended without recording the program's exit (was it killed?)")
+            self._on_exit(None, self._gone_reason)
         else:
             self._on_exit(code, None)
         self.ended.set()

@@ -15,7 +15,8 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
-from app.schemas.terminal import MAX_COLS, MAX_ROWS, ActRequest, ScreenOptions, TerminalInput, Until
+from app.schemas.terminal import ActRequest, ScreenOptions, TerminalInput, Until
+from app.terminal.holder.sizes import MAX_COLS, MAX_ROWS, MIN_SIZE
 from clients.mcp.daemon import call
 
 RAW_READ_DEFAULT = 16_384
@@ -43,8 +44,8 @@ async def terminal_open(
     command: Annotated[str | list[str] | None, Field(description="none: your shell; a command line; or argv")] = None,
     cwd: str | None = None,
     env: dict[str, str] | None = None,
-    cols: Annotated[int, Field(ge=2, le=MAX_COLS)] = 120,
-    rows: Annotated[int, Field(ge=2, le=MAX_ROWS)] = 40,
+    cols: Annotated[int, Field(ge=MIN_SIZE, le=MAX_COLS)] = 120,
+    rows: Annotated[int, Field(ge=MIN_SIZE, le=MAX_ROWS)] = 40,
     name: Annotated[str | None, Field(max_length=200)] = None,
     shell_integration: bool = True,
 ) -> str:

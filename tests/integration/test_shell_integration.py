@@ -120,7 +120,7 @@ async def test_a_forged_mark_is_ignored_and_counted(
     await _run(s, f"env | grep -c -e {nonce} -e ZDOTDIR -e LOOKOUT -e __lookout")
     assert await _output(s, 2) == "0"
     await s.stop()
-    after_restart = TerminalSession.recover(s.directory, s.limits, bus=s.bus, recorder=s.recorder)
+    after_restart = TerminalSession.recover(s.directory, s.limits, s.holders, bus=s.bus, recorder=s.recorder)
     assert after_restart.describe()["forged_marks"] == 2, "the count is kept in screen.snapshot.json"
 
 

@@ -7,6 +7,8 @@ from typing import Any
 
 import avt
 
+from app.terminal.holder.sizes import check_size
+
 from .avt_clusters import ClusterCodec
 from .base import DEFAULT_STYLE, Cell, Color, Cursor, Style
 from .escapes import sgr, sgr_semicolons, to_7bit
@@ -62,6 +64,7 @@ class AvtEngine:
     name = "avt"
 
     def __init__(self, cols: int, rows: int, scrollback: int) -> None:
+        check_size(cols, rows)
         self._vt = avt.Vt(cols, rows, scrollback)
         self._cols, self._rows = cols, rows
         self._decoder = utf8_decoder()
@@ -90,6 +93,7 @@ class AvtEngine:
         return changed
 
     def resize(self, cols: int, rows: int) -> None:
+        check_size(cols, rows)
         self._vt.resize(cols, rows)
         self._clusters.forget_position()
         self._cols, self._rows = cols, rows

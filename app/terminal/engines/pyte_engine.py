@@ -13,6 +13,8 @@ import pyte
 import pyte.charsets
 from pyte.screens import Char
 
+from app.terminal.holder.sizes import check_size
+
 from .base import Cell, Color, Cursor, Style
 from .escapes import partial_escape, sgr, sgr_semicolons
 from .modes import DECCKM
@@ -93,6 +95,7 @@ class PyteEngine:
     name = "pyte"
 
     def __init__(self, cols: int, rows: int, scrollback: int) -> None:
+        check_size(cols, rows)
         self._screen = PyteScreen(cols, rows, scrollback)
         self._stream = _Stream(self._screen)
         self._decoder = utf8_decoder()
@@ -121,6 +124,7 @@ class PyteEngine:
         return changed
 
     def resize(self, cols: int, rows: int) -> None:
+        check_size(cols, rows)
         self._screen.resize(rows, cols)
 
     def row_text(self, row: int) -> str:

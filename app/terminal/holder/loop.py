@@ -269,10 +269,10 @@ class Holder:
                 return
 
     def _refuse(self, client: Client, why: str, op: str | None) -> None:
-        """Answer a message that is not accepted; without `op` (not the protocol at all) the client is also
-        disconnected."""
+        """Answer a message that is not accepted (`refused`: its op); without `op` (not the protocol at all)
+        the client is also disconnected."""
         log(f"refused {'a message' if op is None else repr(op)}: {why}")
-        client.outbox += proto.encode("error", message=why[:200], **({"op": op} if op else {}))
+        client.outbox += proto.encode("error", message=why[:200], **({"refused": op} if op else {}))
         self._flush(client)
         if op is None:
             self._drop(client)

@@ -18,7 +18,8 @@ Messages are JSON objects, one per line, each with an `op`:
   missing from it, a full disk); `synced` {id, size}: every byte the program wrote before the `sync` is in the
   journal, which is `size` bytes long; `exit` {code, size, signal?} once the program has exited and its
   output is all in the journal (`signal`: the rung of the stop ladder that ended it, when one did); `error`
-  {message, op?}: a message it refused (with `op`, the connection stays; without, it is closed).
+  {message, refused?}: a message it refused (`refused`: its op; the connection then stays; without, the
+  message was not the protocol at all, and the connection is closed).
 
 Every field a holder takes is checked (types, sizes within app.terminal.holder.sizes, lengths): a message it
 does not accept is answered with an `error`, never applied. VERSION changes when a message changes meaning;
