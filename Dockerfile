@@ -22,7 +22,8 @@ FROM python:3.11-slim-bookworm
 
 # bash and zsh: the shells terminals run, with lookout's shell integration; chromium and fonts: browser
 # pages; libatomic1: the node that Playwright's driver bundles needs it; adb: Android devices; tini: PID 1,
-# which reaps the processes that terminals leave behind
+# which passes signals on to `lookout supervise` (the child subreaper that reaps the holders and what
+# terminals leave behind)
 RUN apt-get update \
     && apt-get install -y --no-install-recommends \
         bash zsh chromium fonts-dejavu-core fonts-liberation fonts-noto-color-emoji libatomic1 adb tini \

@@ -15,6 +15,7 @@ from packaging.version import Version
 
 from app.cli import is_loopback
 from app.config import Settings
+from app.daemon.supervisor import BACKOFF_S, STABLE_S
 from tests.conftest import REPO
 
 
@@ -247,3 +248,11 @@ def test_a_ui_package_is_built_in_a_node_stage() -> None:
     copies_ui_assets = any("--from=" in args and "app/web" in args for args in _all("COPY"))
     has_ui_package = (REPO / "app/web/package.json").exists()
     assert has_node_stage == has_ui_package and copies_ui_assets == has_ui_package
+
+
+def test_the_docs_say_when_the_images_supervisor_starts_a_dead_daemon_again() -> None:
+    """docs/operations.md gives the supervisor's own figures: at once after STABLE_S, else the pauses of BACKOFF_S."""
+    operations = " ".join((REPO / "docs/operations.md").read_text().split())
+    pauses = ", ".join(f"{pause:g}" for pause in BACKOFF_S[:-1]) + f", then {BACKOFF_S[-1]:g} s"
+    assert f"A daemon that had run {STABLE_S:g} s is started again at once" in operations
+    assert f"({pauses})" in operations
