@@ -66,7 +66,11 @@ class Supervisor:
             if self.stopping is not None:
                 _say(f"the daemon (pid {pid}) stopped ({code})")
                 return 0 if code in (0, -self.stopping) else 1
+            self.daemon = None  # reaped: its pid may be anybody's now
             self._restart_after(pid, code)
+            if self.daemon is None:
+                _say("asked to stop before the daemon was started again")
+                return 0
 
     def _start(self) -> None:
         os.set_inheritable(self.sock.fileno(), True)
@@ -80,8 +84,11 @@ class Supervisor:
         self.crashes = 0 if ran >= STABLE_S else self.crashes + 1
         pause = 0.0 if not self.crashes else BACKOFF_S[min(self.crashes, len(BACKOFF_S)) - 1]
         _say(f"the daemon (pid {pid}) died ({code}) after {ran:.1f} s; starting it again in {pause:g} s")
-        time.sleep(pause)
-        self._start()
+        deadline = time.monotonic() + pause
+        while self.stopping is None and (left := deadline - time.monotonic()) > 0:
+            time.sleep(min(left, 0.1))  # a signal does not cut a sleep short (PEP 475)
+        if self.stopping is None:
+            self._start()
 
     def _on_signal(self, sig: int, _frame: object) -> None:
         if sig != signal.SIGHUP:

@@ -16,6 +16,7 @@ import subprocess
 import sys
 import threading
 import time
+from functools import partial
 from pathlib import Path
 
 import httpx
@@ -273,6 +274,46 @@ def test_supervise_starts_the_daemon_again_after_kill_9_and_ends_cleanly(tmp_pat
     subprocess.run([sys.executable, "-m", "app", "kill", "--all", "--data-dir", str(data)], cwd=REPO, check=False,
                    capture_output=True)  # fmt: skip
     assert lock_holder(data) is None
+
+
+def _another_daemon(data: Path, previous: int) -> int:
+    """The pid of the daemon holding the data dir's lock if it is not `previous`, else 0."""
+    pid = lock_holder(data)
+    return pid if pid is not None and pid != previous else 0
+
+
+def _told(log: Path, line: str, times: int) -> bool:
+    return log.read_text().count(line) == times
+
+
+def test_supervise_asked_to_stop_while_it_waits_to_start_a_crashed_daemon_again_ends_at_once(tmp_path: Path) -> None:
+    """A daemon that keeps dying soon after its start is started again after a pause (`docker stop` may come
+    then): SIGTERM in that pause ends the supervisor with status 0, and no daemon is started after it."""
+    port, data = free_port(), tmp_path / "data"
+    log_path = tmp_path / "supervise.log"
+    log = log_path.open("ab")
+    supervisor = subprocess.Popen([sys.executable, "-m", "app", "supervise", "--port", str(port), "--data-dir",
+                                   str(data)], cwd=REPO, env={**os.environ, "LOOKOUT_TOKEN": TOKEN}, stdout=log,
+                                  stderr=log)  # fmt: skip
+    try:
+        daemon = 0
+        for crashes in (1, 2, 3):  # pauses of 0.5, 1 and 2 s before the next start
+            daemon = eventually(partial(_another_daemon, data, daemon), timeout=120, what=f"daemon {crashes} to start")
+            os.kill(daemon, signal.SIGKILL)
+            eventually(partial(_told, log_path, "starting it again in", crashes), timeout=60,
+                       what=f"the supervisor to see crash {crashes}")  # fmt: skip
+        supervisor.send_signal(signal.SIGTERM)  # in the 2 s pause
+        assert supervisor.wait(60) == 0, log_path.read_text()
+        assert log_path.read_text().count("started the daemon") == 3, log_path.read_text()
+    finally:
+        if supervisor.poll() is None:
+            supervisor.kill()
+            supervisor.wait()
+        subprocess.run([sys.executable, "-m", "app", "kill", "--all", "--data-dir", str(data)], cwd=REPO, check=False,
+                       capture_output=True)  # fmt: skip
+        if (started := lock_holder(data)) is not None:
+            os.kill(started, signal.SIGKILL)
+        log.close()
 
 
 @pytest.mark.parametrize("how", ["restart", "kill -9"])
