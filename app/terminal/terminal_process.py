@@ -15,10 +15,9 @@ import asyncio
 import base64
 import logging
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
-from app.terminal.holder_link import HolderLink, Started, connect
+from app.terminal.holder_link import Greeted, HolderLink
 from app.terminal.journal_follower import Batch, JournalFollower
 from app.terminal.tty import Tty
 
@@ -61,22 +60,13 @@ class TerminalProcess:
         self._syncs: dict[int, asyncio.Future[int]] = {}
         self._next_sync = 0
 
-    async def attach(self, holders: Path, terminal_id: str) -> dict[str, Any]:
-        """Connect to the terminal's holder and start following; returns its greeting. OSError: nobody listens
-        (see `without_holder`); ProtocolError: the holder is not to be trusted or not understood."""
-        return self._follow(await connect(holders, terminal_id, self._on_message, self._on_closed))
-
-    def follow_new(self, started: Started) -> None:
-        """Follow a holder just started (the connection came with its first answer)."""
-        self._follow(HolderLink(started.sock, started.greeting, started.master, self._on_message, self._on_closed))
-
-    def _follow(self, link: HolderLink) -> dict[str, Any]:
-        self.link = link
-        greeting = self.link.greeting
-        self._announced = max(self._announced, int(greeting.get("size") or 0))
-        self.failure = greeting.get("failure") or None
+    def follow_holder(self, holder: Greeted) -> None:
+        """Follow the program through its holder, which has greeted the daemon (app.terminal.holder_link: a new
+        terminal's, or one an earlier run of the daemon left)."""
+        self.link = HolderLink(holder.sock, holder.greeting, holder.master, self._on_message, self._on_closed)
+        self._announced = max(self._announced, int(holder.greeting.get("size") or 0))
+        self.failure = holder.greeting.get("failure") or None
         self._schedule()
-        return greeting
 
     def without_holder(self) -> None:
         """The holder has ended: read the journal to its end, then end with its recorded exit."""
@@ -140,27 +130,28 @@ class TerminalProcess:
         if self.link is not None and not self.released:
             self.link.send("mark", label=label)
 
-    async def stop(self) -> None:
-        """The holder's stop ladder (hang up, terminate, kill the session); returns once the program has
-        exited and its output is read, or after STOP_TIMEOUT_S (`ended` is then not set: see `let_go`)."""
+    async def stop(self) -> str | None:
+        """End the program: the holder's stop ladder (hang up, terminate, kill the session). Returns once it has
+        exited and its output is read; a holder that has not ended it within STOP_TIMEOUT_S is let go (the
+        journal is read to its end, and the exit is what it records, or unknown), and the answer says so: the
+        ladder is then lookout's to run (app.terminal.holders)."""
         if self.ended.is_set():
-            return
+            return None
         self.stopping = True
         if self.link is not None:
             self.link.send("stop")
         try:
             await asyncio.wait_for(self.ended.wait(), STOP_TIMEOUT_S)
+            return None
         except TimeoutError:
             log.warning("the program on pid %s did not end within %.0f s of its stop", self.tty and self.tty.pid,
                         STOP_TIMEOUT_S)  # fmt: skip
-
-    def let_go(self, reason: str) -> None:
-        """Stop following a holder that does not end the program: the journal is read to its end, and the exit
-        is what it records, or unknown (`reason`)."""
-        self._gone_reason = reason
+        self._gone_reason = f"its holder did not end the program within {STOP_TIMEOUT_S:.0f} s"
         if self.link is not None:
             self.link.close()
         self._on_closed()
+        await self.ended.wait()
+        return self._gone_reason
 
     def detach(self) -> None:
         """Leave the holder running (the daemon is ending)."""

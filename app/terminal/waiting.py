@@ -188,6 +188,11 @@ class EndedBlocks(Protocol):
         """Whether the shell marked the end of a prompt after journal offset `offset`."""
 
 
+class ScreenText(Protocol):
+    def text(self) -> str:
+        """The screen's rows, as text."""
+
+
 class Waitable(Protocol):
     """What a wait needs from a terminal."""
 
@@ -205,9 +210,10 @@ class Waitable(Protocol):
     def exit_code(self) -> int | None: ...
     @property
     def blocks(self) -> EndedBlocks: ...
+    @property
+    def screen_model(self) -> ScreenText: ...
 
     def read_raw(self, offset: int, limit: int) -> bytes: ...
-    def screen_text(self) -> str: ...
     def state(self) -> str: ...
     def shell_reading(self) -> bool:
         """Whether the shell is in the foreground and sleeps in a read of the terminal (so its prompt is
@@ -307,7 +313,7 @@ async def _holds(
         return p.found is not None
     if condition == "screen":
         assert until.regex is not None
-        m = await _search_screen(until.regex, term.screen_text())
+        m = await _search_screen(until.regex, term.screen_model.text())
         p.found = (term.raw_offset, _match_json(m)) if m else None
         return m is not None
     if condition == "block_end":

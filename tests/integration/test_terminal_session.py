@@ -110,7 +110,7 @@ async def test_keys_follow_application_cursor_mode(manager: TerminalRegistry) ->
     await _until(s, regex="readyapp>", since=0)
     s.send(keys=["Up"])
     await _until(s, exit=True, since=0)
-    assert "b'\\x1b[A' b'\\x1bOA'" in s.screen_text()
+    assert "b'\\x1b[A' b'\\x1bOA'" in s.screen_model.text()
 
 
 async def test_paste_is_bracketed_only_when_the_program_asks(manager: TerminalRegistry) -> None:
@@ -130,7 +130,7 @@ async def test_paste_is_bracketed_only_when_the_program_asks(manager: TerminalRe
     await _until(s, regex="bracketed>", since=0)
     s.send(paste="l1\nl2")
     await _until(s, exit=True, since=0)
-    assert "b'x' b'\\x1b[200~l1\\rl2\\x1b[201~'" in s.screen_text()
+    assert "b'x' b'\\x1b[200~l1\\rl2\\x1b[201~'" in s.screen_model.text()
 
 
 async def test_large_input_is_delivered_in_full(manager: TerminalRegistry) -> None:
@@ -146,7 +146,7 @@ async def test_large_input_is_delivered_in_full(manager: TerminalRegistry) -> No
     result = s.send(text=line * 300)
     assert result["bytes_written"] == 300_000
     await _until(s, regex=r"got \d+", since=0, timeout=90)
-    assert "got 300000" in s.screen_text()
+    assert "got 300000" in s.screen_model.text()
 
 
 async def test_split_utf8_and_exit_code(manager: TerminalRegistry) -> None:
@@ -265,7 +265,7 @@ async def test_exit_while_a_child_holds_the_terminal_is_recorded_once(manager: T
     await _until(s, exit=True, since=0, timeout=30)
     exits = [e for e in read_index(s.directory) if e.kind == "x"]
     assert len(exits) == 1 and exits[0].value == 0
-    assert "leader-done" in s.screen_text()
+    assert "leader-done" in s.screen_model.text()
 
 
 class _Frames:
