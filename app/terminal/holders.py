@@ -185,9 +185,7 @@ def kill(data_dir: Path, terminal_id: str) -> Ending:
     return ending
 
 
-def end_lost(
-    holders: Path, directory: Path, meta: TerminalMeta, meta_known: bool, holder_failed: str | None
-) -> Ending:
+def end_lost(holders: Path, directory: Path, meta: TerminalMeta, meta_known: bool, holder_failed: str | None) -> Ending:
     """The daemon's DELETE of a terminal it does not follow (`lost`): `end`, then `meta` says it exited, and so
     do its files (`record_end`), unless `meta` only stands in for a meta.json that cannot be used
     (`meta_known` false: only a holder can then end the program, and nothing is written)."""

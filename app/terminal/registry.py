@@ -163,7 +163,9 @@ class TerminalRegistry:
         except (OSError, ProtocolError):
             return False
         try:
-            session = await origins.adopt(lost.directory, self.limits, self.holders, bus=self.bus, recorder=self.recorder)
+            session = await origins.adopt(
+                lost.directory, self.limits, self.holders, bus=self.bus, recorder=self.recorder
+            )
         except Exception as exc:  # noqa: BLE001 (as at start: this terminal stays lost, the daemon goes on)
             log.warning("terminal %s is not adopted again: %s", lost.id, exc)
             return False

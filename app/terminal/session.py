@@ -24,28 +24,19 @@ from typing import Any
 
 from app.core.errors import BadInput, Conflict, Gone, TooLarge
 from app.core.events import EventBus
+from app.terminal import frames, session_ladder
 from app.terminal import holders as held
 from app.terminal import persistence as files
-from app.terminal import session_ladder
 from app.terminal.blocks import Block, BlockTracker
-from app.terminal.frames import (
-    TAIL_BYTES,
-    block_frame,
-    exit_frame,
-    input_frame,
-    output_tail,
-    resize_frame,
-    screen_frame,
-)
 from app.terminal.ingest import Ingest
 from app.terminal.input_steps import InputStep, encode_steps
 from app.terminal.journal import read_raw
 from app.terminal.journal_follower import JournalFollower
 from app.terminal.layers import ViewOptions
 from app.terminal.screen_model import ScreenModel
-from app.terminal.state import LINE_EDITOR_SHELLS, State, derive_state
+from app.terminal.state import LINE_EDITOR_SHELLS, State
 from app.terminal.terminal_process import TerminalProcess
-from app.terminal.waiting import Origin, Until, WaitResult, wait_until
+from app.terminal.waiting import Origin, Pulse, Until, WaitResult, wait_until
 from app.timeline.recording import DEFAULT_AGENT, Recorder, current_agent
 
 log = logging.getLogger(__name__)
@@ -56,25 +47,6 @@ class SessionLimits:
     scrollback: int
     max_journal_bytes: int
     max_input_bytes: int
-
-
-class Pulse:
-    """Wakes every waiter when something changed."""
-
-    def __init__(self) -> None:
-        self._future: asyncio.Future[None] | None = None
-
-    async def wait(self, timeout: float) -> None:
-        if self._future is None or self._future.done():
-            self._future = asyncio.get_running_loop().create_future()
-        try:
-            await asyncio.wait_for(asyncio.shield(self._future), timeout)
-        except TimeoutError:
-            pass
-
-    def fire(self) -> None:
-        if self._future is not None and not self._future.done():
-            self._future.set_result(None)
 
 
 class TerminalSession:
@@ -105,24 +77,27 @@ class TerminalSession:
         """A client is ending it (it is then not adopted again)."""
         self.meta_known = True
         """False when `meta` stands in for a meta.json that cannot be used (it is never written)."""
-        self.blocks = BlockTracker(directory, meta.shell_integration)
         self.last_output_at = time.monotonic()
+        self.stopping = False
+        """The daemon is stopping: waits answer now (`stop_waits`)."""
         self.last_input = Origin(since=0)
         """Where the last input was sent (what `wait` starts from by default)."""
         self.last_agent = DEFAULT_AGENT  # whose input the commands that end belong to
         self.writes = files.GuardedWrites(meta.id)
         """The terminal's writes on the loop: none once another daemon took it over; a failure is `degraded`."""
+        self.blocks = BlockTracker(directory, meta.shell_integration, self.writes)
         self.screen_model = ScreenModel(
             directory, meta, limits.scrollback, offset=offset, writes=self.writes, ingest_state=self._ingest_state
         )
         self.stored_from = 0
         """Where the stored output starts (app.terminal.journal.stored_from): above 0 only for a journal range
         from a replay archive, whose earlier bytes are a hole, not output."""
-        self._dormant_size = offset
-        self._ingest: Ingest | None = None
+        self._ingest = Ingest(
+            self.screen_model, self.blocks, offset=offset, cwd=meta.cwd,
+            answer=self._answer, on_block=self._block_event, on_output=self._output_taken,
+        )  # fmt: skip
         self._process: TerminalProcess | None = None
         self._pulse = Pulse()
-        self._stopping = False
         self._finalized = asyncio.Event()
         self._finalized.set()  # until it follows a program
         self._resize_listeners: set[Callable[[int, int], None]] = set()
@@ -131,11 +106,7 @@ class TerminalSession:
         """Follow the program from where `follower` is in its journal, through the process returned (which
         then follows its holder); `cwd`: the one its shell reported last; queries before `answer_from` are
         not answered (see Ingest). The session is live until the program has ended."""
-        self._ingest = Ingest(
-            self.screen_model, self.blocks, offset=follower.offset, cwd=self.meta.cwd, answer_from=answer_from,
-            answer=self._answer, on_block=self._block_event, on_output=self._output_taken,
-        )  # fmt: skip
-        self._ingest.reported_cwd = cwd
+        self._ingest.offset, self._ingest.reported_cwd, self._ingest.answer_from = follower.offset, cwd, answer_from
         self._process = TerminalProcess(follower, on_output=self._ingest.feed, on_exit=self._finalize)
         self._finalized.clear()
         return self._process
@@ -145,7 +116,6 @@ class TerminalSession:
         self.meta.status = "lost"
         self.meta.lost_reason = reason
         files.save_meta(self.directory, self.meta)
-        self._ingest = None
         self._process = None
         self._finalized.set()
         return self
@@ -179,9 +149,8 @@ class TerminalSession:
         self._process.mark(f"{label}: {block.command}")
         self.bus.publish(f"terminal.block_{what}", id=self.id, block=summary)
         if what == "ended" and block.end is not None:
-            start, end = block.start, block.end
-            tail = output_tail(self.read_raw(max(start, end - TAIL_BYTES), min(end - start, TAIL_BYTES)))
-            self.recorder.record(block_frame(self.id, block, tail, self.last_agent))
+            tail = frames.block_tail(block, self.read_raw)
+            self.recorder.record(frames.block_frame(self.id, block, tail, self.last_agent))
 
     def _finalize(self, exit_code: int | None, lost: str | None) -> None:
         """The program has exited (or its holder ended without saying how: `lost` says so) and its output is
@@ -209,7 +178,7 @@ class TerminalSession:
             files.in_background(held.remove_stale_socket, self.holders, self.id)  # its holder was killed
         else:
             self.bus.publish("terminal.exited", id=self.id, exit_code=exit_code)
-            self.recorder.record(exit_frame(self.id, exit_code, self._process.stopping, self.last_agent))
+            self.recorder.record(frames.exit_frame(self.id, exit_code, self._process.stopping, self.last_agent))
         self._finalized.set()
         self._pulse.fire()
 
@@ -233,18 +202,18 @@ class TerminalSession:
 
     @property
     def raw_offset(self) -> int:
-        return self._ingest.offset if self._ingest is not None else self._dormant_size
+        return self._ingest.offset
 
     @property
     def reported_cwd(self) -> str | None:
         """The cwd the shell reported last (OSC 7), if any."""
-        return self._ingest.reported_cwd if self._ingest is not None else None
+        return self._ingest.reported_cwd
 
     @property
     def degraded(self) -> str | None:
         """Why this session's files are incomplete (a full disk...), or None."""
         journal = self._process.failure if self._process is not None else None
-        return journal or self.writes.failure or self.blocks.failure
+        return journal or self.writes.failure
 
     def read_raw(self, offset: int, limit: int) -> bytes:
         """Up to `limit` bytes of output from `offset`; Gone for output that is not stored (see `stored_from`)."""
@@ -263,63 +232,33 @@ class TerminalSession:
             await self._process.catch_up()
 
     def state(self, fresh: bool = True) -> State:
-        """See app.terminal.state; `fresh=False` takes the alternate-screen flag from the screen model as it
-        is, without feeding it the output still pending (until the next delta)."""
-        engine = self.screen_model.engine
-        tty = self._process.tty if self._process is not None else None
-        if self.exited or tty is None or engine is None:
+        """See app.terminal.state; `fresh=False`: see ScreenModel.alt_screen."""
+        if self.exited or self._process is None or self.screen_model.engine is None:
             return "exited"
-        return derive_state(
-            exited=False,
-            alt_screen=(self.screen_model.current() if fresh else engine).alt_screen,
-            flags=tty.tty_flags(),
-            foreground=tty.foreground_pgid(),
-            leader=tty.pid,
-            leader_is_shell=self.meta.shell,
-            waits_for_input=tty.waits_for_input,
+        return self._process.state(
+            alt_screen=self.screen_model.alt_screen(fresh), shell=self.meta.shell,
             command_running=self.blocks.current is not None if self.blocks.marked else None,
             line_editor=os.path.basename(self.meta.argv[0]) in LINE_EDITOR_SHELLS,
-        )
+        )  # fmt: skip
 
     def shell_reading(self) -> bool:
         """Whether the terminal's shell is in the foreground, sleeping in a read of the terminal (at its
         prompt, which it has written by then)."""
-        tty = self._process.tty if self._process is not None else None
-        if tty is None or self.exited or not self.meta.shell:
-            return False
-        return tty.foreground_pgid() == tty.pid and tty.waits_for_input(tty.pid)
+        return self.meta.shell and not self.exited and self._process is not None and self._process.leader_reading()
 
     def describe(self, fresh: bool = True) -> dict[str, Any]:
         """The terminal's facts; listings pass `fresh=False` (see `state`): bringing every flooding terminal's
         screen model up to date would hold the loop for a while."""
         m = self.meta
-        engine = self.screen_model.engine
-        if fresh and engine is not None:
-            engine = self.screen_model.current()
         return {
-            "id": m.id,
-            "name": m.name,
-            "command": m.command,
-            "argv": m.argv,
-            "pid": m.pid,
-            "status": m.status,
-            "exit_code": m.exit_code,
-            "cols": m.cols,
-            "rows": m.rows,
-            "state": self.state(fresh),
-            "cwd": self.reported_cwd or m.cwd,
-            "shell_integration": m.shell_integration,
-            **self.blocks.describe(),
-            "title": self.screen_model.title,
-            "degraded": self.degraded,
-            "lost_reason": m.lost_reason,
-            "ended_by": m.ended_by,
-            "alt_screen": engine.alt_screen if engine is not None else False,
+            "id": m.id, "name": m.name, "command": m.command, "argv": m.argv, "pid": m.pid, "status": m.status,
+            "exit_code": m.exit_code, "cols": m.cols, "rows": m.rows, "state": self.state(fresh),
+            "cwd": self.reported_cwd or m.cwd, "shell_integration": m.shell_integration, **self.blocks.describe(),
+            "title": self.screen_model.title, "degraded": self.degraded, "lost_reason": m.lost_reason,
+            "ended_by": m.ended_by, "alt_screen": self.screen_model.alt_screen(fresh),
             "raw_size": self._process.journal_size if self._process is not None else self.raw_offset,
-            "engine": m.engine,
-            "created_at": m.created_at,
-            "ended_at": m.ended_at,
-        }
+            "engine": m.engine, "created_at": m.created_at, "ended_at": m.ended_at,
+        }  # fmt: skip
 
     async def screen(
         self, options: ViewOptions = ViewOptions(), scrollback: int = 0, changed_since: int | None = None
@@ -329,13 +268,13 @@ class TerminalSession:
         `changed_since=<delta cursor>` only the rows changed after that cursor are returned."""
         await self.catch_up()
         engine = await self.screen_model.load()
-        delta_cursor = self.screen_model.delta_cursor()  # before the read: a delta written meanwhile is in the next one too
+        delta_cursor = self.screen_model.delta_cursor()  # before the read: a delta written meanwhile is in the next too
         changed = await self.screen_model.rows_changed_since(changed_since) if changed_since is not None else None
         extra = {"state": self.state(), "raw_offset": self.raw_offset, "delta_cursor": delta_cursor}
         facts = {"cols": engine.cols, "rows": engine.rows, "state": extra["state"], "title": self.screen_model.title,
                  "cwd": self.reported_cwd or self.meta.cwd, "raw_size": extra["raw_offset"]}  # fmt: skip
         data, answer = await self.screen_model.view(options, scrollback=scrollback, changed_rows=changed, extra=extra)
-        self.recorder.record(screen_frame(self.id, data, facts, options, scrollback))
+        self.recorder.record(frames.screen_frame(self.id, data, facts, options, scrollback))
         return answer
 
     def send(
@@ -345,11 +284,13 @@ class TerminalSession:
         `keys` and `paste` if given; the next wait starts here."""
         if text is not None or keys or paste is not None:
             steps = (*steps, InputStep(text=text, keys=tuple(keys or ()), paste=paste))
-        if not self.running or self._process is None or self._ingest is None:
+        if not self.running or self._process is None:
             raise Conflict(f"terminal {self.id} has {self.meta.status}; it takes no more input")
         if self.writes.released:
             raise Conflict(f"terminal {self.id} is being taken over by a restarted daemon; send the input again")
-        encoded = encode_steps(steps, bracketed=self.screen_model.bracketed_paste, app_cursor=self.screen_model.current().app_cursor_keys)
+        encoded = encode_steps(
+            steps, bracketed=self.screen_model.bracketed_paste, app_cursor=self.screen_model.current().app_cursor_keys
+        )
         data = encoded.data
         if len(data) > self.limits.max_input_bytes:
             raise TooLarge(f"input of {len(data)} bytes exceeds the limit of {self.limits.max_input_bytes}")
@@ -357,10 +298,9 @@ class TerminalSession:
             raise Conflict(f"terminal {self.id} is not reading its input ({self._process.pending} bytes pending)")
         offset = self.raw_offset
         before = self.state(fresh=False)
-        flags = self._process.tty.tty_flags() if self._process.tty is not None else None
-        hidden = flags is not None and flags.canonical and not flags.echo
+        hidden = not self._process.echoing()
         self.last_agent = current_agent.get()
-        self.recorder.record(input_frame(self.id, steps, hidden))
+        self.recorder.record(frames.input_frame(self.id, steps, hidden))
         self.last_input = Origin(since=offset, after_input=True, echo="" if hidden else encoded.echo, state=before)
         self.writes("last_input.json", files.save_last_input, self.directory, asdict(self.last_input))
         self._process.write(data, redact=hidden)
@@ -369,12 +309,12 @@ class TerminalSession:
     def resize(self, cols: int, rows: int) -> None:
         """Resize the PTY and the screen; a frame in the timeline names who did (the request's agent), and
         live viewers are told the new size (they never resize the PTY themselves)."""
-        if not self.running or self._process is None or self._ingest is None:
+        if not self.running or self._process is None:
             raise Conflict(f"terminal {self.id} has {self.meta.status}; it cannot be resized")
         before = (self.meta.cols, self.meta.rows)
         self._process.resize(cols, rows)
         self.screen_model.resize(cols, rows)
-        self.recorder.record(resize_frame(self.id, before, (cols, rows)))
+        self.recorder.record(frames.resize_frame(self.id, before, (cols, rows)))
         for listener in tuple(self._resize_listeners):
             listener(cols, rows)
         self.bus.publish("terminal.resized", id=self.id, cols=cols, rows=rows)
@@ -396,8 +336,6 @@ class TerminalSession:
 
     def subscribe_output(self, listener: Callable[[bytes], None]) -> Callable[[], None]:
         """Call `listener` with every chunk of output from now on; returns the unsubscribe function."""
-        if self._ingest is None:  # a dormant terminal writes nothing more
-            return lambda: None
         return self._ingest.subscribe(listener)
 
     async def wait(self, until: Until, since: int | None, timeout_ms: int) -> WaitResult:
@@ -414,22 +352,16 @@ class TerminalSession:
         daemon that adopts it."""
         if self._process is not None and not self._finalized.is_set():
             self._process.detach()
-            self.screen_model.flush_delta()
-            self.screen_model.snapshot_now()
-            await self.screen_model.written()
-
-    @property
-    def stopping(self) -> bool:
-        return self._stopping
+            await self.screen_model.save_now()
 
     def stop_waits(self) -> None:
         """The daemon is stopping: every wait answers now, with the cursor to resume from."""
-        self._stopping = True
+        self.stopping = True
         self._pulse.fire()
 
     def take_back(self) -> None:
         """Undo `release` (the daemon that was to take over failed): write and control the terminal again."""
-        self.writes.released = self.blocks.released = False
+        self.writes.released = False
         if self._process is not None:
             self._process.released = False
 
@@ -438,11 +370,9 @@ class TerminalSession:
         input), then only follow the terminal, so that answers begun here end true: write no file, send its
         holder nothing that changes it, and tell nobody of its events (that daemon does)."""
         if self._process is not None and not self._finalized.is_set():
-            self.screen_model.flush_delta()
-            self.screen_model.snapshot_now()
-            await self.screen_model.written()
+            await self.screen_model.save_now()
             self._process.released = True
-        self.writes.released = self.blocks.released = True
+        self.writes.released = True
 
     async def stop(self) -> None:
         """End the program: its holder's stop ladder (hang up, terminate, kill the session), or, when its
@@ -463,5 +393,5 @@ class TerminalSession:
                 self.ending = False
                 raise Conflict(f"terminal {self.id} is not ended: {exc}") from None
             self.bus.publish("terminal.exited", id=self.id, exit_code=ending.code, ended_by=ending.signal)
-            self.recorder.record(exit_frame(self.id, ending.code, True, self.last_agent))
+            self.recorder.record(frames.exit_frame(self.id, ending.code, True, self.last_agent))
         await self.screen_model.written()

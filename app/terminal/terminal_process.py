@@ -19,6 +19,7 @@ from typing import Any
 
 from app.terminal.holder_link import Greeted, HolderLink
 from app.terminal.journal_follower import Batch, JournalFollower
+from app.terminal.state import State, derive_state
 from app.terminal.tty import Tty
 
 log = logging.getLogger(__name__)
@@ -85,6 +86,28 @@ class TerminalProcess:
     def pending(self) -> int:
         """Bytes of input (and other messages) the holder has not taken yet."""
         return self.link.pending if self.link is not None else 0
+
+    def state(self, *, alt_screen: bool, shell: bool, command_running: bool | None, line_editor: bool) -> State:
+        """What the program is doing (app.terminal.state), from its terminal's modes and foreground process and
+        what the screen and the shell's marks say; `exited` once its terminal is not followed any more."""
+        tty = self.tty
+        if tty is None:
+            return "exited"
+        return derive_state(
+            exited=False, alt_screen=alt_screen, flags=tty.tty_flags(), foreground=tty.foreground_pgid(),
+            leader=tty.pid, leader_is_shell=shell, waits_for_input=tty.waits_for_input,
+            command_running=command_running, line_editor=line_editor,
+        )  # fmt: skip
+
+    def leader_reading(self) -> bool:
+        """Whether the program (its session's leader) is in the foreground, asleep in a read of its terminal."""
+        tty = self.tty
+        return tty is not None and tty.foreground_pgid() == tty.pid and tty.waits_for_input(tty.pid)
+
+    def echoing(self) -> bool:
+        """Whether its terminal shows what is typed: not while it reads a line without echo (a password)."""
+        flags = self.tty.tty_flags() if self.tty is not None else None
+        return flags is None or not flags.canonical or flags.echo
 
     async def catch_up(self) -> None:
         """Return once the ingest has taken every byte the program wrote before this call: the holder reads

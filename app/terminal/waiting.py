@@ -225,6 +225,25 @@ class Waitable(Protocol):
         """Take in every byte the program has written so far."""
 
 
+class Pulse:
+    """Wakes every waiter when something changed: what a terminal's `changed` waits on."""
+
+    def __init__(self) -> None:
+        self._future: asyncio.Future[None] | None = None
+
+    async def wait(self, timeout: float) -> None:
+        if self._future is None or self._future.done():
+            self._future = asyncio.get_running_loop().create_future()
+        try:
+            await asyncio.wait_for(asyncio.shield(self._future), timeout)
+        except TimeoutError:
+            pass
+
+    def fire(self) -> None:
+        if self._future is not None and not self._future.done():
+            self._future.set_result(None)
+
+
 @dataclass(slots=True)
 class _Progress:
     """What a wait learnt so far."""
