@@ -77,12 +77,12 @@ class BlockTracker:
     """The blocks of one session: those finished (loaded from blocks.jsonl, then appended to it) and the
     running one. Fed with the session's shell marks in stream order."""
 
-    def __init__(self, directory: Path, marked: bool, writes: GuardedWrites | None = None) -> None:
+    def __init__(self, directory: Path, marked: bool, writes: GuardedWrites) -> None:
         """`marked`: whether the terminal's shell has lookout's integration (without it no mark counts);
         `writes`: the terminal's writes, through which blocks.jsonl is appended (none once another daemon took
         the terminal over; a failure keeps the block in memory)."""
         self._path = directory / BLOCKS_FILE
-        self._writes = writes or GuardedWrites(directory.name)
+        self._writes = writes
         self.marked = marked
         """Whether the shell's marks count (it was started with lookout's integration and its nonce)."""
         self._done = _load(self._path)

@@ -1,6 +1,7 @@
 """A terminal's program while the daemon follows it: through its holder (app.terminal.holder_link) for what
-goes in (input, answers to queries, resizes, markers, the stop ladder) and through the journal the holder
-writes (app.terminal.journal_follower) for what comes out.
+goes in (input, answers to queries, resizes, markers, the stop ladder), through the journal the holder
+writes (app.terminal.journal_follower) for what comes out, and through its terminal (app.terminal.tty) for
+what it is doing.
 
 Output is handed on in batches of PUMP_BYTES, one per turn of the event loop, so a flood (or the backlog an
 adopted terminal wrote while no daemon ran) never holds other work up; `catch_up` takes an answer up to what
