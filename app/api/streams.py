@@ -53,7 +53,7 @@ async def read_deltas(
 ) -> JSONResponse:
     """Up to `limit` deltas and about MAX_DELTAS_BYTES of them (at least one): page on from resume_cursor."""
     session = _manager(request.app.state).get(terminal_id)
-    page = await session.read_deltas(cursor, limit, MAX_DELTAS_BYTES)
+    page = await session.screen_model.read_deltas(cursor, limit, MAX_DELTAS_BYTES)
     return JSONResponse(
         {"cursor": page.cursor, "resume_cursor": page.resume_cursor, "file_size": page.file_size, "deltas": page.deltas}
     )
@@ -90,7 +90,7 @@ async def stream(
         return
     await websocket.accept()
     try:
-        await session.engine()
+        await session.screen_model.load()
     except LookoutError as exc:  # its screen cannot be rebuilt (a damaged journal): 4000 + the HTTP status
         await websocket.close(code=4000 + exc.status, reason=exc.message.encode()[:120].decode(errors="ignore"))
         return
@@ -104,7 +104,7 @@ async def stream(
             stop_resizes()
 
     else:
-        unsubscribe = session.subscribe_deltas(
+        unsubscribe = session.screen_model.subscribe(
             lambda delta: feed.push(delta, len(delta["changed"]) * 80 + 200), styles=styles
         )
     tasks = [
@@ -172,13 +172,12 @@ def _raw_runs(items: list[Any]) -> list[bytes | dict[str, int]]:
 
 
 def _hydration(session: TerminalSession, mode: str, styles: bool) -> dict[str, Any]:
-    if mode == "raw":
-        offset, data = session.hydration()
-        meta = session.meta
-        return {"type": "hydrate", "offset": offset, "cols": meta.cols, "rows": meta.rows, "name": meta.name,
-                "data": data}  # fmt: skip
-    full = session.full_delta()
-    return {"type": "delta", **(session.with_styles(full) if styles else full.to_json())}
+    screen, meta = session.screen_model, session.meta
+    if mode == "raw":  # live output goes on from the offset the repainted screen reflects
+        return {"type": "hydrate", "offset": session.raw_offset, "cols": meta.cols, "rows": meta.rows,
+                "name": meta.name, "data": screen.hydration()}  # fmt: skip
+    full = screen.full_delta()
+    return {"type": "delta", **(screen.with_styles(full) if styles else full.to_json())}
 
 
 async def _send_timed(websocket: WebSocket, message: bytes | dict[str, Any]) -> None:

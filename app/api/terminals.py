@@ -106,7 +106,7 @@ async def get_screen(terminal_id: str, request: Request, options: Annotated[sche
     else:
         _check_past(options)
         when = _instant(options.at_time) if options.at_time is not None else None
-        screen = await session.screen_at(_view(options), options.at, when)
+        screen = await session.screen_model.view_at(_view(options), options.at, when)
     return PlainTextResponse(screen) if isinstance(screen, str) else JSONResponse(screen)
 
 

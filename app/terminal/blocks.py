@@ -24,7 +24,7 @@ from typing import Any, Protocol
 
 from app.core.storage import append_jsonl, iter_jsonl
 from app.terminal.block_output import render_output
-from app.terminal.persistence import TerminalMeta
+from app.terminal.persistence import GuardedWrites, TerminalMeta
 from app.terminal.scanner import ShellMark
 
 log = logging.getLogger(__name__)
@@ -77,9 +77,12 @@ class BlockTracker:
     """The blocks of one session: those finished (loaded from blocks.jsonl, then appended to it) and the
     running one. Fed with the session's shell marks in stream order."""
 
-    def __init__(self, directory: Path, marked: bool) -> None:
-        """`marked`: whether the terminal's shell has lookout's integration (without it no mark counts)."""
+    def __init__(self, directory: Path, marked: bool, writes: GuardedWrites) -> None:
+        """`marked`: whether the terminal's shell has lookout's integration (without it no mark counts);
+        `writes`: the terminal's writes, through which blocks.jsonl is appended (none once another daemon took
+        the terminal over; a failure keeps the block in memory)."""
         self._path = directory / BLOCKS_FILE
+        self._writes = writes
         self.marked = marked
         """Whether the shell's marks count (it was started with lookout's integration and its nonce)."""
         self._done = _load(self._path)
@@ -87,9 +90,6 @@ class BlockTracker:
         self._command: str | None = None  # from the E mark since the last C mark
         self._prompt_end = -1  # journal offset of the last B mark (the prompt is drawn)
         self.forged = 0
-        self.failure: str | None = None
-        self.released = False
-        """Another daemon has taken the terminal over: blocks.jsonl is its to write."""
 
     def trusts_cwd(self, genuine: bool) -> bool:
         """Whether a cwd report counts: any report without shell integration, else only the shell's own
@@ -138,11 +138,7 @@ class BlockTracker:
         if not running.command and end <= running.start and exit_code is None:
             return None
         block = running.ended(end, at, exit_code)
-        try:
-            if not self.released:
-                append_jsonl(self._path, block.to_json())
-        except OSError as exc:  # kept in memory; a full disk must not stop the session
-            self.failure = f"writing blocks.jsonl failed: {exc.strerror}"
+        self._writes(BLOCKS_FILE, append_jsonl, self._path, block.to_json())
         self._done.append(block)
         return block
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from app.terminal.blocks import Block
@@ -83,6 +83,13 @@ def output_tail(raw: bytes) -> str:
     """The last lines of a command's output as plain text (escapes and carriage returns removed)."""
     lines = [line.rstrip() for line in clean_stream(raw, 0).text.split("\n")]
     return "\n".join(_cut(line, 200) for line in [kept for kept in lines if kept.strip()][-TAIL_LINES:])
+
+
+def block_tail(block: Block, read_raw: Callable[[int, int], bytes]) -> str:
+    """The last lines of a finished block's output (see `output_tail`), read from its last TAIL_BYTES."""
+    end = block.end if block.end is not None else block.start
+    start = max(block.start, end - TAIL_BYTES)
+    return output_tail(read_raw(start, end - start))
 
 
 def block_frame(terminal_id: str, block: Block, tail: str, agent: str) -> FrameInput:

@@ -35,9 +35,10 @@ class HolderError(BackendFailure):
 
 
 @dataclass(frozen=True, slots=True)
-class Started:
-    """A new terminal's holder, as it answered its fork: its greeting, the PTY's master and a connection to
-    it that it already counts as greeted."""
+class Greeted:
+    """A holder that has greeted the daemon (a new terminal's, answering its fork; or one an earlier run of the
+    daemon left, answering `connect`): its greeting, the PTY's master and a connection to it that it already
+    counts as greeted."""
 
     greeting: dict[str, Any]
     master: int
@@ -53,7 +54,7 @@ class HolderLauncher:
         self._channel: socket.socket | None = None
         self._waiting: dict[str, asyncio.Future[tuple[dict[str, Any], list[int]]]] = {}
 
-    async def launch(self, spec: dict[str, Any]) -> Started:
+    async def launch(self, spec: dict[str, Any]) -> Greeted:
         """Start a holder for `spec` (its log: holder.log in the terminal's directory). An exec failure raises
         OSError (as exec did), anything else HolderError."""
         answer = asyncio.get_running_loop().create_future()
@@ -72,7 +73,7 @@ class HolderLauncher:
         finally:
             self._waiting.pop(spec["id"], None)
         if isinstance(reply.get("pid"), int) and len(fds) == 2:
-            return Started(reply, fds[0], socket.socket(fileno=fds[1]))
+            return Greeted(reply, fds[0], socket.socket(fileno=fds[1]))
         for fd in fds:
             os.close(fd)
         if isinstance(reply.get("errno"), int):
@@ -230,14 +231,12 @@ class HolderLink:
         self.tty.close()
 
 
-async def connect(
-    holders: Path, terminal_id: str, on_message: Callable[[dict[str, Any]], None], on_closed: Callable[[], None]
-) -> HolderLink:
-    """Connect to and greet the holder of `terminal_id`. Raises OSError when nobody listens there (the holder
-    has ended), ProtocolError when what listens is not to be trusted or speaks a version this lookout does
-    not (the message says which)."""
+async def connect(holders: Path, terminal_id: str, pid: int | None) -> Greeted:
+    """Connect to and greet the holder of `terminal_id`, whose program is pid `pid`. Raises OSError when nobody
+    listens there (the holder has ended), ProtocolError when what listens is not to be trusted, speaks a
+    version this lookout does not, or runs another program (the message says which)."""
 
-    def greet() -> tuple[socket.socket, dict[str, Any], int]:
+    def greet() -> Greeted:
         sock = proto.connect(holders, terminal_id, CONNECT_TIMEOUT_S)
         try:
             greeting, master = proto.hello(sock)
@@ -253,13 +252,15 @@ async def connect(
                 if master is not None:
                     os.close(master)
                 raise proto.ProtocolError(f"its holder's greeting is not one of terminal {terminal_id}")
-            return sock, greeting, master
+            if greeting["pid"] != pid:
+                os.close(master)
+                raise proto.ProtocolError(f"its holder runs pid {greeting['pid']}, not the terminal's pid {pid}")
+            return Greeted(greeting, master, sock)
         except BaseException:
             sock.close()
             raise
 
     try:
-        sock, greeting, master = await asyncio.to_thread(greet)
+        return await asyncio.to_thread(greet)
     except TimeoutError:
         raise proto.ProtocolError(f"its holder did not answer within {CONNECT_TIMEOUT_S:.0f} s") from None
-    return HolderLink(sock, greeting, master, on_message, on_closed)

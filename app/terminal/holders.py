@@ -185,14 +185,30 @@ def kill(data_dir: Path, terminal_id: str) -> Ending:
     return ending
 
 
+def end_lost(holders: Path, directory: Path, meta: TerminalMeta, meta_known: bool, holder_failed: str | None) -> Ending:
+    """The daemon's DELETE of a terminal it does not follow (`lost`): `end`, then `meta` says it exited, and so
+    do its files (`record_end`), unless `meta` only stands in for a meta.json that cannot be used
+    (`meta_known` false: only a holder can then end the program, and nothing is written)."""
+    ending = end(holders, directory, meta if meta_known else None, holder_failed)
+    if meta_known:
+        record_end(directory, meta, ending)
+    else:
+        _ended(meta, ending)
+    return ending
+
+
 def record_end(directory: Path, meta: TerminalMeta, ending: Ending) -> None:
     """The program ended while no daemon followed its holder (or without it): meta.json says `exited`, with the
     exit code when known, after which signal, and events.jsonl says so."""
-    meta.status, meta.exit_code, meta.ended_by = "exited", ending.code, ending.signal
-    meta.ended_at = meta.ended_at or time.time()
+    _ended(meta, ending)
     save_meta(directory, meta)
     how = {"reason": f"ended without its holder: {ending.why}"} if not ending.holder else {}
     append_event(directory, {"type": "exited", "exit_code": ending.code, "ended_by": ending.signal, **how})
+
+
+def _ended(meta: TerminalMeta, ending: Ending) -> None:
+    meta.status, meta.exit_code, meta.ended_by = "exited", ending.code, ending.signal
+    meta.ended_at = meta.ended_at or time.time()
 
 
 def remove_stale_socket(holders: Path, terminal_id: str) -> None:

@@ -110,7 +110,7 @@ class GuardedWrites:
         self.released = False
         """Another daemon has taken the terminal over: nothing is written here any more."""
 
-    def __call__(self, name: str, write: Callable[..., None], *args: Any) -> None:
+    def __call__(self, name: str, write: Callable[..., object], *args: Any) -> None:
         if self.released:
             return
         try:

@@ -1,5 +1,5 @@
 """All terminals of the daemon: create, find, list, stop; after a restart, adopt the terminals whose holders
-still run and recover the others' files."""
+still run and recover the others' files (how each comes to be: app.terminal.origins)."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from app.core.errors import BadInput, Conflict, Gone, NotFound
 from app.core.events import EventBus
 from app.core.ids import check_id, new_id
 from app.core.private_files import make_dir
+from app.terminal import origins
 from app.terminal.frame_screens import Recorded, rebuild
 from app.terminal.holder.protocol import ProtocolError, socket_name
 from app.terminal.holder_link import HolderError, HolderLauncher
@@ -117,17 +118,15 @@ class TerminalRegistry:
         try:
             meta = await asyncio.to_thread(load_meta, directory)
             if meta.status == "running" and not self.read_only:
-                return await TerminalSession.adopt(
-                    directory, self.limits, self.holders, bus=self.bus, recorder=self.recorder
-                )
+                return await origins.adopt(directory, self.limits, self.holders, bus=self.bus, recorder=self.recorder)
             return await asyncio.to_thread(partial(
-                TerminalSession.recover, directory, self.limits, self.holders, bus=self.bus, recorder=self.recorder,
+                origins.recover, directory, self.limits, self.holders, bus=self.bus, recorder=self.recorder,
                 recorded=self.read_only,
             ))  # fmt: skip
         except Exception as exc:  # noqa: BLE001 (one terminal's damaged files never stop the daemon)
             what = "meta.json cannot be used" if meta is None else "files cannot be loaded"
             log.warning("terminal %s is lost: its %s: %s", directory.name, what, exc)
-            return TerminalSession.unusable(
+            return origins.unusable(
                 directory, meta, f"its {what}: {exc}", self.limits, self.holders,
                 engine=self.engine, bus=self.bus, recorder=self.recorder,
             )  # fmt: skip
@@ -164,7 +163,7 @@ class TerminalRegistry:
         except (OSError, ProtocolError):
             return False
         try:
-            session = await TerminalSession.adopt(
+            session = await origins.adopt(
                 lost.directory, self.limits, self.holders, bus=self.bus, recorder=self.recorder
             )
         except Exception as exc:  # noqa: BLE001 (as at start: this terminal stays lost, the daemon goes on)
@@ -256,7 +255,7 @@ class TerminalRegistry:
         )
         directory = self.root / terminal_id
         try:
-            session = await TerminalSession.start(
+            session = await origins.start(
                 meta, directory, env, self.limits, self.holders, self.launcher, bus=self.bus, recorder=self.recorder
             )
         except (FileNotFoundError, PermissionError) as exc:

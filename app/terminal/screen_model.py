@@ -138,6 +138,13 @@ class ScreenModel:
         self._resized = True
         self._schedule_delta()
 
+    def alt_screen(self, fresh: bool = True) -> bool:
+        """Whether the alternate screen is on (not before the engine is loaded); `fresh=False` takes it as the
+        engine has it, without feeding it the output still pending (until the next delta)."""
+        if self.engine is None:
+            return False
+        return (self.current() if fresh else self.engine).alt_screen
+
     def text(self) -> str:
         return "\n".join(self.current().text_rows()) if self.engine is not None else ""
 
@@ -339,6 +346,13 @@ class ScreenModel:
         future = in_background(write, *args)
         self._writing.add(future)
         future.add_done_callback(self._writing.discard)
+
+    async def save_now(self) -> None:
+        """Write the delta that waits for the rate limit and a snapshot now, and return once every write has
+        ended: what a daemon that takes the terminal up next goes on from."""
+        self.flush_delta()
+        self.snapshot_now()
+        await self.written()
 
     async def written(self) -> None:
         """Return once every file write started in the background has ended (its failure is logged)."""

@@ -1,15 +1,14 @@
-"""One terminal: a thin facade over its parts, each a module of its own (tmux spreads the same work over
-window.c, input.c and grid.c):
+"""One terminal: its program, its command blocks, the waits on it, and its facts (meta.json, events.jsonl),
+over parts that are each a module of their own (tmux spreads the same work over window.c, input.c and grid.c):
 
 - the process (app.terminal.terminal_process): the program, held on its PTY by a holder process apart from
   the daemon (app.terminal.holder), which writes the journal; its input, its exit, the stop ladder;
-- the ingest pipeline (app.terminal.ingest): side scanner, command blocks, queries,
-  output listeners, and the lazy feed of the screen model (app.terminal.lazy_feed, skip-ahead included);
-- the screen model (app.terminal.screen_model): engine, deltas, views, snapshots, checkpoints.
+- the ingest pipeline (app.terminal.ingest): side scanner, command blocks, queries, output listeners;
+- the screen model (app.terminal.screen_model): engine, deltas, views, snapshots, checkpoints. It is the
+  session's `screen_model`: who needs the screen uses it directly.
 
-A terminal outlives the daemon: a daemon that starts adopts the holders an earlier run left (`adopt`).
-The session wires them together, keeps the terminal's facts (meta.json, events.jsonl) and tells the event bus
-and the timeline recorder, both given to it when it is made, what happened.
+How a session comes to be (started, adopted, recovered or unusable) is app.terminal.origins. The session
+tells the event bus and the timeline recorder, both given to it when it is made, what happened.
 """
 
 from __future__ import annotations
@@ -17,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import signal
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -26,34 +24,19 @@ from typing import Any
 
 from app.core.errors import BadInput, Conflict, Gone, TooLarge
 from app.core.events import EventBus
-from app.core.private_files import DIR_MODE, make_dir
+from app.terminal import frames, session_ladder
 from app.terminal import holders as held
 from app.terminal import persistence as files
-from app.terminal import session_ladder, shell_integration
 from app.terminal.blocks import Block, BlockTracker
-from app.terminal.deltas import Delta, DeltaPage
-from app.terminal.engines.base import ScreenEngine
-from app.terminal.frames import (
-    TAIL_BYTES,
-    block_frame,
-    exit_frame,
-    input_frame,
-    output_tail,
-    resize_frame,
-    screen_frame,
-)
-from app.terminal.holder.protocol import ProtocolError
-from app.terminal.holder_link import HolderLauncher
 from app.terminal.ingest import Ingest
 from app.terminal.input_steps import InputStep, encode_steps
-from app.terminal.journal import raw_size, read_raw, stored_from
+from app.terminal.journal import read_raw
 from app.terminal.journal_follower import JournalFollower
 from app.terminal.layers import ViewOptions
-from app.terminal.replay import screen_at
-from app.terminal.screen_model import DeltaListener, ScreenModel
-from app.terminal.state import LINE_EDITOR_SHELLS, State, derive_state
-from app.terminal.terminal_process import STOP_TIMEOUT_S, TerminalProcess
-from app.terminal.waiting import Origin, Until, WaitResult, wait_until
+from app.terminal.screen_model import ScreenModel
+from app.terminal.state import LINE_EDITOR_SHELLS, State
+from app.terminal.terminal_process import TerminalProcess
+from app.terminal.waiting import Origin, Pulse, Until, WaitResult, wait_until
 from app.timeline.recording import DEFAULT_AGENT, Recorder, current_agent
 
 log = logging.getLogger(__name__)
@@ -66,28 +49,9 @@ class SessionLimits:
     max_input_bytes: int
 
 
-class Pulse:
-    """Wakes every waiter when something changed."""
-
-    def __init__(self) -> None:
-        self._future: asyncio.Future[None] | None = None
-
-    async def wait(self, timeout: float) -> None:
-        if self._future is None or self._future.done():
-            self._future = asyncio.get_running_loop().create_future()
-        try:
-            await asyncio.wait_for(asyncio.shield(self._future), timeout)
-        except TimeoutError:
-            pass
-
-    def fire(self) -> None:
-        if self._future is not None and not self._future.done():
-            self._future.set_result(None)
-
-
 class TerminalSession:
-    """A live terminal (made by `start`, or by `adopt` after a restart), or a dormant one whose files are
-    still served (made by `recover`)."""
+    """A terminal. It is made following no program: dormant, its files served; `follow` makes it live until
+    its program ends."""
 
     def __init__(
         self,
@@ -98,10 +62,9 @@ class TerminalSession:
         holders: Path,
         bus: EventBus,
         recorder: Recorder,
-        dormant_size: int = 0,
+        offset: int = 0,
     ) -> None:
-        """`holders`: where the holders' sockets are; `dormant_size`: the journal offset the screen starts from
-        (a dormant terminal's journal size)."""
+        """`holders`: where the holders' sockets are; `offset`: the journal offset the screen starts from."""
         self.meta = meta
         self.directory = directory
         self.limits = limits
@@ -112,206 +75,57 @@ class TerminalSession:
         """Whether a `lost` terminal may be adopted again once its holder answers (not when its files fail)."""
         self.ending = False
         """A client is ending it (it is then not adopted again)."""
-        self._meta_known = True
-        self.blocks = BlockTracker(directory, meta.shell_integration)
+        self.meta_known = True
+        """False when `meta` stands in for a meta.json that cannot be used (it is never written)."""
         self.last_output_at = time.monotonic()
+        self.stopping = False
+        """The daemon is stopping: waits answer now (`stop_waits`)."""
         self.last_input = Origin(since=0)
         """Where the last input was sent (what `wait` starts from by default)."""
         self.last_agent = DEFAULT_AGENT  # whose input the commands that end belong to
-        self._writes = files.GuardedWrites(meta.id)
-        self._screen = ScreenModel(
-            directory, meta, limits.scrollback, offset=dormant_size, writes=self._writes,
-            ingest_state=self._ingest_state,
-        )  # fmt: skip
-        self._dormant_size = dormant_size
-        self._ingest: Ingest | None = None
-        self._process: TerminalProcess | None = None
-        self._pulse = Pulse()
-        self._stopping = False
-        self._finalized = asyncio.Event()
-        self._resize_listeners: set[Callable[[int, int], None]] = set()
+        self.writes = files.GuardedWrites(meta.id)
+        """The terminal's writes on the loop: none once another daemon took it over; a failure is `degraded`."""
+        self.blocks = BlockTracker(directory, meta.shell_integration, self.writes)
+        self.screen_model = ScreenModel(
+            directory, meta, limits.scrollback, offset=offset, writes=self.writes, ingest_state=self._ingest_state
+        )
         self.stored_from = 0
         """Where the stored output starts (app.terminal.journal.stored_from): above 0 only for a journal range
         from a replay archive, whose earlier bytes are a hole, not output."""
-
-    # ----------------------------------------------------------------- creation
-
-    @classmethod
-    async def start(
-        cls,
-        meta: files.TerminalMeta,
-        directory: Path,
-        env: dict[str, str],
-        limits: SessionLimits,
-        holders: Path,
-        launcher: HolderLauncher,
-        *,
-        bus: EventBus,
-        recorder: Recorder,
-    ) -> TerminalSession:
-        """Start the program under a holder of its own (forked by `launcher`) and follow it. Exec failures
-        raise FileNotFoundError/PermissionError; a holder that cannot start, HolderError."""
-        make_dir(directory.parent)
-        os.mkdir(directory, DIR_MODE)  # a new id: exists neither as a directory nor as a link
-        launch_spec = shell_integration.launch(meta, directory, env)
-        spec = {
-            "id": meta.id, "directory": str(directory), "socket_dir": str(holders), "argv": launch_spec.argv,
-            "cwd": meta.cwd, "env": launch_spec.env, "cols": meta.cols, "rows": meta.rows,
-            "nonce": launch_spec.nonce, "max_journal_bytes": limits.max_journal_bytes,
-        }  # fmt: skip
-        started = await launcher.launch(spec)
-        meta.pid, meta.journal_started_at = started.greeting["pid"], float(started.greeting["started_at"])
-        meta.program_start = session_ladder.program_start(meta.pid)
-        self = cls(meta, directory, limits, holders=holders, bus=bus, recorder=recorder)
-        self._screen.start()
-        process = self._follow(JournalFollower(directory, 0, meta.journal_epoch), 0)
-        process.follow_new(started)
-        try:
-            files.save_meta(directory, meta)
-            files.append_event(directory, {"type": "created", "pid": meta.pid})
-        except OSError:  # a full disk: not started
-            _kill(meta.pid)
-            raise
-        return self
-
-    @classmethod
-    async def adopt(
-        cls, directory: Path, limits: SessionLimits, holders: Path, *, bus: EventBus, recorder: Recorder
-    ) -> TerminalSession:
-        """A terminal an earlier run of the daemon left running (or lost): its screen and blocks taken up from
-        the last snapshot and rebuilt from the journal, then followed through its holder again. A holder that
-        has ended leaves the terminal `exited` with the exit code it recorded (or `lost`, with the reason, when
-        it recorded none); one that cannot be trusted or understood, or files from which its screen cannot be
-        rebuilt (a damaged journal, a screen engine that fails), leave it `lost` with the reason."""
-        meta = files.load_meta(directory)
-        size = raw_size(directory)
-        snapshot = files.load_snapshot(directory) or {}
-        resume_at = snapshot.get("raw_offset", 0)
-        if type(resume_at) is not int or resume_at < 0:
-            resume_at = -1
-        self = cls(meta, directory, limits, holders=holders, bus=bus, recorder=recorder,
-                   dormant_size=min(max(resume_at, 0), size))  # fmt: skip
-        try:
-            if resume_at < 0:
-                raise ValueError(f"screen.snapshot.json's raw_offset {snapshot.get('raw_offset')!r} is not an offset")
-            resume_at = min(resume_at, size)
-            self._screen.title = str(snapshot.get("title", ""))
-            self._screen.bracketed_paste = bool(snapshot.get("bracketed_paste", False))
-            self.last_input = _origin(files.load_last_input(directory), size) or self.last_input
-            self.blocks.restore(snapshot.get("blocks") or {"forged": snapshot.get("forged_marks", 0)})
-            past = await asyncio.to_thread(screen_at, directory, meta, resume_at, limits.scrollback)
-        except Exception as exc:  # noqa: BLE001 (damaged files, an engine that fails: this terminal, never the daemon)
-            log.warning("terminal %s is not adopted: its screen cannot be rebuilt: %s", meta.id, exc)
-            self.readopt = False
-            return self._lost(f"its screen cannot be rebuilt from its files: {exc}")
-        self._screen.take_up(past)
-        follower = JournalFollower(directory, resume_at, meta.journal_epoch)
-        process = self._follow(follower, resume_at, cwd=snapshot.get("cwd"))
-        try:
-            greeting = await process.attach(holders, meta.id)
-        except ProtocolError as exc:
-            follower.close()
-            log.warning("terminal %s is not adopted: %s", meta.id, exc)
-            return self._lost(str(exc))
-        except OSError:
-            process.without_holder()
-            return self
-        if greeting["pid"] != meta.pid:
-            process.detach()
-            follower.close()
-            return self._lost(f"its holder runs pid {greeting['pid']}, not the terminal's pid {meta.pid}")
-        assert self._ingest is not None
-        self._ingest.answer_from = int(greeting.get("size") or 0)
-        if meta.status != "running":  # adopted again, after it was lost
-            meta.status, meta.lost_reason = "running", None
-            self._writes("meta.json", files.save_meta, directory, meta)
-            self._writes("events.jsonl", files.append_event, directory, {"type": "adopted"})
-        return self
-
-    @classmethod
-    def unusable(
-        cls,
-        directory: Path,
-        meta: files.TerminalMeta | None,
-        reason: str,
-        limits: SessionLimits,
-        holders: Path,
-        *,
-        engine: str,
-        bus: EventBus,
-        recorder: Recorder,
-    ) -> TerminalSession:
-        """A terminal whose files fail (its meta.json cannot be used, or loading it failed): listed `lost` with
-        the reason, never adopted again by itself. Without a meta, a stand-in one (never written) names it,
-        and nothing but its holder can end its program."""
-        known = meta is not None
-        if meta is None:
-            meta = files.TerminalMeta(
-                id=directory.name, name=directory.name, command="", argv=[], cwd="", cols=80, rows=24, engine=engine,
-                shell=False, created_at=directory.stat().st_mtime, status="lost",
-            )  # fmt: skip
-        self = cls(
-            meta, directory, limits, holders=holders, bus=bus, recorder=recorder, dormant_size=raw_size(directory)
-        )
-        self.readopt, self._meta_known = False, known
-        meta.status, meta.lost_reason = "lost", reason  # not written: its files stay as they are
-        self._finalized.set()
-        return self
-
-    def _follow(self, follower: JournalFollower, offset: int, cwd: str | None = None) -> TerminalProcess:
         self._ingest = Ingest(
-            self._screen, self.blocks, offset=offset, cwd=self.meta.cwd,
+            self.screen_model, self.blocks, offset=offset, cwd=meta.cwd,
             answer=self._answer, on_block=self._block_event, on_output=self._output_taken,
         )  # fmt: skip
-        self._ingest.reported_cwd = cwd
+        self._process: TerminalProcess | None = None
+        self._pulse = Pulse()
+        self._finalized = asyncio.Event()
+        self._finalized.set()  # until it follows a program
+        self._resize_listeners: set[Callable[[int, int], None]] = set()
+
+    def follow(self, follower: JournalFollower, cwd: str | None = None, answer_from: int = 0) -> TerminalProcess:
+        """Follow the program from where `follower` is in its journal, through the process returned (which
+        then follows its holder); `cwd`: the one its shell reported last; queries before `answer_from` are
+        not answered (see Ingest). The session is live until the program has ended."""
+        self._ingest.offset, self._ingest.reported_cwd, self._ingest.answer_from = follower.offset, cwd, answer_from
         self._process = TerminalProcess(follower, on_output=self._ingest.feed, on_exit=self._finalize)
+        self._finalized.clear()
         return self._process
 
-    def _lost(self, reason: str) -> TerminalSession:
+    def lose(self, reason: str) -> TerminalSession:
+        """It is `lost` (meta.json says so, and why) and follows nothing any more."""
         self.meta.status = "lost"
         self.meta.lost_reason = reason
         files.save_meta(self.directory, self.meta)
-        self._ingest = None
         self._process = None
         self._finalized.set()
         return self
 
-    @classmethod
-    def recover(
-        cls,
-        directory: Path,
-        limits: SessionLimits,
-        holders: Path,
-        *,
-        bus: EventBus,
-        recorder: Recorder,
-        recorded: bool = False,
-    ) -> TerminalSession:
-        """A session from an earlier run of the daemon that had ended (or was lost: see `readopt`); `recorded`:
-        a terminal shown from its record only (a read-only lookout serving a replay archive), `lost` if the
-        record says it ran on, and never adopted."""
-        meta = files.load_meta(directory)
-        if recorded and meta.status == "running":
-            meta.status, meta.lost_reason = "lost", "shown from its record: its program went on elsewhere"
-        self = cls(
-            meta, directory, limits, holders=holders, bus=bus, recorder=recorder, dormant_size=raw_size(directory)
-        )
-        self.stored_from = stored_from(directory)
-        self.readopt = not recorded
-        snapshot = files.load_snapshot(directory) or {}
-        title, blocks = snapshot.get("title"), snapshot.get("blocks")
-        forged = snapshot.get("forged_marks", blocks.get("forged", 0) if isinstance(blocks, dict) else 0)
-        self._screen.title = title if isinstance(title, str) else ""
-        self.blocks.forged = forged if type(forged) is int and forged >= 0 else 0
-        self._finalized.set()
-        return self
-
     def _ingest_state(self) -> dict[str, Any]:
-        """Stored with each snapshot: what `adopt` takes up from."""
+        """Stored with each snapshot: what app.terminal.origins.adopt takes up from."""
         return {
             "forged_marks": self.blocks.forged,
             "blocks": self.blocks.state(),
-            "bracketed_paste": self._screen.bracketed_paste,
+            "bracketed_paste": self.screen_model.bracketed_paste,
             "cwd": self.reported_cwd,
         }
 
@@ -328,16 +142,15 @@ class TerminalSession:
     def _block_event(self, what: str, block: Block) -> None:
         """A block started or ended: a marker in the journal (and so in recordings), and an event."""
         assert self._process is not None
-        if self._writes.released:  # the daemon that took the terminal over tells of it
+        if self.writes.released:  # the daemon that took the terminal over tells of it
             return
         summary = {"n": block.n, "command": block.command, "exit_code": block.exit_code}
         label = f"block {block.n} {what}" + (f" (exit {block.exit_code})" if what == "ended" else "")
         self._process.mark(f"{label}: {block.command}")
         self.bus.publish(f"terminal.block_{what}", id=self.id, block=summary)
         if what == "ended" and block.end is not None:
-            start, end = block.start, block.end
-            tail = output_tail(self.read_raw(max(start, end - TAIL_BYTES), min(end - start, TAIL_BYTES)))
-            self.recorder.record(block_frame(self.id, block, tail, self.last_agent))
+            tail = frames.block_tail(block, self.read_raw)
+            self.recorder.record(frames.block_frame(self.id, block, tail, self.last_agent))
 
     def _finalize(self, exit_code: int | None, lost: str | None) -> None:
         """The program has exited (or its holder ended without saying how: `lost` says so) and its output is
@@ -353,11 +166,11 @@ class TerminalSession:
         last = self.blocks.close(self.raw_offset, self.meta.ended_at, exit_code)
         if last is not None:
             self._block_event("ended", last)
-        self._screen.close()
-        self._writes("meta.json", files.save_meta, self.directory, self.meta)
+        self.screen_model.close()
+        self.writes("meta.json", files.save_meta, self.directory, self.meta)
         event = {"type": self.meta.status, "exit_code": exit_code, **({"reason": lost} if lost else {})}
-        self._writes("events.jsonl", files.append_event, self.directory, event)
-        if self._writes.released:
+        self.writes("events.jsonl", files.append_event, self.directory, event)
+        if self.writes.released:
             pass  # the daemon that took the terminal over tells of it
         elif lost:
             log.warning("terminal %s is lost: %s", self.id, lost)
@@ -365,7 +178,7 @@ class TerminalSession:
             files.in_background(held.remove_stale_socket, self.holders, self.id)  # its holder was killed
         else:
             self.bus.publish("terminal.exited", id=self.id, exit_code=exit_code)
-            self.recorder.record(exit_frame(self.id, exit_code, self._process.stopping, self.last_agent))
+            self.recorder.record(frames.exit_frame(self.id, exit_code, self._process.stopping, self.last_agent))
         self._finalized.set()
         self._pulse.fire()
 
@@ -389,26 +202,18 @@ class TerminalSession:
 
     @property
     def raw_offset(self) -> int:
-        return self._ingest.offset if self._ingest is not None else self._dormant_size
-
-    @property
-    def title(self) -> str:
-        return self._screen.title
-
-    @property
-    def bracketed_paste(self) -> bool:
-        return self._screen.bracketed_paste
+        return self._ingest.offset
 
     @property
     def reported_cwd(self) -> str | None:
         """The cwd the shell reported last (OSC 7), if any."""
-        return self._ingest.reported_cwd if self._ingest is not None else None
+        return self._ingest.reported_cwd
 
     @property
     def degraded(self) -> str | None:
         """Why this session's files are incomplete (a full disk...), or None."""
         journal = self._process.failure if self._process is not None else None
-        return journal or self._writes.failure or self.blocks.failure
+        return journal or self.writes.failure
 
     def read_raw(self, offset: int, limit: int) -> bytes:
         """Up to `limit` bytes of output from `offset`; Gone for output that is not stored (see `stored_from`)."""
@@ -426,75 +231,34 @@ class TerminalSession:
         if self._process is not None:
             await self._process.catch_up()
 
-    async def engine(self) -> ScreenEngine:
-        """The screen model; for a dormant session it is rebuilt from its files once, in a thread."""
-        return await self._screen.load()
-
-    def _sync(self) -> ScreenEngine:
-        """The live engine, brought up to date with every byte read."""
-        return self._screen.current()
-
-    def screen_text(self) -> str:
-        return self._screen.text()
-
     def state(self, fresh: bool = True) -> State:
-        """See app.terminal.state; `fresh=False` takes the alternate-screen flag from the screen model as it
-        is, without feeding it the output still pending (until the next delta)."""
-        engine = self._screen.engine
-        tty = self._process.tty if self._process is not None else None
-        if self.exited or tty is None or engine is None:
+        """See app.terminal.state; `fresh=False`: see ScreenModel.alt_screen."""
+        if self.exited or self._process is None or self.screen_model.engine is None:
             return "exited"
-        return derive_state(
-            exited=False,
-            alt_screen=(self._sync() if fresh else engine).alt_screen,
-            flags=tty.tty_flags(),
-            foreground=tty.foreground_pgid(),
-            leader=tty.pid,
-            leader_is_shell=self.meta.shell,
-            waits_for_input=tty.waits_for_input,
+        return self._process.state(
+            alt_screen=self.screen_model.alt_screen(fresh), shell=self.meta.shell,
             command_running=self.blocks.current is not None if self.blocks.marked else None,
             line_editor=os.path.basename(self.meta.argv[0]) in LINE_EDITOR_SHELLS,
-        )
+        )  # fmt: skip
 
     def shell_reading(self) -> bool:
         """Whether the terminal's shell is in the foreground, sleeping in a read of the terminal (at its
         prompt, which it has written by then)."""
-        tty = self._process.tty if self._process is not None else None
-        if tty is None or self.exited or not self.meta.shell:
-            return False
-        return tty.foreground_pgid() == tty.pid and tty.waits_for_input(tty.pid)
+        return self.meta.shell and not self.exited and self._process is not None and self._process.leader_reading()
 
     def describe(self, fresh: bool = True) -> dict[str, Any]:
         """The terminal's facts; listings pass `fresh=False` (see `state`): bringing every flooding terminal's
         screen model up to date would hold the loop for a while."""
         m = self.meta
-        engine = self._screen.engine
-        if fresh and engine is not None:
-            engine = self._sync()
         return {
-            "id": m.id,
-            "name": m.name,
-            "command": m.command,
-            "argv": m.argv,
-            "pid": m.pid,
-            "status": m.status,
-            "exit_code": m.exit_code,
-            "cols": m.cols,
-            "rows": m.rows,
-            "state": self.state(fresh),
-            "cwd": self.reported_cwd or m.cwd,
-            "shell_integration": m.shell_integration,
-            **self.blocks.describe(),
-            "title": self.title,
-            "degraded": self.degraded,
-            "lost_reason": m.lost_reason,
-            "ended_by": m.ended_by,
-            "alt_screen": engine.alt_screen if engine is not None else False,
+            "id": m.id, "name": m.name, "command": m.command, "argv": m.argv, "pid": m.pid, "status": m.status,
+            "exit_code": m.exit_code, "cols": m.cols, "rows": m.rows, "state": self.state(fresh),
+            "cwd": self.reported_cwd or m.cwd, "shell_integration": m.shell_integration, **self.blocks.describe(),
+            "title": self.screen_model.title, "degraded": self.degraded, "lost_reason": m.lost_reason,
+            "ended_by": m.ended_by, "alt_screen": self.screen_model.alt_screen(fresh),
             "raw_size": self._process.journal_size if self._process is not None else self.raw_offset,
-            "engine": m.engine,
-            "created_at": m.created_at,
-            "ended_at": m.ended_at,
-        }
+            "engine": m.engine, "created_at": m.created_at, "ended_at": m.ended_at,
+        }  # fmt: skip
 
     async def screen(
         self, options: ViewOptions = ViewOptions(), scrollback: int = 0, changed_since: int | None = None
@@ -503,22 +267,15 @@ class TerminalSession:
         newest `scrollback` lines, the state, the journal offset it reflects, and `delta_cursor`: with
         `changed_since=<delta cursor>` only the rows changed after that cursor are returned."""
         await self.catch_up()
-        engine = await self.engine()
-        delta_cursor = self._screen.delta_cursor()  # before the read: a delta written meanwhile is in the next one too
-        changed = await self.rows_changed_since(changed_since) if changed_since is not None else None
+        engine = await self.screen_model.load()
+        delta_cursor = self.screen_model.delta_cursor()  # before the read: a delta written meanwhile is in the next too
+        changed = await self.screen_model.rows_changed_since(changed_since) if changed_since is not None else None
         extra = {"state": self.state(), "raw_offset": self.raw_offset, "delta_cursor": delta_cursor}
-        facts = {"cols": engine.cols, "rows": engine.rows, "state": extra["state"], "title": self.title,
+        facts = {"cols": engine.cols, "rows": engine.rows, "state": extra["state"], "title": self.screen_model.title,
                  "cwd": self.reported_cwd or self.meta.cwd, "raw_size": extra["raw_offset"]}  # fmt: skip
-        data, answer = await self._screen.view(options, scrollback=scrollback, changed_rows=changed, extra=extra)
-        self.recorder.record(screen_frame(self.id, data, facts, options, scrollback))
+        data, answer = await self.screen_model.view(options, scrollback=scrollback, changed_rows=changed, extra=extra)
+        self.recorder.record(frames.screen_frame(self.id, data, facts, options, scrollback))
         return answer
-
-    async def screen_at(
-        self, options: ViewOptions, offset: int | None = None, when: float | None = None
-    ) -> dict[str, Any] | str:
-        """The screen as it was after `offset` bytes of output, or at Unix time `when` (also of an exited or
-        lost terminal, and after a restart): see ScreenModel.view_at."""
-        return await self._screen.view_at(options, offset, when)
 
     def send(
         self, *steps: InputStep, text: str | None = None, keys: list[str] | None = None, paste: str | None = None
@@ -527,11 +284,13 @@ class TerminalSession:
         `keys` and `paste` if given; the next wait starts here."""
         if text is not None or keys or paste is not None:
             steps = (*steps, InputStep(text=text, keys=tuple(keys or ()), paste=paste))
-        if not self.running or self._process is None or self._ingest is None:
+        if not self.running or self._process is None:
             raise Conflict(f"terminal {self.id} has {self.meta.status}; it takes no more input")
-        if self._writes.released:
+        if self.writes.released:
             raise Conflict(f"terminal {self.id} is being taken over by a restarted daemon; send the input again")
-        encoded = encode_steps(steps, bracketed=self.bracketed_paste, app_cursor=self._sync().app_cursor_keys)
+        encoded = encode_steps(
+            steps, bracketed=self.screen_model.bracketed_paste, app_cursor=self.screen_model.current().app_cursor_keys
+        )
         data = encoded.data
         if len(data) > self.limits.max_input_bytes:
             raise TooLarge(f"input of {len(data)} bytes exceeds the limit of {self.limits.max_input_bytes}")
@@ -539,24 +298,23 @@ class TerminalSession:
             raise Conflict(f"terminal {self.id} is not reading its input ({self._process.pending} bytes pending)")
         offset = self.raw_offset
         before = self.state(fresh=False)
-        flags = self._process.tty.tty_flags() if self._process.tty is not None else None
-        hidden = flags is not None and flags.canonical and not flags.echo
+        hidden = not self._process.echoing()
         self.last_agent = current_agent.get()
-        self.recorder.record(input_frame(self.id, steps, hidden))
+        self.recorder.record(frames.input_frame(self.id, steps, hidden))
         self.last_input = Origin(since=offset, after_input=True, echo="" if hidden else encoded.echo, state=before)
-        self._writes("last_input.json", files.save_last_input, self.directory, asdict(self.last_input))
+        self.writes("last_input.json", files.save_last_input, self.directory, asdict(self.last_input))
         self._process.write(data, redact=hidden)
         return {"bytes_written": len(data), "raw_offset": offset, "pending": self._process.pending}
 
     def resize(self, cols: int, rows: int) -> None:
         """Resize the PTY and the screen; a frame in the timeline names who did (the request's agent), and
         live viewers are told the new size (they never resize the PTY themselves)."""
-        if not self.running or self._process is None or self._ingest is None:
+        if not self.running or self._process is None:
             raise Conflict(f"terminal {self.id} has {self.meta.status}; it cannot be resized")
         before = (self.meta.cols, self.meta.rows)
         self._process.resize(cols, rows)
-        self._screen.resize(cols, rows)
-        self.recorder.record(resize_frame(self.id, before, (cols, rows)))
+        self.screen_model.resize(cols, rows)
+        self.recorder.record(frames.resize_frame(self.id, before, (cols, rows)))
         for listener in tuple(self._resize_listeners):
             listener(cols, rows)
         self.bus.publish("terminal.resized", id=self.id, cols=cols, rows=rows)
@@ -566,16 +324,6 @@ class TerminalSession:
         self._pulse.fire()
 
     # ----------------------------------------------------------------- streams
-
-    def hydration(self) -> tuple[int, str]:
-        """An escape string that repaints the current screen (reset, content, cursor, title, modes) on a
-        fresh terminal, and the journal offset it reflects: live output continues from there. The screen
-        must be loaded (`await engine()`)."""
-        return self.raw_offset, self._screen.hydration()
-
-    def full_delta(self) -> Delta:
-        """Every row, as a delta (what a deltas stream starts with). The screen must be loaded."""
-        return self._screen.full_delta()
 
     async def finished(self) -> None:
         """Returns once the process has exited and its output is all read."""
@@ -588,28 +336,7 @@ class TerminalSession:
 
     def subscribe_output(self, listener: Callable[[bytes], None]) -> Callable[[], None]:
         """Call `listener` with every chunk of output from now on; returns the unsubscribe function."""
-        if self._ingest is None:  # a dormant terminal writes nothing more
-            return lambda: None
         return self._ingest.subscribe(listener)
-
-    def subscribe_deltas(self, listener: DeltaListener, styles: bool = False) -> Callable[[], None]:
-        """Call `listener` with (the JSON of) every delta from now on (with `styles`, also the colour and style
-        layers of its changed rows); returns the unsubscribe function."""
-        return self._screen.subscribe(listener, styles)
-
-    def with_styles(self, delta: Delta) -> dict[str, Any]:
-        """`delta` (JSON) plus `fgColors`, `bgColors` and `styles` runs of its changed rows (in the same order)
-        with their `colorPalette` and `styleLegend`, read from the screen as it is now."""
-        return self._screen.with_styles(delta)
-
-    async def read_deltas(self, cursor: int, limit: int, max_bytes: int | None = None) -> DeltaPage:
-        """Deltas from `cursor` on, the pending one included; see DeltaLog.read."""
-        return await self._screen.read_deltas(cursor, limit, max_bytes)
-
-    async def rows_changed_since(self, cursor: int) -> set[int] | None:
-        """Rows changed after delta cursor `cursor` (None: all of them, the size changed), including
-        changes not yet written as a delta."""
-        return await self._screen.rows_changed_since(cursor)
 
     async def wait(self, until: Until, since: int | None, timeout_ms: int) -> WaitResult:
         """See app.terminal.waiting. `since` defaults to the last input: the wait then skips its echo and
@@ -617,7 +344,7 @@ class TerminalSession:
         origin = self.last_input if since is None else Origin(since=since)
         if origin.since < 0 or origin.since > self.raw_offset:
             raise BadInput(f"since={origin.since} is outside the output (0..{self.raw_offset})", field="since")
-        await self.engine()
+        await self.screen_model.load()
         return await wait_until(self, until, origin, timeout_ms / 1000)
 
     async def detach(self) -> None:
@@ -625,22 +352,16 @@ class TerminalSession:
         daemon that adopts it."""
         if self._process is not None and not self._finalized.is_set():
             self._process.detach()
-            self._screen.flush_delta()
-            self._screen.snapshot_now()
-            await self._screen.written()
-
-    @property
-    def stopping(self) -> bool:
-        return self._stopping
+            await self.screen_model.save_now()
 
     def stop_waits(self) -> None:
         """The daemon is stopping: every wait answers now, with the cursor to resume from."""
-        self._stopping = True
+        self.stopping = True
         self._pulse.fire()
 
     def take_back(self) -> None:
         """Undo `release` (the daemon that was to take over failed): write and control the terminal again."""
-        self._writes.released = self.blocks.released = False
+        self.writes.released = False
         if self._process is not None:
             self._process.released = False
 
@@ -649,11 +370,9 @@ class TerminalSession:
         input), then only follow the terminal, so that answers begun here end true: write no file, send its
         holder nothing that changes it, and tell nobody of its events (that daemon does)."""
         if self._process is not None and not self._finalized.is_set():
-            self._screen.flush_delta()
-            self._screen.snapshot_now()
-            await self._screen.written()
+            await self.screen_model.save_now()
             self._process.released = True
-        self._writes.released = self.blocks.released = True
+        self.writes.released = True
 
     async def stop(self) -> None:
         """End the program: its holder's stop ladder (hang up, terminate, kill the session), or, when its
@@ -664,42 +383,15 @@ class TerminalSession:
         self.ending = True
         process, holder_failed = self._process, None
         if process is not None and not self._finalized.is_set():
-            await process.stop()
-            if not process.ended.is_set():
-                holder_failed = f"its holder did not end the program within {STOP_TIMEOUT_S:.0f} s"
-                process.let_go(holder_failed)
-                await process.ended.wait()
+            holder_failed = await process.stop()
         if self.meta.status == "lost":
-            meta = self.meta if self._meta_known else None
             try:
-                ending = await asyncio.to_thread(held.end, self.holders, self.directory, meta, holder_failed)
+                ending = await asyncio.to_thread(
+                    held.end_lost, self.holders, self.directory, self.meta, self.meta_known, holder_failed
+                )
             except held.NotEnded as exc:
                 self.ending = False
                 raise Conflict(f"terminal {self.id} is not ended: {exc}") from None
-            self.meta.status, self.meta.exit_code, self.meta.ended_by = "exited", ending.code, ending.signal
-            self.meta.ended_at = self.meta.ended_at or time.time()
-            if self._meta_known:
-                await asyncio.to_thread(held.record_end, self.directory, self.meta, ending)
             self.bus.publish("terminal.exited", id=self.id, exit_code=ending.code, ended_by=ending.signal)
-            self.recorder.record(exit_frame(self.id, ending.code, True, self.last_agent))
-        await self._screen.written()
-
-
-def _origin(saved: dict[str, Any] | None, size: int) -> Origin | None:
-    """The last input as `send` saved it, if it is one of this journal of `size` bytes."""
-    if saved is None:
-        return None
-    since, echo, state = saved.get("since"), saved.get("echo"), saved.get("state")
-    if not isinstance(since, int) or not 0 <= since <= size or not isinstance(echo, str):
-        return None
-    return Origin(since=since, after_input=saved.get("after_input") is True, echo=echo,
-                  state=state if isinstance(state, str) else None)  # fmt: skip
-
-
-def _kill(pid: int | None) -> None:
-    """End a program whose holder could not be followed (its holder then ends with it)."""
-    if pid is not None:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+            self.recorder.record(frames.exit_frame(self.id, ending.code, True, self.last_agent))
+        await self.screen_model.written()

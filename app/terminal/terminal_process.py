@@ -1,6 +1,7 @@
 """A terminal's program while the daemon follows it: through its holder (app.terminal.holder_link) for what
-goes in (input, answers to queries, resizes, markers, the stop ladder) and through the journal the holder
-writes (app.terminal.journal_follower) for what comes out.
+goes in (input, answers to queries, resizes, markers, the stop ladder), through the journal the holder
+writes (app.terminal.journal_follower) for what comes out, and through its terminal (app.terminal.tty) for
+what it is doing.
 
 Output is handed on in batches of PUMP_BYTES, one per turn of the event loop, so a flood (or the backlog an
 adopted terminal wrote while no daemon ran) never holds other work up; `catch_up` takes an answer up to what
@@ -15,11 +16,11 @@ import asyncio
 import base64
 import logging
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
-from app.terminal.holder_link import HolderLink, Started, connect
+from app.terminal.holder_link import Greeted, HolderLink
 from app.terminal.journal_follower import Batch, JournalFollower
+from app.terminal.state import State, derive_state
 from app.terminal.tty import Tty
 
 log = logging.getLogger(__name__)
@@ -61,22 +62,13 @@ class TerminalProcess:
         self._syncs: dict[int, asyncio.Future[int]] = {}
         self._next_sync = 0
 
-    async def attach(self, holders: Path, terminal_id: str) -> dict[str, Any]:
-        """Connect to the terminal's holder and start following; returns its greeting. OSError: nobody listens
-        (see `without_holder`); ProtocolError: the holder is not to be trusted or not understood."""
-        return self._follow(await connect(holders, terminal_id, self._on_message, self._on_closed))
-
-    def follow_new(self, started: Started) -> None:
-        """Follow a holder just started (the connection came with its first answer)."""
-        self._follow(HolderLink(started.sock, started.greeting, started.master, self._on_message, self._on_closed))
-
-    def _follow(self, link: HolderLink) -> dict[str, Any]:
-        self.link = link
-        greeting = self.link.greeting
-        self._announced = max(self._announced, int(greeting.get("size") or 0))
-        self.failure = greeting.get("failure") or None
+    def follow_holder(self, holder: Greeted) -> None:
+        """Follow the program through its holder, which has greeted the daemon (app.terminal.holder_link: a new
+        terminal's, or one an earlier run of the daemon left)."""
+        self.link = HolderLink(holder.sock, holder.greeting, holder.master, self._on_message, self._on_closed)
+        self._announced = max(self._announced, int(holder.greeting.get("size") or 0))
+        self.failure = holder.greeting.get("failure") or None
         self._schedule()
-        return greeting
 
     def without_holder(self) -> None:
         """The holder has ended: read the journal to its end, then end with its recorded exit."""
@@ -95,6 +87,28 @@ class TerminalProcess:
     def pending(self) -> int:
         """Bytes of input (and other messages) the holder has not taken yet."""
         return self.link.pending if self.link is not None else 0
+
+    def state(self, *, alt_screen: bool, shell: bool, command_running: bool | None, line_editor: bool) -> State:
+        """What the program is doing (app.terminal.state), from its terminal's modes and foreground process and
+        what the screen and the shell's marks say; `exited` once its terminal is not followed any more."""
+        tty = self.tty
+        if tty is None:
+            return "exited"
+        return derive_state(
+            exited=False, alt_screen=alt_screen, flags=tty.tty_flags(), foreground=tty.foreground_pgid(),
+            leader=tty.pid, leader_is_shell=shell, waits_for_input=tty.waits_for_input,
+            command_running=command_running, line_editor=line_editor,
+        )  # fmt: skip
+
+    def leader_reading(self) -> bool:
+        """Whether the program (its session's leader) is in the foreground, asleep in a read of its terminal."""
+        tty = self.tty
+        return tty is not None and tty.foreground_pgid() == tty.pid and tty.waits_for_input(tty.pid)
+
+    def echoing(self) -> bool:
+        """Whether its terminal shows what is typed: not while it reads a line without echo (a password)."""
+        flags = self.tty.tty_flags() if self.tty is not None else None
+        return flags is None or not flags.canonical or flags.echo
 
     async def catch_up(self) -> None:
         """Return once the ingest has taken every byte the program wrote before this call: the holder reads
@@ -140,27 +154,28 @@ class TerminalProcess:
         if self.link is not None and not self.released:
             self.link.send("mark", label=label)
 
-    async def stop(self) -> None:
-        """The holder's stop ladder (hang up, terminate, kill the session); returns once the program has
-        exited and its output is read, or after STOP_TIMEOUT_S (`ended` is then not set: see `let_go`)."""
+    async def stop(self) -> str | None:
+        """End the program: the holder's stop ladder (hang up, terminate, kill the session). Returns once it has
+        exited and its output is read; a holder that has not ended it within STOP_TIMEOUT_S is let go (the
+        journal is read to its end, and the exit is what it records, or unknown), and the answer says so: the
+        ladder is then lookout's to run (app.terminal.holders)."""
         if self.ended.is_set():
-            return
+            return None
         self.stopping = True
         if self.link is not None:
             self.link.send("stop")
         try:
             await asyncio.wait_for(self.ended.wait(), STOP_TIMEOUT_S)
+            return None
         except TimeoutError:
             log.warning("the program on pid %s did not end within %.0f s of its stop", self.tty and self.tty.pid,
                         STOP_TIMEOUT_S)  # fmt: skip
-
-    def let_go(self, reason: str) -> None:
-        """Stop following a holder that does not end the program: the journal is read to its end, and the exit
-        is what it records, or unknown (`reason`)."""
-        self._gone_reason = reason
+        self._gone_reason = f"its holder did not end the program within {STOP_TIMEOUT_S:.0f} s"
         if self.link is not None:
             self.link.close()
         self._on_closed()
+        await self.ended.wait()
+        return self._gone_reason
 
     def detach(self) -> None:
         """Leave the holder running (the daemon is ending)."""

@@ -188,6 +188,11 @@ class EndedBlocks(Protocol):
         """Whether the shell marked the end of a prompt after journal offset `offset`."""
 
 
+class ScreenText(Protocol):
+    def text(self) -> str:
+        """The screen's rows, as text."""
+
+
 class Waitable(Protocol):
     """What a wait needs from a terminal."""
 
@@ -205,9 +210,10 @@ class Waitable(Protocol):
     def exit_code(self) -> int | None: ...
     @property
     def blocks(self) -> EndedBlocks: ...
+    @property
+    def screen_model(self) -> ScreenText: ...
 
     def read_raw(self, offset: int, limit: int) -> bytes: ...
-    def screen_text(self) -> str: ...
     def state(self) -> str: ...
     def shell_reading(self) -> bool:
         """Whether the shell is in the foreground and sleeps in a read of the terminal (so its prompt is
@@ -217,6 +223,25 @@ class Waitable(Protocol):
     async def changed(self, timeout: float) -> None: ...
     async def catch_up(self) -> None:
         """Take in every byte the program has written so far."""
+
+
+class Pulse:
+    """Wakes every waiter when something changed: what a terminal's `changed` waits on."""
+
+    def __init__(self) -> None:
+        self._future: asyncio.Future[None] | None = None
+
+    async def wait(self, timeout: float) -> None:
+        if self._future is None or self._future.done():
+            self._future = asyncio.get_running_loop().create_future()
+        try:
+            await asyncio.wait_for(asyncio.shield(self._future), timeout)
+        except TimeoutError:
+            pass
+
+    def fire(self) -> None:
+        if self._future is not None and not self._future.done():
+            self._future.set_result(None)
 
 
 @dataclass(slots=True)
@@ -307,7 +332,7 @@ async def _holds(
         return p.found is not None
     if condition == "screen":
         assert until.regex is not None
-        m = await _search_screen(until.regex, term.screen_text())
+        m = await _search_screen(until.regex, term.screen_model.text())
         p.found = (term.raw_offset, _match_json(m)) if m else None
         return m is not None
     if condition == "block_end":

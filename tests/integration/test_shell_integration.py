@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from app.terminal import shell_integration
+from app.terminal import origins, shell_integration
 from app.terminal.blocks import Block, block_with_output
 from app.terminal.registry import TerminalRegistry, TerminalSpec
 from app.terminal.session import TerminalSession
@@ -120,7 +120,7 @@ async def test_a_forged_mark_is_ignored_and_counted(
     await _run(s, f"env | grep -c -e {nonce} -e ZDOTDIR -e LOOKOUT -e __lookout")
     assert await _output(s, 2) == "0"
     await s.stop()
-    after_restart = TerminalSession.recover(s.directory, s.limits, s.holders, bus=s.bus, recorder=s.recorder)
+    after_restart = origins.recover(s.directory, s.limits, s.holders, bus=s.bus, recorder=s.recorder)
     assert after_restart.describe()["forged_marks"] == 2, "the count is kept in screen.snapshot.json"
 
 
@@ -158,7 +158,7 @@ async def test_ctrl_c_at_an_empty_prompt_makes_no_block(manager: TerminalRegistr
 
 async def test_a_multi_line_paste(manager: TerminalRegistry, shell: str, home: Path) -> None:
     s = await _shell(manager, shell, home)
-    await _eventually(s, lambda: s.bracketed_paste, "bracketed paste")  # asked for once the prompt is drawn
+    await _eventually(s, lambda: s.screen_model.bracketed_paste, "bracketed paste")  # asked for once the prompt is drawn
     since = s.raw_offset
     s.send(paste="echo one\nfalse\necho three", keys=["Enter"])
     assert (await s.wait(compile_until(block_end=True), since, 5000)).matched

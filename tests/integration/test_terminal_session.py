@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -14,7 +16,7 @@ from app.terminal import lazy_feed, skip_ahead
 from app.terminal.engines import create_engine
 from app.terminal.journal import read_index
 from app.terminal.registry import TerminalRegistry, TerminalSpec
-from app.terminal.persistence import load_snapshot
+from app.terminal.persistence import load_meta, load_snapshot, save_meta
 from app.terminal.replay import screen_at
 from app.terminal.session import SessionLimits, TerminalSession
 from app.terminal.waiting import compile_until
@@ -110,7 +112,7 @@ async def test_keys_follow_application_cursor_mode(manager: TerminalRegistry) ->
     await _until(s, regex="readyapp>", since=0)
     s.send(keys=["Up"])
     await _until(s, exit=True, since=0)
-    assert "b'\\x1b[A' b'\\x1bOA'" in s.screen_text()
+    assert "b'\\x1b[A' b'\\x1bOA'" in s.screen_model.text()
 
 
 async def test_paste_is_bracketed_only_when_the_program_asks(manager: TerminalRegistry) -> None:
@@ -130,7 +132,7 @@ async def test_paste_is_bracketed_only_when_the_program_asks(manager: TerminalRe
     await _until(s, regex="bracketed>", since=0)
     s.send(paste="l1\nl2")
     await _until(s, exit=True, since=0)
-    assert "b'x' b'\\x1b[200~l1\\rl2\\x1b[201~'" in s.screen_text()
+    assert "b'x' b'\\x1b[200~l1\\rl2\\x1b[201~'" in s.screen_model.text()
 
 
 async def test_large_input_is_delivered_in_full(manager: TerminalRegistry) -> None:
@@ -146,7 +148,7 @@ async def test_large_input_is_delivered_in_full(manager: TerminalRegistry) -> No
     result = s.send(text=line * 300)
     assert result["bytes_written"] == 300_000
     await _until(s, regex=r"got \d+", since=0, timeout=90)
-    assert "got 300000" in s.screen_text()
+    assert "got 300000" in s.screen_model.text()
 
 
 async def test_split_utf8_and_exit_code(manager: TerminalRegistry) -> None:
@@ -265,7 +267,29 @@ async def test_exit_while_a_child_holds_the_terminal_is_recorded_once(manager: T
     await _until(s, exit=True, since=0, timeout=30)
     exits = [e for e in read_index(s.directory) if e.kind == "x"]
     assert len(exits) == 1 and exits[0].value == 0
-    assert "leader-done" in s.screen_text()
+    assert "leader-done" in s.screen_model.text()
+
+
+async def test_a_holder_whose_program_is_not_the_terminals_is_not_adopted(tmp_path: Path) -> None:
+    first = TerminalRegistry(tmp_path / "terminals", "avt", LIMITS, max_sessions=2)
+    await first.start()
+    s = await first.create(TerminalSpec(command=BASH, cols=80, rows=24))
+    pid = s.meta.pid
+    assert pid is not None
+    await first.shutdown()  # the program stays with its holder
+    meta = load_meta(s.directory)
+    meta.pid = pid + 1  # meta.json names another program than the one its holder runs
+    save_meta(s.directory, meta)
+    again = TerminalRegistry(tmp_path / "terminals", "avt", LIMITS, max_sessions=2)
+    await again.start()
+    try:
+        lost = again.get(s.id)
+        assert (lost.meta.status, lost.running) == ("lost", False)
+        assert lost.meta.lost_reason == f"its holder runs pid {pid}, not the terminal's pid {pid + 1}"
+        assert load_meta(s.directory).status == "lost" and Path(f"/proc/{pid}").exists(), "its program is left alone"
+    finally:
+        await again.shutdown()
+        os.kill(pid, signal.SIGKILL)  # its holder ends with it
 
 
 class _Frames:

@@ -22,13 +22,23 @@ class NoBlocks:
         return False
 
 
+class FakeScreen:
+    """A screen whose text the test writes."""
+
+    def __init__(self) -> None:
+        self.shown = ""
+
+    def text(self) -> str:
+        return self.shown
+
+
 class FakeTerminal:
     """A Waitable whose output and screen the test writes."""
 
     def __init__(self) -> None:
         self.blocks = NoBlocks()
+        self.screen_model = FakeScreen()
         self.raw = b""
-        self.screen = ""
         self.current_state = "running"
         self.exited = False
         self.exit_code: int | None = None
@@ -43,9 +53,6 @@ class FakeTerminal:
 
     def read_raw(self, offset: int, limit: int) -> bytes:
         return self.raw[offset : offset + limit]
-
-    def screen_text(self) -> str:
-        return self.screen
 
     def state(self) -> str:
         return self.current_state

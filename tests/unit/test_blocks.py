@@ -10,6 +10,7 @@ from app.core.tokens import count_tokens
 from app.terminal import block_output
 from app.terminal.block_output import fit_tokens, fold_repeats, render_output, replay_lines
 from app.terminal.blocks import BLOCKS_FILE, Block, BlockTracker
+from app.terminal.persistence import GuardedWrites
 from app.terminal.scanner import ShellMark, SideScanner
 from app.terminal.shell_integration import supported
 from app.terminal.waiting import BlockSummary, compile_until, wait_until
@@ -52,7 +53,7 @@ class Feeder:
 
 @pytest.fixture
 def feed(tmp_path: Path) -> Feeder:
-    return Feeder(BlockTracker(tmp_path, True))
+    return Feeder(BlockTracker(tmp_path, True, GuardedWrites("t")))
 
 
 def test_a_command_line_becomes_a_block_with_its_output_range(feed: Feeder, tmp_path: Path) -> None:
@@ -82,7 +83,7 @@ def test_forged_and_foreign_marks_are_ignored_and_counted(feed: Feeder) -> None:
 
 
 def test_without_a_nonce_marks_make_no_blocks_and_are_not_counted(tmp_path: Path) -> None:
-    feed = Feeder(BlockTracker(tmp_path, False))
+    feed = Feeder(BlockTracker(tmp_path, False, GuardedWrites("t")))
     feed(command("ls", b"x\r\n", 0))
     assert feed.tracker.describe() == {"block": None, "block_count": 0, "forged_marks": 0}
 
@@ -103,11 +104,11 @@ def test_blocks_survive_reload_with_a_torn_last_line(feed: Feeder, tmp_path: Pat
         feed(command(f"echo {i}", f"{i}\r\n".encode(), i))
     with (tmp_path / BLOCKS_FILE).open("ab") as f:
         f.write(b'{"n": 4, "comm')
-    again = BlockTracker(tmp_path, False)
+    again = BlockTracker(tmp_path, False, GuardedWrites("t"))
     assert again.finished() == feed.tracker.finished()
     with (tmp_path / BLOCKS_FILE).open("ab") as f:
         f.write(b'\n{"n": 4, "command": "no raw"}\n[1, 2]\n"text"\n')  # JSON, but not blocks
-    assert BlockTracker(tmp_path, False).finished() == feed.tracker.finished()
+    assert BlockTracker(tmp_path, False, GuardedWrites("t")).finished() == feed.tracker.finished()
     assert [b.exit_code for b in again.finished()] == [0, 1, 2]
 
 
@@ -261,5 +262,5 @@ def test_a_block_handed_out_stays_as_it_was_when_the_command_ends(feed: Feeder, 
     assert (ended.n, ended.exit_code, ended.end) == (1, 0, running.start + len(b"building\r\n"))
     with pytest.raises(AttributeError):
         ended.exit_code = 1  # type: ignore[misc]
-    assert Block.from_json(ended.to_json()) == ended == BlockTracker(tmp_path, False).get(1)
+    assert Block.from_json(ended.to_json()) == ended == BlockTracker(tmp_path, False, GuardedWrites("t")).get(1)
     assert feed.tracker.describe()["block"] is None

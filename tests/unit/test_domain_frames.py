@@ -14,7 +14,9 @@ from app.terminal.blocks import Block
 from app.terminal.engines.base import Cursor
 from app.terminal.frame_screens import Recorded
 from app.terminal.frames import (
+    TAIL_BYTES,
     block_frame,
+    block_tail,
     exit_frame,
     input_frame,
     output_tail,
@@ -85,6 +87,23 @@ def test_a_failed_command_is_pinned_with_its_last_lines() -> None:
     ok = block_frame("t1", replace(block, exit_code=0), tail, "agent-a")
     assert not ok.pinned and "FAILED" not in ok.full
     assert exit_frame("t1", 1, False, "a").pinned and not exit_frame("t1", -15, True, "a").pinned
+
+
+def test_a_block_tail_is_read_from_the_end_of_the_block_only() -> None:
+    output = b"x" * (2 * TAIL_BYTES) + b"\r\nlast line\r\n"
+    journal = b"$ make\r\n" + output + b"$ "
+    block = Block(n=1, command="make", exit_code=1, cwd="/", started_at=1.0, ended_at=2.0, duration_ms=1000,
+                  start=8, end=8 + len(output))  # fmt: skip
+    reads: list[tuple[int, int]] = []
+
+    def read_raw(offset: int, limit: int) -> bytes:
+        reads.append((offset, limit))
+        return journal[offset : offset + limit]
+
+    assert block_tail(block, read_raw).endswith("last line")
+    assert reads == [(8 + len(output) - TAIL_BYTES, TAIL_BYTES)]
+    short = replace(block, end=8 + 6)
+    assert block_tail(short, read_raw) == "xxxxxx" and reads[-1] == (8, 6)
 
 
 def test_device_frames() -> None:

@@ -45,7 +45,7 @@ async def test_a_search_over_the_budget_is_bad_input_that_says_why() -> None:
     term.write(b"ab\n" * 100_000)  # RE2's DFA gives up on this pattern: each byte costs every instruction
     with pytest.raises(BadInput, match=r"over the limit of .* instruction-bytes per request: search less text"):
         await wait_until(term, compile_until(regex=r"(?s)a.{999}c"), 0, 30)
-    term.screen = "ab\n" * 100_000
+    term.screen_model.shown = "ab\n" * 100_000
     with pytest.raises(BadInput, match="over the limit"):
         await wait_until(term, compile_until(regex=r"(?s)a.{999}c", on="screen"), 0, 30)
 
@@ -86,7 +86,7 @@ async def test_timeout_cursor_keeps_an_overlap() -> None:
 
 async def test_screen_regex_state_exit_and_stable() -> None:
     term = FakeTerminal()
-    term.screen = "line one\n$ ready"
+    term.screen_model.shown = "line one\n$ ready"
     r = await wait_until(term, compile_until(regex=r"^\$ ready", on="screen"), 0, 1)
     assert r.reason == "screen" and r.match["text"] == "$ ready"
 

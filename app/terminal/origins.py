@@ -1,0 +1,196 @@
+"""How a terminal comes to be, in one of four ways (the registry, app.terminal.registry, chooses which):
+
+- `start`: a new terminal, its program started under a holder of its own;
+- `adopt`: one an earlier run of the daemon left running (or lost): its screen, blocks and last input taken
+  up from its files, then followed through its holder again;
+- `recover`: one that had ended (or was lost), dormant: its files are served, and nothing is followed;
+- `unusable`: one whose files fail: listed `lost` with the reason, and never adopted again by itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+from pathlib import Path
+from typing import Any
+
+from app.core.events import EventBus
+from app.core.private_files import DIR_MODE, make_dir
+from app.terminal import persistence as files
+from app.terminal import session_ladder, shell_integration
+from app.terminal.holder.protocol import ProtocolError
+from app.terminal.holder_link import HolderLauncher, connect
+from app.terminal.journal import raw_size, stored_from
+from app.terminal.journal_follower import JournalFollower
+from app.terminal.replay import screen_at
+from app.terminal.session import SessionLimits, TerminalSession
+from app.terminal.waiting import Origin
+from app.timeline.recording import Recorder
+
+log = logging.getLogger(__name__)
+
+
+async def start(
+    meta: files.TerminalMeta,
+    directory: Path,
+    env: dict[str, str],
+    limits: SessionLimits,
+    holders: Path,
+    launcher: HolderLauncher,
+    *,
+    bus: EventBus,
+    recorder: Recorder,
+) -> TerminalSession:
+    """Start the program under a holder of its own (forked by `launcher`; `holders`: where the holders'
+    sockets are) and follow it. Exec failures raise FileNotFoundError/PermissionError; a holder that cannot
+    start, HolderError."""
+    make_dir(directory.parent)
+    os.mkdir(directory, DIR_MODE)  # a new id: exists neither as a directory nor as a link
+    launch = shell_integration.launch(meta, directory, env)
+    spec = {
+        "id": meta.id, "directory": str(directory), "socket_dir": str(holders), "argv": launch.argv,
+        "cwd": meta.cwd, "env": launch.env, "cols": meta.cols, "rows": meta.rows,
+        "nonce": launch.nonce, "max_journal_bytes": limits.max_journal_bytes,
+    }  # fmt: skip
+    started = await launcher.launch(spec)
+    meta.pid, meta.journal_started_at = started.greeting["pid"], float(started.greeting["started_at"])
+    meta.program_start = session_ladder.program_start(meta.pid)
+    session = TerminalSession(meta, directory, limits, holders=holders, bus=bus, recorder=recorder)
+    session.screen_model.start()
+    session.follow(JournalFollower(directory, 0, meta.journal_epoch)).follow_holder(started)
+    try:
+        files.save_meta(directory, meta)
+        files.append_event(directory, {"type": "created", "pid": meta.pid})
+    except OSError:  # a full disk: not started
+        _kill(meta.pid)
+        raise
+    return session
+
+
+async def adopt(
+    directory: Path, limits: SessionLimits, holders: Path, *, bus: EventBus, recorder: Recorder
+) -> TerminalSession:
+    """A terminal an earlier run of the daemon left running (or lost): its screen and blocks taken up from
+    the last snapshot and rebuilt from the journal, then followed through its holder again. A holder that
+    has ended leaves the terminal `exited` with the exit code it recorded (or `lost`, with the reason, when
+    it recorded none); one that cannot be trusted or understood, or files from which its screen cannot be
+    rebuilt (a damaged journal, a screen engine that fails), leave it `lost` with the reason."""
+    meta = files.load_meta(directory)
+    size = raw_size(directory)
+    snapshot = files.load_snapshot(directory) or {}
+    resume_at = snapshot.get("raw_offset", 0)
+    if type(resume_at) is not int or resume_at < 0:
+        resume_at = -1
+    session = TerminalSession(meta, directory, limits, holders=holders, bus=bus, recorder=recorder,
+                              offset=min(max(resume_at, 0), size))  # fmt: skip
+    try:
+        if resume_at < 0:
+            raise ValueError(f"screen.snapshot.json's raw_offset {snapshot.get('raw_offset')!r} is not an offset")
+        resume_at = min(resume_at, size)
+        session.screen_model.title = str(snapshot.get("title", ""))
+        session.screen_model.bracketed_paste = bool(snapshot.get("bracketed_paste", False))
+        session.last_input = _last_input(files.load_last_input(directory), size) or session.last_input
+        session.blocks.restore(snapshot.get("blocks") or {"forged": snapshot.get("forged_marks", 0)})
+        past = await asyncio.to_thread(screen_at, directory, meta, resume_at, limits.scrollback)
+    except Exception as exc:  # noqa: BLE001 (damaged files, an engine that fails: this terminal, never the daemon)
+        log.warning("terminal %s is not adopted: its screen cannot be rebuilt: %s", meta.id, exc)
+        session.readopt = False
+        return session.lose(f"its screen cannot be rebuilt from its files: {exc}")
+    session.screen_model.take_up(past)
+    follower = JournalFollower(directory, resume_at, meta.journal_epoch)
+    try:
+        holder = await connect(holders, meta.id, meta.pid)
+    except ProtocolError as exc:
+        follower.close()
+        log.warning("terminal %s is not adopted: %s", meta.id, exc)
+        return session.lose(str(exc))
+    except OSError:  # its holder has ended: the journal is read to its end
+        session.follow(follower, snapshot.get("cwd")).without_holder()
+        return session
+    answer_from = int(holder.greeting.get("size") or 0)  # the queries before were asked of no daemon: too late
+    session.follow(follower, snapshot.get("cwd"), answer_from).follow_holder(holder)
+    if meta.status != "running":  # adopted again, after it was lost
+        meta.status, meta.lost_reason = "running", None
+        session.writes("meta.json", files.save_meta, directory, meta)
+        session.writes("events.jsonl", files.append_event, directory, {"type": "adopted"})
+    return session
+
+
+def recover(
+    directory: Path,
+    limits: SessionLimits,
+    holders: Path,
+    *,
+    bus: EventBus,
+    recorder: Recorder,
+    recorded: bool = False,
+) -> TerminalSession:
+    """A terminal from an earlier run of the daemon that had ended (or was lost: see TerminalSession.readopt);
+    `recorded`: one shown from its record only (a read-only lookout serving a replay archive), `lost` if the
+    record says it ran on, and never adopted."""
+    meta = files.load_meta(directory)
+    if recorded and meta.status == "running":
+        meta.status, meta.lost_reason = "lost", "shown from its record: its program went on elsewhere"
+    session = TerminalSession(
+        meta, directory, limits, holders=holders, bus=bus, recorder=recorder, offset=raw_size(directory)
+    )
+    session.stored_from = stored_from(directory)
+    session.readopt = not recorded
+    snapshot = files.load_snapshot(directory) or {}
+    title, blocks = snapshot.get("title"), snapshot.get("blocks")
+    forged = snapshot.get("forged_marks", blocks.get("forged", 0) if isinstance(blocks, dict) else 0)
+    session.screen_model.title = title if isinstance(title, str) else ""
+    session.blocks.forged = forged if type(forged) is int and forged >= 0 else 0
+    return session
+
+
+def unusable(
+    directory: Path,
+    meta: files.TerminalMeta | None,
+    reason: str,
+    limits: SessionLimits,
+    holders: Path,
+    *,
+    engine: str,
+    bus: EventBus,
+    recorder: Recorder,
+) -> TerminalSession:
+    """A terminal whose files fail (its meta.json cannot be used, or loading it failed): listed `lost` with
+    the reason, never adopted again by itself. Without a meta, a stand-in one (never written) names it,
+    and nothing but its holder can end its program."""
+    session = TerminalSession(
+        meta or _stand_in(directory, engine), directory, limits, holders=holders, bus=bus, recorder=recorder,
+        offset=raw_size(directory),
+    )  # fmt: skip
+    session.readopt, session.meta_known = False, meta is not None
+    session.meta.status, session.meta.lost_reason = "lost", reason  # not written: its files stay as they are
+    return session
+
+
+def _stand_in(directory: Path, engine: str) -> files.TerminalMeta:
+    return files.TerminalMeta(
+        id=directory.name, name=directory.name, command="", argv=[], cwd="", cols=80, rows=24, engine=engine,
+        shell=False, created_at=directory.stat().st_mtime, status="lost",
+    )  # fmt: skip
+
+
+def _last_input(saved: dict[str, Any] | None, size: int) -> Origin | None:
+    """The last input as TerminalSession.send saved it, if it is one of this journal of `size` bytes."""
+    if saved is None:
+        return None
+    since, echo, state = saved.get("since"), saved.get("echo"), saved.get("state")
+    if not isinstance(since, int) or not 0 <= since <= size or not isinstance(echo, str):
+        return None
+    return Origin(since=since, after_input=saved.get("after_input") is True, echo=echo,
+                  state=state if isinstance(state, str) else None)  # fmt: skip
+
+
+def _kill(pid: int | None) -> None:
+    """End a program whose holder could not be followed (its holder then ends with it)."""
+    if pid is not None:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
