@@ -213,7 +213,7 @@ class TerminalSession:
     def degraded(self) -> str | None:
         """Why this session's files are incomplete (a full disk...), or None."""
         journal = self._process.failure if self._process is not None else None
-        return journal or self.writes.failure
+        return "; ".join(why for why in (journal, self.writes.failure) if why) or None
 
     def read_raw(self, offset: int, limit: int) -> bytes:
         """Up to `limit` bytes of output from `offset`; Gone for output that is not stored (see `stored_from`)."""

@@ -19,9 +19,10 @@ from __future__ import annotations
 import base64
 import json
 import os
-import sys
 import time
 from typing import Any
+
+from app.terminal.holder.holder_log import log
 
 INDEX_FLUSH_S = 0.25
 _MERGE_OUTPUT_S = 0.005
@@ -116,9 +117,7 @@ class JournalWriter:
 
     def _failed(self, name: str, exc: OSError) -> None:
         if self.failure is None:
-            print(
-                f"writing {name} failed: {exc.strerror}; the terminal goes on, the journal has holes", file=sys.stderr
-            )
+            log(f"writing {name} failed: {exc.strerror}; the terminal goes on, the journal has holes")
         self.failure = f"writing {name} failed: {exc.strerror}"
 
     def close(self) -> None:

@@ -24,13 +24,13 @@ import os
 import selectors
 import signal
 import socket
-import sys
 import time
 from collections.abc import Callable
 from functools import partial
 from typing import Any
 
 from app.terminal.holder import protocol as proto
+from app.terminal.holder.holder_log import log
 from app.terminal.holder.journal import INDEX_FLUSH_S, JournalWriter
 from app.terminal.holder.nonce import NonceFilter
 from app.terminal.holder.pty import READ_BYTES, STOP_LADDER, read_batch, set_size, signal_session, spawn
@@ -45,11 +45,6 @@ MAX_LABEL = 4096
 SYNC_BYTES = 16 << 20
 """The most a `sync` reads from the PTY before it answers (the PTY's buffer holds far less; a program that
 writes faster than the holder reads is caught up with by the next one)."""
-
-
-def log(message: str) -> None:
-    """A line in the terminal's holder.log (the holder's stderr)."""
-    print(f"{time.strftime('%Y-%m-%d %H:%M:%S')} holder: {message}", file=sys.stderr, flush=True)
 
 
 class Client:
