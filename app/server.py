@@ -44,6 +44,10 @@ class Lifecycle(Protocol):
     released: bool
     """The data dir was left to a daemon that replaced this one (a hot restart)."""
 
+    @property
+    def taking_over(self) -> bool:
+        """A daemon still holds the data dir until `take_over` returns (a hot restart)."""
+
     async def take_over(self) -> None:
         """Before anything of the data dir is read (it may still be another daemon's)."""
 
@@ -63,7 +67,8 @@ def create_app(settings: Settings | None = None, lifecycle: Lifecycle | None = N
         max_input_bytes=settings.max_input_bytes,
     )
     bus = EventBus()
-    history = Timeline(settings.data_dir / "timeline", deferred=True)
+    taking_over = lifecycle is not None and lifecycle.taking_over
+    history = Timeline(settings.data_dir / "timeline", deferred=taking_over)  # read once the predecessor let go
     summarizer = (
         ChatSummarizer(settings.summarizer_url, settings.summarizer_model, settings.summarizer_key)
         if settings.summarizer_url
@@ -85,7 +90,8 @@ def create_app(settings: Settings | None = None, lifecycle: Lifecycle | None = N
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         if lifecycle is not None:
             await lifecycle.take_over()
-        history.open()
+        if taking_over:
+            history.open()
         await manager.start()
         if not settings.read_only:  # summaries are records too
             compressor.start()

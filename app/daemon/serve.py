@@ -81,6 +81,11 @@ class Lifecycle:
 
     # ----------------------------------------------------------------- start
 
+    @property
+    def taking_over(self) -> bool:
+        """A daemon still holds the data dir until `take_over` returns (a hot restart)."""
+        return self.predecessor is not None
+
     async def take_over(self) -> None:
         """Before anything of the data dir is read: after a hot restart, wait until the daemon before has let
         go of it, then take the lock (a daemon started otherwise took it before building its app)."""
