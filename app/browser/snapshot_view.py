@@ -28,6 +28,7 @@ a hole in it.
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -492,6 +493,10 @@ def _structural(node: AriaNode) -> bool:
     return not (node.name or node.text or node.props or node.role in INTERACTIVE or node.flags.keys() - {"active"})
 
 
+_UNSAFE_BARE = re.compile(r'[\[\]"\s]')
+_UNSAFE_INLINE = re.compile(r'^"|:|\[ref=|[\x00-\x1f\x7f-\x9f\u2028\u2029]')
+
+
 def render_line(node: AriaNode) -> str:
     """A node's own line, without its indent."""
     if node.role == "text":
@@ -500,15 +505,24 @@ def render_line(node: AriaNode) -> str:
     if node.name:
         parts.append(json.dumps(node.name, ensure_ascii=False))
     parts += [f"[{k}={v}]" if v else f"[{k}]" for k, v in node.flags.items() if k not in HIDDEN_FLAGS]
-    parts += [f"[{k}={v}]" for k, v in node.props.items() if k in ("url", "placeholder")]
+    parts += [f"[{k}={_prop_value(v)}]" for k, v in node.props.items() if k in ("url", "placeholder")]
     if node.ref:
         parts.append(f"[ref={node.ref}]")
     line = " ".join(parts)
     return f"{line}: {_inline(node.text)}" if node.text else line
 
 
+def _prop_value(value: str) -> str:
+    """A page's own words in brackets (a placeholder, a URL): quoted when they hold a bracket, a quote or a
+    space, so that none can pass for lookout's own `[ref=eN]` (a placeholder "x] [ref=e9" is shown
+    `[placeholder="x] [ref=e9"]`)."""
+    return json.dumps(value, ensure_ascii=False) if _UNSAFE_BARE.search(value) else value
+
+
 def _inline(text: str) -> str:
-    return json.dumps(text, ensure_ascii=False) if (":" in text or text != text.strip()) else text
+    """A line's own text, bare unless it could be read as more than text: a colon, space at its ends, a
+    leading quote, a `[ref=` of its own, a character that ends a line (`\\x85`, `\\u2028`...) or a control."""
+    return json.dumps(text, ensure_ascii=False) if _UNSAFE_INLINE.search(text) or text != text.strip() else text
 
 
 def header_lines(ctx: PageContext, shown: int, total: int, reason: str | None) -> list[str]:

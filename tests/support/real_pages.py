@@ -227,7 +227,7 @@ def shown_controls(text: str) -> Counter[tuple[str, str]]:
         else:
             rest = re.sub(r"\s*\[[^\]]*\]", "", match["rest"], count=0)
             name = rest.split(": ", 1)[1] if ": " in rest else ""
-            name = name[1:-1] if name.startswith('"') and name.endswith('"') else name
+            name = json.loads(name) if name.startswith('"') and name.endswith('"') else name
         out[(match["role"], _norm(name))] += 1
     return out
 
