@@ -12,7 +12,9 @@ once (a line feed moves the cursor), so no cut before such a sequence can be rep
 Scanning skips from one sequence to the next with `bytes.find` (plain text costs nothing), and an ESC is a
 point where every parser agrees (it starts a sequence whatever came before; only an ESC that is the last
 byte may be the first half of the ST of a string that began earlier), so only the stream after the last ESC
-before the end needs looking at; without one in the last TAIL_BYTES, the stream since the last good cut.
+before the end needs looking at. It is looked for backwards, TAIL_BYTES at a time, back to the last good
+cut at most: what a cut costs to find is the output since the last ESC or the last cut, whichever is
+nearer, never more (a checkpoint tried again after more output reads no more than the first try).
 """
 
 from __future__ import annotations
@@ -132,14 +134,17 @@ def cut_before(read: Callable[[int, int], bytes], end: int, good: int) -> int | 
     unfinished sequence or character begins (the screen shows nothing of it yet, so the state there is the
     same, and a replay from there feeds it whole). None when it cannot be told (too many sequences to scan,
     or a control carried out inside an unfinished sequence): take the checkpoint later."""
-    base = max(good, end - TAIL_BYTES)
-    data = read(base, end - base)
-    sync = data.rfind(b"\x1b", 0, len(data) - 1)  # every parser starts a sequence there, whatever came before
-    if sync >= 0:
-        return _cut(data, base, sync)
-    if base == good:
-        return _cut(data, base, 0)
-    return _cut(read(good, end - good), good, 0)  # no ESC to start from: from the last good cut
+    stop = max(good, end - 1)  # an ESC that is the last byte may end a string: not a point to start from
+    after = [read(stop, end - stop)]  # what follows `stop`, last part first
+    while stop > good:
+        base = max(good, stop - TAIL_BYTES)
+        chunk = read(base, stop - base)
+        sync = chunk.rfind(b"\x1b")  # every parser starts a sequence there, whatever came before
+        if sync >= 0:
+            return _cut(b"".join([chunk[sync:], *reversed(after)]), base + sync, 0)
+        after.append(chunk)
+        stop = base
+    return _cut(b"".join(reversed(after)), good, 0)  # no ESC since the last good cut: from there
 
 
 def _cut(data: bytes, base: int, i: int) -> int | None:

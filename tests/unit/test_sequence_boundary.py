@@ -1,6 +1,8 @@
 """Where a checkpoint may cut the output stream (app.terminal.sequence_boundary)."""
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 from app.terminal.sequence_boundary import TAIL_BYTES, cut_before
@@ -45,16 +47,31 @@ def test_a_control_carried_out_inside_an_unfinished_sequence_leaves_the_cut_unde
     assert cut(b"x\x1b[2\nJ") == 6
 
 
-def test_a_long_stream_is_read_from_the_last_esc_of_its_tail_or_from_the_last_good_cut() -> None:
+def _reading(stream: bytes) -> tuple[Callable[[int, int], bytes], list[tuple[int, int]]]:
     reads: list[tuple[int, int]] = []
-    stream = b"a" * 100_000 + b"\x1b[1m" + b"b" * 1000 + b"\x1b[21;4"
 
     def read(offset: int, size: int) -> bytes:
         reads.append((offset, size))
         return stream[offset : offset + size]
 
+    return read, reads
+
+
+def test_a_long_stream_is_read_back_to_its_last_esc_or_to_the_last_good_cut() -> None:
+    stream = b"a" * 100_000 + b"\x1b[1m" + b"b" * 1000 + b"\x1b[21;4"
+    read, reads = _reading(stream)
     assert cut_before(read, len(stream), 0) == len(stream) - len(b"\x1b[21;4")
-    assert reads == [(len(stream) - TAIL_BYTES, TAIL_BYTES)]
+    assert sum(size for _, size in reads) <= TAIL_BYTES + 1  # the last ESC is in the tail (and the last byte)
+    # colours, then more plain text than a tail holds: read back to the last ESC, whatever came before it
+    coloured = b"\x1b[31mx\x1b[0m" * 10_000 + b"plain text\r\n" * 10_000
+    read, reads = _reading(coloured)
+    assert cut_before(read, len(coloured), 0) == len(coloured)
+    assert sum(size for _, size in reads) <= len(b"plain text\r\n" * 10_000) + TAIL_BYTES + 1
+    # plain text since the last good cut: read back to it, once
+    read, reads = _reading(coloured)
+    good = len(coloured) - 50_000
+    assert cut_before(read, len(coloured), good) == len(coloured)
+    assert sum(size for _, size in reads) == 50_000
     plain = b"\x1b]0;" + b"t" * (2 * TAIL_BYTES)  # an OSC longer than the tail: only the last good cut tells
     assert cut(plain) == 0
     assert cut(plain + b"\x07") == len(plain) + 1
