@@ -90,7 +90,7 @@ def engine_api(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[httpx
     daemon.finish()
 
 
-def test_frames_give_back_the_act_answers_layer_by_layer(engine_api: httpx.Client) -> None:
+def test_frames_give_back_the_act_answers_layer_by_layer(engine_api: httpx.Client, tmp_path: Path) -> None:
     """Each act answer's screen, with the layers, region, budget, scrollback and format it asked for, comes back
     from its frame as it was given (every layer, the header and the token count), after the terminal moved on;
     a frame whose scrollback reaches before the newest checkpoint replays from further back. Both engines."""
@@ -138,6 +138,11 @@ def test_frames_give_back_the_act_answers_layer_by_layer(engine_api: httpx.Clien
             assert again == given
     assert "fgColors" in answers[0]["screen"] and "bgColors" in answers[5]["screen"]
     big_frame = read_by_act[-1]
-    assert _shown(api, big_frame["seq"]).json()["observation"]["replayed_bytes"] > big_frame["refs"]["raw_offset"], (
+    at = big_frame["refs"]["raw_offset"]
+    kept = [int(p.stem) for p in (tmp_path / "data" / "terminals" / tid / "checkpoints").glob("*.json")]
+    newest = max((offset for offset in kept if offset <= at), default=None)
+    assert newest is not None, f"no checkpoint before offset {at} (checkpoints at {sorted(kept)})"
+    replayed = _shown(api, big_frame["seq"]).json()["observation"]["replayed_bytes"]
+    assert replayed > at - newest, (
         "the newest checkpoint left too few lines: the journal was replayed again from further back"
     )
