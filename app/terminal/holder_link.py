@@ -240,21 +240,14 @@ async def connect(holders: Path, terminal_id: str, pid: int | None) -> Greeted:
         sock = proto.connect(holders, terminal_id, CONNECT_TIMEOUT_S)
         try:
             greeting, master = proto.hello(sock)
-            if greeting["version"] not in proto.SUPPORTED:
+            try:
+                proto.check_greeting(greeting, terminal_id, pid)
+                if master is None:
+                    raise proto.ProtocolError(f"its holder's greeting is not one of terminal {terminal_id}")
+            except proto.ProtocolError:
                 if master is not None:
                     os.close(master)
-                raise proto.ProtocolError(
-                    f"its holder speaks protocol version {greeting['version']}, this lookout speaks "
-                    f"{sorted(proto.SUPPORTED)}; it is left running (pid {greeting.get('pid')}): end it with the "
-                    "lookout that started it, or with `kill`"
-                )
-            if master is None or greeting.get("id") != terminal_id or not isinstance(greeting.get("pid"), int):
-                if master is not None:
-                    os.close(master)
-                raise proto.ProtocolError(f"its holder's greeting is not one of terminal {terminal_id}")
-            if greeting["pid"] != pid:
-                os.close(master)
-                raise proto.ProtocolError(f"its holder runs pid {greeting['pid']}, not the terminal's pid {pid}")
+                raise
             return Greeted(greeting, master, sock)
         except BaseException:
             sock.close()

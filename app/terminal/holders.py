@@ -240,19 +240,9 @@ def greet(holders: Path, meta: TerminalMeta) -> dict[str, Any]:
         greeting, master = proto.hello(sock)
         if master is not None:
             os.close(master)
-        _check_greeting(greeting, meta.id, meta)
+        proto.check_greeting(greeting, meta.id, meta.pid)
         sock.shutdown(socket.SHUT_RDWR)
         return greeting
-
-
-def _check_greeting(greeting: dict[str, Any], terminal_id: str, meta: TerminalMeta | None) -> None:
-    if greeting["version"] not in proto.SUPPORTED:
-        raise proto.ProtocolError(f"its holder speaks protocol version {greeting['version']}, this lookout speaks "
-                                  f"{sorted(proto.SUPPORTED)}")  # fmt: skip
-    if greeting.get("id") != terminal_id or not isinstance(greeting.get("pid"), int):
-        raise proto.ProtocolError(f"its holder's greeting is not one of terminal {terminal_id}")
-    if meta is not None and greeting["pid"] != meta.pid:
-        raise proto.ProtocolError(f"its holder runs pid {greeting['pid']}, not the terminal's pid {meta.pid}")
 
 
 def _through_holder(holders: Path, terminal_id: str, meta: TerminalMeta | None) -> Ending:
@@ -263,7 +253,7 @@ def _through_holder(holders: Path, terminal_id: str, meta: TerminalMeta | None) 
         greeting, master = proto.hello(sock)
         if master is not None:
             os.close(master)
-        _check_greeting(greeting, terminal_id, meta)
+        proto.check_greeting(greeting, terminal_id, meta.pid if meta else None, known=meta is not None)
         sock.sendall(proto.encode("stop"))
         lines = proto.LineBuffer()
         deadline = time.monotonic() + KILL_TIMEOUT_S

@@ -148,6 +148,20 @@ def connect(directory: Path, terminal_id: str, timeout: float) -> socket.socket:
         os.close(dir_fd)
 
 
+def check_greeting(greeting: dict[str, Any], terminal_id: str, pid: int | None, *, known: bool = True) -> None:
+    """That a holder's greeting can be trusted as terminal `terminal_id`'s: a version this side speaks, its id,
+    and its program's pid `pid` (any, when the terminal's record is not `known`). ProtocolError saying why."""
+    if greeting["version"] not in SUPPORTED:
+        raise ProtocolError(
+            f"its holder speaks protocol version {greeting['version']}, this lookout speaks {sorted(SUPPORTED)}; "
+            f"it is left running (pid {greeting.get('pid')}): end it with the lookout that started it, or with `kill`"
+        )
+    if greeting.get("id") != terminal_id or not isinstance(greeting.get("pid"), int):
+        raise ProtocolError(f"its holder's greeting is not one of terminal {terminal_id}")
+    if known and greeting["pid"] != pid:
+        raise ProtocolError(f"its holder runs pid {greeting['pid']}, not the terminal's pid {pid}")
+
+
 def hello(sock: socket.socket) -> tuple[dict[str, Any], int | None]:
     """Greet a connected holder: its hello and the PTY master it sent (None if none came). Blocking, under the
     socket's timeout."""
