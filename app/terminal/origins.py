@@ -79,20 +79,18 @@ async def adopt(
     rebuilt (a damaged journal, a screen engine that fails), leave it `lost` with the reason."""
     meta = files.load_meta(directory)
     size = raw_size(directory)
-    snapshot = files.load_snapshot(directory) or {}
-    resume_at = snapshot.get("raw_offset", 0)
-    if type(resume_at) is not int or resume_at < 0:
-        resume_at = -1
+    saved = files.load_snapshot(directory)
+    resume_at = saved.raw_offset
     session = TerminalSession(meta, directory, limits, holders=holders, bus=bus, recorder=recorder,
-                              offset=min(max(resume_at, 0), size))  # fmt: skip
+                              offset=min(resume_at or 0, size))  # fmt: skip
     try:
-        if resume_at < 0:
-            raise ValueError(f"screen.snapshot.json's raw_offset {snapshot.get('raw_offset')!r} is not an offset")
+        if resume_at is None:
+            raise ValueError("screen.snapshot.json's raw_offset is not an offset")
         resume_at = min(resume_at, size)
-        session.screen_model.title = str(snapshot.get("title", ""))
-        session.screen_model.bracketed_paste = bool(snapshot.get("bracketed_paste", False))
+        session.screen_model.title = saved.title
+        session.screen_model.bracketed_paste = saved.bracketed_paste
         session.last_input = _last_input(files.load_last_input(directory), size) or session.last_input
-        session.blocks.restore(snapshot.get("blocks") or {"forged": snapshot.get("forged_marks", 0)})
+        session.blocks.restore(saved.blocks)
         past = await asyncio.to_thread(screen_at, directory, meta, resume_at, limits.scrollback)
     except Exception as exc:  # noqa: BLE001 (damaged files, an engine that fails: this terminal, never the daemon)
         log.warning("terminal %s is not adopted: its screen cannot be rebuilt: %s", meta.id, exc)
@@ -107,10 +105,10 @@ async def adopt(
         log.warning("terminal %s is not adopted: %s", meta.id, exc)
         return session.lose(str(exc))
     except OSError:  # its holder has ended: the journal is read to its end
-        session.follow(follower, snapshot.get("cwd")).without_holder()
+        session.follow(follower, saved.cwd).without_holder()
         return session
     answer_from = int(holder.greeting.get("size") or 0)  # the queries before were asked of no daemon: too late
-    session.follow(follower, snapshot.get("cwd"), answer_from).follow_holder(holder)
+    session.follow(follower, saved.cwd, answer_from).follow_holder(holder)
     if meta.status != "running":  # adopted again, after it was lost
         meta.status, meta.lost_reason = "running", None
         session.writes("meta.json", files.save_meta, directory, meta)
@@ -138,11 +136,9 @@ def recover(
     )
     session.stored_from = stored_from(directory)
     session.readopt = not recorded
-    snapshot = files.load_snapshot(directory) or {}
-    title, blocks = snapshot.get("title"), snapshot.get("blocks")
-    forged = snapshot.get("forged_marks", blocks.get("forged", 0) if isinstance(blocks, dict) else 0)
-    session.screen_model.title = title if isinstance(title, str) else ""
-    session.blocks.forged = forged if type(forged) is int and forged >= 0 else 0
+    saved = files.load_snapshot(directory)
+    session.screen_model.title = saved.title
+    session.blocks.forged = saved.forged
     return session
 
 

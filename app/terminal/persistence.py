@@ -168,11 +168,44 @@ def save_snapshot(directory: Path, snapshot: dict[str, Any]) -> None:
     atomic_write_json(directory / "screen.snapshot.json", snapshot)
 
 
-def load_snapshot(directory: Path) -> dict[str, Any] | None:
+@dataclass(frozen=True)
+class SavedScreen:
+    """What screen.snapshot.json gives a later daemon to take its terminal up from (written by the screen model
+    with the session's ingest state); a field missing or not of its kind is its default."""
+
+    raw_offset: int | None = 0
+    """The journal offset the saved screen reflects; None when the file names something that is not one."""
+    title: str = ""
+    bracketed_paste: bool = False
+    cwd: str | None = None
+    blocks: dict[str, Any] = field(default_factory=dict)
+    """The block tracker's state (BlockTracker.restore)."""
+
+    @property
+    def forged(self) -> int:
+        """How many forged marks were counted (0 when the count is not one)."""
+        forged = self.blocks.get("forged", 0)
+        return forged if type(forged) is int and forged >= 0 else 0
+
+
+def load_snapshot(directory: Path) -> SavedScreen:
+    """The saved screen's state; the defaults when there is none or it is not JSON."""
     try:
-        return read_json(directory / "screen.snapshot.json")
+        saved = read_json(directory / "screen.snapshot.json")
     except (FileNotFoundError, ValueError):
-        return None
+        return SavedScreen()
+    if not isinstance(saved, dict):
+        return SavedScreen()
+    offset, title, cwd, blocks = (saved.get(key) for key in ("raw_offset", "title", "cwd", "blocks"))
+    if not isinstance(blocks, dict):  # written before the tracker's state was kept: its forged count only
+        blocks = {"forged": saved.get("forged_marks", 0)}
+    return SavedScreen(
+        raw_offset=offset if type(offset) is int and offset >= 0 else None if "raw_offset" in saved else 0,
+        title=title if isinstance(title, str) else "",
+        bracketed_paste=saved.get("bracketed_paste") is True,
+        cwd=cwd if isinstance(cwd, str) else None,
+        blocks=blocks,
+    )
 
 
 def save_checkpoint(

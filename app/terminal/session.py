@@ -123,7 +123,6 @@ class TerminalSession:
     def _ingest_state(self) -> dict[str, Any]:
         """Stored with each snapshot: what app.terminal.origins.adopt takes up from."""
         return {
-            "forged_marks": self.blocks.forged,
             "blocks": self.blocks.state(),
             "bracketed_paste": self.screen_model.bracketed_paste,
             "cwd": self.reported_cwd,

@@ -12,11 +12,12 @@ import pytest
 
 from app.core.errors import BadInput, Conflict
 from app.core.events import EventBus
+from app.core.storage import read_json
 from app.terminal import lazy_feed, skip_ahead
 from app.terminal.engines import create_engine
 from app.terminal.journal import read_index
-from app.terminal.registry import TerminalRegistry, TerminalSpec
 from app.terminal.persistence import load_meta, load_snapshot, save_meta
+from app.terminal.registry import TerminalRegistry, TerminalSpec
 from app.terminal.replay import screen_at
 from app.terminal.session import SessionLimits, TerminalSession
 from app.terminal.waiting import compile_until
@@ -193,8 +194,8 @@ async def test_snapshot_checkpoint_and_rebuild_match_the_live_screen(manager: Te
     assert (rebuilt.cols, rebuilt.rows) == (50, 10)
     assert rebuilt.text_rows() == live
     await manager.close(s.id)
-    snap = load_snapshot(s.directory)
-    assert snap is not None and snap["text"] == (await s.screen())["text"]
+    snap = read_json(s.directory / "screen.snapshot.json")
+    assert snap["text"] == (await s.screen())["text"]
     assert (s.directory / "checkpoints").is_dir()
     assert s.describe()["status"] == "exited"
 
@@ -370,5 +371,4 @@ async def test_stop_returns_once_background_file_writes_have_ended(
     await s.finished()
     await manager.close(s.id, purge=False)
     assert in_flight == [], "a snapshot write outlived stop"
-    snap = load_snapshot(s.directory)
-    assert snap is not None and snap["title"] == "new-title"
+    assert load_snapshot(s.directory).title == "new-title"
