@@ -202,9 +202,11 @@ def ls(args: argparse.Namespace) -> int:
 
 
 def kill(args: argparse.Namespace) -> int:
+    from app.daemon.lock import lock_holder
     from app.terminal import holders
 
     data_dir = _settings(args).data_dir
+    followed = lock_holder(data_dir) is not None  # a daemon serves the data dir: it records what holders tell it
     ids = [t.id for t in holders.terminals(data_dir) if t.status in holders.LIVE] if args.all else args.ids
     if not ids and not args.all:
         print("lookout kill: name terminal ids, or --all", file=sys.stderr)
@@ -212,7 +214,7 @@ def kill(args: argparse.Namespace) -> int:
     failed = 0
     for terminal_id in ids:
         try:
-            print(printable(f"{terminal_id}: {holders.kill(data_dir, terminal_id)}"))
+            print(printable(f"{terminal_id}: {holders.kill(data_dir, terminal_id, followed=followed)}"))
         except (OSError, holders.NotEnded) as exc:
             print(printable(f"{terminal_id}: not ended: {exc}"), file=sys.stderr)
             failed += 1

@@ -163,9 +163,10 @@ def _try_holder(holders: Path, terminal_id: str, meta: TerminalMeta | None) -> E
         return f"its holder cannot be used ({exc})"
 
 
-def kill(data_dir: Path, terminal_id: str) -> Ending:
-    """`lookout kill ID`: end the terminal (see `end`), and record the end in its meta.json when lookout ran
-    the ladder itself (its holder, when it runs, records the exit in the journal)."""
+def kill(data_dir: Path, terminal_id: str, *, followed: bool) -> Ending:
+    """`lookout kill ID`: end the terminal (see `end`), and record the end in its meta.json, unless a daemon
+    that `followed` it hears it from its holder and records it (its holder records only the exit code, in the
+    journal, not the signal it ended the program with)."""
     try:
         check_id(terminal_id, "terminal")
     except NotFound:
@@ -180,7 +181,7 @@ def kill(data_dir: Path, terminal_id: str) -> Ending:
     except (OSError, ValueError, TypeError):
         meta = None
     ending = end(holders, directory, meta)
-    if not ending.holder and meta is not None and meta.status != "exited":
+    if not (ending.holder and followed) and meta is not None and meta.status != "exited":
         record_end(directory, meta, ending)
     return ending
 

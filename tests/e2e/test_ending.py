@@ -113,10 +113,13 @@ def test_lookout_kill_without_a_daemon_ends_the_program_of_a_killed_holder(tmp_p
     with_holder = _lookout(tmp_path / "data", "kill", survivor)
     assert with_holder.returncode == 0 and f"{survivor}: ended by SIGTERM (exit -15)" in with_holder.stdout, with_holder
     assert _session(survivor_pid) == []
+    listed = _lookout(tmp_path / "data", "ls")  # its holder ran the ladder, with no daemon to hear how it ended
+    assert "ended by SIGTERM, exit -15" in next(line for line in listed.stdout.splitlines() if line.startswith(survivor))
     after = Daemon(tmp_path / "data").start()
     with after.client() as api:
-        info = api.get(f"/v1/terminals/{tid}").json()
-        assert (info["status"], info["ended_by"]) == ("exited", "SIGTERM"), info
+        for terminal in (tid, survivor):
+            info = api.get(f"/v1/terminals/{terminal}").json()
+            assert (info["status"], info["ended_by"]) == ("exited", "SIGTERM"), info
     after.finish()
 
 
