@@ -91,6 +91,7 @@ async def send_input(terminal_id: str, body: schema.TerminalInput, request: Requ
 async def resize_terminal(terminal_id: str, body: schema.Resize, request: Request) -> JSONResponse:
     session = _manager(request).get(terminal_id)
     session.resize(body.cols, body.rows)
+    await session.catch_up()  # the screen has taken the size where the holder resized the PTY
     return JSONResponse(session.describe())
 
 

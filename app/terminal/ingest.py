@@ -46,9 +46,11 @@ class Ingest:
         answer: Callable[[bytes], None],
         on_block: BlockSink,
         on_output: Callable[[], None],
+        on_size: Callable[[int, int], None],
         answer_from: int = 0,
     ) -> None:
-        """`cwd`: where the program started (a block's cwd until the shell reports one)."""
+        """`cwd`: where the program started (a block's cwd until the shell reports one); `on_size(cols, rows)`:
+        the terminal took that size here, in the stream (before the bytes that follow)."""
         self.offset = offset
         self.reported_cwd: str | None = None
         self._screen = screen
@@ -57,6 +59,7 @@ class Ingest:
         self._answer = answer
         self._on_block = on_block
         self._on_output = on_output
+        self._on_size = on_size
         self._scanner = SideScanner()
         self.answer_from = answer_from
         self._listeners: set[Callable[[bytes], None]] = set()
@@ -65,6 +68,8 @@ class Ingest:
 
     def feed(self, batch: Batch) -> None:
         """Take the next output (see app.terminal.journal_follower.Batch)."""
+        if batch.size is not None:
+            self._on_size(*batch.size)
         data = batch.data
         if not data:
             return

@@ -94,7 +94,7 @@ class TerminalSession:
         from a replay archive, whose earlier bytes are a hole, not output."""
         self._ingest = Ingest(
             self.screen_model, self.blocks, offset=offset, cwd=meta.cwd,
-            answer=self._answer, on_block=self._block_event, on_output=self._output_taken,
+            answer=self._answer, on_block=self._block_event, on_output=self._output_taken, on_size=self._size_taken,
         )  # fmt: skip
         self._process: TerminalProcess | None = None
         self._pulse = Pulse()
@@ -306,21 +306,36 @@ class TerminalSession:
         return {"bytes_written": len(data), "raw_offset": offset, "pending": self._process.pending}
 
     def resize(self, cols: int, rows: int) -> None:
-        """Resize the PTY and the screen; a frame in the timeline names who did (the request's agent), and
-        live viewers are told the new size (they never resize the PTY themselves)."""
+        """Resize the PTY (its holder records where in the output it did; the screen takes the size there, see
+        `_size_taken`); a frame in the timeline names who asked (the request's agent)."""
         if not self.running or self._process is None:
             raise Conflict(f"terminal {self.id} has {self.meta.status}; it cannot be resized")
         before = (self.meta.cols, self.meta.rows)
         self._process.resize(cols, rows)
-        self.screen_model.resize(cols, rows)
         self.recorder.record(frames.resize_frame(self.id, before, (cols, rows)))
+        self._sized(cols, rows)
+
+    def _size_taken(self, cols: int, rows: int) -> None:
+        """The journal says the terminal took this size here, in its output (resized through this daemon, an
+        earlier one, or its holder directly): the screen takes it at the same point as a replay does, and live
+        viewers are told (they never resize the PTY themselves)."""
+        engine = self.screen_model.engine
+        if engine is None or (engine.cols, engine.rows) == (cols, rows):
+            return
+        self.screen_model.resize(cols, rows)
         for listener in tuple(self._resize_listeners):
             listener(cols, rows)
         self.bus.publish("terminal.resized", id=self.id, cols=cols, rows=rows)
-        self.meta.cols, self.meta.rows = cols, rows
-        files.save_meta(self.directory, self.meta)
-        files.append_event(self.directory, {"type": "resized", "cols": cols, "rows": rows})
+        self._sized(cols, rows)
         self._pulse.fire()
+
+    def _sized(self, cols: int, rows: int) -> None:
+        if (self.meta.cols, self.meta.rows) != (cols, rows):
+            self.meta.cols, self.meta.rows = cols, rows
+            self.writes("meta.json", files.save_meta, self.directory, self.meta)
+            self.writes(
+                "events.jsonl", files.append_event, self.directory, {"type": "resized", "cols": cols, "rows": rows}
+            )
 
     # ----------------------------------------------------------------- streams
 

@@ -132,7 +132,7 @@ class TerminalProcess:
                 self._syncs.pop(number, None)
         self._announced = max(self._announced, target)
         while self._advance():
-            if self.follower.offset >= target:
+            if not self.follower.behind(target):
                 break
             await asyncio.sleep(0)  # a large backlog: other work goes on between batches
 
@@ -226,11 +226,11 @@ class TerminalProcess:
             return False
         done = self._exit is not None or self._holder_gone
         target = self.follower.size if done else self._announced
-        if self.follower.offset < target:
+        if self.follower.behind(target):
             batch = self.follower.read(target, PUMP_BYTES)
-            if batch.data:
+            if batch.data or batch.size is not None:
                 self._on_output(batch)
-            if self.follower.offset < target:
+            if self.follower.behind(target):
                 return True
         if done:
             self._finish()

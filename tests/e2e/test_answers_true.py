@@ -131,3 +131,48 @@ def test_ended_marks_carry_the_holders_times_not_the_readers(tmp_path: Path) -> 
         blocks = eventually(lambda: api.get(f"/v1/terminals/{tid}/blocks").json()["blocks"], what="the block")
     daemon.finish()
     assert 500 <= blocks[-1]["duration_ms"] <= 1500, blocks[-1]
+
+
+SELF_RESIZE = r"""
+import json, os, socket, sys
+
+holders, name = sys.argv[1], sys.argv[2]
+fd = os.open(holders, os.O_RDONLY | os.O_DIRECTORY)
+s = socket.socket(socket.AF_UNIX)
+s.connect(f"/proc/self/fd/{fd}/{name}")
+s.sendall(b'{"op":"hello","version":2}\n')
+data = b""
+while b"\n" not in data:
+    chunk, fds, _, _ = socket.recv_fds(s, 65536, 1)
+    for f in fds:
+        os.close(f)
+    data += chunk
+s.sendall(json.dumps({"op": "resize", "cols": 50, "rows": 20}).encode() + b"\n")
+s.sendall(b'{"op":"sync","id":1}\n')  # answered once the resize is done
+while b"synced" not in data:
+    data += s.recv(65536)
+print("resized-" + "self " + "y" * 60)
+"""
+
+
+def test_a_program_that_resizes_its_own_terminal_through_its_holder_is_shown_at_that_size(tmp_path: Path) -> None:
+    """Its holder resizes the PTY and journals the size; the daemon's screen, the terminal's size and a replay of
+    the same moment all follow it."""
+    data = tmp_path / "data"
+    script = tmp_path / "resize.py"
+    script.write_text(SELF_RESIZE)
+    d = Daemon(data).start()
+    with d.client() as api:
+        tid = _shell(api, _home(tmp_path))
+        command = f"{sys.executable} {script} {data / 'holders'} {tid}.sock\r"
+        r = api.post(f"/v1/terminals/{tid}/act", json={"input": {"text": command}, "until": {"regex": "^resized-self"},
+                                                       "screen": {"layers": "text"}})  # fmt: skip
+        assert r.json()["ended"] == "regex", r.text
+        info = api.get(f"/v1/terminals/{tid}").json()
+        assert (info["cols"], info["rows"]) == (50, 20), info
+        live = api.get(f"/v1/terminals/{tid}/screen").json()
+        assert live["terminal"] == {"width": 50, "height": 20}, live
+        assert "resized-self " + "y" * 37 in live["text"] and "y" * 23 in live["text"], live["text"]  # wrapped at 50
+        replayed = api.get(f"/v1/terminals/{tid}/screen", params={"at": live["raw_offset"]}).json()
+        assert replayed["text"] == live["text"]
+    d.finish()

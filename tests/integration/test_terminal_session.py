@@ -5,6 +5,7 @@ import asyncio
 import os
 import signal
 import sys
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -372,3 +373,18 @@ async def test_stop_returns_once_background_file_writes_have_ended(
     await manager.close(s.id, purge=False)
     assert in_flight == [], "a snapshot write outlived stop"
     assert load_snapshot(s.directory).title == "new-title"
+
+
+async def test_output_written_before_a_resize_is_drawn_at_the_size_it_was_written_for(manager: TerminalRegistry) -> None:
+    """The program writes at 80 columns; the daemon reads it only after it asked for 40 (its loop was busy): the
+    live screen takes the size where the holder resized the PTY, after those bytes, as a replay does."""
+    s = await _python(manager, "import time; time.sleep(1); print('\\033[3;70HX', end='', flush=True); time.sleep(60)")
+    journal, deadline = s.directory / "output.raw", time.monotonic() + 20
+    while b"X" not in journal.read_bytes():  # the loop is held: the holder journals it, the daemon reads nothing
+        assert time.monotonic() < deadline, "the program wrote nothing"
+        time.sleep(0.05)
+    s.resize(40, 24)
+    live = await s.screen()
+    rebuilt = (await asyncio.to_thread(screen_at, s.directory, s.meta, s.raw_offset, LIMITS.scrollback)).engine
+    assert (live["terminal"]["width"], rebuilt.cols) == (40, 40)
+    assert live["text"] == rebuilt.text_rows()

@@ -310,9 +310,7 @@ class Holder:
                 cols, rows = check_size(message.get("cols"), message.get("rows"))
             except ValueError as exc:
                 raise proto.Refused(f"resize refused: {exc}") from None
-            set_size(self.master, cols, rows)
-            self.cols, self.rows = cols, rows
-            self.journal.record("r", f"{cols}x{rows}")
+            self._resize(cols, rows)
         elif op == "mark":
             label = message.get("label")
             if not isinstance(label, str) or len(label) > MAX_LABEL:
@@ -330,6 +328,17 @@ class Holder:
                 self._climb()
         else:
             raise proto.Refused(f"unknown op {op!r}")
+
+    def _resize(self, cols: int, rows: int) -> None:
+        """Resize the PTY where the journal is once it holds what the program wrote at the old size (a replay
+        resizes there too); nothing once the program has ended and its output is all journaled."""
+        if not self.hung_up:
+            self._read_master(SYNC_BYTES)
+        if self.hung_up and self.exit_code is not None:  # it has ended: the holder has finished
+            return
+        set_size(self.master, cols, rows)
+        self.cols, self.rows = cols, rows
+        self.journal.record("r", f"{cols}x{rows}")
 
     def _climb(self) -> None:
         """The next rung of the stop ladder (until the program has exited)."""
