@@ -260,7 +260,7 @@ class Daemon:
             self.proc = subprocess.Popen([sys.executable, "-m", "app", "serve", "--port", str(self.port), "--data-dir",
                                           str(self.data)], cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)  # fmt: skip
         deadline = time.monotonic() + 60
-        while b"Uvicorn running on " not in self.log.read_bytes():
+        while b"lookout: ready at " not in self.log.read_bytes():  # what the daemon prints once it serves
             if self.proc.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"the daemon did not start: {self.log.read_text()[-2000:]}")
             time.sleep(0.05)
