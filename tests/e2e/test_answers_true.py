@@ -17,6 +17,7 @@ import httpx
 import pytest
 
 from tests.conftest import Daemon
+from tests.support.holder_script import CONNECT
 from tests.support.polling import eventually
 
 PROMPT = "READY>"
@@ -133,20 +134,8 @@ def test_ended_marks_carry_the_holders_times_not_the_readers(tmp_path: Path) -> 
     assert 500 <= blocks[-1]["duration_ms"] <= 1500, blocks[-1]
 
 
-SELF_RESIZE = r"""
-import json, os, socket, sys
-
-holders, name = sys.argv[1], sys.argv[2]
-fd = os.open(holders, os.O_RDONLY | os.O_DIRECTORY)
-s = socket.socket(socket.AF_UNIX)
-s.connect(f"/proc/self/fd/{fd}/{name}")
-s.sendall(b'{"op":"hello","version":2}\n')
-data = b""
-while b"\n" not in data:
-    chunk, fds, _, _ = socket.recv_fds(s, 65536, 1)
-    for f in fds:
-        os.close(f)
-    data += chunk
+SELF_RESIZE = CONNECT + r"""
+s, data = connect()
 s.sendall(json.dumps({"op": "resize", "cols": 50, "rows": 20}).encode() + b"\n")
 s.sendall(b'{"op":"sync","id":1}\n')  # answered once the resize is done
 while b"synced" not in data:

@@ -20,28 +20,10 @@ import websockets
 
 from app.terminal.journal import read_index
 from tests.conftest import REPO, Daemon
+from tests.support.holder_script import CONNECT
 from tests.support.polling import eventually
 
-ATTACK = r"""
-import json, os, socket, sys
-
-holders, name = sys.argv[1], sys.argv[2]
-fd = os.open(holders, os.O_RDONLY | os.O_DIRECTORY)
-
-
-def connect():
-    s = socket.socket(socket.AF_UNIX)
-    s.settimeout(10)
-    s.connect(f"/proc/self/fd/{fd}/{name}")
-    s.sendall(b'{"op":"hello","version":2}\n')
-    data = b""
-    while b"\n" not in data:
-        chunk, fds, _, _ = socket.recv_fds(s, 65536, 1)
-        for f in fds:
-            os.close(f)
-        data += chunk
-    return s, data.partition(b"\n")[2]
-
+ATTACK = CONNECT + r"""
 
 def answer(s, rest):
     data = rest
