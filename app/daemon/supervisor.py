@@ -61,7 +61,8 @@ class Supervisor:
             code = os.waitstatus_to_exitcode(status)
             successor = lock_holder(self.data_dir)
             if successor is not None and successor != pid:  # `lookout restart`: the new daemon goes on
-                self.daemon = successor
+                self.daemon, self.started_at = successor, time.monotonic()  # its time runs from its takeover
+                _say(f"the daemon (pid {successor}) took over from pid {pid}")
                 continue
             if self.stopping is not None:
                 _say(f"the daemon (pid {pid}) stopped ({code})")

@@ -316,6 +316,36 @@ def test_supervise_asked_to_stop_while_it_waits_to_start_a_crashed_daemon_again_
         log.close()
 
 
+def test_supervise_counts_the_time_of_a_daemon_that_took_over_from_its_takeover(tmp_path: Path) -> None:
+    """After `lookout restart` under the supervisor, the new daemon's time runs from when it took over: when it
+    dies soon after, that is a crash soon after a start (the pause before the next start grows), not a death
+    after the minutes its predecessor had run."""
+    port, data = free_port(), tmp_path / "data"
+    log_path = tmp_path / "supervise.log"
+    log = log_path.open("ab")
+    supervisor = subprocess.Popen([sys.executable, "-m", "app", "supervise", "--port", str(port), "--data-dir",
+                                   str(data)], cwd=REPO, env={**os.environ, "LOOKOUT_TOKEN": TOKEN}, stdout=log,
+                                  stderr=log)  # fmt: skip
+    try:
+        first = eventually(partial(_another_daemon, data, 0), timeout=120, what="the daemon to start")
+        time.sleep(3)  # the first daemon runs 3 s longer than its successor will have run when it dies
+        assert _lookout(data, "restart").returncode == 0
+        successor = eventually(partial(_another_daemon, data, first), timeout=120, what="the new daemon")
+        eventually(partial(_told, log_path, f"the daemon (pid {successor}) took over from pid {first}", 1), timeout=60,
+                   what="the supervisor to follow the new daemon")  # fmt: skip
+        os.kill(successor, signal.SIGKILL)
+        eventually(partial(_told, log_path, f"the daemon (pid {successor}) died", 1), timeout=60, what="the crash")
+        ran = float(re.search(rf"pid {successor}\) died \(-9\) after ([\d.]+) s", log_path.read_text())[1])
+        assert ran < 3, log_path.read_text()
+    finally:
+        supervisor.send_signal(signal.SIGTERM)
+        if supervisor.wait(60) is None:
+            supervisor.kill()
+        subprocess.run([sys.executable, "-m", "app", "kill", "--all", "--data-dir", str(data)], cwd=REPO, check=False,
+                       capture_output=True)  # fmt: skip
+        log.close()
+
+
 @pytest.mark.parametrize("how", ["restart", "kill -9"])
 def test_the_restart_test_helper_finds_the_daemon_that_replaced_the_one_it_started(tmp_path: Path, how: str) -> None:
     """Daemon.stop stops the daemon `lookout restart` started too (tests leave nothing running)."""
