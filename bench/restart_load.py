@@ -7,6 +7,9 @@ During `--restarts` hot restarts (default 3) of one daemon:
   began; 60 s timeout);
 - a client opens a new connection every 10 ms (`GET /healthz`).
 
+Then a clean stop (SIGTERM to the daemon that serves) while the 20 clients each hold a wait of 300 s: how long
+until the daemon is gone, and how many waits got the resumable answer (reason `stopping`, with a cursor).
+
 Figures: connections refused or failed, MCP calls failed, waits answered early, wrongly or not at all, the
 added latency of the MCP calls made during a restart (their p99 less the median of the calls made outside
 restarts), and how long after `lookout restart` returned the new daemon answered. The goals (issue 36):
@@ -20,6 +23,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -34,6 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from terminal_ingest import REPO, TOKEN, Daemon
 
+from app.daemon.lock import lock_holder
 from tests.support.mcp_client import call, over_http
 
 WAITERS = 20
@@ -90,6 +96,46 @@ async def mcp_calls(url: str, stop: asyncio.Event, calls: list[tuple[float, floa
             await asyncio.sleep(0.1)
 
 
+def stopping_waiter(url: str, tid: str, results: list[str]) -> None:
+    body = {"until": {"regex": "never-printed"}, "timeout_ms": 300_000}
+    try:
+        with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=400) as api:
+            answer = api.post(f"/v1/terminals/{tid}/wait", json=body).json()
+        resumable = answer.get("reason") == "stopping" and isinstance(answer.get("cursor"), int)
+        results.append("ok" if resumable else f"wrong: {answer}")
+    except httpx.HTTPError as exc:
+        results.append(f"failed: {exc!r}")
+
+
+def clean_stop(daemon: Daemon, tids: list[str]) -> tuple[float, list[str]]:
+    """Seconds from SIGTERM to the serving daemon (with a 300 s wait open on every terminal) until it is gone,
+    and what each wait was answered."""
+    answers: list[str] = []
+    threads = [threading.Thread(target=stopping_waiter, args=(daemon.url, tid, answers)) for tid in tids]
+    for thread in threads:
+        thread.start()
+    time.sleep(1)
+    pid = lock_holder(daemon.workdir / "data")
+    if pid is None:
+        raise RuntimeError("no daemon holds the data dir")
+    began = time.monotonic()
+    os.kill(pid, signal.SIGTERM)
+    while _alive(pid) and time.monotonic() - began < 300:
+        time.sleep(0.005)
+    gone = time.monotonic() - began
+    for thread in threads:
+        thread.join(60)
+    return gone, answers
+
+
+def _alive(pid: int) -> bool:
+    """Whether the process runs (a zombie, ended but not yet reaped by whoever adopted it, does not)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
 def restart(daemon: Daemon) -> tuple[float, float, int]:
     """(when it began, when it returned, the new pid) of one `lookout restart`."""
     began = time.monotonic()
@@ -136,6 +182,8 @@ async def run(restarts: int) -> dict[str, object]:
         await mcp
         knocker.done.set()
         knocker.join()
+        _progress("clean stop with a 300 s wait on every terminal ...")
+        stop_s, stopped_waits = await asyncio.to_thread(clean_stop, daemon, tids)
     finally:
         daemon.stop()
     during = [seconds for start, seconds, _ in calls if any(a - 0.5 <= start <= b for a, b in windows)]
@@ -160,6 +208,9 @@ async def run(restarts: int) -> dict[str, object]:
         "mcp_added_p99_s": round(added_p99, 3),
         "restart_returned_s": round(statistics.median(b - a for a, b in windows), 3),
         "new_daemon_answered_after_return_s": round(max(served_after), 3),
+        "clean_stop_s": round(stop_s, 3),
+        "clean_stop_waits": len(stopped_waits),
+        "clean_stop_waits_not_resumable": sum(result != "ok" for result in stopped_waits),
         "goal_no_refused": not knocker.failures,
         "goal_added_p99_le_300ms": added_p99 <= GOAL_ADDED_P99_S,
     }
@@ -184,7 +235,8 @@ def main() -> None:
           "open and a new connection every 10 ms\n")  # fmt: skip
     for key in ("connections", "connections_failed", "mcp_calls", "mcp_calls_failed", "mcp_calls_during_restarts",
                 "waits", "waits_wrong_or_failed", "mcp_median_s", "mcp_added_p99_s", "restart_returned_s",
-                "new_daemon_answered_after_return_s"):  # fmt: skip
+                "new_daemon_answered_after_return_s", "clean_stop_s", "clean_stop_waits",
+                "clean_stop_waits_not_resumable"):  # fmt: skip
         print(f"{key:<40} {figures[key]:>10}")
     refused = "PASS" if figures["goal_no_refused"] else "MISS"
     late = "PASS" if figures["goal_added_p99_le_300ms"] else "MISS"

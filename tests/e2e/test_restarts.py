@@ -186,7 +186,7 @@ def test_a_clean_stop_answers_a_long_wait_at_once_with_the_cursor_to_resume_from
         waiting.start()
         time.sleep(1)
         daemon.proc.send_signal(signal.SIGTERM)
-        daemon.proc.wait(60)  # far less than the wait's 300 s (bench/ times it)
+        daemon.proc.wait(60)  # far less than the wait's 300 s (bench/restart_load.py times it)
         waiting.join(60)
     assert answer["matched"] is False and answer["reason"] == "stopping", answer
     assert "wait again with since=" in str(answer["note"]) and isinstance(answer["cursor"], int)
