@@ -18,6 +18,7 @@ import threading
 import time
 from functools import partial
 from pathlib import Path
+from typing import BinaryIO
 
 import httpx
 import pytest
@@ -243,15 +244,19 @@ def test_lookout_restart_signals_nothing_but_the_daemon_of_its_data_dir(tmp_path
         other.finish()
 
 
+def _supervise(data: Path, port: int, log: BinaryIO) -> subprocess.Popen[bytes]:
+    """`lookout supervise` (what the image runs) on `port` for `data`, its output in `log`."""
+    command = [sys.executable, "-m", "app", "supervise", "--port", str(port), "--data-dir", str(data)]
+    return subprocess.Popen(command, cwd=REPO, env={**os.environ, "LOOKOUT_TOKEN": TOKEN}, stdout=log, stderr=log)
+
+
 def test_supervise_starts_the_daemon_again_after_kill_9_and_ends_cleanly(tmp_path: Path) -> None:
     """What the container runs (`lookout supervise`, tini as PID 1): a daemon killed as the OOM killer kills
     is started again on the same socket, its terminals keep their pids and output; SIGTERM ends it all with
     status 0."""
     port, data = free_port(), tmp_path / "data"
     log = (tmp_path / "supervise.log").open("ab")
-    supervisor = subprocess.Popen([sys.executable, "-m", "app", "supervise", "--port", str(port), "--data-dir",
-                                   str(data)], cwd=REPO, env={**os.environ, "LOOKOUT_TOKEN": TOKEN}, stdout=log,
-                                  stderr=log)  # fmt: skip
+    supervisor = _supervise(data, port, log)
     url = f"http://127.0.0.1:{port}"
     with httpx.Client(base_url=url, headers=AUTH, timeout=60) as api:
         eventually(lambda: lock_holder(data) is not None, timeout=120, what="the daemon to start")
@@ -292,9 +297,7 @@ def test_supervise_asked_to_stop_while_it_waits_to_start_a_crashed_daemon_again_
     port, data = free_port(), tmp_path / "data"
     log_path = tmp_path / "supervise.log"
     log = log_path.open("ab")
-    supervisor = subprocess.Popen([sys.executable, "-m", "app", "supervise", "--port", str(port), "--data-dir",
-                                   str(data)], cwd=REPO, env={**os.environ, "LOOKOUT_TOKEN": TOKEN}, stdout=log,
-                                  stderr=log)  # fmt: skip
+    supervisor = _supervise(data, port, log)
     try:
         daemon = 0
         for crashes in (1, 2, 3):  # pauses of 0.5, 1 and 2 s before the next start
@@ -323,9 +326,7 @@ def test_supervise_counts_the_time_of_a_daemon_that_took_over_from_its_takeover(
     port, data = free_port(), tmp_path / "data"
     log_path = tmp_path / "supervise.log"
     log = log_path.open("ab")
-    supervisor = subprocess.Popen([sys.executable, "-m", "app", "supervise", "--port", str(port), "--data-dir",
-                                   str(data)], cwd=REPO, env={**os.environ, "LOOKOUT_TOKEN": TOKEN}, stdout=log,
-                                  stderr=log)  # fmt: skip
+    supervisor = _supervise(data, port, log)
     try:
         first = eventually(partial(_another_daemon, data, 0), timeout=120, what="the daemon to start")
         time.sleep(3)  # the first daemon runs 3 s longer than its successor will have run when it dies
