@@ -75,6 +75,11 @@ class JournalFollower:
         if self.offset < target:
             return True
         self.refresh()
+        return self.resize_here
+
+    @property
+    def resize_here(self) -> bool:
+        """Whether a resize read from the index is still to be handed on where the follower is."""
         return self.offset in self._sizes
 
     def refresh(self) -> None:

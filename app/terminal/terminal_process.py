@@ -230,7 +230,7 @@ class TerminalProcess:
             batch = self.follower.read(target, PUMP_BYTES)
             if batch.data or batch.size is not None:
                 self._on_output(batch)
-            if self.follower.behind(target):
+            if self.follower.offset < target or self.follower.resize_here:  # `read` has just read the index
                 return True
         if done:
             self._finish()
