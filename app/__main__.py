@@ -1,5 +1,5 @@
 """`python -m app` is the `lookout` command."""
 
-from app.cli import main
+from app.launch import main
 
 main()

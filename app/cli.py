@@ -11,7 +11,9 @@ import sys
 import time
 from pathlib import Path
 
-from app.config import Settings
+from pydantic import ValidationError
+
+from app.config import ENV_PREFIX, Settings
 from app.core.auth_token import WeakToken, load_or_create_token, token_path
 from app.core.printable import printable
 from app.core.private_files import check_data_dir
@@ -27,6 +29,7 @@ def is_loopback(host: str) -> bool:
 
 
 def _settings(args: argparse.Namespace) -> Settings:
+    """The settings of the environment and of these flags; a bad value ends the command (status 2), saying which."""
     overrides = {
         k: v
         for k, v in {
@@ -41,7 +44,15 @@ def _settings(args: argparse.Namespace) -> Settings:
         }.items()
         if v is not None
     }
-    return Settings(**overrides)
+    try:
+        return Settings(**overrides)
+    except ValidationError as exc:
+        for error in exc.errors(include_url=False):
+            name = str(error["loc"][0]) if error["loc"] else "settings"
+            source = f"--{name.replace('_', '-')}" if name in overrides else f"{ENV_PREFIX}{name.upper()}"
+            print(printable(f"lookout: bad {name} ({source}): {error['msg']}, got {error.get('input')!r}"),
+                  file=sys.stderr)  # fmt: skip
+        raise SystemExit(2) from None
 
 
 def serve(args: argparse.Namespace) -> int:

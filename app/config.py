@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Any, Literal
 
-from pydantic import Field, field_validator
-from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+ENV_PREFIX = "LOOKOUT_"
 
 _SOURCE_ROOT = Path(__file__).resolve().parent.parent
 
@@ -20,16 +21,18 @@ def default_data_dir() -> Path:
     return Path(xdg) / "lookout"
 
 
-class Settings(BaseSettings):
-    """Everything the daemon can be told; each field is also `LOOKOUT_<NAME>` in the environment."""
+class Settings(BaseModel):
+    """Everything the daemon can be told; each field is also `LOOKOUT_<NAME>` in the environment (any case),
+    which a value given to the constructor overrides. (A plain model: pydantic-settings took 10 ms of every
+    start to import, for what `_from_environment` does.)"""
 
-    model_config = SettingsConfigDict(env_prefix="LOOKOUT_", extra="ignore")
+    model_config = ConfigDict(extra="ignore", validate_default=True)
 
     host: str = "127.0.0.1"
     port: int = Field(8765, ge=0, le=65535)
     data_dir: Path = Field(default_factory=default_data_dir)
     token: str | None = Field(None, description="API token; generated into <data_dir>/token when unset")
-    allowed_hosts: Annotated[tuple[str, ...], NoDecode] = Field(
+    allowed_hosts: tuple[str, ...] = Field(
         (), description="Host header names (comma-separated) accepted besides loopback ones, as clients reach lookout"
     )
     header_timeout_s: float = Field(
@@ -77,6 +80,16 @@ class Settings(BaseSettings):
     ws_compression: bool = Field(
         False, description="permessage-deflate on WebSockets: less traffic, but the daemon's loop pays the CPU"
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_environment(cls, given: Any) -> Any:
+        if not isinstance(given, dict):
+            return given
+        environment = {name.upper(): value for name, value in os.environ.items() if name.upper().startswith(ENV_PREFIX)}
+        named = {field: environment[ENV_PREFIX + field.upper()] for field in cls.model_fields
+                 if ENV_PREFIX + field.upper() in environment}  # fmt: skip
+        return {**named, **given}
 
     @field_validator("allowed_hosts", mode="before")
     @classmethod

@@ -11,11 +11,12 @@ from typing import Protocol
 from fastapi import FastAPI
 
 from app import __version__
-from app.api import devices, health, mcp_http, pages, profiles, streams, terminals, timeline, web
+from app.api import health, mcp_http, streams, terminals, timeline, web
 from app.api.agent import AgentContext
 from app.api.errors import install_error_handlers
 from app.api.guard import Guard
 from app.api.handover import Handover, HandoverGate
+from app.api.later_routes import IncludeOnFirstUse, LaterRoutes
 from app.api.read_only import ReadOnly
 from app.api.responses import ERROR_RESPONSES, JSONResponse
 from app.api.text_guard import TextGuard
@@ -36,6 +37,10 @@ from app.timeline.compression import Compressor
 from app.timeline.llm_summarizer import ChatSummarizer
 from app.timeline.recording import NullRecorder, Recorder
 from app.timeline.timeline import Timeline
+
+INCLUDED_ON_FIRST_USE = {"/v1/devices": "app.api.devices", "/v1/pages": "app.api.pages",
+                         "/v1/profiles": "app.api.profiles"}  # fmt: skip
+"""The API that an ordinary request does not need, by prefix (app.api.later_routes)."""
 
 
 class Lifecycle(Protocol):
@@ -130,10 +135,12 @@ def create_app(settings: Settings | None = None, lifecycle: Lifecycle | None = N
     gate = app.state.handover = HandoverGate()
     install_error_handlers(app, app.state.scrubber)
     app.include_router(health.router)
-    for api in (terminals, streams, devices, pages, profiles, timeline):
+    for api in (terminals, streams, timeline):
         app.include_router(api.router, responses=ERROR_RESPONSES)
     app.include_router(web.router)
     mcp_endpoint = app.state.mcp = mcp_http.mount(app, token)
+    later = app.state.later_routes = LaterRoutes(app, INCLUDED_ON_FIRST_USE, responses=ERROR_RESPONSES)
+    app.add_middleware(IncludeOnFirstUse, routes=later)  # innermost: routes are included for requests let in
     if settings.read_only:
         app.add_middleware(ReadOnly)
     app.add_middleware(AgentContext)

@@ -34,7 +34,8 @@ if TYPE_CHECKING:
     from app.device.device import Device
     from app.device.registry import DeviceRegistry
 
-router = APIRouter(prefix="/v1/devices", tags=["devices"])
+# served under its prefix in app.server.INCLUDED_ON_FIRST_USE, included on first use
+router = APIRouter(tags=["devices"])
 
 SerialPath = Annotated[Serial, Path()]
 ObsIdPath = Annotated[str, Path(min_length=1, max_length=64)]

@@ -29,7 +29,8 @@ if TYPE_CHECKING:  # a page's code is loaded with the first page (the daemon's s
     from app.browser.registry import PageRegistry
     from app.browser.snapshot_view import SnapshotOptions
 
-router = APIRouter(prefix="/v1/pages", tags=["pages"])
+# served under its prefix in app.server.INCLUDED_ON_FIRST_USE, included on first use
+router = APIRouter(tags=["pages"])
 
 
 def _options(body: SnapshotRequest) -> SnapshotOptions:

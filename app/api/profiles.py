@@ -11,7 +11,8 @@ from app.api.responses import JSONResponse
 from app.browser.profiles import check_name
 from app.browser.registry import PageRegistry
 
-router = APIRouter(prefix="/v1/profiles", tags=["pages"])
+# served under its prefix in app.server.INCLUDED_ON_FIRST_USE, included on first use
+router = APIRouter(tags=["pages"])
 
 
 def _registry(request: Request) -> PageRegistry:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from app.browser.action_kinds import Action, describe
 from app.timeline.recording import FrameInput
+
+if TYPE_CHECKING:
+    from app.browser.action_kinds import Action
 
 LINE_CHARS = 160
 
@@ -34,6 +36,8 @@ def closed_frame(page_id: str, url: str) -> FrameInput:
 def action_frame(page_id: str, action: Action, result: dict[str, Any] | None, error: str | None) -> FrameInput:
     """An action with its effects; a failed action, or one that logged console errors or failed requests,
     is pinned."""
+    from app.browser.action_kinds import describe  # loaded by then (the action was made of it); not at start-up
+
     what = describe(action)
     if error is not None:
         text = f"{what} failed: {error}"

@@ -97,11 +97,13 @@ class Lifecycle:
         await asyncio.to_thread(self.lock.acquire, LOCK_WAIT_S)
 
     async def _warm(self) -> None:
-        """Before taking over: load what the daemon before had loaded (its MCP servers), and let every router
-        work out its routes, while that daemon still serves, so the first requests here wait for neither."""
+        """Before taking over: load what the daemon before had loaded (its MCP servers), include every route
+        (app.api.later_routes) and let every router work out its routes, while that daemon still serves, so the
+        first requests here wait for none of it."""
         assert self.app is not None
         warm = os.environ.pop(WARM_ENV, "")
         await self.app.state.mcp.warm([choice for choice in warm.split(";") if choice])
+        await self.app.state.later_routes.ready()
         for path in ("/v1/terminals", "/v1/devices", "/v1/pages", "/v1/profiles", "/v1/timeline/frames", "/mcp"):
             for route in self.app.router.routes:
                 route.matches({"type": "http", "path": path, "method": "GET", "root_path": "", "headers": []})
@@ -264,19 +266,23 @@ class Lifecycle:
 def run(settings: Settings, argv: Sequence[str], listener: Listener, lock: DataDirLock,
         predecessor: Predecessor | None) -> int:  # fmt: skip
     """Serve until stopped (or replaced); the exit status."""
-    import uvicorn
+    from app.core.gc_tuning import freeze_long_lived, gc_paused
 
-    from app.api.header_timeout import header_deadline_protocol
-    from app.core.redaction import redact_all_handlers
-    from app.daemon.http_server import DaemonServer
-    from app.server import create_app
+    with gc_paused():  # the frameworks, the code and the app live as long as the daemon: frozen, never walked
+        import uvicorn
 
-    lifecycle = Lifecycle(settings, argv, listener, lock, predecessor)
-    try:
-        app = create_app(settings, lifecycle)
-    except OSError as exc:  # UnsafePath among them: says what to fix
-        print(f"lookout: refusing to start: {exc}", file=sys.stderr)
-        return 2
+        from app.api.header_timeout import header_deadline_protocol
+        from app.core.redaction import redact_all_handlers
+        from app.daemon.http_server import DaemonServer
+        from app.server import create_app
+
+        lifecycle = Lifecycle(settings, argv, listener, lock, predecessor)
+        try:
+            app = create_app(settings, lifecycle)
+        except OSError as exc:  # UnsafePath among them: says what to fix
+            print(f"lookout: refusing to start: {exc}", file=sys.stderr)
+            return 2
+        freeze_long_lived()
     lifecycle.app = app
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     config = uvicorn.Config(

@@ -5,6 +5,7 @@ Each main view is also saved as a screenshot in build/ui-screenshots/ (not commi
 from __future__ import annotations
 
 import re
+import signal
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -79,6 +80,37 @@ def test_a_form_filled_while_the_lists_load_keeps_what_was_typed(browser: Browse
     expect(page.get_by_role("navigation", name="Views")).to_be_visible()
     page.wait_for_load_state("networkidle")
     expect(page.get_by_label("Working directory")).to_have_value("/somewhere/typed")
+
+
+def test_what_a_person_types_before_the_live_stream_connects_is_sent_once_it_does(
+    browser: Browser, daemon: Daemon, tmp_path: Path
+) -> None:
+    """The view draws the terminal before it connects its stream (after the terminal's facts and cards load):
+    keys typed meanwhile were dropped. Here the daemon is stopped (SIGSTOP) while the view opens, so they are
+    typed with no stream at all."""
+    assert daemon.proc is not None
+    page, errors = open_ui(browser, daemon)
+    tid = daemon_terminal(daemon, tmp_path)
+    daemon.proc.send_signal(signal.SIGSTOP)
+    try:
+        page.evaluate(f"location.hash = '#/terminals/{tid}'")
+        page.locator(".xterm-host textarea").wait_for(state="attached")
+        page.locator(".xterm-host").click()
+        page.keyboard.type("echo early-$((6*7))")
+        page.keyboard.press("Enter")
+    finally:
+        daemon.proc.send_signal(signal.SIGCONT)
+    expect(rows(page)).to_contain_text("early-42", timeout=15000)
+    assert not errors, errors
+
+
+def daemon_terminal(daemon: Daemon, cwd: Path) -> str:
+    """A bash opened over the API, idle at its prompt; its id."""
+    with daemon.client() as api:
+        tid = api.post("/v1/terminals", json={"command": "bash", "cwd": str(cwd)}).json()["id"]
+        ready = api.post(f"/v1/terminals/{tid}/wait", json={"until": {"state_in": ["idle"]}, "since": 0})
+        assert ready.json()["matched"], ready.text
+    return str(tid)
 
 
 def test_terminal_cards_live_input_take_over_second_window_and_reload(

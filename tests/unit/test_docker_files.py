@@ -204,7 +204,7 @@ def test_runs_lookout_supervised_as_a_non_root_user_on_all_interfaces() -> None:
     keywords = [i.keyword for i in instructions]
     assert json.loads(_all("CMD")[-1]) == ["lookout", "supervise"]  # the daemon, started again when it dies
     scripts = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]
-    assert scripts["lookout"] == "app.cli:main"
+    assert scripts["lookout"] == "app.launch:main"
     user = _all("USER")[-1]
     assert user not in ("root", "0") and keywords.index("USER") < keywords.index("CMD")
     env = _env()

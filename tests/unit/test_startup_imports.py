@@ -1,5 +1,5 @@
-"""Start-up stays light: the daemon's modules import neither Playwright, adbutils, the tokenizer, Pillow nor
-httpx, nor the code of devices and of pages, which load on first use (issues 20 and 36: the start is the floor
+"""Start-up stays light: the daemon's modules import neither Playwright, adbutils, the tokenizer, Pillow,
+httpx nor wcwidth's tables, nor the code of devices and of pages, which load on first use (issues 20 and 36: the start is the floor
 of every restart). Checked in a fresh interpreter, since this test process has them loaded."""
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-HEAVY = ("playwright", "adbutils", "quicktok", "PIL", "httpx", "mcp")
-FIRST_USE = ("app.device.device", "app.device.ui_tree", "app.browser.page", "app.browser.snapshot_view")
+HEAVY = ("playwright", "adbutils", "quicktok", "PIL", "httpx", "mcp", "wcwidth")
+FIRST_USE = ("app.device.device", "app.device.ui_tree", "app.browser.page", "app.browser.snapshot_view",
+             "app.browser.action_kinds", "app.api.devices", "app.api.pages", "app.schemas.device", "app.schemas.page")
 
 BUILD_APP = """
 import json, sys, tempfile

@@ -23,8 +23,6 @@ import itertools
 import re
 from typing import NamedTuple
 
-from wcwidth import wcwidth
-
 ZWJ = "\u200d"
 """ZERO WIDTH JOINER: appends the next non-ASCII character to the cell before it (emoji ZWJ sequences)."""
 
@@ -37,6 +35,8 @@ _REGIONAL_INDICATORS = range(0x1F1E6, 0x1F200)
 @functools.lru_cache(maxsize=4096)
 def char_width(char: str) -> int:
     """Display width of one character: 0, 1 or 2; -1 for a control character."""
+    from wcwidth import wcwidth  # here, not at start-up (its tables take 10 ms to import); cached per character
+
     return 1 if ord(char) in _REGIONAL_INDICATORS else wcwidth(char)
 
 

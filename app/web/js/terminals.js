@@ -9,6 +9,7 @@ import { recordingPlayer } from "./recording.js";
 
 const POLL_MS = 1000;
 const CARD_TOKENS = 2000;
+const UNSENT_MAX = 1000; // messages typed before the live stream connects, kept to be sent once it does
 
 export function showTerminals(main) {
   listing(main, "Terminals", () => api("GET", "/v1/terminals"), ({ terminals }) => (!terminals.length
@@ -96,7 +97,16 @@ export function showTerminal(main, id) {
   takeOver.addEventListener("click", () => term.focus());
 
   let ws = null;
-  const send = (message) => ws?.readyState === WebSocket.OPEN && ws.send(JSON.stringify(message));
+  const unsent = []; // typed while the stream connects: sent, in order, once it is open
+  const send = (message) => {
+    if (ws?.readyState === WebSocket.OPEN) {
+      ws.send(JSON.stringify(message));
+    } else if ((!ws || ws.readyState === WebSocket.CONNECTING) && unsent.length < UNSENT_MAX) {
+      unsent.push(message);
+    } else {
+      notice(problem, "The live stream is not connected: what you typed was not sent. Reload to reconnect.", true);
+    }
+  };
   term.onData((text) => send({ type: "input", text }));
   // A viewer shows the PTY at the size the agent set (clipped or padded by the card): only the take-over
   // button resizes it.
@@ -109,6 +119,9 @@ export function showTerminal(main, id) {
     if (state.closed) return; // the view was left while it loaded
     ws = socket(`/v1/terminals/${id}/stream`, { mode: "raw" });
     ws.binaryType = "arraybuffer";
+    ws.onopen = () => {
+      for (const message of unsent.splice(0)) ws.send(JSON.stringify(message));
+    };
     ws.onmessage = (message) => {
       if (state.closed) return;
       if (message.data instanceof ArrayBuffer) {
