@@ -262,6 +262,7 @@ class Daemon:
         deadline = time.monotonic() + 60
         while b"lookout: ready at " not in self.log.read_bytes():  # what the daemon prints once it serves
             if self.proc.poll() is not None or time.monotonic() > deadline:
+                self.stop()  # one that hangs at start is not left running
                 raise RuntimeError(f"the daemon did not start: {self.log.read_text()[-2000:]}")
             time.sleep(0.05)
         return self
