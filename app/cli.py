@@ -14,7 +14,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from app.config import ENV_PREFIX, Settings
-from app.core.auth_token import WeakToken, load_or_create_token, token_path
+from app.core.auth_token import CONFIGURED, WeakToken, load_or_create_token, strong, token_path
 from app.core.printable import printable
 from app.core.private_files import check_data_dir
 
@@ -75,6 +75,16 @@ def _byte_count(text: str) -> int:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def _refused(settings: Settings) -> str | None:
+    """Why a daemon of these settings would refuse to start, when it can be told before anything starts (a
+    configured token too short raises WeakToken)."""
+    if settings.token:
+        strong(settings.token, CONFIGURED)
+    if not is_loopback(settings.host) and not settings.token:
+        return f"refusing to listen on {settings.host} without a token; set LOOKOUT_TOKEN or pass --token"
+    return None
+
+
 def _run(settings: Settings) -> int:
     """Run the daemon of `settings` (see app.daemon.serve); its exit status."""
     from app.daemon.handover import Predecessor
@@ -82,11 +92,8 @@ def _run(settings: Settings) -> int:
     from app.daemon.lock import DaemonRunning, DataDirLock
     from app.daemon.serve import run
 
-    if not is_loopback(settings.host) and not settings.token:
-        print(
-            f"lookout: refusing to listen on {settings.host} without a token; set LOOKOUT_TOKEN or pass --token",
-            file=sys.stderr,
-        )
+    if refused := _refused(settings):
+        print(f"lookout: {refused}", file=sys.stderr)
         return 2
     predecessor = Predecessor.from_environment()
     lock = DataDirLock(settings.data_dir)
@@ -126,6 +133,9 @@ def supervise(args: argparse.Namespace) -> int:
     from app.daemon.supervisor import supervise as run_supervised
 
     settings = _settings(args)
+    if refused := _refused(settings):  # a daemon that would refuse its settings is not started again and again
+        print(f"lookout supervise: {refused}", file=sys.stderr)
+        return 2
     given = sys.argv[sys.argv.index("supervise") + 1 :] if "supervise" in sys.argv else []
     return run_supervised(["serve", *given], settings.data_dir, settings.host, settings.port)
 

@@ -12,6 +12,10 @@ from app.core.private_files import check_token_file, open_file
 MIN_LENGTH = 16
 
 
+CONFIGURED = "LOOKOUT_TOKEN (or --token)"
+"""Where a configured token comes from, as messages name it."""
+
+
 class WeakToken(ValueError):
     """A token too short to resist guessing."""
 
@@ -25,11 +29,11 @@ def load_or_create_token(data_dir: Path, configured: str | None) -> str:
     the file is a link, someone else's, or open to others), created when missing. `data_dir` has passed
     `check_data_dir`. Raises WeakToken when the one found is shorter than MIN_LENGTH characters."""
     if configured:
-        return _strong(configured, "LOOKOUT_TOKEN (or --token)")
+        return strong(configured, CONFIGURED)
     path = token_path(data_dir)
     existing = read_token(path)
     if existing:
-        return _strong(existing, f"the token file {path}")
+        return strong(existing, f"the token file {path}")
     if existing is not None:
         os.unlink(path)  # an empty token file (a crash between create and write) is made again
     token = secrets.token_urlsafe(32)
@@ -50,7 +54,8 @@ def read_token(path: Path) -> str | None:
         return f.read().decode(errors="replace").strip()
 
 
-def _strong(token: str, source: str) -> str:
+def strong(token: str, source: str) -> str:
+    """`token`, unless it is too short (WeakToken, naming `source`)."""
     if len(token) < MIN_LENGTH:
         raise WeakToken(f"{source} holds a token of {len(token)} characters; it must be at least {MIN_LENGTH} characters "
                         "(e.g. `openssl rand -hex 32`)")  # fmt: skip

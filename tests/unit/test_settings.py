@@ -1,5 +1,6 @@
 """Settings come from LOOKOUT_<NAME> in the environment (any case), a value given to the constructor (a flag)
-wins, and a bad value ends the `lookout` command with status 2 and a line that names it, not a traceback."""
+wins, and a bad value ends the `lookout` command with status 2 and a line that names it, not a traceback;
+`lookout supervise` refuses what the daemon would refuse before it starts one."""
 
 from __future__ import annotations
 
@@ -39,6 +40,9 @@ def test_a_bad_value_from_the_environment_is_refused(monkeypatch: pytest.MonkeyP
     ({"LOOKOUT_PORT": "eighty"}, ["serve"], "bad port (LOOKOUT_PORT): Input should be a valid integer"),
     ({}, ["serve", "--port", "70000"], "bad port (--port): Input should be less than or equal to 65535, got 70000"),
     ({"LOOKOUT_SCREEN_ENGINE": "vt100"}, ["ls"], "bad screen_engine (LOOKOUT_SCREEN_ENGINE): Input should be 'avt' or 'pyte'"),
+    # what the daemon would refuse, `lookout supervise` refuses at once instead of starting it again every 10 s
+    ({"LOOKOUT_TOKEN": "short"}, ["supervise"], "LOOKOUT_TOKEN (or --token) holds a token of 5 characters"),
+    ({}, ["supervise", "--host", "0.0.0.0", "--port", "0"], "refusing to listen on 0.0.0.0 without a token"),
 ])  # fmt: skip
 def test_the_command_names_a_bad_setting_and_exits_2(tmp_path: Path, env: dict[str, str], args: list[str],
                                                       said: str) -> None:  # fmt: skip
