@@ -76,11 +76,13 @@ def _byte_count(text: str) -> int:
 
 
 def _refused(settings: Settings) -> str | None:
-    """Why a daemon of these settings would refuse to start, when it can be told before anything starts (a
-    configured token too short raises WeakToken)."""
+    """Why a daemon of these settings would refuse to start, when it can be told before anything starts."""
     if settings.token:
-        strong(settings.token, CONFIGURED)
-    if not is_loopback(settings.host) and not settings.token:
+        try:
+            strong(settings.token, CONFIGURED)
+        except WeakToken as weak:
+            return str(weak)
+    elif not is_loopback(settings.host):
         return f"refusing to listen on {settings.host} without a token; set LOOKOUT_TOKEN or pass --token"
     return None
 

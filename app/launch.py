@@ -6,10 +6,8 @@ from __future__ import annotations
 
 
 def main() -> None:
-    from app.core.gc_tuning import freeze_long_lived, gc_paused
+    from app.core.gc_tuning import long_lived
 
-    with gc_paused():
+    with long_lived():
         from app.cli import main as command
-
-        freeze_long_lived()
     command()

@@ -58,6 +58,5 @@ class IncludeOnFirstUse:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if self.routes.pending and scope["type"] in ("http", "websocket"):
-            path, root = scope["path"], scope.get("root_path", "")
-            await self.routes.ready(path.removeprefix(root) if root else path)
+            await self.routes.ready(scope["path"].removeprefix(scope.get("root_path", "")))
         await self.app(scope, receive, send)

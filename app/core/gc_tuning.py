@@ -31,6 +31,15 @@ _depth = 0
 _was_enabled = False
 
 
+@contextmanager
+def long_lived() -> Iterator[None]:
+    """What the block makes (imports, the app) lives as long as the process: no collection while it is made,
+    then all of it frozen."""
+    with gc_paused():
+        yield
+        freeze_long_lived()
+
+
 def freeze_long_lived() -> int:
     """Freeze every object the collector tracks now; returns how many were frozen."""
     gc.freeze()

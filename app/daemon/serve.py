@@ -266,9 +266,9 @@ class Lifecycle:
 def run(settings: Settings, argv: Sequence[str], listener: Listener, lock: DataDirLock,
         predecessor: Predecessor | None) -> int:  # fmt: skip
     """Serve until stopped (or replaced); the exit status."""
-    from app.core.gc_tuning import freeze_long_lived, gc_paused
+    from app.core.gc_tuning import long_lived
 
-    with gc_paused():  # the frameworks, the code and the app live as long as the daemon: frozen, never walked
+    with long_lived():  # the frameworks, the code and the app live as long as the daemon: frozen, never walked
         import uvicorn
 
         from app.api.header_timeout import header_deadline_protocol
@@ -282,7 +282,6 @@ def run(settings: Settings, argv: Sequence[str], listener: Listener, lock: DataD
         except OSError as exc:  # UnsafePath among them: says what to fix
             print(f"lookout: refusing to start: {exc}", file=sys.stderr)
             return 2
-        freeze_long_lived()
     lifecycle.app = app
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     config = uvicorn.Config(
