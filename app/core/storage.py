@@ -53,9 +53,14 @@ def read_json(path: Path, limit: int | None = None) -> Any:
     return orjson.loads(read_bytes(path, limit))
 
 
+def jsonl_line(obj: Any) -> bytes:
+    """One line of a JSON-lines file."""
+    return dumps(obj) + b"\n"
+
+
 def append_jsonl(path: Path, obj: Any) -> int:
     """Append one JSON line with a single write; returns the file size after it."""
-    line = dumps(obj) + b"\n"
+    line = jsonl_line(obj)
     fd = open_file(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
     try:
         os.write(fd, line)

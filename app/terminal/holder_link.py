@@ -54,15 +54,15 @@ class HolderLauncher:
         self._channel: socket.socket | None = None
         self._waiting: dict[str, asyncio.Future[tuple[dict[str, Any], list[int]]]] = {}
 
-    async def launch(self, spec: dict[str, Any]) -> Greeted:
-        """Start a holder for `spec` (its log: holder.log in the terminal's directory). An exec failure raises
-        OSError (as exec did), anything else HolderError."""
+    async def launch(self, spec: dict[str, Any], fds: list[int]) -> Greeted:
+        """Start a holder for `spec`, with the descriptors proto.SPEC_FDS names (the caller keeps and closes
+        its own). An exec failure raises OSError (as exec did), anything else HolderError."""
         answer = asyncio.get_running_loop().create_future()
         self._waiting[spec["id"]] = answer
         try:
             channel = await self._running()
-            await asyncio.get_running_loop().sock_sendall(channel, json.dumps(spec).encode())
-            reply, fds = await asyncio.wait_for(answer, START_TIMEOUT_S)
+            await _send(channel, json.dumps(spec).encode(), fds)
+            reply, received = await asyncio.wait_for(answer, START_TIMEOUT_S)
         except TimeoutError:
             raise HolderError(f"the holder did not start within {START_TIMEOUT_S:.0f} s") from None
         except OSError as exc:
@@ -72,9 +72,9 @@ class HolderLauncher:
             raise HolderError(f"the holders' fork server is gone ({exc}); try again") from exc
         finally:
             self._waiting.pop(spec["id"], None)
-        if isinstance(reply.get("pid"), int) and len(fds) == 2:
-            return Greeted(reply, fds[0], socket.socket(fileno=fds[1]))
-        for fd in fds:
+        if isinstance(reply.get("pid"), int) and len(received) == 2:
+            return Greeted(reply, received[0], socket.socket(fileno=received[1]))
+        for fd in received:
             os.close(fd)
         if isinstance(reply.get("errno"), int):
             raise OSError(reply["errno"], reply.get("error") or "cannot run the command")
@@ -141,6 +141,22 @@ class HolderLauncher:
             except TimeoutError:
                 self._server.kill()
                 await self._server.wait()
+
+
+async def _send(channel: socket.socket, message: bytes, fds: list[int]) -> None:
+    """Send one message with descriptors on a non-blocking socket, waiting while it is full."""
+    loop = asyncio.get_running_loop()
+    while True:
+        try:
+            socket.send_fds(channel, [message], fds)
+            return
+        except BlockingIOError:
+            writable = loop.create_future()
+            loop.add_writer(channel.fileno(), writable.set_result, None)
+            try:
+                await writable
+            finally:
+                loop.remove_writer(channel.fileno())
 
 
 class HolderLink:

@@ -17,13 +17,14 @@ from pathlib import Path
 from typing import Any
 
 from app.core.events import EventBus
-from app.core.private_files import DIR_MODE, make_dir
+from app.core.storage import dumps, jsonl_line
 from app.terminal import persistence as files
 from app.terminal import session_ladder, shell_integration
 from app.terminal.holder.protocol import ProtocolError
 from app.terminal.holder_link import HolderLauncher, connect
 from app.terminal.journal import raw_size, stored_from
 from app.terminal.journal_follower import JournalFollower
+from app.terminal.places import Place
 from app.terminal.replay import screen_at
 from app.terminal.session import SessionLimits, TerminalSession
 from app.terminal.waiting import Origin
@@ -34,7 +35,8 @@ log = logging.getLogger(__name__)
 
 async def start(
     meta: files.TerminalMeta,
-    directory: Path,
+    place: Place,
+    root: Path,
     env: dict[str, str],
     limits: SessionLimits,
     holders: Path,
@@ -43,29 +45,34 @@ async def start(
     bus: EventBus,
     recorder: Recorder,
 ) -> TerminalSession:
-    """Start the program under a holder of its own (forked by `launcher`; `holders`: where the holders'
-    sockets are) and follow it. Exec failures raise FileNotFoundError/PermissionError; a holder that cannot
-    start, HolderError."""
-    make_dir(directory.parent)
-    os.mkdir(directory, DIR_MODE)  # a new id: exists neither as a directory nor as a link
-    launch = shell_integration.launch(meta, directory, env)
-    spec = {
-        "id": meta.id, "directory": str(directory), "socket_dir": str(holders), "argv": launch.argv,
-        "cwd": meta.cwd, "env": launch.env, "cols": meta.cols, "rows": meta.rows,
-        "nonce": launch.nonce, "max_journal_bytes": limits.max_journal_bytes,
-    }  # fmt: skip
-    started = await launcher.launch(spec)
-    meta.pid, meta.journal_started_at = started.greeting["pid"], float(started.greeting["started_at"])
-    meta.program_start = session_ladder.program_start(meta.pid)
+    """Start the program under a holder of its own (forked by `launcher`, with the files and socket of
+    `place`, whose id is the terminal's; `holders`: where the holders' sockets are) and follow it; its files
+    become `root`/<id>. Exec failures raise FileNotFoundError/PermissionError; a holder that cannot start,
+    HolderError; a failure leaves nothing of the terminal behind."""
+    try:
+        launch = shell_integration.launch(meta, holders.parent, env)
+        spec = {
+            "id": meta.id, "socket_dir": str(holders), "argv": launch.argv, "cwd": meta.cwd, "env": launch.env,
+            "cols": meta.cols, "rows": meta.rows, "nonce": launch.nonce, "max_journal_bytes": limits.max_journal_bytes,
+        }  # fmt: skip
+        try:
+            started = await launcher.launch(spec, place.holder_fds)
+        finally:
+            place.handed_over()
+        meta.pid, meta.journal_started_at = started.greeting["pid"], float(started.greeting["started_at"])
+        meta.program_start = session_ladder.program_start(meta.pid)
+        try:
+            created = files.event_record({"type": "created", "pid": meta.pid})
+            directory = place.settle(root, dumps(meta.to_json()), jsonl_line(created))
+        except OSError:  # a full disk: not started
+            _kill(meta.pid)
+            raise
+    except BaseException:
+        place.discard()
+        raise
     session = TerminalSession(meta, directory, limits, holders=holders, bus=bus, recorder=recorder)
     session.screen_model.start()
     session.follow(JournalFollower(directory, 0, meta.journal_epoch)).follow_holder(started)
-    try:
-        files.save_meta(directory, meta)
-        files.append_event(directory, {"type": "created", "pid": meta.pid})
-    except OSError:  # a full disk: not started
-        _kill(meta.pid)
-        raise
     return session
 
 

@@ -148,7 +148,12 @@ def load_meta(directory: Path) -> TerminalMeta:
 
 
 def append_event(directory: Path, event: dict[str, Any]) -> None:
-    append_jsonl(directory / "events.jsonl", {"ts": time.time(), **event})
+    append_jsonl(directory / "events.jsonl", event_record(event))
+
+
+def event_record(event: dict[str, Any]) -> dict[str, Any]:
+    """A line of events.jsonl: the event, and when."""
+    return {"ts": time.time(), **event}
 
 
 def save_last_input(directory: Path, origin: dict[str, Any]) -> None:

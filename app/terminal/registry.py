@@ -18,16 +18,18 @@ from typing import Any
 from app.core.archive import ArchivePart
 from app.core.errors import BadInput, Conflict, Gone, NotFound
 from app.core.events import EventBus
-from app.core.ids import check_id, new_id
+from app.core.ids import check_id
 from app.core.private_files import make_dir
 from app.terminal import origins
 from app.terminal.frame_screens import Recorded, rebuild
 from app.terminal.holder.protocol import ProtocolError, socket_name
-from app.terminal.holder_link import HolderError, HolderLauncher
+from app.terminal.holder_link import HolderLauncher
 from app.terminal.holders import greet, remove_stale_socket
 from app.terminal.persistence import TerminalMeta, latest_checkpoint, load_meta
+from app.terminal.places import Places
 from app.terminal.screen_model import RENDERS
 from app.terminal.session import SessionLimits, TerminalSession
+from app.terminal.shell_integration import rc_folder
 from app.terminal.shell_integration import supported as integration_supported
 from app.timeline.recording import NullRecorder, Recorder
 
@@ -90,6 +92,7 @@ class TerminalRegistry:
         self.holders = root.parent / "holders"
         """Where the holders' sockets are (see app.terminal.holder.protocol)."""
         self.launcher = HolderLauncher()
+        self.places = Places(root.parent, self.holders)
         self._readopting: asyncio.Task[None] | None = None
         self._released = False
         """Another daemon has taken the terminals over (`release`): none is adopted again here."""
@@ -111,6 +114,11 @@ class TerminalRegistry:
             self._sessions[session.id] = session
         if not self.read_only:
             self._readopting = asyncio.create_task(self._readopt_lost())
+            await self.places.start()
+            try:
+                await asyncio.to_thread(rc_folder, self.root.parent)
+            except OSError as exc:  # checked again when a shell starts
+                log.warning("cannot write the shell integration's rc files: %s", exc)
 
     async def _load(self, directory: Path) -> TerminalSession:
         """The terminal of `directory`: adopted, recovered, or (its files fail) listed `lost` with the reason."""
@@ -186,6 +194,7 @@ class TerminalRegistry:
             await asyncio.gather(self._readopting, return_exceptions=True)
         await asyncio.gather(*(s.detach() for s in self._sessions.values() if s.running))
         await self.launcher.close()
+        await self.places.close()
 
     async def release(self) -> None:
         """Another daemon takes the terminals over (a hot restart): each is left to it, followed here only
@@ -239,7 +248,8 @@ class TerminalRegistry:
         cwd = _cwd(spec.cwd)
         env = _child_env(spec.env)
         _check_executable(argv[0], env.get("PATH"))
-        terminal_id = new_id("t")
+        place = await self.places.take()
+        terminal_id = place.id
         meta = TerminalMeta(
             id=terminal_id,
             name=spec.name or display.split(" ", 1)[0].rsplit("/", 1)[-1],
@@ -253,17 +263,11 @@ class TerminalRegistry:
             created_at=time.time(),
             shell_integration=spec.shell_integration and integration_supported(argv),
         )
-        directory = self.root / terminal_id
         try:
-            session = await origins.start(
-                meta, directory, env, self.limits, self.holders, self.launcher, bus=self.bus, recorder=self.recorder
-            )
+            session = await origins.start(meta, place, self.root, env, self.limits, self.holders, self.launcher,
+                                          bus=self.bus, recorder=self.recorder)  # fmt: skip
         except (FileNotFoundError, PermissionError) as exc:
-            shutil.rmtree(directory, ignore_errors=True)
             raise BadInput(f"cannot run {argv[0]!r}: {exc}", field="command") from exc
-        except (OSError, HolderError):  # a full disk, a holder that failed: nothing of the session is kept
-            shutil.rmtree(directory, ignore_errors=True)
-            raise
         self._sessions[terminal_id] = session
         self.bus.publish("terminal.created", id=terminal_id, name=meta.name, command=meta.command)
         return session

@@ -6,21 +6,31 @@ so a program printing a mark cannot forge one. The shell gets the nonce through 
 descriptor number in LOOKOUT_NONCE_FD, opened by the terminal's holder), which the rc code reads, closes and unsets before anything else
 runs: the nonce is in no file, command line or environment, and lookout takes it out of the output it
 stores or streams (app.terminal.holder.nonce). The user's own rc files are sourced unchanged, never edited.
+
+lookout's rc files hold no secret, so every terminal's shell reads the same ones, in the data dir's
+`shell/<digest of their text>/`: written once, not once per terminal (making a file is the dearest step of
+opening a terminal), and named by their text, so a shell started by another version of lookout (a hot
+restart, an upgrade) reads its own version's.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import secrets
 from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
 
-from app.core.private_files import DIR_MODE, open_file
+from app.core.errors import LookoutError
+from app.core.private_files import make_dir, read_bytes
+from app.core.storage import atomic_write_bytes
 from app.terminal.holder.pty import NONCE_FD
 from app.terminal.persistence import TerminalMeta
 
 SHELLS = ("bash", "zsh")
+RC_FILES = {"bashrc": "bashrc.bash", ".zshenv": "zshenv.zsh", ".zshrc": "zshrc.zsh"}
+"""Each rc file lookout's shells read, by its name in the rc folder, and its template in app/terminal/shell."""
 USER_ZDOTDIR = "LOOKOUT_USER_ZDOTDIR"
 """Carries the user's ZDOTDIR to lookout's .zshenv, which restores it and unsets this variable."""
 
@@ -41,21 +51,16 @@ class Launch:
     """Given to the shell by the holder, through a pipe whose descriptor number it puts in NONCE_FD."""
 
 
-def launch(meta: TerminalMeta, directory: Path, env: dict[str, str]) -> Launch:
+def launch(meta: TerminalMeta, data_dir: Path, env: dict[str, str]) -> Launch:
     """How to start `meta.argv` with the hooks, and the session's nonce; unchanged (and no nonce) when the
-    session has no shell integration. The rc files (no secret in them) go to `directory`/shell."""
+    session has no shell integration. The rc files are the data dir's (`rc_folder`)."""
     if not meta.shell_integration:
         return Launch(meta.argv, env)
-    folder = directory / "shell"
-    os.mkdir(folder, DIR_MODE)
+    folder = rc_folder(data_dir)
     env = {k: v for k, v in env.items() if k not in (USER_ZDOTDIR, NONCE_FD)}
     if os.path.basename(meta.argv[0]) == "bash":
-        rcfile = folder / "bashrc"
-        _copy(rcfile, "bashrc.bash")
-        argv = [meta.argv[0], "--rcfile", str(rcfile), *meta.argv[1:]]
+        argv = [meta.argv[0], "--rcfile", str(folder / "bashrc"), *meta.argv[1:]]
     else:
-        _copy(folder / ".zshenv", "zshenv.zsh")
-        _copy(folder / ".zshrc", "zshrc.zsh")
         if "ZDOTDIR" in env:
             env[USER_ZDOTDIR] = env["ZDOTDIR"]
         env["ZDOTDIR"] = str(folder)
@@ -63,8 +68,21 @@ def launch(meta: TerminalMeta, directory: Path, env: dict[str, str]) -> Launch:
     return Launch(argv, env, secrets.token_hex(16))
 
 
-def _copy(path: Path, template: str) -> None:
-    text = files("app.terminal").joinpath("shell", template).read_text()
-    fd = open_file(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
+def rc_folder(data_dir: Path) -> Path:
+    """The folder of this lookout's rc files in `data_dir`, each checked and written again (atomically, 0600)
+    when missing or not what this lookout's says (a torn write, another hand). Blocking (microseconds when
+    they are there, the time to write three files when not: the daemon checks them in a thread at start)."""
+    folder = data_dir / "shell" / _DIGEST
+    make_dir(folder)
+    for name, text in _TEXTS.items():
+        try:
+            same = read_bytes(folder / name, len(text)) == text
+        except (OSError, ValueError, LookoutError):
+            same = False
+        if not same:
+            atomic_write_bytes(folder / name, text)
+    return folder
+
+
+_TEXTS = {name: files("app.terminal").joinpath("shell", template).read_bytes() for name, template in RC_FILES.items()}
+_DIGEST = hashlib.sha256(b"".join(_TEXTS.values())).hexdigest()[:16]

@@ -5,12 +5,12 @@ import base64
 import itertools
 from pathlib import Path
 
-from app.terminal.holder.journal import JournalWriter
+from app.terminal.holder.journal import JournalWriter, open_journal
 from app.terminal.journal import raw_size, read_index, read_raw
 
 
 def test_output_is_stored_losslessly_and_indexed(tmp_path: Path) -> None:
-    j = JournalWriter(tmp_path, max_bytes=1 << 20)
+    j = JournalWriter(*open_journal(tmp_path), max_bytes=1 << 20)
     j.record("r", "80x24")
     j.write_output(b"\xff\x00abc")
     j.write_output(b"\xe2\x9c")
@@ -33,7 +33,7 @@ def test_output_is_stored_losslessly_and_indexed(tmp_path: Path) -> None:
 
 
 def test_limit_counts_what_is_not_stored(tmp_path: Path) -> None:
-    j = JournalWriter(tmp_path, max_bytes=10)
+    j = JournalWriter(*open_journal(tmp_path), max_bytes=10)
     assert j.write_output(b"12345678") == 8
     assert j.write_output(b"abcdef") == 2
     assert j.size == 10 and j.dropped == 4
@@ -42,10 +42,10 @@ def test_limit_counts_what_is_not_stored(tmp_path: Path) -> None:
 
 
 def test_reopening_appends(tmp_path: Path) -> None:
-    j = JournalWriter(tmp_path, max_bytes=100)
+    j = JournalWriter(*open_journal(tmp_path), max_bytes=100)
     j.write_output(b"one")
     j.close()
-    j = JournalWriter(tmp_path, max_bytes=100)
+    j = JournalWriter(*open_journal(tmp_path), max_bytes=100)
     assert j.size == 3
     j.write_output(b"two")
     j.close()

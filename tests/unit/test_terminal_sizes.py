@@ -11,7 +11,7 @@ import pytest
 from app.core.errors import BackendFailure, Gone
 from app.schemas.terminal import CreateTerminal, Resize
 from app.terminal.engines import ENGINE_NAMES, create_engine
-from app.terminal.holder.journal import JournalWriter
+from app.terminal.holder.journal import JournalWriter, open_journal
 from app.terminal.holder.sizes import MAX_COLS, MAX_ROWS, MIN_SIZE
 from app.terminal.journal import read_index
 from app.terminal.persistence import TerminalMeta, latest_checkpoint, load_meta, save_checkpoint, save_meta
@@ -55,7 +55,7 @@ def _terminal(tmp_path: Path, engine: str = "avt") -> tuple[Path, TerminalMeta]:
     meta = TerminalMeta(id=directory.name, name="sh", command="sh", argv=["sh"], cwd="/", cols=20, rows=4,
                         engine=engine, shell=True)  # fmt: skip
     save_meta(directory, meta)
-    journal = JournalWriter(str(directory), 1 << 20)
+    journal = JournalWriter(*open_journal(directory), 1 << 20)
     journal.record("r", "20x4")
     journal.write_output(b"first line\r\n")
     journal.close()

@@ -37,16 +37,23 @@ def format_record(entry: list[Any]) -> bytes:
     return f'[{t!r},"{kind}",{offset},{text}]\n'.encode()
 
 
-class JournalWriter:
-    """Appends output and events for a live terminal (files 0600, never through a link)."""
+def open_journal(directory: str | os.PathLike[str]) -> tuple[int, int]:
+    """`output.raw` and `output.idx` of `directory`, opened for appending (made 0600 when missing, never
+    through a link): what a JournalWriter writes to."""
+    raw_fd = os.open(f"{directory}/output.raw", _FLAGS, 0o600)
+    try:
+        return raw_fd, os.open(f"{directory}/output.idx", _FLAGS, 0o600)
+    except OSError:
+        os.close(raw_fd)
+        raise
 
-    def __init__(self, directory: str, max_bytes: int) -> None:
-        self._raw_fd = os.open(f"{directory}/output.raw", _FLAGS, 0o600)
-        try:
-            self._idx_fd = os.open(f"{directory}/output.idx", _FLAGS, 0o600)
-        except OSError:
-            os.close(self._raw_fd)
-            raise
+
+class JournalWriter:
+    """Appends output and events for a live terminal to the journal's two files (`open_journal`; the writer
+    closes them)."""
+
+    def __init__(self, raw_fd: int, idx_fd: int, max_bytes: int) -> None:
+        self._raw_fd, self._idx_fd = raw_fd, idx_fd
         self.size = os.fstat(self._raw_fd).st_size
         self.dropped = 0
         self.failure: str | None = None

@@ -1,8 +1,9 @@
 """A terminal's holder at work: one process, one terminal, one selector loop.
 
 Made by the fork server (app.terminal.holder.server) from a spec, in a session and process group of its own
-and nobody's child, it opens the journal, listens on its socket (app.terminal.holder.protocol), starts the
-program on a new PTY and answers `{"id", "pid", "started_at"}` (or `{"id", "error", "errno"}`). From then on it
+and nobody's child, it takes the journal's files, its log and its listening socket from the daemon (which
+made them; app.terminal.holder.protocol.SPEC_FDS), starts the program on a new PTY and answers `{"id", "pid",
+"started_at"}` (or `{"id", "error", "errno"}`). From then on it
 
 - reads the PTY and appends every byte to the journal (of which it is the only writer), with the shell
   integration's nonce masked and each genuine mark's offset recorded as an `n` index record written before
@@ -60,10 +61,10 @@ class Client:
 
 
 class Holder:
-    def __init__(self, spec: dict[str, Any]) -> None:
+    def __init__(self, spec: dict[str, Any], journal: JournalWriter, listener: socket.socket) -> None:
         cols, rows = check_size(spec["cols"], spec["rows"])
         self.id: str = spec["id"]
-        self.journal = JournalWriter(spec["directory"], int(spec["max_journal_bytes"]))
+        self.journal = journal
         self.journal.record("r", f"{cols}x{rows}")
         self.cols, self.rows = cols, rows
         self.nonce = NonceFilter(spec["nonce"]) if spec.get("nonce") else None
@@ -83,7 +84,8 @@ class Holder:
         self.stopping = False
         self.dir_fd = proto.open_dir(spec["socket_dir"])
         self.socket_name = proto.socket_name(self.id)
-        self.listener = self._listen()
+        self.listener = listener
+        self.listener.setblocking(False)
         try:
             self.pid, self.master = spawn(spec["argv"], spec["cwd"], spec["env"], cols, rows, spec.get("nonce"))
         except OSError:  # no program: no socket left behind either
@@ -91,21 +93,6 @@ class Holder:
             raise
         os.set_blocking(self.master, False)
         self.pidfd = os.pidfd_open(self.pid)
-
-    def _listen(self) -> socket.socket:
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
-        try:
-            os.unlink(self.socket_name, dir_fd=self.dir_fd)
-        except FileNotFoundError:
-            pass
-        old = os.umask(0o177)
-        try:
-            sock.bind(proto.via_fd(self.dir_fd, self.socket_name))
-        finally:
-            os.umask(old)
-        sock.listen(8)
-        sock.setblocking(False)
-        return sock
 
     # ----------------------------------------------------------------- the loop
 
@@ -431,17 +418,21 @@ def _base64(message: dict[str, Any], field: str) -> bytes:
         raise proto.Refused(f"{message['op']} refused: {field} is not base64") from None
 
 
-def run(spec: dict[str, Any], channel: socket.socket) -> None:
-    """Be the holder `spec` describes (this process is in a session of its own): start it, answer on `channel`
-    (`started`, with the PTY's master and a connection to this holder that counts as greeted; or an `error`),
-    and run until the program has ended. stdin and stdout become /dev/null, stderr the terminal's holder.log."""
+def run(spec: dict[str, Any], channel: socket.socket, fds: list[int]) -> None:
+    """Be the holder `spec` describes (this process is in a session of its own), with the descriptors
+    protocol.SPEC_FDS names: start it, answer on `channel` (`started`, with the PTY's master and a connection
+    to this holder that counts as greeted; or an `error`), and run until the program has ended. stdin and
+    stdout become /dev/null, stderr the terminal's holder.log."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
-    log_fd = os.open(f"{spec['directory']}/holder.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600)
-    os.dup2(log_fd, 2)
-    os.close(log_fd)
     try:
-        holder = Holder(spec)
+        if len(fds) != len(proto.SPEC_FDS):
+            raise ValueError(f"a spec comes with {len(proto.SPEC_FDS)} descriptors, not {len(fds)}")
+        raw_fd, idx_fd, log_fd, listener_fd = fds
+        os.dup2(log_fd, 2)
+        os.close(log_fd)
+        journal = JournalWriter(raw_fd, idx_fd, int(spec["max_journal_bytes"]))
+        holder = Holder(spec, journal, socket.socket(fileno=listener_fd))
     except (OSError, ValueError, KeyError, TypeError) as exc:
         errno_ = exc.errno if isinstance(exc, OSError) else None
         why = (exc.strerror if isinstance(exc, OSError) else None) or str(exc)

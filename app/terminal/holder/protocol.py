@@ -43,6 +43,10 @@ SUPPORTED = frozenset({1, 2})
 MAX_LINE = 4 << 20
 """The longest message accepted (an input of max_input_bytes, base64)."""
 SUFFIX = ".sock"
+SPEC_FDS = ("output.raw", "output.idx", "holder.log", "socket")
+"""The descriptors that come with a holder's spec, in this order: its journal's two files
+(app.terminal.holder.journal.open_journal), its log (its stderr) and its listening socket (`listen`). The
+daemon makes them before the terminal is asked for (app.terminal.places), so a holder makes no file."""
 
 
 class ProtocolError(Exception):
@@ -109,6 +113,25 @@ def open_dir(directory: str | Path) -> int:
 
 def via_fd(dir_fd: int, name: str) -> str:
     return f"/proc/self/fd/{dir_fd}/{name}"
+
+
+def listen(dir_fd: int, terminal_id: str) -> socket.socket:
+    """A holder's listening socket, bound 0600 at its name in the holders' directory (`dir_fd`; what an
+    earlier holder of that id left there is replaced)."""
+    name = socket_name(terminal_id)
+    try:
+        os.unlink(name, dir_fd=dir_fd)
+    except FileNotFoundError:
+        pass
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
+    try:
+        sock.bind(via_fd(dir_fd, name))
+        os.chmod(name, 0o600, dir_fd=dir_fd)  # (the directory is 0700: nobody else could reach it meanwhile)
+        sock.listen(8)
+    except OSError:
+        sock.close()
+        raise
+    return sock
 
 
 def peer_uid(sock: socket.socket) -> int:

@@ -3,13 +3,15 @@ each new terminal (Python's forkserver idea, applied to holders). A holder then 
 cost (its interpreter's are shared with every holder forked from the same server) and starts in a few
 milliseconds instead of an interpreter's start.
 
-Its descriptor 0 is a SOCK_SEQPACKET socket to the daemon: each message is a spec (a JSON object). For each,
-it forks a holder, which starts a session of its own and answers the daemon itself, on the same socket, with
-its `started` message and two descriptors: the PTY's master and its end of a connection the holder already
-counts as a greeted client (so a new terminal needs no connect and no hello). Answers may come in any order;
-each names the spec's id. The server ignores SIGCHLD, so the kernel reaps the holders that end while it runs
-(a holder sets it back, to reap its program); when the daemon closes the socket the server ends, and its
-holders go on, children of init or of the nearest subreaper.
+Its descriptor 0 is a SOCK_SEQPACKET socket to the daemon: each message is a spec (a JSON object) with the
+descriptors protocol.SPEC_FDS names (the holder's files and socket, made by the daemon). For each, the server
+hands both to the holder it forked ahead (a spare, waiting for them), which starts a session of its own and
+answers the daemon itself, on the same socket, with its `started` message and two descriptors: the PTY's
+master and its end of a connection the holder already counts as a greeted client (so a new terminal needs
+no connect and no hello). Answers may come in any order; each names the spec's id. The server ignores
+SIGCHLD, so the kernel reaps the holders that end while it runs (a holder sets it back, to reap its
+program); when the daemon closes the socket the server ends, and its holders go on, children of init or of
+the nearest subreaper.
 """
 
 from __future__ import annotations
@@ -38,44 +40,56 @@ def serve() -> None:
     gc.collect()
     gc.freeze()  # what is loaded now is never scanned again: a holder's collections leave those pages shared
     spare = _spare(channel)
-    while message := channel.recv(MAX_SPEC):
+    while True:
+        message, fds = _receive(channel)
+        if not message:
+            break
         holder = spare if spare is not None else _spare(channel)
         if holder is None:
             channel.send(protocol.encode("started", id=_spec_id(message), error="the holder could not be forked"))
         else:
             try:
-                os.write(holder, len(message).to_bytes(4, "big") + message)
+                socket.send_fds(holder, [message], fds)
             except OSError as exc:  # the spare died: say so for this spec
                 channel.send(protocol.encode("started", id=_spec_id(message), error=f"the holder died: {exc.strerror}"))
-            os.close(holder)
+            holder.close()
+        for fd in fds:  # the holder has its own now
+            os.close(fd)
         spare = _spare(channel)
 
 
-def _spare(channel: socket.socket) -> int | None:
-    """Fork the holder for the next spec; the pipe that gives it the spec (None when no fork was possible:
-    the next spec forks again, and says why if it cannot)."""
-    read_end, write_end = os.pipe2(os.O_CLOEXEC)
+def _receive(sock: socket.socket) -> tuple[bytes, list[int]]:
+    """The next spec and its descriptors (b"" once the other side has ended)."""
+    message, fds, _, _ = socket.recv_fds(sock, MAX_SPEC, len(protocol.SPEC_FDS), socket.MSG_CMSG_CLOEXEC)
+    return message, fds
+
+
+def _spare(channel: socket.socket) -> socket.socket | None:
+    """Fork the holder for the next spec; the socket that gives it the spec and its descriptors (None when no
+    fork was possible: the next spec forks again, and says why if it cannot)."""
+    mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     try:
         pid = os.fork()
     except OSError:
-        os.close(read_end)
-        os.close(write_end)
+        mine.close()
+        theirs.close()
         return None
     if pid:
-        os.close(read_end)
-        return write_end
+        theirs.close()
+        return mine
     spec: object = None
     try:
-        os.close(write_end)
+        mine.close()
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # the holder reaps its program
         os.setsid()
-        message = _read_spec(read_end)
-        if message is None:  # the server has ended
+        message, fds = _receive(theirs)
+        theirs.close()
+        if not message:  # the server has ended
             os._exit(0)
         spec = json.loads(message)
         if not isinstance(spec, dict):
             raise ValueError("a spec is a JSON object")
-        loop.run(spec, channel)
+        loop.run(spec, channel, fds)
         os._exit(0)
     except BaseException as exc:  # noqa: BLE001 (a forked child never returns into the server's loop)
         try:
@@ -85,17 +99,6 @@ def _spare(channel: socket.socket) -> int | None:
             )
         finally:
             os._exit(1)
-
-
-def _read_spec(fd: int) -> bytes | None:
-    """A spec sent by `serve` (its length, then it), or None at the end."""
-    data = b""
-    while len(data) < 4 or len(data) < 4 + int.from_bytes(data[:4], "big"):
-        chunk = os.read(fd, 1 << 20)
-        if not chunk:
-            return None
-        data += chunk
-    return data[4:]
 
 
 def _spec_id(message: bytes) -> object:

@@ -1,4 +1,4 @@
-# lookout shell integration for bash, copied for one terminal (bash --rcfile <this file>).
+# lookout shell integration for bash, read by the bash of every terminal (bash --rcfile <this file>).
 # It runs what bash would have run (~/.bashrc; bash itself still reads the system bashrc), then adds marks:
 #   OSC 133 A (prompt start) and B (prompt end), 633 E (the command line) and 133 C (output start) once per
 #   command line, 133 D;<status> when it finished, and 633 P;Cwd=<cwd>. Each 133/633 mark ends with

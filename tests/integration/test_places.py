@@ -1,0 +1,125 @@
+"""A new terminal's files are made ahead (app.terminal.places): an open makes none, a terminal appears whole,
+and what was made and not used goes with the daemon that made it, or with the next one when it was killed."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app.core.errors import BadInput
+from app.terminal import places
+from app.terminal.holder import protocol as proto
+from app.terminal.places import Places
+from app.terminal.registry import TerminalRegistry, TerminalSpec
+from tests.support.polling import eventually
+from tests.support.terminals import LIMITS
+
+MAKES = {"os.mkdir", "socket.bind"}
+
+
+def _staged(data: Path) -> list[Path]:
+    staging = data / places.STAGING / str(os.getpid())
+    return sorted(staging.iterdir()) if staging.exists() else []
+
+
+async def _made_ahead(data: Path) -> None:
+    await asyncio.to_thread(eventually, lambda: len(_staged(data)) == places.POOL, what="the places made ahead")
+
+
+async def test_an_open_makes_no_file_on_the_event_loop_and_the_terminal_appears_whole(
+    manager: TerminalRegistry,
+) -> None:
+    data = manager.root.parent
+    await _made_ahead(data)
+    old_umask = os.umask(0)  # made private whatever the umask
+    try:
+        await manager.places.close()
+        manager.places = Places(data, manager.holders)
+        await manager.places.start()
+        await _made_ahead(data)
+    finally:
+        os.umask(old_umask)
+    for staged in _staged(data):
+        assert staged.stat().st_mode & 0o777 == 0o700
+        assert {p.name: p.stat().st_mode & 0o777 for p in staged.iterdir()} == dict.fromkeys(
+            ("meta.json", "events.jsonl", "holder.log", "output.raw", "output.idx"), 0o600
+        )
+        assert (manager.holders / proto.socket_name(staged.name)).stat().st_mode & 0o777 == 0o600
+    ahead = {p.name for p in _staged(data)}
+    loop_thread, made = threading.get_ident(), []
+
+    def audit(event: str, args: tuple[Any, ...]) -> None:
+        if threading.get_ident() != loop_thread:
+            return
+        creates = event == "open" and isinstance(args[2], int) and args[2] & os.O_CREAT
+        if event in MAKES or (creates and not os.path.lexists(args[0])):  # (called before the open)
+            made.append((event, args[0]))
+
+    sys.addaudithook(audit)  # (for good: it records nothing once loop_thread is -1)
+    try:
+        session = await manager.create(TerminalSpec(command=["cat"]))
+    finally:
+        loop_thread = -1
+    assert made == [], f"files made on the event loop while opening a terminal: {made}"
+    assert session.id in ahead and session.directory == manager.root / session.id
+    names = {p.name for p in session.directory.iterdir()}
+    assert {"meta.json", "events.jsonl", "output.raw", "output.idx", "holder.log"} <= names
+    assert b'"type":"created"' in (session.directory / "events.jsonl").read_bytes()
+    assert (manager.holders / proto.socket_name(session.id)).exists()
+    assert all((d / "meta.json").is_file() for d in manager.root.iterdir()), "a terminal dir without its meta.json"
+    await _made_ahead(data)
+
+
+async def test_a_failed_open_leaves_nothing_and_an_ended_daemon_removes_what_it_made(tmp_path: Path) -> None:
+    registry = TerminalRegistry(tmp_path / "terminals", "avt", LIMITS, max_sessions=8)
+    await registry.start()
+    try:
+        await _made_ahead(tmp_path)
+        ahead = [p.name for p in _staged(tmp_path)]
+        program = tmp_path / "program"
+        program.write_text("#!/nonexistent/interpreter\n")
+        program.chmod(0o700)
+        with pytest.raises(BadInput, match="cannot run"):
+            await registry.create(TerminalSpec(command=[str(program)]))  # exec fails: no interpreter
+        (taken,) = set(ahead) - {p.name for p in _staged(tmp_path)}
+        assert not (tmp_path / "terminals" / taken).exists() and not (registry.holders / f"{taken}.sock").exists()
+        assert list((tmp_path / "terminals").iterdir()) == []
+    finally:
+        await registry.shutdown()
+    assert not (tmp_path / places.STAGING / str(os.getpid())).exists()
+    assert list(registry.holders.iterdir()) == [], "the sockets made for places nobody used"
+
+
+async def test_a_daemon_that_starts_removes_what_killed_daemons_left_and_nothing_of_those_that_run(
+    tmp_path: Path,
+) -> None:
+    holders = tmp_path / "holders"
+    holders.mkdir(mode=0o700)
+    dead = await asyncio.create_subprocess_exec("true")
+    await dead.wait()  # a pid that no longer runs
+    left: dict[str, socket.socket] = {}
+    for pid in (dead.pid, os.getppid()):
+        staged = tmp_path / places.STAGING / str(pid) / f"t_{pid:010x}"
+        staged.mkdir(parents=True)
+        (staged / "output.raw").write_bytes(b"")
+        dir_fd = proto.open_dir(holders)
+        left[str(pid)] = proto.listen(dir_fd, staged.name)
+        os.close(dir_fd)
+    left[str(dead.pid)].close()  # its daemon was killed: nobody listens any more
+    ours = Places(tmp_path, holders)
+    await ours.start()
+    try:
+        assert not (tmp_path / places.STAGING / str(dead.pid)).exists()
+        assert not (holders / f"t_{dead.pid:010x}.sock").exists()
+        assert (tmp_path / places.STAGING / str(os.getppid()) / f"t_{os.getppid():010x}" / "output.raw").exists()
+        assert (holders / f"t_{os.getppid():010x}.sock").exists(), "a running daemon's place is its own"
+    finally:
+        await ours.close()
+        left[str(os.getppid())].close()
