@@ -3,14 +3,16 @@
 - Opening: `--sessions` terminals (default 100) running the user's shell, opened one after another through
   the API (`POST /v1/terminals`: each returns once its program runs under its holder and the daemon follows
   it), beside as many `tmux new-session -d` of a private tmux server (each returns once the server runs the
-  shell in a new pane).
+  shell in a new pane). The two take turns, `--batch` at a time (who goes first alternates), so that both
+  meet the same machine: the load of the shells started before (each reads the user's rc files), and
+  whatever else the machine does meanwhile.
 - Memory: the proportional set size (PSS, `/proc/<pid>/smaps_rollup`) of every holder once the shells are at
   their prompt (a holder's own pages; the shell is not counted), beside what each session adds to the tmux
   server (its PSS with the sessions, less with one, per session).
 
 The goals (issue 36): opening costs no more than tmux's new-session (1.0x), and a holder at most 2 MB PSS.
 
-    .venv/bin/python bench/terminal_cost.py [--sessions 100]
+    .venv/bin/python bench/terminal_cost.py [--sessions 100] [--batch 10]
 """
 
 from __future__ import annotations
@@ -54,61 +56,76 @@ def parent(pid: int) -> int:
     return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
 
 
-def lookout(workdir: Path, sessions: int) -> tuple[list[float], list[int]]:
-    """Seconds each open took, and the PSS (KB) of each holder."""
-    daemon = Daemon(workdir, env={"LOOKOUT_MAX_SESSIONS": str(sessions + 10)})
-    try:
-        daemon.start()
-        times, pids = [], []
-        with daemon.client(timeout=120) as api:
-            api.post("/v1/terminals", json={"command": [SHELL], "cols": 80, "rows": 24}).raise_for_status()  # warm
-            for _ in range(sessions):
+SPEC = {"command": [SHELL], "cols": 80, "rows": 24}
+
+
+def opened_in_turns(daemon: Daemon, tmux: TmuxServer, sessions: int, batch: int) -> tuple[list[float], list[float]]:
+    """Seconds each open took, lookout's and tmux's, opened in turns of `batch`."""
+    lookout_times: list[float] = []
+    tmux_times: list[float] = []
+    with daemon.client(timeout=120) as api:
+
+        def lookout_opens() -> None:
+            for _ in range(min(batch, sessions - len(lookout_times))):
                 start = time.perf_counter()
-                answer = api.post("/v1/terminals", json={"command": [SHELL], "cols": 80, "rows": 24})
-                times.append(time.perf_counter() - start)
-                answer.raise_for_status()
-                pids.append(answer.json()["pid"])
-        time.sleep(3)  # the shells at their prompt
-        return times, [pss_kb(parent(pid)) for pid in pids]
-    finally:
-        daemon.stop()
+                api.post("/v1/terminals", json=SPEC).raise_for_status()
+                lookout_times.append(time.perf_counter() - start)
+
+        def tmux_opens() -> None:
+            for _ in range(min(batch, sessions - len(tmux_times))):
+                start = time.perf_counter()
+                tmux("new-session", "-d", "-s", f"s{len(tmux_times) + 1}", "-x", "80", "-y", "24", SHELL)
+                tmux_times.append(time.perf_counter() - start)
+
+        turn = 0
+        while len(lookout_times) < sessions or len(tmux_times) < sessions:
+            for opens in (lookout_opens, tmux_opens) if turn % 2 else (tmux_opens, lookout_opens):
+                opens()
+            turn += 1
+    return lookout_times, tmux_times
 
 
-def tmux(sessions: int) -> tuple[list[float], float]:
-    """Seconds each new-session took, and the PSS (KB) each session adds to the server."""
-    with TmuxServer("bench-cost") as server:
-        server("new-session", "-d", "-s", "s0", "-x", "80", "-y", "24", SHELL)
-        server_pid = int(server("display", "-p", "#{pid}").strip())
-        time.sleep(1)
-        base = pss_kb(server_pid)
-        times = []
-        for i in range(1, sessions + 1):
-            start = time.perf_counter()
-            server("new-session", "-d", "-s", f"s{i}", "-x", "80", "-y", "24", SHELL)
-            times.append(time.perf_counter() - start)
-        time.sleep(3)
-        return times, (pss_kb(server_pid) - base) / sessions
+def holders_kb(daemon: Daemon) -> list[int]:
+    """The PSS (KB) of each holder of the daemon's terminals (the parent of each terminal's program)."""
+    with daemon.client() as api:
+        pids = [t["pid"] for t in api.get("/v1/terminals").json()["terminals"]]
+    return [pss_kb(parent(pid)) for pid in pids]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sessions", type=int, default=100)
+    parser.add_argument("--batch", type=int, default=10)
     args = parser.parse_args()
     with ExitStack() as stack:
         workdir = Path(tempfile.mkdtemp(prefix="lookout-bench-cost-"))
         stack.callback(shutil.rmtree, workdir, True)
-        _progress(f"tmux: {args.sessions} sessions ...")
-        tmux_times, tmux_kb = tmux(args.sessions)
-        _progress(f"lookout: {args.sessions} terminals ...")
-        times, holders_kb = lookout(workdir, args.sessions)
+        daemon = Daemon(workdir, env={"LOOKOUT_MAX_SESSIONS": str(args.sessions + 10)})
+        stack.callback(daemon.stop)
+        daemon.start()
+        server = stack.enter_context(TmuxServer("bench-cost"))
+        _progress(f"{args.sessions} terminals and {args.sessions} tmux sessions, {args.batch} at a time in turns ...")
+        with daemon.client() as api:  # each warmed up with one
+            api.post("/v1/terminals", json=SPEC).raise_for_status()
+        server("new-session", "-d", "-s", "s0", "-x", "80", "-y", "24", SHELL)
+        server_pid = int(server("display", "-p", "#{pid}").strip())
+        time.sleep(1)
+        base = pss_kb(server_pid)
+        times, tmux_times = opened_in_turns(daemon, server, args.sessions, args.batch)
+        time.sleep(3)  # the shells at their prompt
+        holders = holders_kb(daemon)
+        tmux_kb = (pss_kb(server_pid) - base) / args.sessions
     total, tmux_total = sum(times), sum(tmux_times)
     ratio = total / tmux_total
-    holder_mb, tmux_mb = statistics.mean(holders_kb) / 1024, tmux_kb / 1024
+    holder_mb, tmux_mb = statistics.mean(holders) / 1024, tmux_kb / 1024
     version = subprocess.run(["tmux", "-V"], capture_output=True, text=True, check=False).stdout.strip()
-    print(f"\nterminal_cost: {args.sessions} terminals of {SHELL}, opened one after another\n")
+    print(f"\nterminal_cost: {args.sessions} terminals of {SHELL}, opened one after another ({args.batch} at a time, "
+          "in turns with tmux)\n")  # fmt: skip
     print(f"{'what':<48} {'lookout':>10} {version:>12}")
     print(f"{'opening all of them, s':<48} {total:10.2f} {tmux_total:12.2f}")
-    print(f"{'one, median ms':<48} {statistics.median(times) * 1000:10.1f} {statistics.median(tmux_times) * 1000:12.1f}")
+    print(
+        f"{'one, median ms':<48} {statistics.median(times) * 1000:10.1f} {statistics.median(tmux_times) * 1000:12.1f}"
+    )
     print(f"{'one, p90 ms':<48} {sorted(times)[int(len(times) * 0.9)] * 1000:10.1f} "
           f"{sorted(tmux_times)[int(len(tmux_times) * 0.9)] * 1000:12.1f}")  # fmt: skip
     print(f"{'memory per terminal (holder / added to the server), MB PSS':<48} {holder_mb:10.2f} {tmux_mb:12.2f}")
@@ -123,7 +140,7 @@ def main() -> None:
         "tmux_open_all_s": round(tmux_total, 3),
         "open_vs_tmux": round(ratio, 2),
         "holder_pss_mb": round(holder_mb, 2),
-        "holder_pss_max_mb": round(max(holders_kb) / 1024, 2),
+        "holder_pss_max_mb": round(max(holders) / 1024, 2),
         "tmux_per_session_mb": round(tmux_mb, 3),
         "goal_open_within_tmux": ratio <= GOAL_OPEN_RATIO,
         "goal_holder_le_2mb": holder_mb <= GOAL_HOLDER_MB,

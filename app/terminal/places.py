@@ -4,7 +4,7 @@ Making a file is the dearest step of opening a terminal: 0.1-0.8 ms of kernel ti
 lookout's test machines, against microseconds to open a file that exists or to rename one, and a terminal
 has seven: its directory, `meta.json`, `events.jsonl`, the journal's `output.raw` and `output.idx`,
 `holder.log`, and its holder's socket. So the daemon makes them for the next terminals ahead (POOL of them),
-in a thread: each in `<data>/staging/<daemon pid>/<id>/`, its socket at `<data>/holders/<id>.sock` (where
+in a thread of the lowest priority (so that it never takes a processor from an open in progress): each in `<data>/staging/<daemon pid>/<id>/`, its socket at `<data>/holders/<id>.sock` (where
 nobody looks for it before the terminal exists). Opening a terminal then hands the journal's, the log's and
 the socket's descriptors to its holder (app.terminal.holder.protocol.SPEC_FDS), writes `meta.json` and the
 first event into files that exist, and renames the directory to `terminals/<id>`: a terminal appears whole,
@@ -21,7 +21,9 @@ import logging
 import os
 import shutil
 import socket
+import threading
 from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -108,6 +110,7 @@ class Places:
         self._holders_fd = -1
         self._ready: deque[Place] = deque()
         self._filling: asyncio.Task[None] | None = None
+        self._maker: ThreadPoolExecutor | None = None
         self._closed = False
 
     async def start(self) -> None:
@@ -126,6 +129,8 @@ class Places:
         self._closed = True
         if self._filling is not None:
             await self._filling
+        if self._maker is not None:
+            self._maker.shutdown(wait=False)
         await asyncio.to_thread(self._remove)
 
     def _fill(self) -> None:
@@ -133,9 +138,11 @@ class Places:
             self._filling = asyncio.create_task(self._fill_up())
 
     async def _fill_up(self) -> None:
+        if self._maker is None:
+            self._maker = ThreadPoolExecutor(1, "lookout-places", initializer=_lowest_priority)
         while not self._closed and len(self._ready) < POOL:
             try:
-                self._ready.append(await asyncio.to_thread(self._make))
+                self._ready.append(await asyncio.get_running_loop().run_in_executor(self._maker, self._make))
             except OSError as exc:  # a full disk...: the next open makes its own place, and says why it cannot
                 log.warning("cannot make a place for the next terminal ahead: %s", exc)
                 return
@@ -183,6 +190,11 @@ class Places:
                 shutil.rmtree(entry) if not entry.is_symlink() else entry.unlink()
             except OSError as exc:
                 log.warning("cannot remove %s, left by a daemon that no longer runs: %s", entry, exc)
+
+
+def _lowest_priority() -> None:
+    """Give this thread (Linux: each thread has a nice value of its own) the lowest priority."""
+    os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
 
 
 def _runs(pid: int) -> bool:

@@ -61,7 +61,9 @@ class Client:
 
 
 class Holder:
-    def __init__(self, spec: dict[str, Any], journal: JournalWriter, listener: socket.socket) -> None:
+    def __init__(
+        self, spec: dict[str, Any], journal: JournalWriter, listener: socket.socket, pty: tuple[int, str]
+    ) -> None:
         cols, rows = check_size(spec["cols"], spec["rows"])
         self.id: str = spec["id"]
         self.journal = journal
@@ -86,8 +88,10 @@ class Holder:
         self.socket_name = proto.socket_name(self.id)
         self.listener = listener
         self.listener.setblocking(False)
+        self.master = pty[0]
+        set_size(self.master, cols, rows)
         try:
-            self.pid, self.master = spawn(spec["argv"], spec["cwd"], spec["env"], cols, rows, spec.get("nonce"))
+            self.pid = spawn(spec["argv"], spec["cwd"], spec["env"], pty, spec.get("nonce"))
         except OSError:  # no program: no socket left behind either
             os.unlink(self.socket_name, dir_fd=self.dir_fd)
             raise
@@ -418,9 +422,9 @@ def _base64(message: dict[str, Any], field: str) -> bytes:
         raise proto.Refused(f"{message['op']} refused: {field} is not base64") from None
 
 
-def run(spec: dict[str, Any], channel: socket.socket, fds: list[int]) -> None:
+def run(spec: dict[str, Any], channel: socket.socket, fds: list[int], pty: tuple[int, str]) -> None:
     """Be the holder `spec` describes (this process is in a session of its own), with the descriptors
-    protocol.SPEC_FDS names: start it, answer on `channel` (`started`, with the PTY's master and a connection
+    protocol.SPEC_FDS names, on `pty` (pty.open_pty): start it, answer on `channel` (`started`, with the PTY's master and a connection
     to this holder that counts as greeted; or an `error`), and run until the program has ended. stdin and
     stdout become /dev/null, stderr the terminal's holder.log."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -432,7 +436,7 @@ def run(spec: dict[str, Any], channel: socket.socket, fds: list[int]) -> None:
         os.dup2(log_fd, 2)
         os.close(log_fd)
         journal = JournalWriter(raw_fd, idx_fd, int(spec["max_journal_bytes"]))
-        holder = Holder(spec, journal, socket.socket(fileno=listener_fd))
+        holder = Holder(spec, journal, socket.socket(fileno=listener_fd), pty)
     except (OSError, ValueError, KeyError, TypeError) as exc:
         errno_ = exc.errno if isinstance(exc, OSError) else None
         why = (exc.strerror if isinstance(exc, OSError) else None) or str(exc)

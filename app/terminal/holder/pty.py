@@ -44,25 +44,30 @@ def read_batch(fd: int, limit: int = READ_BYTES) -> tuple[bytes, bool]:
     return b"".join(chunks), False
 
 
-def spawn(argv: list[str], cwd: str, env: dict[str, str], cols: int, rows: int, nonce: str | None) -> tuple[int, int]:
-    """Start `argv` as the leader of a new session on a new PTY of `cols` x `rows`, in `cwd`; (pid, master).
-    An exec failure raises its OSError here.
+def open_pty() -> tuple[int, str]:
+    """A new PTY: its master, and the name of its slave (which the program opens: `spawn`)."""
+    master, slave = os.openpty()
+    try:
+        return master, os.ttyname(slave)
+    finally:
+        os.close(slave)
+
+
+def spawn(argv: list[str], cwd: str, env: dict[str, str], pty: tuple[int, str], nonce: str | None) -> int:
+    """Start `argv` as the leader of a new session on `pty` (`open_pty`), in `cwd`; its pid. An exec failure
+    raises its OSError here.
 
     posix_spawn (vfork and exec, no copy of this process's pages, and exec failures reported to the caller):
     the new session (POSIX_SPAWN_SETSID) opens the PTY's slave by its name, which makes it the session's
     controlling terminal; every signal is back to its default (ignored signals stay ignored across exec:
     Python ignores SIGPIPE and SIGXFSZ, and a holder SIGINT and SIGHUP) and none is blocked. Only the terminal
     and the nonce's pipe go with the program."""
-    master, slave = os.openpty()
-    set_size(slave, cols, rows)
-    name = os.ttyname(slave)
-    os.close(slave)
     nonce_fd = _pipe_holding(nonce + "\n") if nonce else None
     if nonce_fd is not None:
         env = {**env, NONCE_FD: str(nonce_fd)}
         os.set_inheritable(nonce_fd, True)
     actions: list[tuple[int | str, ...]] = [
-        (os.POSIX_SPAWN_OPEN, 0, name, os.O_RDWR, 0),
+        (os.POSIX_SPAWN_OPEN, 0, pty[1], os.O_RDWR, 0),
         (os.POSIX_SPAWN_DUP2, 0, 1),
         (os.POSIX_SPAWN_DUP2, 0, 2),
     ]
@@ -70,17 +75,13 @@ def spawn(argv: list[str], cwd: str, env: dict[str, str], cols: int, rows: int, 
     here = os.open(".", os.O_RDONLY | os.O_CLOEXEC)
     try:
         os.chdir(cwd)  # the program starts where this process is (posix_spawn has no chdir of its own here)
-        pid = os.posix_spawnp(argv[0], argv, env, file_actions=actions, setsid=True, setsigmask=(),
-                              setsigdef=_DEFAULTED)  # fmt: skip
-    except OSError:
-        os.close(master)
-        raise
+        return os.posix_spawnp(argv[0], argv, env, file_actions=actions, setsid=True, setsigmask=(),
+                               setsigdef=_DEFAULTED)  # fmt: skip
     finally:
         os.fchdir(here)
         os.close(here)
         if nonce_fd is not None:
             os.close(nonce_fd)
-    return pid, master
 
 
 _DEFAULTED = frozenset(signal.valid_signals()) - {signal.SIGKILL, signal.SIGSTOP}

@@ -24,7 +24,7 @@ import signal
 import socket
 
 from app.terminal.holder import journal, loop, protocol
-from app.terminal.holder.pty import close_all_but
+from app.terminal.holder.pty import close_all_but, open_pty
 
 MAX_SPEC = 1 << 20
 REQUESTS = 0
@@ -82,6 +82,7 @@ def _spare(channel: socket.socket) -> socket.socket | None:
         mine.close()
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # the holder reaps its program
         os.setsid()
+        pty = open_pty()  # made while waiting: one step less once the spec comes
         message, fds = _receive(theirs)
         theirs.close()
         if not message:  # the server has ended
@@ -89,7 +90,7 @@ def _spare(channel: socket.socket) -> socket.socket | None:
         spec = json.loads(message)
         if not isinstance(spec, dict):
             raise ValueError("a spec is a JSON object")
-        loop.run(spec, channel, fds)
+        loop.run(spec, channel, fds, pty)
         os._exit(0)
     except BaseException as exc:  # noqa: BLE001 (a forked child never returns into the server's loop)
         try:
