@@ -55,9 +55,14 @@ async def start(
             "id": meta.id, "socket_dir": str(holders), "argv": launch.argv, "cwd": meta.cwd, "env": launch.env,
             "cols": meta.cols, "rows": meta.rows, "nonce": launch.nonce, "max_journal_bytes": limits.max_journal_bytes,
         }  # fmt: skip
+        starting = asyncio.create_task(launcher.launch(spec, place.holder_fds))
         try:
-            started = await launcher.launch(spec, place.holder_fds)
+            await asyncio.sleep(0)  # the spec goes out: the holder starts the program while the session is made
+            session = TerminalSession(meta, root / meta.id, limits, holders=holders, bus=bus, recorder=recorder)
+            session.screen_model.start()
+            started = await starting
         finally:
+            starting.cancel()  # (when the session could not be made)
             place.handed_over()
         meta.pid, meta.journal_started_at = started.greeting["pid"], float(started.greeting["started_at"])
         meta.program_start = session_ladder.program_start(meta.pid)
@@ -70,8 +75,6 @@ async def start(
     except BaseException:
         place.discard()
         raise
-    session = TerminalSession(meta, directory, limits, holders=holders, bus=bus, recorder=recorder)
-    session.screen_model.start()
     session.follow(JournalFollower(directory, 0, meta.journal_epoch)).follow_holder(started)
     return session
 

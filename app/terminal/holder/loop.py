@@ -27,6 +27,7 @@ import signal
 import socket
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
@@ -61,14 +62,12 @@ class Client:
 
 
 class Holder:
-    def __init__(
-        self, spec: dict[str, Any], journal: JournalWriter, listener: socket.socket, pty: tuple[int, str]
-    ) -> None:
-        cols, rows = check_size(spec["cols"], spec["rows"])
+    """A holder whose program runs (`start`): its state, and its loop (`run`)."""
+
+    def __init__(self, spec: dict[str, Any], started: Started, listener: socket.socket, greeted: socket.socket) -> None:
         self.id: str = spec["id"]
-        self.journal = journal
-        self.journal.record("r", f"{cols}x{rows}")
-        self.cols, self.rows = cols, rows
+        self.journal = started.journal
+        self.cols, self.rows = started.cols, started.rows
         self.nonce = NonceFilter(spec["nonce"]) if spec.get("nonce") else None
         self.selector = selectors.DefaultSelector()
         self.clients: dict[int, Client] = {}
@@ -88,15 +87,10 @@ class Holder:
         self.socket_name = proto.socket_name(self.id)
         self.listener = listener
         self.listener.setblocking(False)
-        self.master = pty[0]
-        set_size(self.master, cols, rows)
-        try:
-            self.pid = spawn(spec["argv"], spec["cwd"], spec["env"], pty, spec.get("nonce"))
-        except OSError:  # no program: no socket left behind either
-            os.unlink(self.socket_name, dir_fd=self.dir_fd)
-            raise
+        self.master, self.pid = started.master, started.pid
         os.set_blocking(self.master, False)
         self.pidfd = os.pidfd_open(self.pid)
+        self._greeted(greeted)
 
     # ----------------------------------------------------------------- the loop
 
@@ -264,23 +258,17 @@ class Holder:
             self._drop(client)
 
     def greeting_fields(self) -> dict[str, Any]:
-        """What the `hello` (and a new terminal's `started`) tells of the holder."""
-        return {
-            "version": proto.VERSION, "id": self.id, "pid": self.pid, "size": self.journal.size, "cols": self.cols,
-            "rows": self.rows, "exit": self.exit_code, "failure": self.journal.failure,
-            "started_at": self.journal.started_at,
-        }  # fmt: skip
+        """What the `hello` tells of the holder."""
+        return _greeting(self.id, self.pid, self.journal, self.cols, self.rows, self.exit_code)
 
-    def greeted_client(self) -> socket.socket:
-        """A connection counted as a greeted client from the start (the daemon that asked for this holder gets
-        the other end with the holder's first answer); returns the other end."""
-        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        mine.setblocking(False)
-        client = Client(mine)
+    def _greeted(self, sock: socket.socket) -> None:
+        """Take `sock` as a client greeted from the start: the daemon that asked for this holder has the other
+        end, given with the holder's first answer."""
+        sock.setblocking(False)
+        client = Client(sock)
         client.greeted = True
-        self.clients[mine.fileno()] = client
-        self.selector.register(mine, selectors.EVENT_READ, partial(self._on_client, client))
-        return theirs
+        self.clients[sock.fileno()] = client
+        self.selector.register(sock, selectors.EVENT_READ, partial(self._on_client, client))
 
     def _handle(self, client: Client, message: dict[str, Any]) -> None:
         op = message["op"]
@@ -422,35 +410,73 @@ def _base64(message: dict[str, Any], field: str) -> bytes:
         raise proto.Refused(f"{message['op']} refused: {field} is not base64") from None
 
 
+@dataclass(frozen=True, slots=True)
+class Started:
+    """A holder's program, just started: its journal (with the first size recorded), PTY and pid."""
+
+    journal: JournalWriter
+    cols: int
+    rows: int
+    master: int
+    pid: int
+
+
+def start(spec: dict[str, Any], fds: list[int], pty: tuple[int, str]) -> Started:
+    """Start the program `spec` describes on `pty`, with the descriptors proto.SPEC_FDS names (stderr becomes
+    the terminal's holder.log). An OSError, ValueError, KeyError or TypeError says why it could not."""
+    if len(fds) != len(proto.SPEC_FDS):
+        raise ValueError(f"a spec comes with {len(proto.SPEC_FDS)} descriptors, not {len(fds)}")
+    raw_fd, idx_fd, log_fd, _ = fds
+    os.dup2(log_fd, 2)
+    os.close(log_fd)
+    cols, rows = check_size(spec["cols"], spec["rows"])
+    journal = JournalWriter(raw_fd, idx_fd, int(spec["max_journal_bytes"]))
+    journal.record("r", f"{cols}x{rows}")
+    set_size(pty[0], cols, rows)
+    pid = spawn(spec["argv"], spec["cwd"], spec["env"], pty, spec.get("nonce"))
+    return Started(journal, cols, rows, pty[0], pid)
+
+
 def run(spec: dict[str, Any], channel: socket.socket, fds: list[int], pty: tuple[int, str]) -> None:
     """Be the holder `spec` describes (this process is in a session of its own), with the descriptors
-    protocol.SPEC_FDS names, on `pty` (pty.open_pty): start it, answer on `channel` (`started`, with the PTY's master and a connection
-    to this holder that counts as greeted; or an `error`), and run until the program has ended. stdin and
-    stdout become /dev/null, stderr the terminal's holder.log."""
+    protocol.SPEC_FDS names, on `pty` (pty.open_pty): start its program and answer on `channel` at once
+    (`started`, with the PTY's master and a connection to this holder that counts as greeted; or an `error`),
+    then make the rest of the holder and run until the program has ended. stdin and stdout become /dev/null,
+    stderr the terminal's holder.log."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
     try:
-        if len(fds) != len(proto.SPEC_FDS):
-            raise ValueError(f"a spec comes with {len(proto.SPEC_FDS)} descriptors, not {len(fds)}")
-        raw_fd, idx_fd, log_fd, listener_fd = fds
-        os.dup2(log_fd, 2)
-        os.close(log_fd)
-        journal = JournalWriter(raw_fd, idx_fd, int(spec["max_journal_bytes"]))
-        holder = Holder(spec, journal, socket.socket(fileno=listener_fd), pty)
+        started = start(spec, fds, pty)
     except (OSError, ValueError, KeyError, TypeError) as exc:
         errno_ = exc.errno if isinstance(exc, OSError) else None
         why = (exc.strerror if isinstance(exc, OSError) else None) or str(exc)
         log(f"could not start: {why}")
         channel.send(proto.encode("started", id=spec.get("id"), error=why, errno=errno_))
         os._exit(1)
-    theirs = holder.greeted_client()
-    started = proto.encode("started", **holder.greeting_fields())
-    socket.send_fds(channel, [started], [holder.master, theirs.fileno()])
+    mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    greeting = _greeting(spec["id"], started.pid, started.journal, started.cols, started.rows, None)
+    socket.send_fds(channel, [proto.encode("started", **greeting)], [started.master, theirs.fileno()])
     theirs.close()
-    channel.close()
+    try:
+        holder = Holder(spec, started, socket.socket(fileno=fds[3]), mine)
+    except OSError as exc:  # nothing could follow the program: it ends with its holder, and the daemon sees both go
+        log(f"could not follow the program: {exc}")
+        signal_session(started.pid, signal.SIGKILL)
+        os._exit(1)
+    channel.close()  # (only now: its descriptor, 0, is the holder's stdin, not one of the holder's own)
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1):
         os.dup2(null, fd)
     os.close(null)
     os.chdir("/")
     holder.run()
+
+
+def _greeting(
+    holder_id: str, pid: int, journal: JournalWriter, cols: int, rows: int, exit_code: int | None
+) -> dict[str, Any]:
+    """What the `hello` (and a new terminal's `started`) tells of the holder."""
+    return {
+        "version": proto.VERSION, "id": holder_id, "pid": pid, "size": journal.size, "cols": cols, "rows": rows,
+        "exit": exit_code, "failure": journal.failure, "started_at": journal.started_at,
+    }  # fmt: skip

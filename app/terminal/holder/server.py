@@ -24,6 +24,7 @@ import signal
 import socket
 
 from app.terminal.holder import journal, loop, protocol
+from app.terminal.holder.holder_log import log
 from app.terminal.holder.pty import close_all_but, open_pty
 
 MAX_SPEC = 1 << 20
@@ -94,6 +95,7 @@ def _spare(channel: socket.socket) -> socket.socket | None:
         os._exit(0)
     except BaseException as exc:  # noqa: BLE001 (a forked child never returns into the server's loop)
         try:
+            log(f"the holder failed: {exc!r}")  # (its holder.log, once it has it)
             answer_id = spec.get("id") if isinstance(spec, dict) else None
             channel.send(
                 protocol.encode("started", id=answer_id, error=f"not a holder's spec, or the holder failed: {exc!r}")
