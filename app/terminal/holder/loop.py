@@ -259,7 +259,7 @@ class Holder:
 
     def greeting_fields(self) -> dict[str, Any]:
         """What the `hello` tells of the holder."""
-        return _greeting(self.id, self.pid, self.journal, self.cols, self.rows, self.exit_code)
+        return greeting(self.id, self.pid, self.journal, self.cols, self.rows, self.exit_code)
 
     def _greeted(self, sock: socket.socket) -> None:
         """Take `sock` as a client greeted from the start: the daemon that asked for this holder has the other
@@ -437,12 +437,14 @@ def start(spec: dict[str, Any], fds: list[int], pty: tuple[int, str]) -> Started
     return Started(journal, cols, rows, pty[0], pid)
 
 
-def run(spec: dict[str, Any], channel: socket.socket, fds: list[int], pty: tuple[int, str]) -> None:
+def run(
+    spec: dict[str, Any], channel: socket.socket, fds: list[int], pty: tuple[int, str], answered: Callable[[], None]
+) -> None:
     """Be the holder `spec` describes (this process is in a session of its own), with the descriptors
     protocol.SPEC_FDS names, on `pty` (pty.open_pty): start its program and answer on `channel` at once
     (`started`, with the PTY's master and a connection to this holder that counts as greeted; or an `error`),
-    then make the rest of the holder and run until the program has ended. stdin and stdout become /dev/null,
-    stderr the terminal's holder.log."""
+    call `answered`, then make the rest of the holder and run until the program has ended. stdin and stdout
+    become /dev/null, stderr the terminal's holder.log."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
     try:
@@ -454,9 +456,10 @@ def run(spec: dict[str, Any], channel: socket.socket, fds: list[int], pty: tuple
         channel.send(proto.encode("started", id=spec.get("id"), error=why, errno=errno_))
         os._exit(1)
     mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-    greeting = _greeting(spec["id"], started.pid, started.journal, started.cols, started.rows, None)
-    socket.send_fds(channel, [proto.encode("started", **greeting)], [started.master, theirs.fileno()])
+    hello = greeting(spec["id"], started.pid, started.journal, started.cols, started.rows, None)
+    socket.send_fds(channel, [proto.encode("started", **hello)], [started.master, theirs.fileno()])
     theirs.close()
+    answered()
     try:
         holder = Holder(spec, started, socket.socket(fileno=fds[3]), mine)
     except OSError as exc:  # nothing could follow the program: it ends with its holder, and the daemon sees both go
@@ -472,7 +475,7 @@ def run(spec: dict[str, Any], channel: socket.socket, fds: list[int], pty: tuple
     holder.run()
 
 
-def _greeting(
+def greeting(
     holder_id: str, pid: int, journal: JournalWriter, cols: int, rows: int, exit_code: int | None
 ) -> dict[str, Any]:
     """What the `hello` (and a new terminal's `started`) tells of the holder."""

@@ -71,7 +71,7 @@ def spawn(argv: list[str], cwd: str, env: dict[str, str], pty: tuple[int, str], 
         (os.POSIX_SPAWN_DUP2, 0, 1),
         (os.POSIX_SPAWN_DUP2, 0, 2),
     ]
-    actions += [(os.POSIX_SPAWN_CLOSE, fd) for fd in _inheritable() if fd > 2 and fd != nonce_fd]
+    actions += [(os.POSIX_SPAWN_CLOSE, fd) for fd in inheritable() if fd > 2 and fd != nonce_fd]
     here = os.open(".", os.O_RDONLY | os.O_CLOEXEC)
     try:
         os.chdir(cwd)  # the program starts where this process is (posix_spawn has no chdir of its own here)
@@ -87,7 +87,7 @@ def spawn(argv: list[str], cwd: str, env: dict[str, str], pty: tuple[int, str], 
 _DEFAULTED = frozenset(signal.valid_signals()) - {signal.SIGKILL, signal.SIGSTOP}
 
 
-def _inheritable() -> list[int]:
+def inheritable() -> list[int]:
     """This process's descriptors that an exec would keep."""
     found = []
     for name in os.listdir("/proc/self/fd"):
