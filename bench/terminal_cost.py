@@ -12,7 +12,7 @@
 
 The goals (issue 36): opening costs no more than tmux's new-session (1.0x), and a holder at most 2 MB PSS.
 
-    .venv/bin/python bench/terminal_cost.py [--sessions 100] [--batch 10]
+    .venv/bin/python bench/terminal_cost.py [--sessions 100] [--batch 1]
 """
 
 from __future__ import annotations
@@ -95,7 +95,7 @@ def holders_kb(daemon: Daemon) -> list[int]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sessions", type=int, default=100)
-    parser.add_argument("--batch", type=int, default=10)
+    parser.add_argument("--batch", type=int, default=1)
     args = parser.parse_args()
     with ExitStack() as stack:
         workdir = Path(tempfile.mkdtemp(prefix="lookout-bench-cost-"))

@@ -4,7 +4,7 @@ Making a file is the dearest step of opening a terminal: 0.1-0.8 ms of kernel ti
 lookout's test machines, against microseconds to open a file that exists or to rename one, and a terminal
 has seven: its directory, `meta.json`, `events.jsonl`, the journal's `output.raw` and `output.idx`,
 `holder.log`, and its holder's socket. So the daemon makes them for the next terminals ahead (POOL of them),
-in a thread of the lowest priority (so that it never takes a processor from an open in progress): each in `<data>/staging/<daemon pid>/<id>/`, its socket at `<data>/holders/<id>.sock` (where
+in a thread, once an open is done (so that it takes no processor from one in progress): each in `<data>/staging/<daemon pid>/<id>/`, its socket at `<data>/holders/<id>.sock` (where
 nobody looks for it before the terminal exists). Opening a terminal then hands the journal's, the log's and
 the socket's descriptors to its holder (app.terminal.holder.protocol.SPEC_FDS), writes `meta.json` and the
 first event into files that exist, and renames the directory to `terminals/<id>`: a terminal appears whole,
@@ -21,9 +21,7 @@ import logging
 import os
 import shutil
 import socket
-import threading
 from collections import deque
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -110,39 +108,34 @@ class Places:
         self._holders_fd = -1
         self._ready: deque[Place] = deque()
         self._filling: asyncio.Task[None] | None = None
-        self._maker: ThreadPoolExecutor | None = None
         self._closed = False
 
     async def start(self) -> None:
         """Remove what daemons that no longer run left, then begin making places."""
         await asyncio.to_thread(self._sweep)
-        self._fill()
+        self.fill()
 
     async def take(self) -> Place:
-        """A place for a new terminal: one made ahead, else one made now (OSError when it cannot be)."""
-        place = self._ready.popleft() if self._ready else await asyncio.to_thread(self._make)
-        self._fill()
-        return place
+        """A place for a new terminal: one made ahead, else one made now (OSError when it cannot be). Call
+        `fill` once the open is done."""
+        return self._ready.popleft() if self._ready else await asyncio.to_thread(self._make)
 
     async def close(self) -> None:
         """Remove the places made and not used (the daemon ends)."""
         self._closed = True
         if self._filling is not None:
             await self._filling
-        if self._maker is not None:
-            self._maker.shutdown(wait=False)
         await asyncio.to_thread(self._remove)
 
-    def _fill(self) -> None:
+    def fill(self) -> None:
+        """Make places ahead again, up to POOL, in the background."""
         if not self._closed and len(self._ready) < POOL and (self._filling is None or self._filling.done()):
             self._filling = asyncio.create_task(self._fill_up())
 
     async def _fill_up(self) -> None:
-        if self._maker is None:
-            self._maker = ThreadPoolExecutor(1, "lookout-places", initializer=_lowest_priority)
         while not self._closed and len(self._ready) < POOL:
             try:
-                self._ready.append(await asyncio.get_running_loop().run_in_executor(self._maker, self._make))
+                self._ready.append(await asyncio.to_thread(self._make))
             except OSError as exc:  # a full disk...: the next open makes its own place, and says why it cannot
                 log.warning("cannot make a place for the next terminal ahead: %s", exc)
                 return
@@ -190,11 +183,6 @@ class Places:
                 shutil.rmtree(entry) if not entry.is_symlink() else entry.unlink()
             except OSError as exc:
                 log.warning("cannot remove %s, left by a daemon that no longer runs: %s", entry, exc)
-
-
-def _lowest_priority() -> None:
-    """Give this thread (Linux: each thread has a nice value of its own) the lowest priority."""
-    os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
 
 
 def _runs(pid: int) -> bool:

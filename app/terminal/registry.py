@@ -268,6 +268,8 @@ class TerminalRegistry:
                                           bus=self.bus, recorder=self.recorder)  # fmt: skip
         except (FileNotFoundError, PermissionError) as exc:
             raise BadInput(f"cannot run {argv[0]!r}: {exc}", field="command") from exc
+        finally:
+            self.places.fill()
         self._sessions[terminal_id] = session
         self.bus.publish("terminal.created", id=terminal_id, name=meta.name, command=meta.command)
         return session
