@@ -241,9 +241,10 @@ class TerminalRegistry:
             raise NotFound(f"no terminal {terminal_id!r}") from None
 
     async def create(self, spec: TerminalSpec) -> TerminalSession:
-        live = sum(1 for s in self._sessions.values() if s.running)
-        if live >= self.max_sessions:
-            raise Conflict(f"{live} terminals are running, the limit is {self.max_sessions}; delete one first")
+        if len(self._sessions) >= self.max_sessions:  # (only then may the running ones be as many)
+            live = sum(1 for s in self._sessions.values() if s.running)
+            if live >= self.max_sessions:
+                raise Conflict(f"{live} terminals are running, the limit is {self.max_sessions}; delete one first")
         argv, display, is_shell = _argv(spec.command)
         cwd = _cwd(spec.cwd)
         env = _child_env(spec.env)

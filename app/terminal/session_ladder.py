@@ -22,6 +22,7 @@ import signal
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 
 from app.terminal.holder.pty import STOP_LADDER, session_members, signal_session
 from app.terminal.persistence import TerminalMeta
@@ -71,7 +72,9 @@ def _boot_time() -> float:
     raise OSError("no btime in /proc/stat")
 
 
+@cache
 def _boot_id() -> str:
+    """(Read once: it does not change while a process lives.)"""
     with open("/proc/sys/kernel/random/boot_id") as f:
         return f.read().strip()
 

@@ -254,9 +254,11 @@ async def test_session_limit(tmp_path: Path) -> None:
     m = TerminalRegistry(tmp_path / "t", "avt", LIMITS, max_sessions=1)
     await m.start()
     try:
-        await m.create(TerminalSpec(command=BASH))
+        first = await m.create(TerminalSpec(command=BASH))
         with pytest.raises(Conflict, match="limit"):
             await m.create(TerminalSpec(command=BASH))
+        await m.close(first.id)  # stopped, still listed: it counts no more
+        assert (await m.create(TerminalSpec(command=BASH))).running and len(m.sessions()) == 2
     finally:
         await m.stop_all()
         await m.shutdown()
