@@ -462,8 +462,8 @@ def run(
     answered()
     try:
         holder = Holder(spec, started, socket.socket(fileno=fds[3]), mine)
-    except OSError as exc:  # nothing could follow the program: it ends with its holder, and the daemon sees both go
-        log(f"could not follow the program: {exc}")
+    except Exception as exc:  # noqa: BLE001 (nothing could follow the program: it ends with its holder, and the daemon sees both go)
+        log(f"could not follow the program: {exc!r}")
         signal_session(started.pid, signal.SIGKILL)
         os._exit(1)
     channel.close()  # (only now: its descriptor, 0, is the holder's stdin, not one of the holder's own)
