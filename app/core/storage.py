@@ -19,6 +19,13 @@ def dumps(obj: Any) -> bytes:
     return orjson.dumps(obj, option=orjson.OPT_NON_STR_KEYS)
 
 
+def write_all(fd: int, data: bytes) -> None:
+    """Write all of `data` to `fd` (os.write may write less than it is given)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
 def atomic_write_bytes(path: Path, data: bytes, durable: bool = False) -> None:
     """Write through a new temp file in the same directory and rename it over `path` (the rename replaces a
     link at `path`, it does not follow it). Readers see the old or the new content, never a mix; `durable`
@@ -31,9 +38,7 @@ def atomic_write_bytes(path: Path, data: bytes, durable: bool = False) -> None:
         fd = open_file(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
     try:
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
+            write_all(fd, data)
             if durable:
                 os.fsync(fd)
         finally:

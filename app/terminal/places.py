@@ -27,9 +27,11 @@ from pathlib import Path
 
 from app.core.ids import new_id
 from app.core.private_files import DIR_MODE, make_dir, open_file
+from app.core.storage import write_all
 from app.terminal.holder import protocol as proto
 from app.terminal.holder.journal import open_journal
 from app.terminal.holders import remove_stale_socket
+from app.terminal.session_ladder import proc
 
 log = logging.getLogger(__name__)
 
@@ -67,10 +69,8 @@ class Place:
         """Write `meta.json` and the first line of `events.jsonl`, then move the directory to `root`/<id>,
         which it returns."""
         try:
-            for fd, data in ((self.meta_fd, meta), (self.events_fd, first_event)):
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view) :]
+            write_all(self.meta_fd, meta)
+            write_all(self.events_fd, first_event)
         finally:
             self._close_records()
         directory = root / self.id
@@ -105,7 +105,6 @@ class Places:
         self._root = data_dir / STAGING
         self._staging = self._root / str(os.getpid())
         self._holders = holders
-        self._holders_fd = -1
         self._ready: deque[Place] = deque()
         self._filling: asyncio.Task[None] | None = None
         self._closed = False
@@ -141,33 +140,31 @@ class Places:
                 return
 
     def _make(self) -> Place:
-        if self._holders_fd < 0:
-            make_dir(self._staging)
-            self._holders_fd = proto.open_dir(self._holders)
+        make_dir(self._staging)
         place_id = new_id("t")
         staged = self._staging / place_id
         os.mkdir(staged, DIR_MODE)
         opened: list[int] = []
+        holders_fd = proto.open_dir(self._holders)
         try:
             for name in ("meta.json", "events.jsonl", "holder.log"):
                 opened.append(open_file(staged / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND))
             journal_fds = open_journal(staged)
             opened += journal_fds
-            listener = proto.listen(self._holders_fd, place_id)
+            listener = proto.listen(holders_fd, place_id)
         except OSError:
             for fd in opened:
                 os.close(fd)
             shutil.rmtree(staged, ignore_errors=True)
             raise
+        finally:
+            os.close(holders_fd)
         return Place(place_id, staged, opened[0], opened[1], journal_fds, opened[2], listener, self._holders)
 
     def _remove(self) -> None:
         while self._ready:
             self._ready.popleft().discard()
         shutil.rmtree(self._staging, ignore_errors=True)
-        if self._holders_fd >= 0:
-            os.close(self._holders_fd)
-            self._holders_fd = -1
 
     def _sweep(self) -> None:
         """Remove the staging directories of daemons that no longer run (this daemon's pid too: one that ran
@@ -177,19 +174,17 @@ class Places:
         for entry in self._root.iterdir():
             if not entry.name.isdigit() or (entry.name != str(os.getpid()) and _runs(int(entry.name))):
                 continue
-            for staged in entry.iterdir() if entry.is_dir() and not entry.is_symlink() else []:
-                remove_stale_socket(self._holders, staged.name)
             try:
-                shutil.rmtree(entry) if not entry.is_symlink() else entry.unlink()
+                if entry.is_symlink() or not entry.is_dir():
+                    entry.unlink()
+                    continue
+                for staged in entry.iterdir():
+                    remove_stale_socket(self._holders, staged.name)
+                shutil.rmtree(entry)
             except OSError as exc:
                 log.warning("cannot remove %s, left by a daemon that no longer runs: %s", entry, exc)
 
 
 def _runs(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    found = proc(pid, 0.0)
+    return found is not None and found.alive

@@ -53,10 +53,13 @@ class Launch:
 
 def launch(meta: TerminalMeta, data_dir: Path, env: dict[str, str]) -> Launch:
     """How to start `meta.argv` with the hooks, and the session's nonce; unchanged (and no nonce) when the
-    session has no shell integration. The rc files are the data dir's (`rc_folder`)."""
+    session has no shell integration. The rc files are the data dir's (`rc_folder`, checked when the daemon
+    starts; written again here only when one has gone since)."""
     if not meta.shell_integration:
         return Launch(meta.argv, env)
-    folder = rc_folder(data_dir)
+    folder = _folder(data_dir)
+    if not all(os.path.isfile(folder / name) for name in RC_FILES):
+        rc_folder(data_dir)
     env = {k: v for k, v in env.items() if k not in (USER_ZDOTDIR, NONCE_FD)}
     if os.path.basename(meta.argv[0]) == "bash":
         argv = [meta.argv[0], "--rcfile", str(folder / "bashrc"), *meta.argv[1:]]
@@ -72,7 +75,7 @@ def rc_folder(data_dir: Path) -> Path:
     """The folder of this lookout's rc files in `data_dir`, each checked and written again (atomically, 0600)
     when missing or not what this lookout's says (a torn write, another hand). Blocking (microseconds when
     they are there, the time to write three files when not: the daemon checks them in a thread at start)."""
-    folder = data_dir / "shell" / _DIGEST
+    folder = _folder(data_dir)
     make_dir(folder)
     for name, text in _TEXTS.items():
         try:
@@ -82,6 +85,10 @@ def rc_folder(data_dir: Path) -> Path:
         if not same:
             atomic_write_bytes(folder / name, text)
     return folder
+
+
+def _folder(data_dir: Path) -> Path:
+    return data_dir / "shell" / _DIGEST
 
 
 _TEXTS = {name: files("app.terminal").joinpath("shell", template).read_bytes() for name, template in RC_FILES.items()}

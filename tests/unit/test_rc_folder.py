@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
-from app.terminal.shell_integration import RC_FILES, rc_folder
+from app.terminal.persistence import TerminalMeta
+from app.terminal.shell_integration import RC_FILES, launch, rc_folder
 
 
 def test_the_rc_files_are_written_once_private_and_named_by_their_text(tmp_path: Path) -> None:
@@ -31,3 +33,13 @@ def test_a_changed_missing_or_linked_rc_file_is_written_again(tmp_path: Path) ->
     assert rc_folder(tmp_path) == folder
     assert (folder / "bashrc").read_bytes() == text and (folder / ".zshrc").is_file()
     assert not (folder / ".zshenv").is_symlink() and outside.read_text() == "keep"
+
+
+def test_a_shell_launched_after_its_rc_files_were_removed_gets_them_back(tmp_path: Path) -> None:
+    folder = rc_folder(tmp_path)
+    shutil.rmtree(tmp_path / "shell")
+    meta = TerminalMeta(id="t_0123456789", name="bash", command="bash", argv=["bash"], cwd="/", cols=80, rows=24,
+                        engine="avt", shell=True, shell_integration=True)  # fmt: skip
+    started = launch(meta, tmp_path, {})
+    assert started.argv == ["bash", "--rcfile", str(folder / "bashrc")] and started.nonce
+    assert (folder / "bashrc").read_text().startswith("# lookout shell integration for bash")
