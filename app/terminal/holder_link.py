@@ -56,7 +56,8 @@ class HolderLauncher:
 
     async def launch(self, spec: dict[str, Any], fds: list[int]) -> Greeted:
         """Start a holder for `spec`, with the descriptors proto.SPEC_FDS names (the caller keeps and closes
-        its own). An exec failure raises OSError (as exec did), anything else HolderError."""
+        its own). A holder that could not start its program raises HolderError (a program that cannot be run
+        starts, says why on its terminal and ends: app.terminal.holder.pty.release)."""
         answer = asyncio.get_running_loop().create_future()
         self._waiting[spec["id"]] = answer
         try:
@@ -76,8 +77,6 @@ class HolderLauncher:
             return Greeted(reply, received[0], socket.socket(fileno=received[1]))
         for fd in received:
             os.close(fd)
-        if isinstance(reply.get("errno"), int):
-            raise OSError(reply["errno"], reply.get("error") or "cannot run the command")
         raise HolderError(f"the holder failed to start: {reply.get('error') or 'no answer'}")
 
     async def _running(self) -> socket.socket:

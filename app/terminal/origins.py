@@ -47,8 +47,8 @@ async def start(
 ) -> TerminalSession:
     """Start the program under a holder of its own (forked by `launcher`, with the files and socket of
     `place`, whose id is the terminal's; `holders`: where the holders' sockets are) and follow it; its files
-    become `root`/<id>. Exec failures raise FileNotFoundError/PermissionError; a holder that cannot start,
-    HolderError; a failure leaves nothing of the terminal behind."""
+    become `root`/<id>. A holder that cannot start raises HolderError; a failure leaves nothing of the terminal
+    behind."""
     try:
         launch = shell_integration.launch(meta, holders.parent, env)
         spec = {

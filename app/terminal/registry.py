@@ -267,8 +267,6 @@ class TerminalRegistry:
         try:
             session = await origins.start(meta, place, self.root, env, self.limits, self.holders, self.launcher,
                                           bus=self.bus, recorder=self.recorder)  # fmt: skip
-        except (FileNotFoundError, PermissionError) as exc:
-            raise BadInput(f"cannot run {argv[0]!r}: {exc}", field="command") from exc
         finally:
             self.places.fill()
         self._sessions[terminal_id] = session

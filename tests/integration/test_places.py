@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from app.core.errors import BadInput
 from app.terminal import places
 from app.terminal.holder import protocol as proto
+from app.terminal.holder_link import HolderError
 from app.terminal.places import Places
 from app.terminal.registry import TerminalRegistry, TerminalSpec
 from tests.support.polling import eventually
@@ -83,11 +83,8 @@ async def test_a_failed_open_leaves_nothing_and_an_ended_daemon_removes_what_it_
     try:
         await _made_ahead(tmp_path)
         ahead = [p.name for p in _staged(tmp_path)]
-        program = tmp_path / "program"
-        program.write_text("#!/nonexistent/interpreter\n")
-        program.chmod(0o700)
-        with pytest.raises(BadInput, match="cannot run"):
-            await registry.create(TerminalSpec(command=[str(program)]))  # exec fails: no interpreter
+        with pytest.raises(HolderError, match="too large"):  # no holder starts
+            await registry.create(TerminalSpec(command=["true"], env={"HUGE": "x" * (4 << 20)}))
         (taken,) = set(ahead) - {p.name for p in _staged(tmp_path)}
         assert not (tmp_path / "terminals" / taken).exists() and not (registry.holders / f"{taken}.sock").exists()
         assert list((tmp_path / "terminals").iterdir()) == []

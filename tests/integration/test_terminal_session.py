@@ -181,6 +181,22 @@ async def test_unknown_key_and_missing_program(manager: TerminalRegistry) -> Non
     assert len(manager.sessions()) == 1
 
 
+@pytest.mark.parametrize(("first_line", "code", "why"), [
+    ("#!/nonexistent/interpreter", 127, "No such file or directory"),  # its interpreter is not found
+    ("no interpreter line, not a binary either", 126, "Exec format error"),
+])  # fmt: skip
+async def test_a_program_that_cannot_be_run_says_why_on_its_screen_and_ends_as_a_shells_command_would(
+    manager: TerminalRegistry, tmp_path: Path, first_line: str, code: int, why: str
+) -> None:
+    program = tmp_path / "program"
+    program.write_text(first_line + "\n")
+    program.chmod(0o700)
+    s = await manager.create(TerminalSpec(command=[str(program)]))  # its process exists: the open answers
+    await _until(s, exit=True, since=0)
+    assert s.exit_code == code
+    assert (await s.screen())["text"][0] == f"lookout: cannot run {str(program)!r}: {why}"
+
+
 async def test_snapshot_checkpoint_and_rebuild_match_the_live_screen(manager: TerminalRegistry) -> None:
     s = await manager.create(TerminalSpec(command=BASH, cols=60, rows=12))
     await _until(s, state_in=["idle"])

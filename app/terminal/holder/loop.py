@@ -3,7 +3,7 @@
 Made by the fork server (app.terminal.holder.server) from a spec, in a session and process group of its own
 and nobody's child, it takes the journal's files, its log and its listening socket from the daemon (which
 made them; app.terminal.holder.protocol.SPEC_FDS), starts the program on a new PTY and answers `{"id", "pid",
-"started_at"}` (or `{"id", "error", "errno"}`). From then on it
+"started_at"}` once the program's process exists (or `{"id", "error"}`). From then on it
 
 - reads the PTY and appends every byte to the journal (of which it is the only writer), with the shell
   integration's nonce masked and each genuine mark's offset recorded as an `n` index record written before
@@ -35,7 +35,7 @@ from app.terminal.holder import protocol as proto
 from app.terminal.holder.holder_log import log
 from app.terminal.holder.journal import INDEX_FLUSH_S, JournalWriter
 from app.terminal.holder.nonce import NonceFilter
-from app.terminal.holder.pty import READ_BYTES, STOP_LADDER, read_batch, set_size, signal_session, spawn
+from app.terminal.holder.pty import READ_BYTES, STOP_LADDER, Ahead, read_batch, release, set_size, signal_session
 from app.terminal.holder.sizes import check_size
 
 EXIT_DRAIN_S = 1.0
@@ -421,9 +421,11 @@ class Started:
     pid: int
 
 
-def start(spec: dict[str, Any], fds: list[int], pty: tuple[int, str]) -> Started:
-    """Start the program `spec` describes on `pty`, with the descriptors proto.SPEC_FDS names (stderr becomes
-    the terminal's holder.log). An OSError, ValueError, KeyError or TypeError says why it could not."""
+def start(spec: dict[str, Any], fds: list[int], ahead: Ahead) -> Started:
+    """Take up the terminal `spec` describes, with the descriptors proto.SPEC_FDS names (stderr becomes the
+    terminal's holder.log) and the PTY and process made `ahead` for its program (released by `run`, once
+    answered). An OSError, ValueError, KeyError or TypeError says why it could not."""
+    check_program(spec)
     if len(fds) != len(proto.SPEC_FDS):
         raise ValueError(f"a spec comes with {len(proto.SPEC_FDS)} descriptors, not {len(fds)}")
     raw_fd, idx_fd, log_fd, _ = fds
@@ -432,33 +434,46 @@ def start(spec: dict[str, Any], fds: list[int], pty: tuple[int, str]) -> Started
     cols, rows = check_size(spec["cols"], spec["rows"])
     journal = JournalWriter(raw_fd, idx_fd, int(spec["max_journal_bytes"]))
     journal.record("r", f"{cols}x{rows}")
-    set_size(pty[0], cols, rows)
-    pid = spawn(spec["argv"], spec["cwd"], spec["env"], pty, spec.get("nonce"))
-    return Started(journal, cols, rows, pty[0], pid)
+    set_size(ahead.master, cols, rows)
+    return Started(journal, cols, rows, ahead.master, ahead.pid)
+
+
+def check_program(spec: dict[str, Any]) -> None:
+    """ValueError unless the program of `spec` (argv, cwd, env, nonce) is of the types exec takes."""
+    argv, env = spec["argv"], spec["env"]
+    if not (isinstance(argv, list) and argv and all(isinstance(a, str) for a in argv)):
+        raise ValueError("argv is a list of strings")
+    if not (isinstance(env, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in env.items())):
+        raise ValueError("env maps strings to strings")
+    if not isinstance(spec["cwd"], str) or not isinstance(spec.get("nonce"), str | None):
+        raise ValueError("cwd and nonce are strings")
 
 
 def run(
-    spec: dict[str, Any], channel: socket.socket, fds: list[int], pty: tuple[int, str], answered: Callable[[], None]
+    spec: dict[str, Any], channel: socket.socket, fds: list[int], ahead: Ahead, answered: Callable[[], None]
 ) -> None:
     """Be the holder `spec` describes (this process is in a session of its own), with the descriptors
-    protocol.SPEC_FDS names, on `pty` (pty.open_pty): start its program and answer on `channel` at once
-    (`started`, with the PTY's master and a connection to this holder that counts as greeted; or an `error`),
-    call `answered`, then make the rest of the holder and run until the program has ended. stdin and stdout
-    become /dev/null, stderr the terminal's holder.log."""
+    protocol.SPEC_FDS names, on the PTY and with the process made `ahead` (pty.fork_ahead): answer on `channel`
+    at once (`started`, with the PTY's master and a connection to this holder that counts as greeted; or an
+    `error`), release the program, call `answered`, then make the rest of the holder and run until the
+    program has ended. stdin and stdout become /dev/null, stderr the terminal's holder.log."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
     try:
-        started = start(spec, fds, pty)
+        started = start(spec, fds, ahead)
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        errno_ = exc.errno if isinstance(exc, OSError) else None
         why = (exc.strerror if isinstance(exc, OSError) else None) or str(exc)
         log(f"could not start: {why}")
-        channel.send(proto.encode("started", id=spec.get("id"), error=why, errno=errno_))
+        channel.send(proto.encode("started", id=spec.get("id"), error=why))
         os._exit(1)
     mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     hello = greeting(spec["id"], started.pid, started.journal, started.cols, started.rows, None)
     socket.send_fds(channel, [proto.encode("started", **hello)], [started.master, theirs.fileno()])
     theirs.close()
+    try:
+        release(ahead, spec["argv"], spec["cwd"], spec["env"], spec.get("nonce"))
+    except OSError as exc:  # its process has ended already: the holder sees it go
+        log(f"could not release the program: {exc.strerror}")
     answered()
     try:
         holder = Holder(spec, started, socket.socket(fileno=fds[3]), mine)

@@ -4,10 +4,13 @@ and the signals that end it (the stop ladder: hang up, terminate, kill, sent to 
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import signal
 import struct
 import termios
+from dataclasses import dataclass
+from typing import NoReturn
 
 NONCE_FD = "LOOKOUT_NONCE_FD"
 """The variable that tells the shell which descriptor it reads its nonce from (the number is no secret)."""
@@ -44,59 +47,104 @@ def read_batch(fd: int, limit: int = READ_BYTES) -> tuple[bytes, bool]:
     return b"".join(chunks), False
 
 
-def open_pty() -> tuple[int, str]:
-    """A new PTY: its master, and the name of its slave (which the program opens: `spawn`)."""
+@dataclass(frozen=True, slots=True)
+class Ahead:
+    """A terminal's PTY and its program's process, made before the program is known (`fork_ahead`)."""
+
+    master: int
+    pid: int
+    """The process that becomes the program once released (`release`): the leader of a session of its own,
+    with the PTY's slave as its controlling terminal and its 0, 1 and 2."""
+    release_fd: int
+
+
+def fork_ahead() -> Ahead:
+    """A new PTY, and a child process made ready to become the program that will run on it, waiting for it.
+
+    So, once the program is known, it takes one write to start it, and its pid is known at once: nobody waits
+    for a fork or an exec (on a busy machine a new process waits for a processor before it can exec). The
+    child (forked: no thread runs here) starts a session of its own and opens the PTY's slave by its name,
+    which makes it the session's controlling terminal; every signal goes back to its default (ignored signals
+    stay ignored across exec: Python ignores SIGPIPE and SIGXFSZ, and a holder SIGINT and SIGHUP) and none is
+    blocked; only the terminal goes with the program (and the shell integration's nonce, on a pipe of its
+    own). It ends without a word when this process ends without releasing it.
+
+    Returns once the child has the slave open: until then, a read of the master fails as if the program had
+    hung up (EIO), and a holder would stop reading it."""
     master, slave = os.openpty()
     try:
-        return master, os.ttyname(slave)
+        name = os.ttyname(slave)
     finally:
         os.close(slave)
-
-
-def spawn(argv: list[str], cwd: str, env: dict[str, str], pty: tuple[int, str], nonce: str | None) -> int:
-    """Start `argv` as the leader of a new session on `pty` (`open_pty`), in `cwd`; its pid. An exec failure
-    raises its OSError here.
-
-    posix_spawn (vfork and exec, no copy of this process's pages, and exec failures reported to the caller):
-    the new session (POSIX_SPAWN_SETSID) opens the PTY's slave by its name, which makes it the session's
-    controlling terminal; every signal is back to its default (ignored signals stay ignored across exec:
-    Python ignores SIGPIPE and SIGXFSZ, and a holder SIGINT and SIGHUP) and none is blocked. Only the terminal
-    and the nonce's pipe go with the program."""
-    nonce_fd = _pipe_holding(nonce + "\n") if nonce else None
-    if nonce_fd is not None:
-        env = {**env, NONCE_FD: str(nonce_fd)}
-        os.set_inheritable(nonce_fd, True)
-    actions: list[tuple[int | str, ...]] = [
-        (os.POSIX_SPAWN_OPEN, 0, pty[1], os.O_RDWR, 0),
-        (os.POSIX_SPAWN_DUP2, 0, 1),
-        (os.POSIX_SPAWN_DUP2, 0, 2),
-    ]
-    actions += [(os.POSIX_SPAWN_CLOSE, fd) for fd in inheritable() if fd > 2 and fd != nonce_fd]
-    here = os.open(".", os.O_RDONLY | os.O_CLOEXEC)
+    release_r, release_w = os.pipe2(os.O_CLOEXEC)
+    ready_r, ready_w = os.pipe2(os.O_CLOEXEC)
+    pid = os.fork()
+    if pid == 0:
+        _wait_then_become(name, release_r, ready_w)
+    os.close(release_r)
+    os.close(ready_w)
     try:
-        os.chdir(cwd)  # the program starts where this process is (posix_spawn has no chdir of its own here)
-        return os.posix_spawnp(argv[0], argv, env, file_actions=actions, setsid=True, setsigmask=(),
-                               setsigdef=_DEFAULTED)  # fmt: skip
+        if os.read(ready_r, 1) != b"r":
+            raise ChildProcessError("the program's process ended before it had its terminal")
     finally:
-        os.fchdir(here)
-        os.close(here)
-        if nonce_fd is not None:
-            os.close(nonce_fd)
+        os.close(ready_r)
+    return Ahead(master, pid, release_w)
+
+
+def release(ahead: Ahead, argv: list[str], cwd: str, env: dict[str, str], nonce: str | None) -> None:
+    """Have the process `ahead` run `argv` in `cwd` (at once: it is not waited for). A program that cannot be
+    run says why on its terminal and exits 127 (not found) or 126 (any other failure), as a shell's does."""
+    program = json.dumps({"argv": argv, "cwd": cwd, "env": env, "nonce": nonce}).encode()
+    try:
+        if len(program) > _PIPE_BYTES:  # the whole program is written before the child reads it
+            fcntl.fcntl(ahead.release_fd, fcntl.F_SETPIPE_SZ, len(program))
+        view = memoryview(program)
+        while view:
+            view = view[os.write(ahead.release_fd, view) :]
+    finally:
+        os.close(ahead.release_fd)
+
+
+_PIPE_BYTES = 64 << 10
+
+
+def _wait_then_become(slave: str, release_fd: int, ready_fd: int) -> NoReturn:
+    """In the child `fork_ahead` made: get ready, wait for the program, become it (or say why not and exit)."""
+    name = None
+    try:
+        os.setsid()
+        terminal = os.open(slave, os.O_RDWR)  # the new session's controlling terminal
+        for fd in (0, 1, 2):
+            os.dup2(terminal, fd)
+        os.write(ready_fd, b"r")
+        close_all_but({0, 1, 2, release_fd})
+        for sig in _DEFAULTED:
+            signal.signal(sig, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_SETMASK, ())
+        chunks = []
+        while chunk := os.read(release_fd, _PIPE_BYTES):
+            chunks.append(chunk)
+        if not chunks:  # never released
+            os._exit(0)
+        program = json.loads(b"".join(chunks))
+        argv, env, name = program["argv"], program["env"], repr(program["argv"][0])
+        if program["nonce"]:
+            nonce_fd = _pipe_holding(program["nonce"] + "\n")
+            os.set_inheritable(nonce_fd, True)
+            env = {**env, NONCE_FD: str(nonce_fd)}
+        os.chdir(program["cwd"])
+        os.execvpe(argv[0], argv, env)
+    except BaseException as exc:  # noqa: BLE001 (a forked child never returns into the holder)
+        try:
+            if name is not None:
+                why = exc.strerror if isinstance(exc, OSError) and exc.strerror else repr(exc)
+                os.write(2, f"lookout: cannot run {name}: {why}\r\n".encode(errors="replace"))
+        finally:
+            os._exit(127 if isinstance(exc, FileNotFoundError) else 126)
+    os._exit(126)  # (execvpe returns only by raising)
 
 
 _DEFAULTED = frozenset(signal.valid_signals()) - {signal.SIGKILL, signal.SIGSTOP}
-
-
-def inheritable() -> list[int]:
-    """This process's descriptors that an exec would keep."""
-    found = []
-    for name in os.listdir("/proc/self/fd"):
-        try:
-            if os.get_inheritable(int(name)):
-                found.append(int(name))
-        except OSError:  # the listing's own descriptor, closed by now
-            pass
-    return found
 
 
 def close_all_but(keep: set[int]) -> None:

@@ -5,10 +5,10 @@ milliseconds instead of an interpreter's start.
 
 Its descriptor 0 is a SOCK_SEQPACKET socket to the daemon: each message is a spec (a JSON object) with the
 descriptors protocol.SPEC_FDS names (the holder's files and socket, made by the daemon). For each, the server
-hands both to the holder it forked ahead (a spare, waiting for them), which starts a session of its own and
-answers the daemon itself, on the same socket, with its `started` message and two descriptors: the PTY's
-master and its end of a connection the holder already counts as a greeted client (so a new terminal needs
-no connect and no hello). Answers may come in any order; each names the spec's id. The server ignores
+hands both to the holder it forked ahead (a spare, waiting for them in a session of its own, with a PTY and
+the process that becomes the program made: pty.fork_ahead), which answers the daemon itself, on the same
+socket, with its `started` message and two descriptors: the PTY's master and its end of a connection the
+holder already counts as a greeted client (so a new terminal needs no connect and no hello). Answers may come in any order; each names the spec's id. The server ignores
 SIGCHLD, so the kernel reaps the holders that end while it runs (a holder sets it back, to reap its
 program); when the daemon closes the socket the server ends, and its holders go on, children of init or of
 the nearest subreaper.
@@ -25,7 +25,7 @@ import socket
 
 from app.terminal.holder import journal, loop, protocol
 from app.terminal.holder.holder_log import log
-from app.terminal.holder.pty import close_all_but, inheritable, open_pty
+from app.terminal.holder.pty import close_all_but, fork_ahead
 from app.terminal.holder.sizes import check_size
 
 MAX_SPEC = 1 << 20
@@ -97,15 +97,15 @@ def _spare(channel: socket.socket) -> socket.socket | None:
         mine.close()
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # the holder reaps its program
         os.setsid()
-        pty = open_pty()  # made while waiting: one step less once the spec comes
-        _warm_up()
+        ahead = fork_ahead()  # made while waiting: the program starts with a write once the spec comes
+        _warm_up()  # (after the fork: the pages it writes are copied now, not once the spec has come)
         message, fds = _receive(theirs)
         if not message:  # the server has ended
             os._exit(0)
         spec = json.loads(message)
         if not isinstance(spec, dict):
             raise ValueError("a spec is a JSON object")
-        loop.run(spec, channel, fds, pty, answered=theirs.close)
+        loop.run(spec, channel, fds, ahead, answered=theirs.close)
         os._exit(0)
     except BaseException as exc:  # noqa: BLE001 (a forked child never returns into the server's loop)
         try:
@@ -133,6 +133,7 @@ def _warm_up() -> None:
     write (a spare took about 160 faults between its spec and its answer without, 55 with)."""
     spec = json.loads(_SAMPLE_SPEC)
     check_size(spec["cols"], spec["rows"])
+    loop.check_program(spec)
     nowhere = (os.open(os.devnull, os.O_WRONLY), os.open(os.devnull, os.O_WRONLY))
     writer = journal.JournalWriter(*nowhere, spec["max_journal_bytes"])
     writer.record("r", "80x24")
@@ -141,7 +142,6 @@ def _warm_up() -> None:
     hello = loop.greeting(spec["id"], 1, writer, spec["cols"], spec["rows"], None)
     protocol.decode(protocol.encode("started", **hello))
     protocol.encode("out", size=0)
-    inheritable()
     one, other = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     one.close()
     other.close()

@@ -1,0 +1,79 @@
+"""The program's process made ahead of its spec (app.terminal.holder.pty.fork_ahead, release): real PTYs and
+real processes."""
+
+from __future__ import annotations
+
+import os
+import select
+import signal
+from pathlib import Path
+
+from app.terminal.holder.pty import Ahead, fork_ahead, release
+
+
+def _output(ahead: Ahead) -> bytes:
+    """What the program wrote until it hung up."""
+    out = b""
+    while select.select([ahead.master], [], [], 10)[0]:
+        try:
+            chunk = os.read(ahead.master, 4096)
+        except OSError:  # EIO: every holder of the slave has closed it
+            break
+        if not chunk:
+            break
+        out += chunk
+    return out
+
+
+def _exit_code(pid: int) -> int:
+    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+
+
+def test_the_process_made_ahead_has_its_terminal_open_when_it_is_handed_over() -> None:
+    """A read of the master before the program has the slave open fails as a hang-up (EIO): a holder would
+    stop reading its terminal for good. So fork_ahead returns only once its process has the slave."""
+    for _ in range(20):
+        ahead = fork_ahead()
+        try:
+            os.set_blocking(ahead.master, False)
+            try:
+                os.read(ahead.master, 1)
+            except BlockingIOError:
+                pass  # the slave is open, and nothing written yet
+            else:
+                raise AssertionError("read something from a terminal nobody wrote to")
+        finally:
+            os.close(ahead.release_fd)  # never released: the process ends without a word
+            assert _exit_code(ahead.pid) == 0
+            os.close(ahead.master)
+
+
+def test_a_released_process_runs_the_program_as_the_leader_of_its_session_on_the_terminal(tmp_path: Path) -> None:
+    ahead = fork_ahead()
+    try:
+        script = 'echo "$0 $(pwd) $FROM_SPEC"; [ "$(ps -o sid= -p $$)" -eq $$ ] && [ -t 0 ] && echo leader-on-tty'
+        release(ahead, ["sh", "-c", script], str(tmp_path), {"PATH": os.environ["PATH"], "FROM_SPEC": "yes"}, None)
+        out = _output(ahead)
+        assert _exit_code(ahead.pid) == 0
+    finally:
+        os.close(ahead.master)
+    assert out.replace(b"\r\n", b"\n") == f"sh {tmp_path} yes\nleader-on-tty\n".encode()
+
+
+def test_a_released_process_has_every_signal_at_its_default_and_a_nonce_on_a_pipe_of_its_own() -> None:
+    signal.signal(signal.SIGUSR1, signal.SIG_IGN)  # what the holder ignores must not stay ignored in the program
+    try:
+        ahead = fork_ahead()
+    finally:
+        signal.signal(signal.SIGUSR1, signal.SIG_DFL)
+    try:
+        script = 'grep -E "^Sig(Ign|Blk)" /proc/$$/status; read -r nonce <&$LOOKOUT_NONCE_FD; echo "nonce=$nonce"'
+        release(ahead, ["sh", "-c", script], "/", {"PATH": os.environ["PATH"]}, "n0nce")
+        out = _output(ahead).decode()
+        _exit_code(ahead.pid)
+    finally:
+        os.close(ahead.master)
+    ignored = int(out.split("SigIgn:")[1].split()[0], 16)
+    assert not ignored & (1 << (signal.SIGUSR1 - 1)), out
+    assert int(out.split("SigBlk:")[1].split()[0], 16) == 0, out
+    assert "nonce=n0nce" in out
