@@ -23,6 +23,7 @@ from app.terminal.tty import Tty
 log = logging.getLogger(__name__)
 
 START_TIMEOUT_S = 30.0
+SPARE_TRIES = 3
 CONNECT_TIMEOUT_S = 5.0
 _SOURCE_ROOT = str(Path(app.__file__).resolve().parent.parent)
 CODE_ENV = "LOOKOUT_HOLDER_CODE"
@@ -47,43 +48,61 @@ class Greeted:
 
 class HolderLauncher:
     """The daemon's fork server (`python -S -E -m app.terminal.holder`, started on first use, again if it
-    died), over a SOCK_SEQPACKET socket: `launch` hands it a spec, and the holder it forks answers here."""
+    died), over a SOCK_SEQPACKET socket on which it hands over a socket to each holder it has forked ahead
+    (a spare): `launch` sends a spec there, and the holder answers on it."""
 
     def __init__(self) -> None:
         self._server: asyncio.subprocess.Process | None = None
         self._channel: socket.socket | None = None
-        self._waiting: dict[str, asyncio.Future[tuple[dict[str, Any], list[int]]]] = {}
+        self._spares: asyncio.Queue[socket.socket | str] = asyncio.Queue()
+        """Sockets to the spares the server has forked, in order (a text: why there is none, or the server has
+        ended; a launch that takes it says so)."""
 
     async def launch(self, spec: dict[str, Any], fds: list[int]) -> Greeted:
         """Start a holder for `spec`, with the descriptors proto.SPEC_FDS names (the caller keeps and closes
         its own). A holder that could not start its program raises HolderError (a program that cannot be run
         starts, says why on its terminal and ends: app.terminal.holder.pty.release)."""
-        answer = asyncio.get_running_loop().create_future()
-        self._waiting[spec["id"]] = answer
-        try:
-            channel = await self._running()
-            await _send(channel, json.dumps(spec).encode(), fds)
-            reply, received = await asyncio.wait_for(answer, START_TIMEOUT_S)
-        except TimeoutError:
-            raise HolderError(f"the holder did not start within {START_TIMEOUT_S:.0f} s") from None
-        except OSError as exc:
-            if exc.errno == errno.EMSGSIZE:
-                raise HolderError("the terminal's environment is too large to hand to its holder") from None
-            self._stop_reading()
-            raise HolderError(f"the holders' fork server is gone ({exc}); try again") from exc
-        finally:
-            self._waiting.pop(spec["id"], None)
-        if isinstance(reply.get("pid"), int) and len(received) == 2:
-            return Greeted(reply, received[0], socket.socket(fileno=received[1]))
-        for fd in received:
-            os.close(fd)
-        raise HolderError(f"the holder failed to start: {reply.get('error') or 'no answer'}")
+        message = json.dumps(spec).encode()
+        for _ in range(SPARE_TRIES):
+            spare = await self._next_spare()
+            try:
+                await _send(spare, message, fds)
+                reply, received = await asyncio.wait_for(_answer(spare), START_TIMEOUT_S)
+            except TimeoutError:
+                raise HolderError(f"the holder did not start within {START_TIMEOUT_S:.0f} s") from None
+            except OSError as exc:
+                if exc.errno == errno.EMSGSIZE:
+                    raise HolderError("the terminal's environment is too large to hand to its holder") from None
+                continue  # this spare had ended (it took nothing): the server forks another
+            finally:
+                spare.close()
+            if reply is None:  # (it may have begun with the terminal's files: they go, and a new open makes others)
+                raise HolderError("the holder ended before it answered; try again")
+            if isinstance(reply.get("pid"), int) and len(received) == 2:
+                return Greeted(reply, received[0], socket.socket(fileno=received[1]))
+            for fd in received:
+                os.close(fd)
+            raise HolderError(f"the holder failed to start: {reply.get('error') or 'no answer'}")
+        raise HolderError(f"{SPARE_TRIES} holders in a row had ended before their spec came; try again")
 
-    async def _running(self) -> socket.socket:
+    async def _next_spare(self) -> socket.socket:
+        """The next spare, once the server has forked it (HolderError when it could not, or has ended)."""
+        await self._running()
+        try:
+            spare = await asyncio.wait_for(self._spares.get(), START_TIMEOUT_S)
+        except TimeoutError:
+            raise HolderError(f"the holders' fork server made no holder within {START_TIMEOUT_S:.0f} s") from None
+        if isinstance(spare, str):
+            raise HolderError(f"the holder could not start: {spare}")
+        spare.setblocking(False)
+        return spare
+
+    async def _running(self) -> None:
         if self._server is not None and self._server.returncode is None and self._channel is not None:
-            return self._channel
+            return
         if self._channel is not None:
             self._stop_reading()
+        self._spares = asyncio.Queue()
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             self._server = await asyncio.create_subprocess_exec(
@@ -96,12 +115,11 @@ class HolderLauncher:
         mine.setblocking(False)
         self._channel = mine
         asyncio.get_running_loop().add_reader(mine.fileno(), self._readable)
-        return mine
 
     def _readable(self) -> None:
         assert self._channel is not None
         try:
-            message, fds, _, _ = socket.recv_fds(self._channel, proto.MAX_LINE, 2)
+            message, fds, _, _ = socket.recv_fds(self._channel, proto.MAX_LINE, 1)
         except BlockingIOError:
             return
         except OSError:
@@ -110,26 +128,30 @@ class HolderLauncher:
             self._stop_reading()
             return
         try:
-            reply = proto.decode(message.rstrip(b"\n"))
+            said = proto.decode(message.rstrip(b"\n"))
         except proto.ProtocolError:
-            reply = {"error": f"not an answer: {message[:80]!r}"}
-        waiter = self._waiting.get(str(reply.get("id")))
-        if waiter is not None and not waiter.done():
-            waiter.set_result((reply, fds))
+            said = {"op": "?"}
+        if said["op"] == "spare" and len(fds) == 1:
+            self._spares.put_nowait(socket.socket(fileno=fds[0]))
             return
-        for fd in fds:  # nobody waits for it any more (timed out)
+        for fd in fds:
             os.close(fd)
-        if reply.get("error"):
-            log.error("the holders' fork server: %s", reply["error"])
+        why = said.get("error") or f"the holders' fork server said {message[:80]!r}"
+        log.error("the holders' fork server: %s", why)
+        self._spares.put_nowait(str(why))
 
     def _stop_reading(self) -> None:
-        if self._channel is not None:
-            asyncio.get_running_loop().remove_reader(self._channel.fileno())
-            self._channel.close()
-            self._channel = None
-        for waiter in self._waiting.values():
-            if not waiter.done():
-                waiter.set_result(({"error": "the holders' fork server ended"}, []))
+        if self._channel is None:
+            return
+        asyncio.get_running_loop().remove_reader(self._channel.fileno())
+        self._channel.close()
+        self._channel = None
+        while not self._spares.empty():  # their holders end when these close
+            spare = self._spares.get_nowait()
+            if not isinstance(spare, str):
+                spare.close()
+        for _ in range(SPARE_TRIES):  # for the launches waiting for a spare
+            self._spares.put_nowait("the holders' fork server ended")
 
     async def close(self) -> None:
         """End the fork server (its holders go on)."""
@@ -140,6 +162,30 @@ class HolderLauncher:
             except TimeoutError:
                 self._server.kill()
                 await self._server.wait()
+
+
+async def _answer(spare: socket.socket) -> tuple[dict[str, Any] | None, list[int]]:
+    """The holder's answer on `spare` and its descriptors (None when it ended without one)."""
+    loop = asyncio.get_running_loop()
+    while True:
+        try:
+            message, fds, _, _ = socket.recv_fds(spare, proto.MAX_LINE, 2)
+        except BlockingIOError:
+            readable = loop.create_future()
+            loop.add_reader(spare.fileno(), readable.set_result, None)
+            try:
+                await readable
+            finally:
+                loop.remove_reader(spare.fileno())
+            continue
+        except OSError:
+            return None, []
+        if not message:
+            return None, fds
+        try:
+            return proto.decode(message.rstrip(b"\n")), fds
+        except proto.ProtocolError:
+            return {"error": f"not an answer: {message[:80]!r}"}, fds
 
 
 async def _send(channel: socket.socket, message: bytes, fds: list[int]) -> None:

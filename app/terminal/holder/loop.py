@@ -481,7 +481,7 @@ def run(
         log(f"could not follow the program: {exc!r}")
         signal_session(started.pid, signal.SIGKILL)
         os._exit(1)
-    channel.close()  # (only now: its descriptor, 0, is the holder's stdin, not one of the holder's own)
+    channel.close()
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1):
         os.dup2(null, fd)

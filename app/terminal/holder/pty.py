@@ -69,8 +69,9 @@ def fork_ahead() -> Ahead:
     blocked; only the terminal goes with the program (and the shell integration's nonce, on a pipe of its
     own). It ends without a word when this process ends without releasing it.
 
-    Returns once the child has the slave open: until then, a read of the master fails as if the program had
-    hung up (EIO), and a holder would stop reading it."""
+    Returns once the child has the slave open (until then, a read of the master fails as if the program had
+    hung up, EIO, and a holder would stop reading it) and has closed every descriptor of this process it
+    had (so that none of them outlives this process in it)."""
     master, slave = os.openpty()
     try:
         name = os.ttyname(slave)
@@ -116,8 +117,9 @@ def _wait_then_become(slave: str, release_fd: int, ready_fd: int) -> NoReturn:
         terminal = os.open(slave, os.O_RDWR)  # the new session's controlling terminal
         for fd in (0, 1, 2):
             os.dup2(terminal, fd)
+        close_all_but({0, 1, 2, release_fd, ready_fd})
         os.write(ready_fd, b"r")
-        close_all_but({0, 1, 2, release_fd})
+        os.close(ready_fd)
         for sig in _DEFAULTED:
             signal.signal(sig, signal.SIG_DFL)
         signal.pthread_sigmask(signal.SIG_SETMASK, ())
