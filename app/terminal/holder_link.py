@@ -23,7 +23,8 @@ from app.terminal.tty import Tty
 log = logging.getLogger(__name__)
 
 START_TIMEOUT_S = 30.0
-SPARE_TRIES = 3
+SPARE_TRIES = proto.SPARES + 1
+"""Spares a launch tries: more than the fork server keeps, so that one gets through when all it had were killed."""
 CONNECT_TIMEOUT_S = 5.0
 _SOURCE_ROOT = str(Path(app.__file__).resolve().parent.parent)
 CODE_ENV = "LOOKOUT_HOLDER_CODE"

@@ -47,6 +47,9 @@ SPEC_FDS = ("output.raw", "output.idx", "holder.log", "socket")
 """The descriptors that come with a holder's spec, in this order: its journal's two files
 (app.terminal.holder.journal.open_journal), its log (its stderr) and its listening socket (`listen`). The
 daemon makes them before the terminal is asked for (app.terminal.places), so a holder makes no file."""
+SPARES = 2
+"""Holders the fork server keeps forked and ready for a spec (app.terminal.holder.server): an open takes one
+while the next is made (on a busy machine, making one takes tens of milliseconds)."""
 
 
 class ProtocolError(Exception):

@@ -23,6 +23,7 @@ import os
 import selectors
 import signal
 import socket
+import time
 
 from app.terminal.holder import journal, loop, protocol
 from app.terminal.holder.holder_log import log
@@ -31,8 +32,8 @@ from app.terminal.holder.sizes import check_size
 
 MAX_SPEC = 1 << 20
 ANSWER_WAIT_S = 1.0
-"""How long the server waits for a holder that has its spec to answer the daemon before it forks the next
-spare anyway."""
+"""How long the server waits for a holder that has its spec to answer the daemon before it forks spares
+again anyway."""
 FORK_TRIES = 3
 """Spares forked in a row that end before they are ready, after which the daemon is told why none is."""
 FORK_RETRY_S = 0.5
@@ -41,6 +42,10 @@ READY, TAKEN = b"r", b"t"
 """What a spare tells the server: it is ready for a spec (its PTY and program's process made, and nothing
 of the server's but its own socket held by that process); its spec has come. It closes its socket once it
 has answered the daemon."""
+
+
+class _DaemonGone(Exception):
+    """The daemon has closed the channel: the server ends (its holders go on)."""
 
 
 def serve() -> None:
@@ -52,61 +57,96 @@ def serve() -> None:
     _warm_up()
     gc.collect()
     gc.freeze()  # what is loaded now is never scanned again: a holder's collections leave those pages shared
+    try:
+        _keep_spares(channel)
+    except _DaemonGone:
+        pass
+
+
+def _keep_spares(channel: socket.socket) -> None:
+    """Keep protocol.SPARES spares ready for the daemon, forking only while none is starting a terminal (so that a
+    fork never takes a processor from a start)."""
+    spares: dict[socket.socket, float | None] = {}
+    """The server's socket to each spare handed over, and when its spec came (None: not yet)."""
+    failures = 0
     with selectors.DefaultSelector() as selector:
         selector.register(channel, selectors.EVENT_READ)
-        failures = 0
         while True:
-            spare = _spare(channel)
-            word = b"" if spare is None else _hear(selector, channel, spare[0], None)
-            if word is None:
-                return
-            if spare is None or word != READY:
-                for sock in spare or ():
-                    sock.close()
+            if len(spares) < protocol.SPARES and all(taken is None for taken in spares.values()):
+                to_spare = _ready_spare(channel)
+                if to_spare is not None:
+                    failures = 0
+                    spares[to_spare] = None
+                    selector.register(to_spare, selectors.EVENT_READ)
+                    continue
                 failures += 1
                 if failures >= FORK_TRIES:
                     failures = 0
-                    why = "could not be forked" if spare is None else "ended before it was ready (see the daemon's log)"
-                    channel.send(protocol.encode("spare", error=f"the holder {why}"))
-                    if _daemon_gone(selector, channel, FORK_RETRY_S):
-                        return
+                    channel.send(protocol.encode("spare", error="no holder could be made (see the daemon's log)"))
+                    _follow(selector, channel, spares, FORK_RETRY_S)
                 continue
-            failures = 0
-            to_spare, for_daemon = spare
-            socket.send_fds(channel, [protocol.encode("spare")], [for_daemon.fileno()])
-            for_daemon.close()
-            try:
-                word = _hear(selector, channel, to_spare, None)
-                if word == TAKEN:  # the next spare is forked once this one has answered the daemon
-                    word = _hear(selector, channel, to_spare, ANSWER_WAIT_S)
-                if word is None:
-                    return
-            finally:
-                to_spare.close()
+            _follow(selector, channel, spares, None)
 
 
-def _hear(
-    selector: selectors.BaseSelector, channel: socket.socket, to_spare: socket.socket, wait_s: float | None
-) -> bytes | None:
-    """The spare's next word (b"" once it has ended or closed its socket, or after `wait_s`); None once the
-    daemon has gone."""
-    selector.register(to_spare, selectors.EVENT_READ)
+def _follow(
+    selector: selectors.BaseSelector,
+    channel: socket.socket,
+    spares: dict[socket.socket, float | None],
+    wait_s: float | None,
+) -> None:
+    """Wait (at most `wait_s`) for what the spares say, and forget each that has answered, ended, or been
+    slower than ANSWER_WAIT_S to answer."""
+    now = time.monotonic()
+    due = [taken + ANSWER_WAIT_S - now for taken in spares.values() if taken is not None]
+    if due:
+        wait_s = max(0.0, min(due if wait_s is None else [*due, wait_s]))
+    for key, _ in selector.select(wait_s):
+        if key.fileobj is channel:
+            if _ended(channel):
+                raise _DaemonGone
+        elif isinstance(key.fileobj, socket.socket):
+            if key.fileobj.recv(1) == TAKEN:
+                spares[key.fileobj] = time.monotonic()
+            else:
+                _forget(selector, spares, key.fileobj)
+    for sock, taken in list(spares.items()):
+        if taken is not None and time.monotonic() - taken >= ANSWER_WAIT_S:
+            _forget(selector, spares, sock)
+
+
+def _forget(selector: selectors.BaseSelector, spares: dict[socket.socket, float | None], sock: socket.socket) -> None:
+    selector.unregister(sock)
+    del spares[sock]
+    sock.close()
+
+
+def _ready_spare(channel: socket.socket) -> socket.socket | None:
+    """Fork a spare and, once it is ready, hand the daemon a socket to it: the server's own socket to it (None
+    when it could not be forked or ended before it was ready)."""
+    spare = _spare(channel)
+    if spare is None:
+        return None
+    to_spare, for_daemon = spare
     try:
-        while True:
-            ready = [key.fileobj for key, _ in selector.select(wait_s)]
-            if not ready:
-                return b""
-            if channel in ready and _ended(channel):
-                return None
-            if to_spare in ready:
-                return to_spare.recv(1)
+        with selectors.DefaultSelector() as selector:
+            selector.register(channel, selectors.EVENT_READ)
+            selector.register(to_spare, selectors.EVENT_READ)
+            while True:
+                ready = [key.fileobj for key, _ in selector.select()]
+                if channel in ready and _ended(channel):
+                    raise _DaemonGone
+                if to_spare in ready:
+                    break
+        if to_spare.recv(1) != READY:
+            to_spare.close()
+            return None
+        socket.send_fds(channel, [protocol.encode("spare")], [for_daemon.fileno()])
+        return to_spare
+    except BaseException:
+        to_spare.close()
+        raise
     finally:
-        selector.unregister(to_spare)
-
-
-def _daemon_gone(selector: selectors.BaseSelector, channel: socket.socket, wait_s: float) -> bool:
-    """Whether the daemon closes the channel within `wait_s` (the only socket `selector` watches)."""
-    return any(_ended(channel) for _ in selector.select(wait_s))
+        for_daemon.close()
 
 
 def _ended(channel: socket.socket) -> bool:
