@@ -20,6 +20,7 @@ from app.core.errors import BadInput
 from app.core.private_files import open_file
 from app.core.storage import dumps
 
+SCREEN_DELTAS = "screen.jsonl"
 _READ_CHUNK = 1 << 16
 MIN_INTERVAL_S = 0.1
 """At most 10 deltas a second per session while a client streams them (mode=deltas)."""
@@ -97,7 +98,7 @@ class DeltaLog:
     it for each delta cost a flooding session a path lookup and a close several times a second)."""
 
     def __init__(self, directory: Path) -> None:
-        self.path = directory / "screen.jsonl"
+        self.path = directory / SCREEN_DELTAS
         self._fd: int | None = None
         self._closed = False
 

@@ -2,8 +2,9 @@
 
 Making a file is the dearest step of opening a terminal: 0.1-0.8 ms of kernel time each on the ext4 of
 lookout's test machines, against microseconds to open a file that exists or to rename one, and a terminal
-has seven: its directory, `meta.json`, `events.jsonl`, the journal's `output.raw` and `output.idx`,
-`holder.log`, and its holder's socket. So the daemon makes them for the next terminals ahead (POOL of them),
+has eight: its directory, `meta.json`, `events.jsonl`, the journal's `output.raw` and `output.idx`,
+`holder.log`, its holder's socket, and `screen.jsonl` (which its first screen delta would make on the
+event loop). So the daemon makes them for the next terminals ahead (POOL of them),
 in a thread, once an open is done (so that it takes no processor from one in progress): each in `<data>/staging/<daemon pid>/<id>/`, its socket at `<data>/holders/<id>.sock` (where
 nobody looks for it before the terminal exists). Opening a terminal then hands the journal's, the log's and
 the socket's descriptors to its holder (app.terminal.holder.protocol.SPEC_FDS), writes `meta.json` and the
@@ -28,6 +29,7 @@ from pathlib import Path
 from app.core.ids import new_id
 from app.core.private_files import DIR_MODE, make_dir, open_file
 from app.core.storage import write_all
+from app.terminal.deltas import SCREEN_DELTAS
 from app.terminal.holder import protocol as proto
 from app.terminal.holder.journal import open_journal
 from app.terminal.holders import remove_stale_socket
@@ -149,6 +151,7 @@ class Places:
         try:
             for name in ("meta.json", "events.jsonl", "holder.log"):
                 opened.append(open_file(staged / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND))
+            os.close(open_file(staged / SCREEN_DELTAS, os.O_WRONLY | os.O_CREAT | os.O_EXCL))  # (its first delta's)
             journal_fds = open_journal(staged)
             opened += journal_fds
             listener = proto.listen(holders_fd, place_id)

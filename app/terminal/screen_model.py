@@ -19,7 +19,15 @@ from typing import Any
 from app.core.workers import BoundedPool
 from app.terminal import persistence as files
 from app.terminal.cell_layers import CellLayers
-from app.terminal.deltas import MIN_INTERVAL_S, UNWATCHED_INTERVAL_S, Delta, DeltaLog, DeltaPage, Throttle
+from app.terminal.deltas import (
+    MIN_INTERVAL_S,
+    SCREEN_DELTAS,
+    UNWATCHED_INTERVAL_S,
+    Delta,
+    DeltaLog,
+    DeltaPage,
+    Throttle,
+)
 from app.terminal.engines import create_engine
 from app.terminal.engines.base import ScreenEngine
 from app.terminal.journal import raw_size, read_raw
@@ -222,7 +230,7 @@ class ScreenModel:
         delta = self._delta(engine, _changed_rows(engine, self._dirty), resized=self._resized)
         self._dirty.clear()
         self._resized = False
-        self._writes("screen.jsonl", self._deltas.append, delta)
+        self._writes(SCREEN_DELTAS, self._deltas.append, delta)
         self._throttle.emitted()
         for listener in tuple(self._listeners):
             listener(delta)

@@ -49,7 +49,7 @@ async def test_an_open_makes_no_file_on_the_event_loop_and_the_terminal_appears_
     for staged in _staged(data):
         assert staged.stat().st_mode & 0o777 == 0o700
         assert {p.name: p.stat().st_mode & 0o777 for p in staged.iterdir()} == dict.fromkeys(
-            ("meta.json", "events.jsonl", "holder.log", "output.raw", "output.idx"), 0o600
+            ("meta.json", "events.jsonl", "holder.log", "output.raw", "output.idx", "screen.jsonl"), 0o600
         )
         assert (manager.holders / proto.socket_name(staged.name)).stat().st_mode & 0o777 == 0o600
     ahead = {p.name for p in _staged(data)}
