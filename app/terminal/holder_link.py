@@ -167,17 +167,11 @@ class HolderLauncher:
 
 async def _answer(spare: socket.socket) -> tuple[dict[str, Any] | None, list[int]]:
     """The holder's answer on `spare` and its descriptors (None when it ended without one)."""
-    loop = asyncio.get_running_loop()
     while True:
         try:
             message, fds, _, _ = socket.recv_fds(spare, proto.MAX_LINE, 2)
         except BlockingIOError:
-            readable = loop.create_future()
-            loop.add_reader(spare.fileno(), readable.set_result, None)
-            try:
-                await readable
-            finally:
-                loop.remove_reader(spare.fileno())
+            await _until_ready(spare, write=False)
             continue
         except OSError:
             return None, []
@@ -191,18 +185,23 @@ async def _answer(spare: socket.socket) -> tuple[dict[str, Any] | None, list[int
 
 async def _send(channel: socket.socket, message: bytes, fds: list[int]) -> None:
     """Send one message with descriptors on a non-blocking socket, waiting while it is full."""
-    loop = asyncio.get_running_loop()
     while True:
         try:
             socket.send_fds(channel, [message], fds)
             return
         except BlockingIOError:
-            writable = loop.create_future()
-            loop.add_writer(channel.fileno(), writable.set_result, None)
-            try:
-                await writable
-            finally:
-                loop.remove_writer(channel.fileno())
+            await _until_ready(channel, write=True)
+
+
+async def _until_ready(sock: socket.socket, *, write: bool) -> None:
+    """Wait until the loop sees `sock` readable (or writable)."""
+    loop = asyncio.get_running_loop()
+    ready = loop.create_future()
+    (loop.add_writer if write else loop.add_reader)(sock.fileno(), ready.set_result, None)
+    try:
+        await ready
+    finally:
+        (loop.remove_writer if write else loop.remove_reader)(sock.fileno())
 
 
 class HolderLink:

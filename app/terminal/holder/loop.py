@@ -2,8 +2,9 @@
 
 Made by the fork server (app.terminal.holder.server) from a spec, in a session and process group of its own
 and nobody's child, it takes the journal's files, its log and its listening socket from the daemon (which
-made them; app.terminal.holder.protocol.SPEC_FDS), starts the program on a new PTY and answers `{"id", "pid",
-"started_at"}` once the program's process exists (or `{"id", "error"}`). From then on it
+made them; app.terminal.holder.protocol.SPEC_FDS), answers `{"id", "pid", "started_at"}` with the pid of the
+process it made ahead on its PTY for the program (or `{"id", "error"}`), and has that process run the program
+(app.terminal.holder.pty.fork_ahead, release). From then on it
 
 - reads the PTY and appends every byte to the journal (of which it is the only writer), with the shell
   integration's nonce masked and each genuine mark's offset recorded as an `n` index record written before
