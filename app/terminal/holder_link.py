@@ -50,7 +50,7 @@ class Greeted:
 class HolderLauncher:
     """The daemon's fork server (`python -S -E -m app.terminal.holder`, started on first use, again if it
     died), over a SOCK_SEQPACKET socket on which it hands over a socket to each holder it has forked ahead
-    (a spare): `launch` sends a spec there, and the holder answers on it."""
+    (a spare): `hand` sends a spec there, and the holder answers on it (`answer`)."""
 
     def __init__(self) -> None:
         self._server: asyncio.subprocess.Process | None = None
@@ -59,40 +59,53 @@ class HolderLauncher:
         """Sockets to the spares the server has forked, in order (a text: why there is none, or the server has
         ended; a launch that takes it says so)."""
 
-    async def launch(self, spec: dict[str, Any], fds: list[int]) -> Greeted:
-        """Start a holder for `spec`, with the descriptors proto.SPEC_FDS names (the caller keeps and closes
-        its own). A holder that could not start its program raises HolderError (a program that cannot be run
-        starts, says why on its terminal and ends: app.terminal.holder.pty.release)."""
+    async def hand(self, spec: dict[str, Any], fds: list[int]) -> socket.socket:
+        """Send `spec`, with the descriptors proto.SPEC_FDS names (the caller keeps and closes its own), to the
+        next spare: at once when one is ready (no pass of the loop in between), to the one after when it has
+        ended (the server forks another). The socket its answer comes on (`answer`; close it to give up)."""
         message = json.dumps(spec).encode()
         for _ in range(SPARE_TRIES):
             spare = await self._next_spare()
             try:
                 await _send(spare, message, fds)
-                reply, received = await asyncio.wait_for(_answer(spare), START_TIMEOUT_S)
-            except TimeoutError:
-                raise HolderError(f"the holder did not start within {START_TIMEOUT_S:.0f} s") from None
+                return spare
             except OSError as exc:
+                spare.close()
                 if exc.errno == errno.EMSGSIZE:
                     raise HolderError("the terminal's environment is too large to hand to its holder") from None
-                continue  # this spare had ended (it took nothing): the server forks another
-            finally:
-                spare.close()
-            if reply is None:  # (it may have begun with the terminal's files: they go, and a new open makes others)
-                raise HolderError("the holder ended before it answered; try again")
-            if isinstance(reply.get("pid"), int) and len(received) == 2:
-                return Greeted(reply, received[0], socket.socket(fileno=received[1]))
-            for fd in received:
-                os.close(fd)
-            raise HolderError(f"the holder failed to start: {reply.get('error') or 'no answer'}")
         raise HolderError(f"{SPARE_TRIES} holders in a row had ended before their spec came; try again")
+
+    @staticmethod
+    async def answer(spare: socket.socket) -> Greeted:
+        """The holder's answer to `hand` (it closes `spare`). A holder that could not start its program raises
+        HolderError (a program that cannot be run starts, says why on its terminal and ends:
+        app.terminal.holder.pty.release)."""
+        try:
+            async with asyncio.timeout(START_TIMEOUT_S):
+                reply, received = await _answer(spare)
+        except TimeoutError:
+            raise HolderError(f"the holder did not start within {START_TIMEOUT_S:.0f} s") from None
+        finally:
+            spare.close()
+        if reply is None:  # (it may have begun with the terminal's files: they go, and a new open makes others)
+            raise HolderError("the holder ended before it answered; try again")
+        if isinstance(reply.get("pid"), int) and len(received) == 2:
+            return Greeted(reply, received[0], socket.socket(fileno=received[1]))
+        for fd in received:
+            os.close(fd)
+        raise HolderError(f"the holder failed to start: {reply.get('error') or 'no answer'}")
 
     async def _next_spare(self) -> socket.socket:
         """The next spare, once the server has forked it (HolderError when it could not, or has ended)."""
         await self._running()
         try:
-            spare = await asyncio.wait_for(self._spares.get(), START_TIMEOUT_S)
-        except TimeoutError:
-            raise HolderError(f"the holders' fork server made no holder within {START_TIMEOUT_S:.0f} s") from None
+            spare = self._spares.get_nowait()
+        except asyncio.QueueEmpty:
+            try:
+                async with asyncio.timeout(START_TIMEOUT_S):
+                    spare = await self._spares.get()
+            except TimeoutError:
+                raise HolderError(f"the holders' fork server made no holder within {START_TIMEOUT_S:.0f} s") from None
         if isinstance(spare, str):
             raise HolderError(f"the holder could not start: {spare}")
         spare.setblocking(False)

@@ -55,15 +55,17 @@ async def start(
             "id": meta.id, "socket_dir": str(holders), "argv": launch.argv, "cwd": meta.cwd, "env": launch.env,
             "cols": meta.cols, "rows": meta.rows, "nonce": launch.nonce, "max_journal_bytes": limits.max_journal_bytes,
         }  # fmt: skip
-        starting = asyncio.create_task(launcher.launch(spec, place.holder_fds))
         try:
-            await asyncio.sleep(0)  # the spec goes out: the holder starts the program while the session is made
+            spare = await launcher.hand(spec, place.holder_fds)
+        finally:
+            place.handed_over()
+        try:  # the holder starts the program while the session is made
             session = TerminalSession(meta, root / meta.id, limits, holders=holders, bus=bus, recorder=recorder)
             session.screen_model.start()
-            started = await starting
-        finally:
-            starting.cancel()  # (when the session could not be made)
-            place.handed_over()
+        except BaseException:
+            spare.close()  # (the holder ends without starting the program, unless it has answered already)
+            raise
+        started = await launcher.answer(spare)
         meta.pid, meta.journal_started_at = started.greeting["pid"], float(started.greeting["started_at"])
         meta.program_start = session_ladder.program_start(meta.pid)
         try:
