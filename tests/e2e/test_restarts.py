@@ -24,6 +24,7 @@ import httpx
 import pytest
 
 from app.daemon.lock import lock_holder
+from app.terminal import places
 from tests.conftest import READY_LINE, REPO, TOKEN, Daemon, free_port
 from tests.support.mcp_client import call, over_http
 from tests.support.polling import eventually
@@ -224,6 +225,8 @@ def test_a_new_daemon_that_cannot_start_leaves_the_old_one_serving(tmp_path: Pat
 def test_a_second_daemon_on_a_data_dir_in_use_exits_at_once_and_touches_nothing(tmp_path: Path) -> None:
     daemon = Daemon(tmp_path / "data").start()
     assert daemon.proc is not None
+    staged = tmp_path / "data" / places.STAGING / str(daemon.proc.pid)
+    eventually(lambda: staged.is_dir() and len(list(staged.iterdir())) == places.POOL, what="its own places")
     before = {path: path.stat().st_mtime_ns for path in (tmp_path / "data").rglob("*") if path.is_file()}
     second = subprocess.run([sys.executable, "-m", "app", "serve", "--port", str(free_port()), "--data-dir",
                              str(tmp_path / "data")], cwd=REPO, capture_output=True, text=True, timeout=120,
