@@ -9,10 +9,10 @@ pty.fork_ahead), a socket to that spare once it is ready (a `spare` message, or 
 none could be made). The daemon sends a spec there (a JSON object, with the descriptors protocol.SPEC_FDS
 names: the holder's files and socket, made by the daemon), and the holder answers on it with its `started`
 message and two descriptors: the PTY's master and its end of a connection the holder already counts as a
-greeted client (so a new terminal needs no connect and no hello). One spare at a time: the next is forked
-once this one has answered. The server ignores SIGCHLD, so the kernel reaps the holders that end while it
-runs (a holder sets it back, to reap its program); when the daemon closes the socket the server ends, and
-its holders go on, children of init or of the nearest subreaper.
+greeted client (so a new terminal needs no connect and no hello). It keeps protocol.SPARES spares ready,
+forking only while none is starting a terminal. The server ignores SIGCHLD, so the kernel reaps the holders
+that end while it runs (a holder sets it back, to reap its program); when the daemon closes the socket the
+server ends, and its holders go on, children of init or of the nearest subreaper.
 """
 
 from __future__ import annotations
