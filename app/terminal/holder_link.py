@@ -38,7 +38,7 @@ class HolderError(BackendFailure):
 
 @dataclass(frozen=True, slots=True)
 class Greeted:
-    """A holder that has greeted the daemon (a new terminal's, answering its fork; or one an earlier run of the
+    """A holder that has greeted the daemon (a new terminal's, forked ahead of it; or one an earlier run of the
     daemon left, answering `connect`): its greeting, the PTY's master and a connection to it that it already
     counts as greeted."""
 
@@ -46,11 +46,16 @@ class Greeted:
     master: int
     sock: socket.socket
 
+    def close(self) -> None:
+        """Leave the holder before it is followed."""
+        os.close(self.master)
+        self.sock.close()
+
 
 class HolderLauncher:
     """The daemon's fork server (`python -S -E -m app.terminal.holder`, started on first use, again if it
     died), over a SOCK_SEQPACKET socket on which it hands over a socket to each holder it has forked ahead
-    (a spare): `hand` sends a spec there, and the holder answers on it (`answer`)."""
+    (a spare): `start` sends a spec there."""
 
     def __init__(self) -> None:
         self._server: asyncio.subprocess.Process | None = None
@@ -59,41 +64,30 @@ class HolderLauncher:
         """Sockets to the spares the server has forked, in order (a text: why there is none, or the server has
         ended; a launch that takes it says so)."""
 
-    async def hand(self, spec: dict[str, Any], fds: list[int]) -> socket.socket:
+    async def start(self, spec: dict[str, Any], fds: list[int]) -> Greeted:
         """Send `spec`, with the descriptors proto.SPEC_FDS names (the caller keeps and closes its own), to the
         next spare: at once when one is ready (no pass of the loop in between), to the one after when it has
-        ended (the server forks another). The socket its answer comes on (`answer`; close it to give up)."""
+        ended (the server forks another). Its holder, with the program's pid and PTY, greeted: it waits for
+        no answer (a holder that cannot take the spec up says why on that connection, `failed`, and ends)."""
         message = json.dumps(spec).encode()
         for _ in range(SPARE_TRIES):
             spare = await self._next_spare()
             try:
-                await _send(spare, message, fds)
-                return spare
+                holder = _ahead(spare, spec["id"])
+                if holder is None:
+                    continue
+                try:
+                    await _send(spare, message, fds)
+                except BaseException:
+                    holder.close()
+                    raise
+                return holder
             except OSError as exc:
-                spare.close()
                 if exc.errno == errno.EMSGSIZE:
                     raise HolderError("the terminal's environment is too large to hand to its holder") from None
+            finally:
+                spare.close()
         raise HolderError(f"{SPARE_TRIES} holders in a row had ended before their spec came; try again")
-
-    @staticmethod
-    async def answer(spare: socket.socket) -> Greeted:
-        """The holder's answer to `hand` (it closes `spare`). A holder that could not start its program raises
-        HolderError (a program that cannot be run starts, says why on its terminal and ends:
-        app.terminal.holder.pty.release)."""
-        try:
-            async with asyncio.timeout(START_TIMEOUT_S):
-                reply, received = await _answer(spare)
-        except TimeoutError:
-            raise HolderError(f"the holder did not start within {START_TIMEOUT_S:.0f} s") from None
-        finally:
-            spare.close()
-        if reply is None:  # (it may have begun with the terminal's files: they go, and a new open makes others)
-            raise HolderError("the holder ended before it answered; try again")
-        if isinstance(reply.get("pid"), int) and len(received) == 2:
-            return Greeted(reply, received[0], socket.socket(fileno=received[1]))
-        for fd in received:
-            os.close(fd)
-        raise HolderError(f"the holder failed to start: {reply.get('error') or 'no answer'}")
 
     async def _next_spare(self) -> socket.socket:
         """The next spare, once the server has forked it (HolderError when it could not, or has ended)."""
@@ -178,22 +172,24 @@ class HolderLauncher:
                 await self._server.wait()
 
 
-async def _answer(spare: socket.socket) -> tuple[dict[str, Any] | None, list[int]]:
-    """The holder's answer on `spare` and its descriptors (None when it ended without one)."""
-    while True:
-        try:
-            message, fds, _, _ = socket.recv_fds(spare, proto.MAX_LINE, 2)
-        except BlockingIOError:
-            await _until_ready(spare, write=False)
-            continue
-        except OSError:
-            return None, []
-        if not message:
-            return None, fds
-        try:
-            return proto.decode(message.rstrip(b"\n")), fds
-        except proto.ProtocolError:
-            return {"error": f"not an answer: {message[:80]!r}"}, fds
+def _ahead(spare: socket.socket, terminal_id: str) -> Greeted | None:
+    """What `spare` said before it was handed over (`ahead`: its program's pid, with the PTY's master and a
+    connection to it), as the greeting of the terminal `terminal_id` (None when it has not said it: it ended
+    before it was ready)."""
+    try:
+        message, fds, _, _ = socket.recv_fds(spare, proto.MAX_LINE, 2, socket.MSG_CMSG_CLOEXEC)
+    except OSError:  # (BlockingIOError included: what a spare says before it is ready is there when it is)
+        return None
+    try:
+        said = proto.decode(message.rstrip(b"\n"))
+    except proto.ProtocolError:
+        said = {"op": "?"}
+    if said["op"] != "ahead" or type(said.get("pid")) is not int or len(fds) != 2:
+        for fd in fds:
+            os.close(fd)
+        return None
+    greeting = {"version": proto.VERSION, "id": terminal_id, "pid": said["pid"], "size": 0}
+    return Greeted(greeting, fds[0], socket.socket(fileno=fds[1]))
 
 
 async def _send(channel: socket.socket, message: bytes, fds: list[int]) -> None:

@@ -13,6 +13,7 @@ import asyncio
 import logging
 import os
 import signal
+import time
 from pathlib import Path
 from typing import Any
 
@@ -47,31 +48,29 @@ async def start(
 ) -> TerminalSession:
     """Start the program under a holder of its own (forked by `launcher`, with the files and socket of
     `place`, whose id is the terminal's; `holders`: where the holders' sockets are) and follow it; its files
-    become `root`/<id>. A holder that cannot start raises HolderError; a failure leaves nothing of the terminal
-    behind."""
+    become `root`/<id>. No holder to take the spec raises HolderError, and leaves nothing of the terminal
+    behind; a holder that cannot take it up says why, and the terminal is then lost with that reason."""
     try:
         launch = shell_integration.launch(meta, holders.parent, env)
+        opened_at = time.time()
         spec = {
             "id": meta.id, "socket_dir": str(holders), "argv": launch.argv, "cwd": meta.cwd, "env": launch.env,
             "cols": meta.cols, "rows": meta.rows, "nonce": launch.nonce, "max_journal_bytes": limits.max_journal_bytes,
+            "started_at": opened_at,
         }  # fmt: skip
         try:
-            spare = await launcher.hand(spec, place.holder_fds)
+            started = await launcher.start(spec, place.holder_fds)
         finally:
             place.handed_over()
+        meta.pid, meta.journal_started_at = started.greeting["pid"], opened_at
         try:  # the holder starts the program while the session is made
+            meta.program_start = session_ladder.program_start(meta.pid)
             session = TerminalSession(meta, root / meta.id, limits, holders=holders, bus=bus, recorder=recorder)
             session.screen_model.start()
-        except BaseException:
-            spare.close()  # (the holder ends without starting the program, unless it has answered already)
-            raise
-        started = await launcher.answer(spare)
-        meta.pid, meta.journal_started_at = started.greeting["pid"], float(started.greeting["started_at"])
-        meta.program_start = session_ladder.program_start(meta.pid)
-        try:
             created = files.event_record({"type": "created", "pid": meta.pid})
             directory = place.settle(root, dumps(meta.to_json()), jsonl_line(created))
-        except OSError:  # a full disk: not started
+        except BaseException:  # (a full disk: not started)
+            started.close()
             _kill(meta.pid)
             raise
     except BaseException:

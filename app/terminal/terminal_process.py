@@ -200,6 +200,8 @@ class TerminalProcess:
             self.ended_by = message.get("signal") if isinstance(message.get("signal"), str) else None
         elif op == "error":
             log.error("holder of pid %s: %s", self.tty and self.tty.pid, message.get("message"))
+        elif op == "failed":  # a new terminal's holder could not take it up: the program never ran
+            self._gone_reason = f"its holder could not start the program: {str(message.get('message'))[:500]}"
         self._schedule()
 
     def _on_closed(self) -> None:

@@ -1,19 +1,25 @@
 """Holders forked ahead (app.terminal.holder_link.HolderLauncher and the fork server): a spare or the server
-killed the way the OOM killer kills, and the next open still works. Real processes, real PTYs."""
+killed the way the OOM killer kills, and the next open still works; a holder that cannot take up its spec says
+why, and the terminal ends with that reason. Real processes, real PTYs."""
 
 from __future__ import annotations
 
 import asyncio
 import os
 import signal
+import socket
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
 from app.terminal.holder.protocol import SPARES
+from app.terminal.holder_link import HolderLauncher
+from app.terminal.journal_follower import JournalFollower
 from app.terminal.registry import TerminalRegistry, TerminalSpec
 from app.terminal.session import TerminalSession
+from app.terminal.terminal_process import TerminalProcess
 from tests.support.polling import eventually
 from tests.support.terminals import LIMITS
 
@@ -84,3 +90,43 @@ async def test_a_killed_fork_server_is_started_again_by_the_next_open(registry: 
     await asyncio.to_thread(eventually, lambda: server not in _children(os.getpid()), what="the server's end")
     second = await _opens_and_runs(registry)
     assert second.running and first.running  # the first terminal's holder outlived its server
+
+
+async def test_a_holder_that_cannot_take_up_its_spec_says_why_and_the_terminal_ends_with_that_reason(
+    tmp_path: Path,
+) -> None:
+    launcher = HolderLauncher()
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    fds = [os.open(tmp_path / name, os.O_WRONLY | os.O_CREAT, 0o600) for name in ("output.raw", "output.idx", "log")]
+    spec = {
+        "id": "t_0000000001", "socket_dir": str(tmp_path), "argv": ["sh", "-c", "touch ran"], "cwd": str(tmp_path),
+        "env": {}, "cols": 80, "rows": 24, "nonce": None, "max_journal_bytes": 1 << 20, "started_at": "now",
+    }  # fmt: skip
+    try:
+        holder = await launcher.start(spec, [*fds, listener.fileno()])  # answered at once: nothing waited for
+    finally:
+        for fd in fds:
+            os.close(fd)
+        listener.close()
+    pid = holder.greeting["pid"]
+    ended: list[tuple[int | None, str | None]] = []
+    process = TerminalProcess(
+        JournalFollower(tmp_path, 0, time.time()), on_output=lambda _: None, on_exit=lambda *e: ended.append(e)
+    )
+    try:
+        process.follow_holder(holder)
+        await asyncio.wait_for(process.ended.wait(), 30)
+    finally:
+        await launcher.close()
+    assert ended == [(None, "its holder could not start the program: started_at is a number")]
+    await asyncio.to_thread(
+        eventually, lambda: not Path(f"/proc/{pid}").exists() or _state(pid) == "Z", what="the program's process"
+    )
+    assert not (tmp_path / "ran").exists()  # the program never ran
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "gone"

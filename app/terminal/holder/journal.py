@@ -6,11 +6,11 @@ byte read survives a crash of the daemon and of the holder (it is in the kernel'
 are buffered and written at most every `INDEX_FLUSH_S` seconds and at every non-output event; a crash can
 lose the timing of the last fraction of a second of output, never the bytes.
 
-Each index line is a JSON array `[t, kind, offset, value]`: `t` seconds since the journal was opened (the
-holder's start; its Unix time is `started_at`, which the holder reports), `kind` one of "o" (output; value =
-byte count), "i" (input; value = base64 of the bytes, or null when redacted), "r" (resize; value =
-"COLSxROWS"), "m" (marker; value = label), "x" (exit; value = exit code), "n" (a genuine shell mark's masked
-nonce starts at `offset`; value null; written before the bytes it names), and `offset` the size of
+Each index line is a JSON array `[t, kind, offset, value]`: `t` seconds since the terminal was opened (its
+Unix time is `started_at`, which the daemon gives the holder), `kind` one of "o" (output; value = byte
+count), "i" (input; value = base64 of the bytes, or null when redacted), "r" (resize; value = "COLSxROWS"),
+"m" (marker; value = label), "x" (exit; value = exit code), "n" (a genuine shell mark's masked nonce starts
+at `offset`; value null; written before the bytes it names), and `offset` the size of
 `output.raw` when the event happened.
 """
 
@@ -52,16 +52,17 @@ class JournalWriter:
     """Appends output and events for a live terminal to the journal's two files (`open_journal`; the writer
     closes them)."""
 
-    def __init__(self, raw_fd: int, idx_fd: int, max_bytes: int) -> None:
+    def __init__(self, raw_fd: int, idx_fd: int, max_bytes: int, started_at: float | None = None) -> None:
         self._raw_fd, self._idx_fd = raw_fd, idx_fd
         self.size = os.fstat(self._raw_fd).st_size
         self.dropped = 0
         self.failure: str | None = None
         """Why a write failed (a full disk...): the journal then has holes, counted in `dropped`."""
-        self.started_at = time.time()
-        """The Unix time of `t` = 0."""
+        now = time.time()
+        self.started_at = now if started_at is None else min(started_at, now)
+        """The Unix time of `t` = 0 (now, or `started_at`: when the daemon opened the terminal)."""
         self._max_bytes = max_bytes
-        self._t0 = time.monotonic()
+        self._t0 = time.monotonic() - (now - self.started_at)
         self._pending: list[list[Any]] = []
         self._last_flush = self._t0
 

@@ -1,10 +1,12 @@
 """A terminal's holder at work: one process, one terminal, one selector loop.
 
-Made by the fork server (app.terminal.holder.server) from a spec, in a session and process group of its own
-and nobody's child, it takes the journal's files, its log and its listening socket from the daemon (which
-made them; app.terminal.holder.protocol.SPEC_FDS), answers `{"id", "pid", "started_at"}` with the pid of the
-process it made ahead on its PTY for the program (or `{"id", "error"}`), and has that process run the program
-(app.terminal.holder.pty.fork_ahead, release). From then on it
+Made by the fork server (app.terminal.holder.server) ahead of its terminal, in a session and process group of
+its own and nobody's child, with the PTY and the process that becomes the program already made
+(app.terminal.holder.pty.fork_ahead) and a connection to the daemon that counts as greeted (the daemon has
+the other end, the PTY's master and the program's pid before it sends the spec). Given the spec, it takes
+the journal's files, its log and its listening socket from the daemon (which made them;
+app.terminal.holder.protocol.SPEC_FDS) and has that process run the program (app.terminal.holder.pty.release);
+one that cannot says why (`failed`) on that connection and ends. From then on it
 
 - reads the PTY and appends every byte to the journal (of which it is the only writer), with the shell
   integration's nonce masked and each genuine mark's offset recorded as an `n` index record written before
@@ -263,8 +265,8 @@ class Holder:
         return greeting(self.id, self.pid, self.journal, self.cols, self.rows, self.exit_code)
 
     def _greeted(self, sock: socket.socket) -> None:
-        """Take `sock` as a client greeted from the start: the daemon that asked for this holder has the other
-        end, given with the holder's first answer."""
+        """Take `sock` as a client greeted from the start: the daemon that opened this terminal has the other
+        end (handed to it with the spare, app.terminal.holder.server)."""
         sock.setblocking(False)
         client = Client(sock)
         client.greeted = True
@@ -424,16 +426,19 @@ class Started:
 
 def start(spec: dict[str, Any], fds: list[int], ahead: Ahead) -> Started:
     """Take up the terminal `spec` describes, with the descriptors proto.SPEC_FDS names (stderr becomes the
-    terminal's holder.log) and the PTY and process made `ahead` for its program (released by `run`, once
-    answered). An OSError, ValueError, KeyError or TypeError says why it could not."""
+    terminal's holder.log) and the PTY and process made `ahead` for its program (released by `run`). An
+    OSError, ValueError, KeyError or TypeError says why it could not."""
     check_program(spec)
     if len(fds) != len(proto.SPEC_FDS):
         raise ValueError(f"a spec comes with {len(proto.SPEC_FDS)} descriptors, not {len(fds)}")
+    started_at = spec["started_at"]
+    if type(started_at) not in (int, float):
+        raise ValueError("started_at is a number")
     raw_fd, idx_fd, log_fd, _ = fds
     os.dup2(log_fd, 2)
     os.close(log_fd)
     cols, rows = check_size(spec["cols"], spec["rows"])
-    journal = JournalWriter(raw_fd, idx_fd, int(spec["max_journal_bytes"]))
+    journal = JournalWriter(raw_fd, idx_fd, int(spec["max_journal_bytes"]), float(started_at))
     journal.record("r", f"{cols}x{rows}")
     set_size(ahead.master, cols, rows)
     return Started(journal, cols, rows, ahead.master, ahead.pid)
@@ -450,45 +455,46 @@ def check_program(spec: dict[str, Any]) -> None:
         raise ValueError("cwd and nonce are strings")
 
 
-def run(
-    spec: dict[str, Any], channel: socket.socket, fds: list[int], ahead: Ahead, answered: Callable[[], None]
-) -> None:
+def run(spec: dict[str, Any], fds: list[int], ahead: Ahead, daemon: socket.socket, taken: Callable[[], None]) -> None:
     """Be the holder `spec` describes (this process is in a session of its own), with the descriptors
-    protocol.SPEC_FDS names, on the PTY and with the process made `ahead` (pty.fork_ahead): answer on `channel`
-    at once (`started`, with the PTY's master and a connection to this holder that counts as greeted; or an
-    `error`), release the program, call `answered`, then make the rest of the holder and run until the
-    program has ended. stdin and stdout become /dev/null, stderr the terminal's holder.log."""
+    protocol.SPEC_FDS names, on the PTY and with the process made `ahead` (pty.fork_ahead), `daemon` a
+    connection the daemon already has the other end of (greeted): release the program, call `taken`, then
+    make the rest of the holder and run until the program has ended. One that cannot start says why on
+    `daemon` (`failed`) and ends, and so does the process made ahead. stdin and stdout become /dev/null,
+    stderr the terminal's holder.log."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
     try:
         started = start(spec, fds, ahead)
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        why = (exc.strerror if isinstance(exc, OSError) else None) or str(exc)
-        log(f"could not start: {why}")
-        channel.send(proto.encode("started", id=spec.get("id"), error=why))
+        failed(daemon, (exc.strerror if isinstance(exc, OSError) else None) or str(exc))
         os._exit(1)
-    mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-    hello = greeting(spec["id"], started.pid, started.journal, started.cols, started.rows, None)
-    socket.send_fds(channel, [proto.encode("started", **hello)], [started.master, theirs.fileno()])
-    theirs.close()
     try:
         release(ahead, spec["argv"], spec["cwd"], spec["env"], spec.get("nonce"))
     except OSError as exc:  # its process has ended already: the holder sees it go
         log(f"could not release the program: {exc.strerror}")
-    answered()
+    taken()
     try:
-        holder = Holder(spec, started, socket.socket(fileno=fds[3]), mine)
+        holder = Holder(spec, started, socket.socket(fileno=fds[3]), daemon)
     except Exception as exc:  # noqa: BLE001 (nothing could follow the program: it ends with its holder, and the daemon sees both go)
-        log(f"could not follow the program: {exc!r}")
         signal_session(started.pid, signal.SIGKILL)
+        failed(daemon, f"it could not follow the program: {exc!r}")
         os._exit(1)
-    channel.close()
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1):
         os.dup2(null, fd)
     os.close(null)
     os.chdir("/")
     holder.run()
+
+
+def failed(daemon: socket.socket, why: str) -> None:
+    """Say on the daemon's connection why this holder could not start its terminal (and in its log)."""
+    log(f"could not start: {why}")
+    try:
+        daemon.sendall(proto.encode("failed", message=why[:500]))
+    except OSError:
+        pass  # the daemon sees the connection end, and the terminal lost
 
 
 def greeting(

@@ -19,7 +19,8 @@ Messages are JSON objects, one per line, each with an `op`:
   journal, which is `size` bytes long; `exit` {code, size, signal?} once the program has exited and its
   output is all in the journal (`signal`: the rung of the stop ladder that ended it, when one did); `error`
   {message, refused?}: a message it refused (`refused`: its op; the connection then stays; without, the
-  message was not the protocol at all, and the connection is closed).
+  message was not the protocol at all, and the connection is closed); `failed` {message}: a new terminal's
+  holder could not take up its spec (why), and ends without starting the program.
 
 Every field a holder takes is checked (types, sizes within app.terminal.holder.sizes, lengths): a message it
 does not accept is answered with an `error`, never applied. VERSION changes when a message changes meaning;
@@ -49,7 +50,7 @@ SPEC_FDS = ("output.raw", "output.idx", "holder.log", "socket")
 daemon makes them before the terminal is asked for (app.terminal.places), so a holder makes no file."""
 SPARES = 2
 """Holders the fork server keeps forked and ready for a spec (app.terminal.holder.server): an open takes one
-while the next is made (on a busy machine, making one takes tens of milliseconds)."""
+while the next is made."""
 
 
 class ProtocolError(Exception):

@@ -6,11 +6,13 @@ milliseconds instead of an interpreter's start.
 Its descriptor 0 is a SOCK_SEQPACKET socket to the daemon, on which it hands over, for each holder it forks
 ahead (a spare: waiting in a session of its own, with a PTY and the process that becomes the program made,
 pty.fork_ahead), a socket to that spare once it is ready (a `spare` message, or one with an `error` when
-none could be made). The daemon sends a spec there (a JSON object, with the descriptors protocol.SPEC_FDS
-names: the holder's files and socket, made by the daemon), and the holder answers on it with its `started`
-message and two descriptors: the PTY's master and its end of a connection the holder already counts as a
-greeted client (so a new terminal needs no connect and no hello). It keeps protocol.SPARES spares ready,
-forking only while none is starting a terminal. The server ignores SIGCHLD, so the kernel reaps the holders
+none could be made). On that socket the spare has already said `ahead` {pid: the program's}, with two
+descriptors: the PTY's master and the daemon's end of a connection the holder counts as a greeted client. So
+the daemon knows the terminal's pid and can follow it before it has asked for it: it sends the spec there (a
+JSON object, with the descriptors protocol.SPEC_FDS names: the holder's files and socket, made by the
+daemon) and waits for no answer (a holder that cannot take the spec up says why on that connection,
+loop.failed). The server keeps protocol.SPARES spares ready, forking only while none is starting a
+terminal. The server ignores SIGCHLD, so the kernel reaps the holders
 that end while it runs (a holder sets it back, to reap its program); when the daemon closes the socket the
 server ends, and its holders go on, children of init or of the nearest subreaper.
 """
@@ -31,8 +33,8 @@ from app.terminal.holder.pty import close_all_but, fork_ahead
 from app.terminal.holder.sizes import check_size
 
 MAX_SPEC = 1 << 20
-ANSWER_WAIT_S = 1.0
-"""How long the server waits for a holder that has its spec to answer the daemon before it forks spares
+START_WAIT_S = 1.0
+"""How long the server waits for a holder that has its spec to start its program before it forks spares
 again anyway."""
 FORK_TRIES = 3
 """Spares forked in a row that end before they are ready, after which the daemon is told why none is."""
@@ -41,7 +43,7 @@ REQUESTS = 0
 READY, TAKEN = b"r", b"t"
 """What a spare tells the server: it is ready for a spec (its PTY and program's process made, and nothing
 of the server's but its own socket held by that process); its spec has come. It closes its socket once it
-has answered the daemon."""
+has started its program."""
 
 
 class _DaemonGone(Exception):
@@ -94,10 +96,10 @@ def _follow(
     spares: dict[socket.socket, float | None],
     wait_s: float | None,
 ) -> None:
-    """Wait (at most `wait_s`) for what the spares say, and forget each that has answered, ended, or been
-    slower than ANSWER_WAIT_S to answer."""
+    """Wait (at most `wait_s`) for what the spares say, and forget each that has started its program, ended,
+    or been slower than START_WAIT_S to start it."""
     now = time.monotonic()
-    due = [taken + ANSWER_WAIT_S - now for taken in spares.values() if taken is not None]
+    due = [taken + START_WAIT_S - now for taken in spares.values() if taken is not None]
     if due:
         wait_s = max(0.0, min(due if wait_s is None else [*due, wait_s]))
     for key, _ in selector.select(wait_s):
@@ -110,7 +112,7 @@ def _follow(
             else:
                 _forget(selector, spares, key.fileobj)
     for sock, taken in list(spares.items()):
-        if taken is not None and time.monotonic() - taken >= ANSWER_WAIT_S:
+        if taken is not None and time.monotonic() - taken >= START_WAIT_S:
             _forget(selector, spares, sock)
 
 
@@ -170,6 +172,7 @@ def _spare(channel: socket.socket) -> tuple[socket.socket, socket.socket] | None
         from_daemon.close()
         return to_spare, for_daemon
     spec: object = None
+    daemon: socket.socket | None = None
     try:
         to_spare.close()
         for_daemon.close()
@@ -179,24 +182,28 @@ def _spare(channel: socket.socket) -> tuple[socket.socket, socket.socket] | None
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # the holder reaps its program
         os.setsid()
         ahead = fork_ahead()  # made while waiting: the program starts with a write once the spec comes
+        daemon, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        socket.send_fds(from_daemon, [protocol.encode("ahead", pid=ahead.pid)], [ahead.master, theirs.fileno()])
+        theirs.close()
         _warm_up()  # (after the fork: the pages it writes are copied now, not once the spec has come)
         to_server.send(READY)
         message, fds = _receive(from_daemon, to_server)
+        from_daemon.close()
         if not message:  # the server or the daemon has ended
             os._exit(0)
         to_server.send(TAKEN)
         spec = json.loads(message)
         if not isinstance(spec, dict):
             raise ValueError("a spec is a JSON object")
-        loop.run(spec, from_daemon, fds, ahead, answered=to_server.close)
+        loop.run(spec, fds, ahead, daemon, taken=to_server.close)
         os._exit(0)
     except BaseException as exc:  # noqa: BLE001 (a forked child never returns into the server's loop)
         try:
-            log(f"the holder failed: {exc!r}")  # (its holder.log, once it has it)
-            answer_id = spec.get("id") if isinstance(spec, dict) else None
-            from_daemon.send(
-                protocol.encode("started", id=answer_id, error=f"not a holder's spec, or the holder failed: {exc!r}")
-            )
+            why = f"not a holder's spec, or the holder failed: {exc!r}"
+            if daemon is None:
+                log(why)
+            else:
+                loop.failed(daemon, why)
         finally:
             os._exit(1)
 
@@ -217,17 +224,18 @@ def _warm_up() -> None:
     """Run what a holder runs first, on made-up values: once in the server, so that what these steps make and
     cache is made once, in pages every holder shares; and again in each spare while it waits for its spec,
     so that it takes then, not once the spec has come, the copy-on-write faults of the pages those steps
-    write (a spare took about 160 faults between its spec and its answer without, 55 with)."""
+    write (a spare took about 160 faults between its spec and its answer without, 55 with, when spares still
+    answered their spec)."""
     spec = json.loads(_SAMPLE_SPEC)
     check_size(spec["cols"], spec["rows"])
     loop.check_program(spec)
     nowhere = (os.open(os.devnull, os.O_WRONLY), os.open(os.devnull, os.O_WRONLY))
-    writer = journal.JournalWriter(*nowhere, spec["max_journal_bytes"])
+    writer = journal.JournalWriter(*nowhere, spec["max_journal_bytes"], spec["started_at"])
     writer.record("r", "80x24")
     writer.write_output(b"x")
     writer.close()
     hello = loop.greeting(spec["id"], 1, writer, spec["cols"], spec["rows"], None)
-    protocol.decode(protocol.encode("started", **hello))
+    protocol.decode(protocol.encode("hello", **hello))
     protocol.encode("out", size=0)
     one, other = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     one.close()
@@ -237,6 +245,6 @@ def _warm_up() -> None:
 
 _SAMPLE_SPEC = json.dumps({
     "id": "t_0000000000", "socket_dir": "/", "argv": ["sh"], "cwd": "/", "cols": 80, "rows": 24, "nonce": None,
-    "env": {f"VARIABLE_{i}": "value " * 5 for i in range(40)}, "max_journal_bytes": 1 << 20,
+    "env": {f"VARIABLE_{i}": "value " * 5 for i in range(40)}, "max_journal_bytes": 1 << 20, "started_at": 1.5e9,
 }).encode()  # fmt: skip
 """A spec as the daemon sends them (an environment of a usual size)."""
