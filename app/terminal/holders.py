@@ -212,6 +212,29 @@ def _ended(meta: TerminalMeta, ending: Ending) -> None:
     meta.ended_at = meta.ended_at or time.time()
 
 
+def stop_unlisted(holders: Path, terminal_id: str) -> bool:
+    """Have the holder of a terminal nobody was told of (its daemon was killed in the middle of opening it,
+    between handing its holder the spec and listing it) end its program, without waiting for it; when nobody
+    listens, remove its socket. Whether a holder was told to."""
+    try:
+        sock = proto.connect(holders, terminal_id, GREET_TIMEOUT_S)
+    except (ConnectionRefusedError, FileNotFoundError):
+        remove_stale_socket(holders, terminal_id)
+        return False
+    except (OSError, proto.ProtocolError):
+        return False
+    with sock:
+        try:
+            greeting, master = proto.hello(sock)
+            if master is not None:
+                os.close(master)
+            proto.check_greeting(greeting, terminal_id, None, known=False)
+            sock.sendall(proto.encode("stop"))
+        except (OSError, proto.ProtocolError):
+            return False
+    return True
+
+
 def remove_stale_socket(holders: Path, terminal_id: str) -> None:
     """Remove a terminal's socket if nobody listens on it (its holder was killed); a socket that is a link,
     not a socket, or someone else's is left alone (the daemon refuses it)."""

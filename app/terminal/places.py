@@ -12,7 +12,8 @@ first event into files that exist, and renames the directory to `terminals/<id>`
 or not at all.
 
 A daemon removes what it made and did not use when it ends; a daemon that was killed leaves it, and the next
-daemon to start removes the staging directories of the daemons that no longer run, and their sockets.
+daemon to start removes the staging directories of the daemons that no longer run, and their sockets (and has
+the holder of a terminal whose open was cut by the kill, so that nobody knows of it, end its program).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from app.core.storage import write_all
 from app.terminal.deltas import SCREEN_DELTAS
 from app.terminal.holder import protocol as proto
 from app.terminal.holder.journal import open_journal
-from app.terminal.holders import remove_stale_socket
+from app.terminal.holders import stop_unlisted
 from app.terminal.session_ladder import proc
 
 log = logging.getLogger(__name__)
@@ -171,7 +172,9 @@ class Places:
 
     def _sweep(self) -> None:
         """Remove the staging directories of daemons that no longer run (this daemon's pid too: one that ran
-        before with the same pid), with the sockets made for them that nobody listens on."""
+        before with the same pid), with the sockets made for them that nobody listens on; a program whose
+        holder listens there was started by an open its daemon did not finish (nobody was told of it): its
+        holder is told to end it."""
         if not self._root.is_dir() or self._root.is_symlink():
             return
         for entry in self._root.iterdir():
@@ -182,7 +185,9 @@ class Places:
                     entry.unlink()
                     continue
                 for staged in entry.iterdir():
-                    remove_stale_socket(self._holders, staged.name)
+                    if stop_unlisted(self._holders, staged.name):
+                        log.warning("ended terminal %s: its daemon was killed while it opened it, and nobody was "
+                                    "told of it", staged.name)  # fmt: skip
                 shutil.rmtree(entry)
             except OSError as exc:
                 log.warning("cannot remove %s, left by a daemon that no longer runs: %s", entry, exc)

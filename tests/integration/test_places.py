@@ -8,6 +8,7 @@ import os
 import socket
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,8 @@ import pytest
 
 from app.terminal import places
 from app.terminal.holder import protocol as proto
-from app.terminal.holder_link import HolderError
+from app.terminal.holder.journal import open_journal
+from app.terminal.holder_link import HolderError, HolderLauncher
 from app.terminal.places import Places
 from app.terminal.registry import TerminalRegistry, TerminalSpec
 from tests.support.polling import eventually
@@ -120,3 +122,46 @@ async def test_a_daemon_that_starts_removes_what_killed_daemons_left_and_nothing
     finally:
         await ours.close()
         left[str(os.getppid())].close()
+
+
+async def test_a_program_whose_open_a_killed_daemon_cut_is_ended_by_the_next_daemon(tmp_path: Path) -> None:
+    """The daemon handed the spec to a holder and was killed before it listed the terminal: nobody knows of that
+    program, and the next daemon has its holder end it (it would run unlisted for good)."""
+    holders = tmp_path / "holders"
+    holders.mkdir(mode=0o700)
+    staged = tmp_path / places.STAGING / str(os.getpid()) / "t_00000000ab"  # (this pid: a daemon that ran before)
+    staged.mkdir(parents=True)
+    dir_fd = proto.open_dir(holders)
+    listener = proto.listen(dir_fd, staged.name)
+    os.close(dir_fd)
+    fds = [*open_journal(staged), os.open(staged / "holder.log", os.O_WRONLY | os.O_CREAT, 0o600), listener.fileno()]
+    spec = {
+        "id": staged.name, "socket_dir": str(holders), "argv": ["sleep", "300"], "cwd": str(tmp_path), "env": {},
+        "cols": 80, "rows": 24, "nonce": None, "max_journal_bytes": 1 << 20, "started_at": time.time(),
+    }  # fmt: skip
+    launcher = HolderLauncher()
+    try:
+        holder = await launcher.start(spec, fds)
+    finally:
+        await launcher.close()
+        for fd in fds[:3]:
+            os.close(fd)
+        listener.close()
+    holder.close()  # the daemon is killed: what it had open goes, what it made stays
+    pid = holder.greeting["pid"]
+    await asyncio.to_thread(eventually, lambda: b"sleep" in Path(f"/proc/{pid}/cmdline").read_bytes(), what="it")
+    following = Places(tmp_path, holders)
+    await following.start()
+    await following.close()
+    await asyncio.to_thread(
+        eventually, lambda: not Path(f"/proc/{pid}").exists() or _state(pid) == "Z", what="the program's end"
+    )
+    assert not (holders / proto.socket_name(staged.name)).exists()
+    assert not (tmp_path / places.STAGING / str(os.getpid())).exists()
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "gone"

@@ -171,7 +171,7 @@ def _spare(channel: socket.socket) -> tuple[socket.socket, socket.socket] | None
         to_server.close()
         from_daemon.close()
         return to_spare, for_daemon
-    spec: object = None
+    message = b""
     daemon: socket.socket | None = None
     try:
         to_spare.close()
@@ -191,7 +191,10 @@ def _spare(channel: socket.socket) -> tuple[socket.socket, socket.socket] | None
         from_daemon.close()
         if not message:  # the server or the daemon has ended
             os._exit(0)
-        to_server.send(TAKEN)
+        try:
+            to_server.send(TAKEN)
+        except OSError:  # the server has ended since: the terminal is the daemon's, and goes on
+            pass
         spec = json.loads(message)
         if not isinstance(spec, dict):
             raise ValueError("a spec is a JSON object")
@@ -199,11 +202,10 @@ def _spare(channel: socket.socket) -> tuple[socket.socket, socket.socket] | None
         os._exit(0)
     except BaseException as exc:  # noqa: BLE001 (a forked child never returns into the server's loop)
         try:
-            why = f"not a holder's spec, or the holder failed: {exc!r}"
-            if daemon is None:
-                log(why)
+            if daemon is None or not message:  # (no spec came: nobody waits for this spare)
+                log(f"a spare failed: {exc!r}")
             else:
-                loop.failed(daemon, why)
+                loop.failed(daemon, f"not a holder's spec, or the holder failed: {exc!r}")
         finally:
             os._exit(1)
 
