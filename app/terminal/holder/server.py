@@ -12,9 +12,9 @@ the daemon knows the terminal's pid and can follow it before it has asked for it
 JSON object, with the descriptors protocol.SPEC_FDS names: the holder's files and socket, made by the
 daemon) and waits for no answer (a holder that cannot take the spec up says why on that connection,
 loop.failed). The server keeps protocol.SPARES spares ready, forking only while none is starting a
-terminal. The server ignores SIGCHLD, so the kernel reaps the holders
-that end while it runs (a holder sets it back, to reap its program); when the daemon closes the socket the
-server ends, and its holders go on, children of init or of the nearest subreaper.
+terminal. It ignores SIGCHLD, so the kernel reaps the holders that end while it runs (a holder sets it back,
+to reap its program); when the daemon closes the socket the server ends, and its holders go on, children of
+init or of the nearest subreaper.
 """
 
 from __future__ import annotations
