@@ -19,21 +19,15 @@ import pytest
 from app.terminal.holder.pty import session_members
 from tests.conftest import REPO, Daemon
 from tests.support.polling import eventually
+from tests.support.processes import running
 
 IGNORES_HANGUP = "trap '' HUP; sleep 1000"
 """A program that ignores SIGHUP (the shell and its sleep both): only SIGTERM or SIGKILL ends it."""
 
 
-def _running(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-    except OSError:
-        return False
-
-
 def _session(pid: int) -> list[int]:
     """The live processes of the program's session (it leads it)."""
-    return [p for p in session_members(pid) if _running(p)]
+    return [p for p in session_members(pid) if running(p)]
 
 
 def _holder_of(pid: int) -> int:
@@ -56,7 +50,7 @@ def _start(api: httpx.Client, command: str = IGNORES_HANGUP) -> tuple[str, int]:
 def _kill_holder(pid: int) -> None:
     holder = _holder_of(pid)
     os.kill(holder, signal.SIGKILL)
-    eventually(lambda: not _running(holder), what="the holder to die")
+    eventually(lambda: not running(holder), what="the holder to die")
 
 
 def test_delete_ends_a_program_that_ignores_hangup_with_its_holder_and_says_by_which_signal(tmp_path: Path) -> None:
@@ -141,12 +135,12 @@ def test_delete_and_kill_fail_while_the_program_is_still_there(tmp_path: Path) -
             r = api.delete(f"/v1/terminals/{tid}")
             assert r.status_code == 409, r.text
             assert f"still there after SIGKILL: {pid}" in r.json()["error"]["message"], r.text
-            assert _running(pid)
+            assert running(pid)
         d.stop()
         cmd = [*NO_KILL, sys.executable, "-m", "app", "kill", tid, "--data-dir", str(tmp_path / "data")]
         killed = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=120, check=False)
         assert killed.returncode == 1 and f"{tid}: not ended:" in killed.stderr, killed
-        assert f"still there after SIGKILL: {pid}" in killed.stderr and _running(pid)
+        assert f"still there after SIGKILL: {pid}" in killed.stderr and running(pid)
     finally:
         os.kill(pid, signal.SIGKILL)
 

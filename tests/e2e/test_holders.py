@@ -21,6 +21,7 @@ import pytest
 
 from tests.conftest import READY_LINE, REPO, Daemon
 from tests.support.polling import eventually
+from tests.support.processes import running
 
 
 def _wait(api: httpx.Client, tid: str, until: dict, since: int | None = None, timeout_ms: int = 30_000) -> dict:
@@ -38,13 +39,6 @@ def _shell(api: httpx.Client) -> str:
     return tid
 
 
-def _alive(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
 def test_a_shell_mid_command_survives_kill_9_of_the_daemon(tmp_path: Path) -> None:
     d = Daemon(tmp_path / "data").start()
     with d.client() as api:
@@ -54,7 +48,7 @@ def test_a_shell_mid_command_survives_kill_9_of_the_daemon(tmp_path: Path) -> No
         assert eventually(lambda: api.get(f"/v1/terminals/{tid}").json()["block"], what="the block to start")
         cursor = api.get(f"/v1/terminals/{tid}").json()["raw_size"]
     assert d.stop(signal.SIGKILL) == -signal.SIGKILL
-    assert _alive(pid), "the shell outlives the daemon"
+    assert running(pid), "the shell outlives the daemon"
     again = Daemon(tmp_path / "data").start()
     with again.client() as api:
         info = api.get(f"/v1/terminals/{tid}").json()
@@ -139,9 +133,9 @@ def test_ls_and_kill_work_without_a_daemon(tmp_path: Path) -> None:
     assert f"{second}: bash [80x24] running" in listed.stdout
     killed = _lookout(tmp_path / "data", "kill", first)
     assert killed.returncode == 0 and f"{first}: ended" in killed.stdout, killed
-    assert eventually(lambda: not _alive(pids[0]), what="the first shell to end") and _alive(pids[1])
+    assert eventually(lambda: not running(pids[0]), what="the first shell to end") and running(pids[1])
     assert _lookout(tmp_path / "data", "kill", "--all").returncode == 0
-    eventually(lambda: not _alive(pids[1]), what="the second shell to end")
+    eventually(lambda: not running(pids[1]), what="the second shell to end")
     again = Daemon(tmp_path / "data").start()
     with again.client() as api:
         statuses = {t["id"]: t["status"] for t in api.get("/v1/terminals").json()["terminals"]}

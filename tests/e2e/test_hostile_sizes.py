@@ -22,6 +22,7 @@ from app.terminal.journal import read_index
 from tests.conftest import REPO, Daemon
 from tests.support.holder_script import CONNECT
 from tests.support.polling import eventually
+from tests.support.processes import running
 
 ATTACK = CONNECT + r"""
 
@@ -106,13 +107,6 @@ async def _stream_close(daemon: Daemon, tid: str) -> int | None:
         return ws.close_code
 
 
-def _running(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-    except OSError:
-        return False
-
-
 def _append(path: Path, record: list[object]) -> None:
     with path.open("a") as f:
         f.write(json.dumps(record) + "\n")
@@ -163,7 +157,7 @@ def test_damaged_sizes_in_a_data_dir_leave_their_terminal_lost_or_a_410_and_the_
         assert api.get(f"/v1/terminals/{exited['meta']}/screen").status_code == 200, "its journal is intact"
         r = api.delete(f"/v1/terminals/{live}")  # a lost terminal whose holder lives: the holder ends it
         assert r.status_code == 200 and r.json()["ended_by"] == "SIGHUP", r.text
-        assert not _running(live_pid)
+        assert not running(live_pid)
         assert _create(api, "true")
         time.sleep(0.5)
         assert again.proc is not None and again.proc.poll() is None, "the daemon is up"

@@ -21,6 +21,7 @@ from app.terminal.registry import TerminalRegistry, TerminalSpec
 from app.terminal.session import TerminalSession
 from app.terminal.terminal_process import TerminalProcess
 from tests.support.polling import eventually
+from tests.support.processes import running
 from tests.support.terminals import LIMITS
 
 
@@ -119,14 +120,5 @@ async def test_a_holder_that_cannot_take_up_its_spec_says_why_and_the_terminal_e
     finally:
         await launcher.close()
     assert ended == [(None, "its holder could not start the program: started_at is a number")]
-    await asyncio.to_thread(
-        eventually, lambda: not Path(f"/proc/{pid}").exists() or _state(pid) == "Z", what="the program's process"
-    )
+    await asyncio.to_thread(eventually, lambda: not running(pid), what="the program's process")
     assert not (tmp_path / "ran").exists()  # the program never ran
-
-
-def _state(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return "gone"

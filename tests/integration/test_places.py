@@ -21,6 +21,7 @@ from app.terminal.holder_link import HolderError, HolderLauncher
 from app.terminal.places import Places
 from app.terminal.registry import TerminalRegistry, TerminalSpec
 from tests.support.polling import eventually
+from tests.support.processes import running
 from tests.support.terminals import LIMITS
 
 MAKES = {"os.mkdir", "socket.bind"}
@@ -153,15 +154,6 @@ async def test_a_program_whose_open_a_killed_daemon_cut_is_ended_by_the_next_dae
     following = Places(tmp_path, holders)
     await following.start()
     await following.close()
-    await asyncio.to_thread(
-        eventually, lambda: not Path(f"/proc/{pid}").exists() or _state(pid) == "Z", what="the program's end"
-    )
-    assert not (holders / proto.socket_name(staged.name)).exists()
+    sock = holders / proto.socket_name(staged.name)
+    await asyncio.to_thread(eventually, lambda: not running(pid) and not sock.exists(), what="the program's end")
     assert not (tmp_path / places.STAGING / str(os.getpid())).exists()
-
-
-def _state(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return "gone"

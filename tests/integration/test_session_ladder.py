@@ -1,23 +1,17 @@
 """The stop ladder lookout runs itself on a program's session when its holder cannot (app.terminal.session_ladder),
 on real processes: it climbs until the program is gone, ends what is left of its session, and never signals a
 process that is not the terminal's program."""
+
 from __future__ import annotations
 
 import subprocess
 import time
-from pathlib import Path
 
 from app.terminal.holder.pty import session_members
 from app.terminal.persistence import TerminalMeta
 from app.terminal.session_ladder import end_program, program_runs, program_start
 from tests.support.polling import eventually
-
-
-def _running(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-    except OSError:
-        return False
+from tests.support.processes import running
 
 
 def _meta(pid: int, **fields: object) -> TerminalMeta:
@@ -28,7 +22,7 @@ def _meta(pid: int, **fields: object) -> TerminalMeta:
 
 def _leader(script: str) -> subprocess.Popen[bytes]:
     leader = subprocess.Popen(["bash", "-c", script], start_new_session=True)
-    eventually(lambda: len([p for p in session_members(leader.pid) if _running(p)]) >= 2, what="its job to start")
+    eventually(lambda: len([p for p in session_members(leader.pid) if running(p)]) >= 2, what="its job to start")
     return leader
 
 
@@ -39,17 +33,17 @@ def test_a_program_that_ignores_hangup_ends_on_sigterm_with_its_whole_session() 
     outcome = end_program(meta)
     assert (outcome.ended_by, outcome.survivors) == ("SIGTERM", ())
     leader.wait(5)
-    assert not [p for p in session_members(leader.pid) if _running(p)] and not program_runs(meta)
+    assert not [p for p in session_members(leader.pid) if running(p)] and not program_runs(meta)
 
 
 def test_what_is_left_of_a_session_whose_leader_has_exited_is_ended() -> None:
     leader = _leader("(trap '' HUP; exec sleep 1000) & sleep 0.5")
     meta = _meta(leader.pid)
     leader.wait(10)
-    left = [p for p in session_members(leader.pid) if _running(p)]
+    left = [p for p in session_members(leader.pid) if running(p)]
     assert left and not program_runs(meta), "the program has exited, a job of its session runs on"
     assert end_program(meta).ended_by == "SIGTERM"
-    assert not any(_running(p) for p in left)
+    assert not any(running(p) for p in left)
 
 
 def test_a_process_that_is_not_the_program_is_never_signalled() -> None:
@@ -59,8 +53,10 @@ def test_a_process_that_is_not_the_program_is_never_signalled() -> None:
         earlier = _meta(leader.pid, program_start=None, created_at=time.time() - 3600, journal_started_at=None)
         for meta in (other_boot, earlier):
             assert not program_runs(meta) and end_program(meta).ended_by is None
-        assert _running(leader.pid)
-        by_time = _meta(leader.pid, program_start=None, journal_started_at=time.time())  # a terminal of an earlier version
+        assert running(leader.pid)
+        by_time = _meta(
+            leader.pid, program_start=None, journal_started_at=time.time()
+        )  # a terminal of an earlier version
         assert program_runs(by_time) and end_program(by_time).ended_by == "SIGHUP"
     finally:
         leader.kill()
