@@ -40,10 +40,10 @@ def long_lived() -> Iterator[None]:
         freeze_long_lived()
 
 
-def freeze_long_lived() -> int:
-    """Freeze every object the collector tracks now; returns how many were frozen."""
+def freeze_long_lived() -> None:
+    """Freeze every object the collector tracks now. (Without counting them: gc.get_freeze_count walks every
+    frozen object, 5 to 9 ms each time once the daemon has imported its frameworks.)"""
     gc.freeze()
-    return gc.get_freeze_count()
 
 
 @contextmanager
