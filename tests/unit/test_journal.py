@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import base64
 import itertools
+import time
 from pathlib import Path
 
 from app.terminal.holder.journal import JournalWriter, open_journal
@@ -50,3 +51,17 @@ def test_reopening_appends(tmp_path: Path) -> None:
     j.write_output(b"two")
     j.close()
     assert read_raw(tmp_path, 0, 100) == b"onetwo"
+
+
+def test_times_count_from_when_the_daemon_opened_the_terminal(tmp_path: Path) -> None:
+    opened = time.time() - 5.0  # the holder took the spec up five seconds after the open (a loaded machine)
+    j = JournalWriter(*open_journal(tmp_path), max_bytes=100, started_at=opened)
+    j.record("r", "80x24")
+    j.close()
+    assert j.started_at == opened
+    (resize,) = read_index(tmp_path)
+    assert 5.0 <= resize.t < 6.0
+    (tmp_path / "later").mkdir()
+    later = JournalWriter(*open_journal(tmp_path / "later"), max_bytes=100, started_at=time.time() + 60)
+    later.close()
+    assert later.started_at <= time.time()  # never in the future: no time before t = 0
