@@ -194,23 +194,18 @@ def _ahead(spare: socket.socket, terminal_id: str) -> Greeted | None:
 
 async def _send(channel: socket.socket, message: bytes, fds: list[int]) -> None:
     """Send one message with descriptors on a non-blocking socket, waiting while it is full."""
+    loop = asyncio.get_running_loop()
     while True:
         try:
             socket.send_fds(channel, [message], fds)
             return
         except BlockingIOError:
-            await _until_ready(channel, write=True)
-
-
-async def _until_ready(sock: socket.socket, *, write: bool) -> None:
-    """Wait until the loop sees `sock` readable (or writable)."""
-    loop = asyncio.get_running_loop()
-    ready = loop.create_future()
-    (loop.add_writer if write else loop.add_reader)(sock.fileno(), ready.set_result, None)
-    try:
-        await ready
-    finally:
-        (loop.remove_writer if write else loop.remove_reader)(sock.fileno())
+            writable = loop.create_future()
+            loop.add_writer(channel.fileno(), writable.set_result, None)
+            try:
+                await writable
+            finally:
+                loop.remove_writer(channel.fileno())
 
 
 class HolderLink:

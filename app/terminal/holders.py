@@ -217,21 +217,12 @@ def stop_unlisted(holders: Path, terminal_id: str) -> bool:
     between handing its holder the spec and listing it) end its program, without waiting for it; when nobody
     listens, remove its socket. Whether a holder was told to."""
     try:
-        sock = proto.connect(holders, terminal_id, GREET_TIMEOUT_S)
+        _told_to_stop(holders, terminal_id, None).close()
     except (ConnectionRefusedError, FileNotFoundError):
         remove_stale_socket(holders, terminal_id)
         return False
     except (OSError, proto.ProtocolError):
         return False
-    with sock:
-        try:
-            greeting, master = proto.hello(sock)
-            if master is not None:
-                os.close(master)
-            proto.check_greeting(greeting, terminal_id, None, known=False)
-            sock.sendall(proto.encode("stop"))
-        except (OSError, proto.ProtocolError):
-            return False
     return True
 
 
@@ -272,13 +263,7 @@ def greet(holders: Path, meta: TerminalMeta) -> dict[str, Any]:
 def _through_holder(holders: Path, terminal_id: str, meta: TerminalMeta | None) -> Ending:
     """The holder's stop ladder. TimeoutError when the holder does not greet, or does not report the exit in
     time; ConnectionError when it goes away without reporting it."""
-    sock = proto.connect(holders, terminal_id, GREET_TIMEOUT_S)
-    with sock:
-        greeting, master = proto.hello(sock)
-        if master is not None:
-            os.close(master)
-        proto.check_greeting(greeting, terminal_id, meta.pid if meta else None, known=meta is not None)
-        sock.sendall(proto.encode("stop"))
+    with _told_to_stop(holders, terminal_id, meta) as sock:
         lines = proto.LineBuffer()
         deadline = time.monotonic() + KILL_TIMEOUT_S
         while (left := deadline - time.monotonic()) > 0:
@@ -291,3 +276,19 @@ def _through_holder(holders: Path, terminal_id: str, meta: TerminalMeta | None) 
                     signal = message.get("signal")
                     return Ending(signal if isinstance(signal, str) else None, int(message["code"]))
         raise TimeoutError(f"its holder did not end the program within {KILL_TIMEOUT_S:.0f} s")
+
+
+def _told_to_stop(holders: Path, terminal_id: str, meta: TerminalMeta | None) -> socket.socket:
+    """A connection to the terminal's holder, greeted and checked (its program's pid any when `meta` is not
+    known), that has asked it for its stop ladder. OSError or ProtocolError when it could not be."""
+    sock = proto.connect(holders, terminal_id, GREET_TIMEOUT_S)
+    try:
+        greeting, master = proto.hello(sock)
+        if master is not None:
+            os.close(master)
+        proto.check_greeting(greeting, terminal_id, meta.pid if meta else None, known=meta is not None)
+        sock.sendall(proto.encode("stop"))
+    except BaseException:
+        sock.close()
+        raise
+    return sock
