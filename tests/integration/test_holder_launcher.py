@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import signal
 import socket
 import time
@@ -122,3 +123,20 @@ async def test_a_holder_that_cannot_take_up_its_spec_says_why_and_the_terminal_e
     assert ended == [(None, "its holder could not start the program: started_at is a number")]
     await asyncio.to_thread(eventually, lambda: not running(pid), what="the program's process")
     assert not (tmp_path / "ran").exists()  # the program never ran
+
+
+async def test_an_open_answered_before_its_holder_failed_is_listed_lost_with_the_reason_not_running(
+    registry: TerminalRegistry,
+) -> None:
+    """The open answers once the spec is sent, not once the holder has taken it up: when the holder then cannot
+    follow the program (here its holders' directory is gone), the terminal must not stay `running`."""
+    await _opens_and_runs(registry)  # a place and spares ready
+    shutil.rmtree(registry.holders)
+    try:
+        session = await registry.create(TerminalSpec(command=["sh", "-c", "sleep 30"]))
+        await asyncio.to_thread(eventually, lambda: session.meta.status != "running", what="the terminal's end")
+    finally:
+        registry.holders.mkdir(mode=0o700)  # (for the registry's shutdown)
+    assert session.meta.status == "lost"
+    assert (session.meta.lost_reason or "").startswith("its holder could not start the program: it could not follow")
+    await asyncio.to_thread(eventually, lambda: not running(session.meta.pid or 0), what="the program's end")
