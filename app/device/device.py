@@ -43,7 +43,8 @@ from app.device.logcat import LOGCAT_MAX_LINES, filter_lines
 from app.device.marks import draw_marks
 from app.device.observations import DeviceObservations, Observation, join_refusal
 from app.device.observer import Observer
-from app.device.ui_tree import UiNode, UiParseError, find, listing, parse_hierarchy, prefer_visible, render_elements
+from app.device.shown import render_elements
+from app.device.ui_tree import UiNode, UiParseError, find, listing, parse_hierarchy, prefer_visible
 from app.device.ui_tree import element as node_element
 from app.device.verify import reference
 from app.timeline.recording import Recorder, current_agent

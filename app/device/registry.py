@@ -102,7 +102,7 @@ class DeviceRegistry:
                                  "image": obs.image, "url": f"/v1/devices/{serial}/observations/{obs_id}/image"}  # fmt: skip
         if nodes is not None:
             screen = (obs.scale.device_width, obs.scale.device_height)
-            from app.device.ui_tree import render_elements
+            from app.device.shown import render_elements
 
             shown["elements"] = render_elements(nodes, obs.scale.factor, screen=screen)["elements"]
         return shown

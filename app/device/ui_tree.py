@@ -18,11 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
-
-from app.core.budget import fit, self_counted, within
 from app.core.patterns import IGNORECASE, Budget, UserPattern
-from app.core.tokens import count_tokens
 
 FLAGS = ("clickable", "long-clickable", "checkable", "checked", "focusable", "focused", "scrollable", "selected",
          "password")  # fmt: skip
@@ -30,7 +26,8 @@ LISTED_FLAGS = {"clickable": "tap", "long-clickable": "long", "checkable": "chec
                 "focused": "focused", "scrollable": "scroll", "selected": "selected", "password": "password",
                 "disabled": "disabled"}  # fmt: skip
 """The flags a listing shows, by their short names. `focusable` follows from the others and goes; so does
-`tap`: a listed element can be tapped unless its flags say `static` (text only) or `scroll` (a list)."""
+`tap`: a listed element can be tapped unless its flags say `static` (text only) or `scroll` (a list). `part`
+says something drawn above covers some of it: its centre is then the middle of the part left free."""
 _TAPPABLE = {"clickable", "long-clickable", "checkable"}
 _GENERIC = {
     "TextView",
@@ -48,8 +45,9 @@ _FRAMEWORK = ("android.", "androidx.")
 _SPACES = re.compile(r"\s+")
 CARRIED_TEXTS = 3
 """At most this many texts ride on one clickable node; text nodes past them are listed on their own."""
-MAX_LABEL = 40
-"""A listed label longer than this many characters is cut (with "…"); `find` still searches the whole text."""
+MAX_TEXT = 30
+"""Each text of a listed label longer than this many characters is cut (ending in "…"), never dropped: a row
+shows every text it carries; `find` still searches the whole text."""
 _BOUNDS = re.compile(r"\[(-?\d+),(-?\d+)\]\[(-?\d+),(-?\d+)\]")
 _EDITABLE = ("EditText", "AutoCompleteTextView", "SearchView")
 
@@ -94,6 +92,9 @@ class UiNode:
     full_id: str = ""
     parent: int | None = None
     """The index of the enclosing node; None at the top."""
+    layer: int | None = None
+    """The layer of the window holding the node, where the dump says it (`<window layer=...>` of
+    `uiautomator dump --windows`); None otherwise."""
 
     def visible(self, screen: tuple[int, int]) -> bool:
         """Whether some of the node's area is on a screen of this size (device pixels)."""
@@ -124,17 +125,21 @@ def parse_hierarchy(xml: str | bytes) -> list[UiNode]:
     if root.tag != "hierarchy":
         raise UiParseError(f"the dump's root is <{root.tag}>, not <hierarchy>")
     nodes: list[UiNode] = []
-    stack: list[tuple[ET.Element, int, int | None]] = [(child, 0, None) for child in reversed(list(root))]
+    stack: list[tuple[ET.Element, int, int | None, int | None]] = [
+        (child, 0, None, None) for child in reversed(list(root))
+    ]
     while stack:
-        element, depth, parent = stack.pop()
+        element, depth, parent, layer = stack.pop()
+        if element.tag == "window" and element.get("layer", "").lstrip("-").isdigit():
+            layer = int(element.get("layer", "0"))
         if element.tag == "node":
-            nodes.append(_node(element.attrib, len(nodes), depth, parent))
+            nodes.append(_node(element.attrib, len(nodes), depth, parent, layer))
             parent = len(nodes) - 1
-        stack.extend((child, depth + 1, parent) for child in reversed(list(element)))
+        stack.extend((child, depth + 1, parent, layer) for child in reversed(list(element)))
     return nodes
 
 
-def _node(attrs: dict[str, str], index: int, depth: int, parent: int | None) -> UiNode:
+def _node(attrs: dict[str, str], index: int, depth: int, parent: int | None, layer: int | None = None) -> UiNode:
     full_class = attrs.get("class", "")
     full_id = attrs.get("resource-id", "")
     flags = tuple(flag for flag in FLAGS if attrs.get(flag) == "true")
@@ -146,7 +151,7 @@ def _node(attrs: dict[str, str], index: int, depth: int, parent: int | None) -> 
         index=index, cls=full_class.rsplit(".", 1)[-1], text=attrs.get("text", ""),
         resource_id=full_id.split(":id/", 1)[-1], desc=attrs.get("content-desc", ""),
         package=attrs.get("package", ""), flags=flags, bounds=bounds, depth=depth,
-        full_class=full_class, full_id=full_id, parent=parent,
+        full_class=full_class, full_id=full_id, parent=parent, layer=layer,
     )  # fmt: skip
 
 
@@ -156,7 +161,7 @@ def is_relevant(node: UiNode) -> bool:
     return bool(interactive or node.text.strip() or node.desc.strip() or node.cls in _EDITABLE)
 
 
-def _tappable(node: UiNode) -> bool:
+def tappable(node: UiNode) -> bool:
     return bool(_TAPPABLE & set(node.flags)) or node.cls in _EDITABLE
 
 
@@ -174,11 +179,12 @@ def element(node: UiNode, scale: float, *, bounds: bool = True, hidden: bool = F
     return out
 
 
-def _geometry(out: dict[str, Any], node: UiNode, scale: float, bounds: bool) -> None:
+def _geometry(out: dict[str, Any], node: UiNode, scale: float, bounds: bool, free: Bounds | None = None) -> None:
+    """`center`: the middle of the node, or of `free` (its part nothing covers); `bounds` with `bounds`."""
     if bounds:
         b = node.bounds.to_image(scale)
         out["bounds"] = [b.left, b.top, b.right, b.bottom]
-    cx, cy = node.bounds.center
+    cx, cy = (free or node.bounds).center
     out["center"] = [round(cx / scale), round(cy / scale)]
 
 
@@ -201,11 +207,11 @@ def listing(nodes: Sequence[UiNode], screen: tuple[int, int]) -> list[Listed]:
         if not shown[node.index]:
             continue
         up = node.parent
-        while up is not None and not (shown[up] and _tappable(nodes[up])):
+        while up is not None and not (shown[up] and tappable(nodes[up])):
             up = nodes[up].parent
         if up is None:
             continue
-        if _tappable(node):
+        if tappable(node):
             tappable_inside.add(up)
         elif node.label and "scrollable" not in node.flags:
             texts = carried.setdefault(up, [nodes[up].label] if nodes[up].label else [])
@@ -226,13 +232,18 @@ def listing(nodes: Sequence[UiNode], screen: tuple[int, int]) -> list[Listed]:
         if (node.bounds, label) in seen:
             continue  # the same thing in the same place, nested: listed once, the outermost
         seen.add((node.bounds, label))
-        out.append(Listed(node, label if len(label) <= MAX_LABEL else label[: MAX_LABEL - 1] + "…"))
+        out.append(Listed(node, " | ".join(_cut(text) for text in texts)))
     return out
 
 
-def listed_element(item: Listed, scale: float, *, bounds: bool = False) -> dict[str, Any]:
+def _cut(text: str) -> str:
+    return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 1] + "…"
+
+
+def listed_element(item: Listed, scale: float, *, bounds: bool = False, free: Bounds | None = None) -> dict[str, Any]:
     """The compact form of a listing entry: index, class (unless generic), text, id (only when there is no
-    text), short flags, and the centre (and the bounds with `bounds`) in image space."""
+    text), short flags, and the centre (of its `free` part when something covers the rest; and the bounds
+    with `bounds`) in image space."""
     node = item.node
     out: dict[str, Any] = {"index": node.index}
     if node.cls not in _GENERIC and node.full_class.startswith(_FRAMEWORK):
@@ -244,54 +255,14 @@ def listed_element(item: Listed, scale: float, *, bounds: bool = False) -> dict[
     flags = [LISTED_FLAGS[f] for f in node.flags if f in LISTED_FLAGS]
     if "tap" in flags:  # the common case goes unsaid; what can be tapped can almost always be long-pressed
         flags = [f for f in flags if f not in ("tap", "long")]
-    elif not _tappable(node) and "scroll" not in flags:
+    elif not tappable(node) and "scroll" not in flags:
         flags.insert(0, "static")
+    if free is not None:
+        flags.append("part")
     if flags:
         out["flags"] = " ".join(flags)
-    _geometry(out, node, scale, bounds)
+    _geometry(out, node, scale, bounds, free)
     return out
-
-
-def render_elements(
-    nodes: Sequence[UiNode], scale: float, *, screen: tuple[int, int], all: bool = False,
-    max_tokens: int | None = None, header: dict[str, Any] | None = None, bounds: bool = False,
-) -> dict[str, Any]:  # fmt: skip
-    """`header`, then {elements, total, matched, shown, cut?, tokens}: the listing (or every node, hidden ones
-    flagged, with `all`), in document order, within `max_tokens` (the elements from the top that fit; `cut`
-    says how many were left out). `tokens` is the o200k token count of the returned object itself,
-    serialized as compact JSON."""
-    if all:
-        elements = [element(n, scale, bounds=bounds, hidden=not n.visible(screen)) for n in nodes]
-    else:
-        elements = [listed_element(item, scale, bounds=bounds) for item in listing(nodes, screen)]
-    return budgeted(elements, len(nodes), max_tokens, header)
-
-
-def budgeted(elements: list[dict[str, Any]], total: int, max_tokens: int | None,
-             header: dict[str, Any] | None) -> dict[str, Any]:  # fmt: skip
-    """The elements from the top that fit `max_tokens`, with the counts and the answer's own token count."""
-
-    def build(count: int) -> dict[str, Any]:
-        out = {**(header or {}), "elements": elements[:count], "total": total, "matched": len(elements),
-               "shown": count}  # fmt: skip
-        if count < len(elements):
-            out["cut"] = {"reason": "max_tokens", "omitted": len(elements) - count, "max_tokens": max_tokens}
-        return out
-
-    def measure(count: int) -> tuple[dict[str, Any], int]:
-        out = build(count)
-        return out, self_counted(lambda tokens: _dumps({**out, "tokens": tokens}))[1]
-
-    if max_tokens is None:
-        out, tokens = measure(len(elements))
-        return {**out, "tokens": tokens}
-    costs = (count_tokens(_dumps(e)) + 1 for e in elements)
-    fitted = fit(measure, max_tokens, len(elements), lambda: within(costs, max_tokens - measure(0)[1]))
-    return {**fitted.value, "tokens": fitted.tokens}
-
-
-def _dumps(value: Any) -> str:
-    return orjson.dumps(value).decode()
 
 
 def find(

@@ -3,13 +3,15 @@ left out, `find` preferring the visible node, clickable nodes carrying their tex
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
 
 from app.core.scaling import fit
 from app.core.tokens import count_tokens
-from app.device.ui_tree import UiNode, find, listing, parse_hierarchy, prefer_visible, render_elements
+from app.device.shown import render_elements
+from app.device.ui_tree import UiNode, find, listing, parse_hierarchy, prefer_visible
 
 DUMPS = Path(__file__).resolve().parents[1] / "data" / "ui_dumps"
 MOBILE_MCP_TOKENS = {"whatsapp_chats": 4363, "tiktok_feed": 4382, "wecom_list": 4389, "sayhi_list": 2217}
@@ -22,7 +24,7 @@ def _dump(name: str) -> tuple[list[UiNode], tuple[int, int]]:
     return nodes, (max(n.bounds.right for n in nodes), max(n.bounds.bottom for n in nodes))
 
 
-def _listing(name: str, **options: bool) -> dict:
+def _listing(name: str, **options: Any) -> dict:
     nodes, screen = _dump(name)
     scale = fit(*screen, 1000)
     return render_elements(nodes, scale.factor, screen=screen, **options)
@@ -41,7 +43,7 @@ def test_hidden_tab_labels_are_left_out_and_flagged_with_all() -> None:
     assert (label.bounds.right, label.bounds.bottom) == (0, 0) and not label.visible(screen)
     listed = _listing("whatsapp_chats")
     assert label.index not in [e["index"] for e in listed["elements"]]
-    everything = _listing("whatsapp_chats", all=True)
+    everything = _listing("whatsapp_chats", all=True, max_tokens=100_000)
     flagged = next(e for e in everything["elements"] if e["index"] == label.index)
     assert flagged["hidden"] is True
     assert not any(e.get("hidden") for e in everything["elements"] if nodes[e["index"]].visible(screen))

@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app.core.tokens import count_tokens
+from app.device.shown import render_elements
 from app.device.ui_tree import (
     Bounds,
     UiNode,
@@ -20,7 +21,6 @@ from app.device.ui_tree import (
     find,
     is_relevant,
     parse_hierarchy,
-    render_elements,
 )
 
 FLAG_ORDER = ("clickable", "long-clickable", "checkable", "checked", "focusable", "focused", "scrollable",
@@ -234,7 +234,10 @@ def test_render_within_max_tokens_states_the_cut(nodes: list[UiNode]) -> None:
     for budget in range(floor, full["tokens"]):
         result = render_elements(nodes, 2.4, screen=SCREEN, max_tokens=budget)
         assert result["tokens"] <= budget and _self_consistent(result)
-        assert result["cut"] == {"reason": "max_tokens", "omitted": 8 - result["shown"], "max_tokens": budget}
+        assert {k: result["cut"][k] for k in ("reason", "omitted", "max_tokens")} == {
+            "reason": "max_tokens", "omitted": 8 - result["shown"], "max_tokens": budget}  # fmt: skip
+        assert result["cut"]["first_omitted"] == full["elements"][result["shown"]]["index"]
+        assert "find" in result["cut"]["get_more"] and "max_tokens" in result["cut"]["get_more"]
         assert [e["index"] for e in result["elements"]] == RELEVANT[: result["shown"]]
         assert (result["total"], result["matched"]) == (12, 8)
     assert render_elements(nodes, 2.4, screen=SCREEN, max_tokens=full["tokens"] - 1)["shown"] < 8
@@ -243,7 +246,7 @@ def test_render_within_max_tokens_states_the_cut(nodes: list[UiNode]) -> None:
 def test_render_with_a_budget_below_the_empty_result(nodes: list[UiNode]) -> None:
     result = render_elements(nodes, 2.4, screen=SCREEN, max_tokens=5)
     assert result["elements"] == [] and result["shown"] == 0
-    assert result["cut"] == {"reason": "max_tokens", "omitted": 8, "max_tokens": 5}
+    assert result["cut"]["omitted"] == 8 and result["cut"]["max_tokens"] == 5
     assert result["tokens"] > 5 and _self_consistent(result)
     empty = render_elements([], 1.0, screen=SCREEN, max_tokens=1)
     assert (empty["elements"], empty["total"], "cut" in empty) == ([], 0, False)
