@@ -18,6 +18,7 @@ from PIL import Image
 from app.core.errors import BadInput, Conflict, NotFound
 from app.core.scaling import Scale
 from app.device.info import DeviceInfo
+from app.device.layers import Stack
 from app.device.observations import DeviceObservations, Observation, turned
 from app.device.observer import Observer
 from app.device.reach import describe_hit, direction_swipe, dump_bars, node_at, reachable, safe_area
@@ -98,8 +99,22 @@ def aim_element(obs: Observation, nodes: Sequence[UiNode] | None, index: int, in
         raise Conflict(f"{where} has too little of it on the screen outside the system bars (the free area is "
                        f"[{area.left},{area.top}][{area.right},{area.bottom}]) for a finger to reach: scroll it "
                        "into view, then observe again")  # fmt: skip
-    box = _image_box(obs.scale, part)
-    return Aim(part.center, box, describe_hit(nodes, node, screen))
+    free = Stack(nodes, screen).free_part(node, part)
+    if free.part is None:
+        cover = free.cover
+        what = "something drawn above it" if cover is None else _named(nodes, cover, screen)
+        raise Conflict(f"{where} is covered by {what}: a tap there would land on that, not on the element. "
+                       "Nothing was sent: act on what covers it (it comes first in the listing), or close it and "
+                       "observe again", obs_id=obs.obs_id, covered_by=None if cover is None else cover.index)  # fmt: skip
+    box = _image_box(obs.scale, free.part)
+    return Aim(free.part.center, box, describe_hit(nodes, node, screen))
+
+
+def _named(nodes: Sequence[UiNode], node: UiNode, screen: tuple[int, int]) -> str:
+    """A node as a refusal names it: `element 12 (Button "Delete")`."""
+    hit = describe_hit(nodes, node, screen)
+    text = hit.get("text") or hit.get("inner_text")
+    return f"element {node.index} ({hit['class']}{f' {text!r}' if text else ''})"
 
 
 def aim_point(obs: Observation, nodes: Sequence[UiNode] | None, x: float, y: float) -> Aim:
@@ -108,6 +123,11 @@ def aim_point(obs: Observation, nodes: Sequence[UiNode] | None, x: float, y: flo
     point = to_device(obs.scale, x, y)
     screen = screen_of(obs)
     hit = node_at(nodes, *point, screen) if nodes is not None else None
+    if nodes is not None and hit is not None:
+        stack = Stack(nodes, screen)
+        cover = stack.cover_at(hit, *point)
+        if cover is not None:  # what is drawn above takes the touch
+            hit = node_at(nodes[cover.index : stack.end[cover.index]], *point, screen) or cover
     part = reachable(hit.bounds, Bounds(0, 0, *screen)) if hit is not None else None
     box = _image_box(obs.scale, part) if part else point_box(x, y, obs.scale.image_width, obs.scale.image_height)
     return Aim(point, box, None if hit is None else describe_hit(nodes or [], hit, screen))

@@ -21,33 +21,27 @@ import base64
 import re
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import partial, wraps
 from pathlib import Path
 from typing import Any, TypeVar
 
-from app.core.errors import BackendFailure, BadInput, Conflict, LookoutError, NotFound
-from app.core.events import EventBus
-from app.core.images import ImageFormat, encode, resize
+from app.core.errors import BadInput, Conflict, LookoutError, NotFound
+from app.core.images import ImageFormat
 from app.core.patterns import run_bounded
-from app.core.scaling import RAW_WARNING, fit, image_tokens, same_shape
+from app.core.scaling import RAW_WARNING, fit, image_tokens
 from app.device import text_input
-from app.device.adb import Adb
 from app.device.aim import Aim, aim_element, aim_point, aim_swipe, to_device, verify
-from app.device.capture import BLACK_WARNING, is_black
 from app.device.frames import device_frame, failed_action_frame
-from app.device.info import INFO_COMMAND, DeviceInfo, parse_info
+from app.device.info import DeviceInfo
 from app.device.keys import keycode
 from app.device.logcat import LOGCAT_MAX_LINES, filter_lines
-from app.device.marks import draw_marks
-from app.device.observations import DeviceObservations, Observation, join_refusal
-from app.device.observer import Observer
+from app.device.observations import Observation
+from app.device.reading import AdbLink, read_ui, take_screenshot
 from app.device.shown import render_elements
-from app.device.ui_tree import UiNode, UiParseError, find, listing, parse_hierarchy, prefer_visible
+from app.device.ui_tree import UiNode, find, prefer_visible
 from app.device.ui_tree import element as node_element
-from app.device.verify import reference
-from app.timeline.recording import Recorder, current_agent
+from app.timeline.recording import current_agent
 
 T = TypeVar("T")
 STATE_ADVICE = {
@@ -55,28 +49,6 @@ STATE_ADVICE = {
     "offline": "reconnect it (`adb reconnect offline`, or `adb connect` again for a network device)",
 }
 PACKAGE = re.compile(r"[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)+")
-
-
-@dataclass(frozen=True)
-class AdbLink:
-    """What every device shares: the adb server, its threads, the observation store, the screen reader,
-    the event bus and the timeline."""
-
-    adb: Adb
-    pool: ThreadPoolExecutor
-    """adb calls wait here, not in the default executor: a device that hangs until its timeout cannot
-    hold up the rest of the daemon's threaded work."""
-    store: DeviceObservations
-    observer: Observer
-    max_dimension: int
-    bus: EventBus
-    recorder: Recorder
-
-    async def thread(self, fn: Callable[..., T], *args: Any) -> T:
-        return await asyncio.get_running_loop().run_in_executor(self.pool, fn, *args)
-
-    def info(self, serial: str) -> DeviceInfo:
-        return parse_info(self.adb.shell(serial, INFO_COMMAND).text)
 
 
 def _recorded_failure(what: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -123,7 +95,9 @@ class Device:
     ) -> dict[str, Any]:  # fmt: skip
         await self._ready()
         limit = None if raw else (max_dimension or self.link.max_dimension)
-        obs, data, warnings, nodes = await self.link.thread(self._screenshot, limit, fmt, marks or ui)
+        obs, data, warnings, nodes = await self.link.thread(
+            take_screenshot, self.link, self.serial, limit, fmt, marks or ui
+        )
         if raw:
             warnings.insert(0, RAW_WARNING)
         result = self._observation_json(obs)
@@ -143,49 +117,6 @@ class Device:
                      app=_app(nodes) if ui and nodes else None)  # fmt: skip
         return result
 
-    def _screenshot(
-        self, limit: int | None, fmt: ImageFormat, with_ui: bool
-    ) -> tuple[Observation, bytes, list[str], list[UiNode] | None]:
-        """The frame, scaled by its own size; the device's report is checked against it (once more after a
-        disagreement, which a rotation under way explains) and a frame that still disagrees is kept with a
-        warning (taps on it are refused until the device and a new frame agree). With `with_ui`, the UI is
-        dumped right after the frame and joins it only if the device is still as it was."""
-        info = self.link.info(self.serial)
-        capture = self.link.observer.capture(self.serial)
-        if not same_shape(capture.image.size, (info.width, info.height)):
-            info = self.link.info(self.serial)
-            capture = self.link.observer.capture(self.serial)
-        image = capture.image
-        warnings = list(capture.warnings)
-        size = (info.width, info.height)
-        if not same_shape(image.size, size):
-            size = image.size
-            warnings.append(
-                f"The frame is {image.width}x{image.height} but the device reports {info.width}x{info.height} "
-                f"(rotation {info.rotation}), twice: the image is scaled by the frame's own size, and taps on "
-                "this observation are refused. Observe again once the screen has settled."
-            )
-        scale = fit(size[0], size[1], limit)
-        obs = self.link.store.new(
-            self.serial, scale, info.rotation, image_format=fmt, black=is_black(image), window=info.window
-        )
-        ui_xml = nodes = None
-        if with_ui:
-            ui_xml = self.link.observer.dump_ui(self.serial)
-            nodes = _parse(ui_xml)
-            reason = join_refusal(obs, time.time(), _screen(self.link.info(self.serial)))
-            if reason is not None:
-                raise Conflict(f"the device changed while it was observed ({reason}): observe again")
-        image = resize(image, scale.image_width, scale.image_height)
-        frame_ref = image.convert("L")  # before the marks: what the actions using it are checked against
-        if nodes is not None:
-            screen = (scale.device_width, scale.device_height)
-            marked = [(item.node.index, item.node.bounds.to_image(scale.factor)) for item in listing(nodes, screen)]
-            image = draw_marks(image, marked)
-        data = encode(image, fmt)
-        obs = self.link.store.save(obs, data, ui_xml, reference=frame_ref)
-        return obs, data, warnings + ([BLACK_WARNING] if obs.black else []), nodes
-
     def _render(self, obs: Observation, nodes: list[UiNode], *, all_nodes: bool, bounds: bool,
                 max_tokens: int | None, header: dict[str, Any] | None = None) -> dict[str, Any]:  # fmt: skip
         """The UI listing within `max_tokens` (call in a worker thread: it counts tokens)."""
@@ -197,7 +128,7 @@ class Device:
         self, *, obs_id: str | None, all_nodes: bool, max_tokens: int | None, bounds: bool = False
     ) -> dict[str, Any]:  # fmt: skip
         await self._ready()
-        obs, nodes = await self.link.thread(self._ui, obs_id)
+        obs, nodes = await self.link.thread(read_ui, self.link, self.serial, obs_id)
         header = self._observation_json(obs)
         result = await asyncio.to_thread(self._render, obs, nodes, all_nodes=all_nodes, bounds=bounds,
                                          max_tokens=max_tokens, header=header)  # fmt: skip
@@ -205,51 +136,13 @@ class Device:
                      frame_elements=result["elements"], app=_app(nodes))  # fmt: skip
         return result
 
-    def _ui(self, obs_id: str | None) -> tuple[Observation, list[UiNode]]:
-        """The UI of the named observation (dumped now if it has none yet and the device still shows what
-        it showed; else a 409), or of a new observation, in the image space of the device's latest one
-        when the device is still as it was then."""
-        if obs_id is not None:
-            obs = self.link.store.get(self.serial, obs_id)
-            nodes = self.link.store.ui_nodes(obs)
-            if nodes is not None:
-                return obs, nodes
-            reason = join_refusal(obs, time.time())
-            if reason is None:
-                xml = self.link.observer.dump_ui(self.serial)
-                nodes = _parse(xml)
-                reason = join_refusal(obs, time.time(), _screen(self.link.info(self.serial)))
-                if reason is None:
-                    return self.link.store.attach_ui(obs, xml), nodes
-            raise Conflict(
-                f"observation {obs.obs_id} cannot take a UI dump of the screen now: {reason}. Observe again: "
-                "POST /screenshot with ui=true (screenshot and UI together), or GET /ui without obs_id",
-                obs_id=obs.obs_id,
-            )
-        info = self.link.info(self.serial)
-        frame = self.link.observer.capture(self.serial).image
-        xml = self.link.observer.dump_ui(self.serial)
-        nodes = _parse(xml)
-        latest = self.link.store.latest(self.serial)
-        was = None if latest is None else (latest.scale.device_width, latest.scale.device_height, latest.rotation)
-        if latest is not None and was == (info.width, info.height, info.rotation):
-            scale = latest.scale
-        else:
-            scale = fit(info.width, info.height, self.link.max_dimension)
-        obs = self.link.store.new(self.serial, scale, info.rotation, window=info.window)
-        reason = join_refusal(obs, time.time(), _screen(self.link.info(self.serial)))
-        if reason is not None:
-            raise Conflict(f"the device changed while its UI was read ({reason}): observe again")
-        frame_ref = reference(frame, scale) if same_shape(frame.size, (info.width, info.height)) else None
-        return self.link.store.save(obs, ui_xml=xml, reference=frame_ref), nodes
-
     async def find(self, criteria: dict[str, Any], obs_id: str | None, all_nodes: bool = False,
                    bounds: bool = False) -> dict[str, Any]:  # fmt: skip
         """The matching nodes; a hidden match (no visible area, or off the screen) gives way to the visible
         node around it that carries the same text or description, unless `all_nodes` asks for every match
         as it is (hidden ones flagged)."""
         await self._ready()
-        obs, nodes = await self.link.thread(self._ui, obs_id)
+        obs, nodes = await self.link.thread(read_ui, self.link, self.serial, obs_id)
         try:
             found = await run_bounded(partial(find, nodes, **criteria))  # regexes: off the loop
         except ValueError as exc:
@@ -472,19 +365,8 @@ class Device:
         self.link.bus.publish(f"device.{kind}", **{k: v for k, v in entry.items() if k != "ts"})
 
 
-def _screen(info: DeviceInfo) -> tuple[int, int, int, str | None]:
-    return info.width, info.height, info.rotation, info.window
-
-
 def _app(nodes: list[UiNode]) -> str | None:
     return next((n.package for n in nodes if n.package), None)
-
-
-def _parse(xml: bytes) -> list[UiNode]:
-    try:
-        return parse_hierarchy(xml)
-    except UiParseError as exc:
-        raise BackendFailure(f"the device's UI dump is not readable: {exc}") from exc
 
 
 def _check_package(package: str) -> None:

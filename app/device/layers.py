@@ -5,7 +5,7 @@ Windows first. Each root node of a dump is a window. Where the dump gives window
 --windows`), the higher layer is on top; otherwise a window smaller than the screen (a dialog, a popup, a
 sheet, a bar, the keyboard) is above a full-screen one (an activity), a system UI window above an app's, and
 otherwise the later window in the dump is on top. A window of the same app as a window below it (its dialog,
-its popup, its sheet) takes every touch on that window, outside its own bounds too (a touch outside a modal
+its popup, its sheet), over it and no larger, takes every touch on that window, outside its own bounds too (a touch outside a modal
 dialog goes to the dialog, which most often closes); any other window takes the touches inside its bounds.
 
 Inside a window, the dump's order is not the drawing order (Android sorts a view's children by where they
@@ -38,7 +38,8 @@ MAX_PIECES = 64
 
 @dataclass(frozen=True, slots=True)
 class Free:
-    """What stays of an element: `part` (None: covered entirely), and the node that covers the most of it."""
+    """What stays of an element: `part` (None: covered entirely; all of it when nothing covers it), and the
+    node that covers the most of it."""
 
     part: Bounds | None
     cover: UiNode | None
@@ -82,8 +83,10 @@ class Stack:
         return self.rank[self.window[node.index]], node.index
 
     def modal(self, upper: UiNode, lower: UiNode) -> bool:
-        """Whether window `upper` takes every touch on window `lower` (both roots, `upper` above)."""
-        return upper.package == lower.package and upper.package != SYSTEM_UI
+        """Whether window `upper` takes every touch on window `lower` (both roots, `upper` above): the same
+        app's, over it, and no larger."""
+        same = upper.package == lower.package and upper.package != SYSTEM_UI
+        return same and _overlap(upper.bounds, lower.bounds) and _area(upper.bounds) <= _area(lower.bounds)
 
     def covering(self, cover: UiNode, node: UiNode) -> Bounds | None:
         """The area in which `cover` (one of `covers`) covers `node`, or None when it does not."""
@@ -100,7 +103,8 @@ class Stack:
 
     def free_part(self, node: UiNode, part: Bounds | None = None) -> Free:
         """What stays of `node` (or of `part` of it) once everything drawn above it is taken out."""
-        pieces = [part or _clip(node.bounds, self.screen)]
+        start = part or _clip(node.bounds, self.screen)
+        pieces = [start]
         most: tuple[int, UiNode] | None = None
         by: list[UiNode] = []
         for cover in self.covers:
@@ -116,6 +120,8 @@ class Stack:
                 most = (taken, cover)
             if not pieces:
                 break
+        if most is None:
+            return Free(start, None)  # nothing above it: all of it, however small
         reachable = [p for p in pieces if p.right - p.left >= MIN_REACH and p.bottom - p.top >= MIN_REACH]
         best = max(reachable, key=_area, default=None)
         return Free(best, None if most is None else most[1], tuple(by))

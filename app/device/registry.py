@@ -18,8 +18,9 @@ from app.device.adb import Adb
 from app.timeline.recording import NullRecorder, Recorder
 
 if TYPE_CHECKING:
-    from app.device.device import AdbLink, Device
+    from app.device.device import Device
     from app.device.info import DeviceInfo
+    from app.device.reading import AdbLink
 
 ADB_THREADS = 8
 
@@ -40,9 +41,9 @@ class DeviceRegistry:
     @property
     def link(self) -> AdbLink:
         if self._link is None:
-            from app.device.device import AdbLink
             from app.device.observations import DeviceObservations
             from app.device.observer import Observer
+            from app.device.reading import AdbLink
 
             self._link = AdbLink(self.adb, self._pool, DeviceObservations(self._root), Observer(self.adb),
                                  self._max_dimension, self._bus, self._recorder)  # fmt: skip

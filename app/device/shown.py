@@ -20,7 +20,7 @@ from app.core.budget import fit, self_counted, within
 from app.core.tokens import count_tokens
 from app.device.layers import Stack
 from app.device.reach import describe_hit
-from app.device.ui_tree import UiNode, element, listed_element, listing
+from app.device.ui_tree import Listed, UiNode, element, listed_element, listing
 
 DEFAULT_MAX_TOKENS = 4000
 """The budget of a listing that names none (as a page snapshot's): 600 cells of a grid cost about 9,000."""
@@ -53,6 +53,12 @@ def render_elements(
             extra["covered"] = _covered(nodes, covered, screen)
     return budgeted(elements, len(nodes), DEFAULT_MAX_TOKENS if max_tokens is None else max_tokens,
                     {**(header or {}), **extra})  # fmt: skip
+
+
+def uncovered(nodes: Sequence[UiNode], screen: tuple[int, int]) -> list[Listed]:
+    """The listing's entries that nothing covers entirely, in document order (what marks are drawn for)."""
+    stack = Stack(nodes, screen)
+    return [item for item in listing(nodes, screen) if stack.free_part(item.node).part is not None]
 
 
 def _ordered(nodes: Sequence[UiNode], stack: Stack, scale: float,

@@ -76,7 +76,7 @@ def test_hidden_nodes_are_not_listed_found_or_tapped(adb_api: httpx.Client, make
     assert [(e["index"], e.get("desc")) for e in found["elements"]] == [(204, "Comunidades")]
     hidden = ok_json(adb_api.post(f"/v1/devices/{serial}/find", json={"text": "Comunidades", "obs_id": obs, "all": True}))
     assert [(e["index"], e.get("hidden")) for e in hidden["elements"]] == [(208, True)]
-    everything = ok_json(adb_api.get(f"/v1/devices/{serial}/ui", params={"obs_id": obs, "all": "true"}))
+    everything = ok_json(adb_api.get(f"/v1/devices/{serial}/ui", params={"obs_id": obs, "all": "true", "max_tokens": 100_000}))
     assert next(e for e in everything["elements"] if e["index"] == 208)["hidden"] is True
     message = error_message(adb_api.post(f"/v1/devices/{serial}/tap", json={"element": 208, "obs_id": obs}), 409)
     assert "not on the screen" in message and "[0,0][0,0]" in message
