@@ -112,7 +112,9 @@ def read_ui(link: AdbLink, serial: str, obs_id: str | None) -> tuple[Observation
         if reason is None:
             xml = link.observer.dump_ui(serial)
             nodes = parse_dump(xml)
-            reason = join_refusal(obs, time.time(), screen_facts(link.info(serial))) or changed_since(link, obs)
+            reason = join_refusal(obs, time.time(), screen_facts(link.info(serial))) or changed_since(
+                link.store, link.observer, obs
+            )
             if reason is None:
                 return link.store.attach_ui(obs, xml), nodes
         raise Conflict(
@@ -138,14 +140,14 @@ def read_ui(link: AdbLink, serial: str, obs_id: str | None) -> tuple[Observation
     return link.store.save(obs, ui_xml=xml, reference=frame_ref), nodes
 
 
-def changed_since(link: AdbLink, obs: Observation) -> str | None:
+def changed_since(store: DeviceObservations, observer: Observer, obs: Observation) -> str | None:
     """Why a capture taken now shows something else than the screenshot `obs` (a change inside the same
     window: a scroll, a dialog, new text), or None while it shows the same, compared as actions are
     (app.device.verify) over the whole image."""
-    ref = link.store.reference(obs)
+    ref = store.reference(obs)
     if ref is None:
         return "it has no reference frame to compare the screen with (taken by an older lookout)"
-    frame = link.observer.capture(obs.serial).image
+    frame = observer.capture(obs.serial).image
     if not same_shape(frame.size, (obs.scale.device_width, obs.scale.device_height)):
         return f"the screen is {frame.width}x{frame.height} now"
     box = Box(0, 0, obs.scale.image_width, obs.scale.image_height)
