@@ -8,10 +8,8 @@ observations; taps and swipes take image coordinates and are converted with the 
 observation is recorded in the device's `actions.jsonl`, published on the event bus and recorded in the
 timeline, as done by the agent of the request being served (`current_agent`).
 
-A UI dump joins an earlier screenshot only while the device still shows what it showed (same size,
-rotation and focused window, and the screenshot at most a few seconds old): otherwise it is refused with
-a 409 that says to observe again. A screenshot with `ui` takes the dump right after the frame, as one
-observation: the default path for agents.
+Reading the screen (a screenshot, a UI dump joined to it only while the device still shows what it
+showed) is app.device.reading; the listing an agent gets is app.device.shown.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ Serial = Annotated[str, Field(**SERIAL, description="adb serial, from device_lis
 ObsId = Annotated[str | None, Field(max_length=64)]
 MaxDimension = Annotated[int | None, Field(ge=100, le=8000, description="longest side; default 1000")]
 ImageFormat = Literal["png", "jpeg", "webp"]
-UiMaxTokens = Annotated[int | None, Field(ge=50, le=1_000_000, description="cut the elements to this")]
+UiMaxTokens = Annotated[int | None, Field(ge=50, le=1_000_000, description="cut the elements to this; default 4000")]
 AllNodes = Annotated[bool, Field(description="every node, hidden ones flagged")]
 Bounds = Annotated[bool, Field(description="each element's bounds besides its centre")]
 Coordinate = float | None

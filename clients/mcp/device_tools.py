@@ -58,7 +58,8 @@ async def device_screenshot(
 async def device_ui(
     ctx: Context, serial: str, obs_id: ObsId = None, all: AllNodes = False, max_tokens: UiMaxTokens = None
 ) -> str:
-    """Elements on screen, ~20 tokens each: {obs_id, elements: [{index, text?, center}]}."""
+    """Elements on screen, ~20 tokens each, a dialog first (what it covers left out): {obs_id, covered?, cut?,
+    elements: [{index, text?, center}]}."""
     params = {"obs_id": obs_id, "all": all or None, "max_tokens": max_tokens}
     return await call(ctx, "GET", _path(serial, "ui"), params=params)
 
