@@ -36,9 +36,8 @@ from app.device.keys import keycode
 from app.device.logcat import LOGCAT_MAX_LINES, filter_lines
 from app.device.observations import Observation
 from app.device.reading import AdbLink, read_ui, take_screenshot
-from app.device.shown import render_elements
+from app.device.shown import as_they_are, render_elements
 from app.device.ui_tree import UiNode, find, prefer_visible
-from app.device.ui_tree import element as node_element
 from app.timeline.recording import current_agent
 
 T = TypeVar("T")
@@ -148,7 +147,7 @@ class Device:
         screen = (obs.scale.device_width, obs.scale.device_height)
         if not all_nodes:
             found = prefer_visible(nodes, found, screen)
-        elements = [node_element(n, obs.scale.factor, bounds=bounds, hidden=not n.visible(screen)) for n in found]
+        elements = as_they_are(nodes, found, obs.scale.factor, screen, bounds=bounds)
         result = {**self._observation_json(obs), "elements": elements, "total": len(nodes), "matched": len(found)}
         self._record("observation", "find", obs_id=obs.obs_id, criteria=criteria, found=len(found),
                      frame_elements=elements, app=_app(nodes))  # fmt: skip

@@ -5,8 +5,8 @@ Order: the elements of what is drawn above something listed (a dialog's window, 
 laid over the app, a floating button), the topmost first and each in document order, then the rest in
 document order; a budget cuts from the end, so a modal's title and buttons are the last thing it drops.
 An element that something drawn above covers entirely is left out of the listing (counted in `covered`
-with what covers it; `all=true` lists it with `covered_by`); one covered in part is listed with the flag
-`part` and its centre in the part left free (app.device.layers).
+with what covers it; `all=true` lists it with `covered_by`); one covered in part is listed with its centre in
+the largest part left free, where a tap by element lands (app.device.layers).
 """
 
 from __future__ import annotations
@@ -40,19 +40,28 @@ def render_elements(
     stack = Stack(nodes, screen)
     extra: dict[str, Any] = {}
     if all:
-        elements = []
-        for node in nodes:
-            out = element(node, scale, bounds=bounds, hidden=not node.visible(screen))
-            free = stack.free_part(node) if node.visible(screen) else None
-            if free is not None and free.part is None and free.cover is not None:
-                out["covered_by"] = free.cover.index
-            elements.append(out)
+        elements = as_they_are(nodes, nodes, scale, screen, bounds=bounds, stack=stack)
     else:
         elements, covered = _ordered(nodes, stack, scale, bounds)
         if covered:
             extra["covered"] = _covered(nodes, covered, screen)
     return budgeted(elements, len(nodes), DEFAULT_MAX_TOKENS if max_tokens is None else max_tokens,
                     {**(header or {}), **extra})  # fmt: skip
+
+
+def as_they_are(nodes: Sequence[UiNode], chosen: Sequence[UiNode], scale: float, screen: tuple[int, int], *,
+                bounds: bool, stack: Stack | None = None) -> list[dict[str, Any]]:  # fmt: skip
+    """`chosen` nodes as they are (the form of `all=true` and `find`): hidden ones flagged, and those that
+    something drawn above covers entirely with `covered_by` (its index)."""
+    stack = stack or Stack(nodes, screen)
+    out = []
+    for node in chosen:
+        entry = element(node, scale, bounds=bounds, hidden=not node.visible(screen))
+        free = stack.free_part(node) if node.visible(screen) else None
+        if free is not None and free.part is None and free.cover is not None:
+            entry["covered_by"] = free.cover.index
+        out.append(entry)
+    return out
 
 
 def uncovered(nodes: Sequence[UiNode], screen: tuple[int, int]) -> list[Listed]:

@@ -26,8 +26,7 @@ LISTED_FLAGS = {"clickable": "tap", "long-clickable": "long", "checkable": "chec
                 "focused": "focused", "scrollable": "scroll", "selected": "selected", "password": "password",
                 "disabled": "disabled"}  # fmt: skip
 """The flags a listing shows, by their short names. `focusable` follows from the others and goes; so does
-`tap`: a listed element can be tapped unless its flags say `static` (text only) or `scroll` (a list). `part`
-says something drawn above covers some of it: its centre is then the middle of the part left free."""
+`tap`: a listed element can be tapped unless its flags say `static` (text only) or `scroll` (a list)."""
 _TAPPABLE = {"clickable", "long-clickable", "checkable"}
 _GENERIC = {
     "TextView",
@@ -45,7 +44,7 @@ _FRAMEWORK = ("android.", "androidx.")
 _SPACES = re.compile(r"\s+")
 CARRIED_TEXTS = 3
 """At most this many texts ride on one clickable node; text nodes past them are listed on their own."""
-MAX_TEXT = 30
+MAX_TEXT = 24
 """Each text of a listed label longer than this many characters is cut (ending in "…"), never dropped: a row
 shows every text it carries; `find` still searches the whole text."""
 _BOUNDS = re.compile(r"\[(-?\d+),(-?\d+)\]\[(-?\d+),(-?\d+)\]")
@@ -257,8 +256,6 @@ def listed_element(item: Listed, scale: float, *, bounds: bool = False, free: Bo
         flags = [f for f in flags if f not in ("tap", "long")]
     elif not tappable(node) and "scroll" not in flags:
         flags.insert(0, "static")
-    if free is not None:
-        flags.append("part")
     if flags:
         out["flags"] = " ".join(flags)
     _geometry(out, node, scale, bounds, free)
