@@ -113,3 +113,20 @@ def test_the_floating_button_over_a_whatsapp_row_is_listed_first() -> None:
     row = next(e for e in result["elements"] if e.get("text", "").startswith("Felipe digiboard"))
     fab = nodes[187].bounds.to_image(fit(*screen, 1000).factor)
     assert not fab.contains(*row["center"]) and row["center"][0] < fab.left  # beside the button, in the row
+
+
+def test_window_layers_from_a_windows_dump_decide_what_is_on_top() -> None:
+    """`uiautomator dump --windows` lists the top window first, with its layer: the layer decides, not the order."""
+    xml = overlays.dialog_window("list")
+    app_root, dialog_root = xml.index('<node index="0" text="" resource-id="com.example.invoices:id/content"'), \
+        xml.rindex('<node index="0" text="" resource-id="" class="android.widget.FrameLayout"')  # fmt: skip
+    app, dialog = xml[app_root:dialog_root], xml[dialog_root : xml.rindex("</hierarchy>")]
+    windows = (f'<display id="0"><window index="0" layer="2" type="TYPE_APPLICATION">{dialog}</window>'
+               f'<window index="1" layer="1" type="TYPE_APPLICATION">{app}</window></display>')  # fmt: skip
+    nodes, result = _render(overlays.dump(windows))
+    assert {n.layer for n in nodes} == {1, 2}
+    assert _texts(result)[:4] == ["Delete invoice?", "It cannot be undone.", "Cancel", "Delete"]
+    assert result["covered"]["elements"] == 20 and not any(t.startswith("Invoice #") for t in _texts(result))
+    # without layers, the dialog listed first is still above the full-screen activity: it is the smaller window
+    _, unlayered = _render(overlays.dump(windows.replace(' layer="2"', "").replace(' layer="1"', "")))
+    assert _texts(unlayered) == _texts(result) and unlayered["covered"] == result["covered"]
