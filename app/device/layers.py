@@ -3,8 +3,8 @@ dump's nodes in device pixels.
 
 Windows first. Each root node of a dump is a window. Where the dump gives window layers (`uiautomator dump
 --windows`), the higher layer is on top; otherwise a window smaller than the screen (a dialog, a popup, a
-sheet, a bar, the keyboard) is above a full-screen one (an activity), a system UI window above an app's, and
-otherwise the later window in the dump is on top. A window of the same app as a window below it (its dialog,
+sheet, a bar, the keyboard) is above a full-screen one (an activity), a system UI window above an app's, the
+window holding the focused node above one that does not, and otherwise the later window in the dump is on top. A window of the same app as a window below it (its dialog,
 its popup, its sheet), over it and no larger, takes every touch on that window, outside its own bounds too (a touch outside a modal
 dialog goes to the dialog, which most often closes); any other window takes the touches inside its bounds.
 
@@ -67,16 +67,19 @@ class Stack:
         for node in reversed(nodes):
             if node.parent is not None:
                 self.end[node.parent] = max(self.end[node.parent], self.end[node.index])
+        self.focused = {self.window[n.index] for n in nodes if "focused" in n.flags}
+        """The windows holding the focused node (the one input goes to)."""
         roots = [n for n in nodes if n.parent is None]
         self.rank = {root.index: rank for rank, root in enumerate(sorted(roots, key=self._window_key))}
         self.covers = [
             n for n in nodes if n.visible(screen) and (self.overlay[n.index] == n.index or self.rank.get(n.index, 0))
         ]
 
-    def _window_key(self, root: UiNode) -> tuple[int, int, int, int]:
+    def _window_key(self, root: UiNode) -> tuple[int, int, int, int, int]:
         b, (width, height) = root.bounds, self.screen
         full = b.left <= 0 and b.top <= 0 and b.right >= width and b.bottom >= height
-        return (root.layer or 0, int(root.package == SYSTEM_UI), int(not full), root.index)
+        focused = root.index in self.focused
+        return (root.layer or 0, int(root.package == SYSTEM_UI), int(not full), int(focused), root.index)
 
     def key(self, node: UiNode) -> tuple[int, int]:
         """The node's place in the drawing order as far as it is known: later is on top."""

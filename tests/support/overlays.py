@@ -16,14 +16,14 @@ CELL = (54, 80)
 
 
 def node(cls: str, bounds: tuple[int, int, int, int], *children: str, text: str = "", rid: str = "",
-         clickable: bool = False, scrollable: bool = False, package: str = APP) -> str:  # fmt: skip
+         clickable: bool = False, scrollable: bool = False, focused: bool = False, package: str = APP) -> str:  # fmt: skip
     """One <node> with the attributes a real dump has, and its children."""
     flag = "true" if clickable else "false"
     left, top, right, bottom = bounds
     full_id = f"{package}:id/{rid}" if rid else ""
     return (f'<node index="0" text="{escape(text)}" resource-id="{full_id}" class="{cls}" package="{package}" '
             f'content-desc="" checkable="false" checked="false" clickable="{flag}" enabled="true" '
-            f'focusable="{flag}" focused="false" scrollable="{"true" if scrollable else "false"}" '
+            f'focusable="{flag}" focused="{"true" if focused else "false"}" scrollable="{"true" if scrollable else "false"}" '
             f'long-clickable="false" password="false" selected="false" '
             f'bounds="[{left},{top}][{right},{bottom}]">{"".join(children)}</node>')  # fmt: skip
 

@@ -130,3 +130,14 @@ def test_window_layers_from_a_windows_dump_decide_what_is_on_top() -> None:
     # without layers, the dialog listed first is still above the full-screen activity: it is the smaller window
     _, unlayered = _render(overlays.dump(windows.replace(' layer="2"', "").replace(' layer="1"', "")))
     assert _texts(unlayered) == _texts(result) and unlayered["covered"] == result["covered"]
+
+
+def test_of_two_full_screen_windows_the_one_holding_the_focus_is_on_top() -> None:
+    """A full-screen dialog (a sheet with its scrim) listed before the activity, as uiautomator2 lists the active
+    window first: its focused field puts it on top."""
+    field = overlays.node("android.widget.EditText", (40, 1900, 1040, 2000), text="Note", clickable=True, focused=True)
+    sheet = overlays.node("android.widget.FrameLayout", (0, 0, *overlays.SCREEN), field)
+    app = overlays.node("android.widget.FrameLayout", (0, 0, *overlays.SCREEN), overlays.content("list"))
+    nodes, result = _render(overlays.dump(sheet, app))
+    assert "focused" in nodes[1].flags
+    assert _texts(result)[0] == "Note" and not any(t.startswith("Invoice #") for t in _texts(result))
