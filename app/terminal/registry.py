@@ -29,7 +29,6 @@ from app.terminal.persistence import TerminalMeta, latest_checkpoint, load_meta
 from app.terminal.places import Places
 from app.terminal.screen_model import RENDERS
 from app.terminal.session import SessionLimits, TerminalSession
-from app.terminal.shell_integration import rc_folder
 from app.terminal.shell_integration import supported as integration_supported
 from app.timeline.recording import NullRecorder, Recorder
 
@@ -115,10 +114,6 @@ class TerminalRegistry:
         if not self.read_only:
             self._readopting = asyncio.create_task(self._readopt_lost())
             await self.places.start()
-            try:
-                await asyncio.to_thread(rc_folder, self.root.parent)
-            except OSError as exc:  # checked again when a shell starts
-                log.warning("cannot write the shell integration's rc files: %s", exc)
 
     async def _load(self, directory: Path) -> TerminalSession:
         """The terminal of `directory`: adopted, recovered, or (its files fail) listed `lost` with the reason."""

@@ -29,7 +29,7 @@ import time
 
 from app.terminal.holder import journal, loop, protocol
 from app.terminal.holder.holder_log import log
-from app.terminal.holder.pty import close_all_but, fork_ahead
+from app.terminal.holder.pty import check_program, close_all_but, fork_ahead
 from app.terminal.holder.sizes import check_size
 
 MAX_SPEC = 1 << 20
@@ -230,7 +230,7 @@ def _warm_up() -> None:
     answered their spec)."""
     spec = json.loads(_SAMPLE_SPEC)
     check_size(spec["cols"], spec["rows"])
-    loop.check_program(spec)
+    check_program(spec)
     nowhere = (os.open(os.devnull, os.O_WRONLY), os.open(os.devnull, os.O_WRONLY))
     writer = journal.JournalWriter(*nowhere, spec["max_journal_bytes"], spec["started_at"])
     writer.record("r", "80x24")
