@@ -88,6 +88,8 @@ class TerminalRegistry:
         self.limits = limits
         self.max_sessions = max_sessions
         self._sessions: dict[str, TerminalSession] = {}
+        self._opening = 0
+        """Opens admitted and not yet listed: counted against `max_sessions` from their first step on."""
         self.holders = root.parent / "holders"
         """Where the holders' sockets are (see app.terminal.holder.protocol)."""
         self.launcher = HolderLauncher()
@@ -236,10 +238,21 @@ class TerminalRegistry:
             raise NotFound(f"no terminal {terminal_id!r}") from None
 
     async def create(self, spec: TerminalSpec) -> TerminalSession:
-        if len(self._sessions) >= self.max_sessions:  # (only then may the running ones be as many)
+        """A new terminal; Conflict when the running ones and those being opened reach `max_sessions`, counted
+        when the open is admitted (before its first await), so no number of concurrent opens passes it."""
+        if len(self._sessions) + self._opening >= self.max_sessions:  # (only then may the running ones be as many)
             live = sum(1 for s in self._sessions.values() if s.running)
-            if live >= self.max_sessions:
-                raise Conflict(f"{live} terminals are running, the limit is {self.max_sessions}; delete one first")
+            if live + self._opening >= self.max_sessions:
+                raise Conflict(f"{live} terminals are running and {self._opening} opening, the limit "
+                               f"is LOOKOUT_MAX_SESSIONS={self.max_sessions}; delete one first",
+                               limit="max_sessions", value=self.max_sessions)  # fmt: skip
+        self._opening += 1
+        try:
+            return await self._create(spec)
+        finally:
+            self._opening -= 1
+
+    async def _create(self, spec: TerminalSpec) -> TerminalSession:
         argv, display, is_shell = _argv(spec.command)
         cwd = _cwd(spec.cwd)
         env = _child_env(spec.env)
