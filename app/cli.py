@@ -114,16 +114,22 @@ def _run(settings: Settings) -> int:
     (settings.data_dir / "daemon.pid").unlink(missing_ok=True)  # an earlier version's: the lock says it now
     try:
         served = listener(settings.host, settings.port)
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError) as exc:  # a bad address or descriptor is a bad setting (2), one in use is not (3)
         print(printable(f"lookout: cannot listen on {settings.host}:{settings.port}: {exc}"), file=sys.stderr)
         lock.release()
-        return 3
+        return 2 if isinstance(exc, socket.gaierror | ValueError) else 3
+    if not settings.token and not served.loopback_only():
+        print(f"lookout: refusing to serve the {served.origin} socket on {served.sock.getsockname()[0]} without a "
+              "token: it is not loopback only; set LOOKOUT_TOKEN or pass --token", file=sys.stderr)  # fmt: skip
+        served.sock.close()
+        lock.release()
+        return 2
     created = not settings.token and not token_path(settings.data_dir).exists()
     host, port = served.sock.getsockname()[:2]
     print(f"lookout: http://{host}:{port}  data: {settings.data_dir}  (socket: {served.origin})", file=sys.stderr)
     if created:
         print(f"lookout: new API token written to {token_path(settings.data_dir)} (mode 0600)", file=sys.stderr)
-    if not is_loopback(settings.host) and not settings.allowed_hosts:
+    if not served.loopback_only() and not settings.allowed_hosts:
         print("lookout: only loopback Host names are answered; list the names clients use in LOOKOUT_ALLOWED_HOSTS",
               file=sys.stderr)  # fmt: skip
     argv = [sys.executable, "-m", "app", *sys.argv[1:]]
