@@ -10,6 +10,7 @@ import socket
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
@@ -17,6 +18,9 @@ from app.config import ENV_PREFIX, Settings
 from app.core.auth_token import CONFIGURED, WeakToken, load_or_create_token, strong, token_path
 from app.core.printable import printable
 from app.core.private_files import check_data_dir
+
+if TYPE_CHECKING:
+    from app.daemon.lock import DaemonRunning
 
 
 def is_loopback(host: str) -> bool:
@@ -87,6 +91,21 @@ def _refused(settings: Settings) -> str | None:
     return None
 
 
+def _lock_taken(data_dir: Path, running: DaemonRunning) -> str:
+    """What holds the data dir's lock, told by what answers on daemon.sock: a lookout daemon (with how to restart
+    or stop it), or another process, which is never offered a signal."""
+    from app.daemon.control import answers_as_lookout
+    from app.daemon.lock import process_name
+
+    if running.pid is not None and answers_as_lookout(data_dir, running.pid, 1.0):
+        return f"{running}; `lookout restart` restarts it, `kill -TERM {running.pid}` stops it"
+    who = f"pid {running.pid} ({process_name(running.pid)})" if running.pid is not None else "another process"
+    return (
+        f"the lock {data_dir / 'daemon.lock'} is held by {who}, which is not a lookout daemon (nothing "
+        f"answers for it on {data_dir / 'daemon.sock'}): end it, or use another data dir"
+    )
+
+
 def _run(settings: Settings) -> int:
     """Run the daemon of `settings` (see app.daemon.serve); its exit status."""
     from app.daemon.handover import Predecessor
@@ -105,8 +124,7 @@ def _run(settings: Settings) -> int:
         if predecessor is None:  # one started by `lookout restart` takes the lock from the daemon it replaces
             lock.acquire()
     except DaemonRunning as running:
-        print(printable(f"lookout: {running}; `lookout restart` restarts it, `kill -TERM {running.pid}` stops it"),
-              file=sys.stderr)  # fmt: skip
+        print(printable(f"lookout: {_lock_taken(settings.data_dir, running)}"), file=sys.stderr)
         return 1
     except OSError as exc:  # UnsafePath among them: says what to fix
         print(printable(f"lookout: refusing to start: {exc}"), file=sys.stderr)

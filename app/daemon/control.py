@@ -15,6 +15,7 @@ import logging
 import os
 import socket
 import struct
+import time
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -132,3 +133,19 @@ def request(data_dir: Path, message: dict[str, Any], timeout: float) -> Iterator
                     continue
                 if isinstance(answer, dict):
                     yield answer
+
+
+def answers_as_lookout(data_dir: Path, pid: int, within_s: float) -> bool:
+    """Whether process `pid` is the lookout daemon of `data_dir`: the daemon answering on its control socket
+    says it is that pid (asked again until `within_s` has passed: a daemon listens there once it has
+    started). A process that merely holds the lock file (any program can flock it) does not answer so."""
+    deadline = time.monotonic() + within_s
+    while True:
+        try:
+            if any(answer.get("pid") == pid for answer in request(data_dir, {"op": "status"}, 2.0)):
+                return True
+        except (NoDaemon, OSError):
+            pass
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.2)
