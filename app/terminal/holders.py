@@ -107,6 +107,8 @@ def _held(holders: Path, directory: Path, meta: TerminalMeta) -> HeldTerminal:
             status, note = _without_holder(directory, meta)
         except TimeoutError:
             status, note = "unresponsive", f"its holder does not answer within {GREET_TIMEOUT_S:.0f} s (stopped?)"
+        except (ConnectionError, BlockingIOError) as exc:  # it listens, and is full or closed: at its limits
+            status, note = "unresponsive", f"its holder takes no connection now ({exc.strerror or exc!r})"
         except (OSError, proto.ProtocolError) as exc:
             status = "orphaned" if session_ladder.program_runs(meta) else "lost"
             note = f"its holder's socket is not to be trusted: {exc}"

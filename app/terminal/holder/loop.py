@@ -36,6 +36,7 @@ from typing import Any
 
 from app.terminal.holder import protocol as proto
 from app.terminal.holder import pty
+from app.terminal.holder.door import Door
 from app.terminal.holder.holder_log import log
 from app.terminal.holder.journal import INDEX_FLUSH_S, JournalWriter
 from app.terminal.holder.nonce import NonceFilter
@@ -91,6 +92,7 @@ class Holder:
         self.socket_name = proto.socket_name(self.id)
         self.listener = listener
         self.listener.setblocking(False)
+        self.door = Door(listener, self.selector, self._on_connect, self.deadlines)
         self.master, self.pid = started.master, started.pid
         os.set_blocking(self.master, False)
         self.pidfd = os.pidfd_open(self.pid)
@@ -101,7 +103,7 @@ class Holder:
     def run(self) -> None:
         self._watch_master()
         self.selector.register(self.pidfd, selectors.EVENT_READ, self._on_exit)
-        self.selector.register(self.listener, selectors.EVENT_READ, self._on_connect)
+        self.door.open()
         while not self.done:
             now = time.monotonic()
             due = min((at for at, _ in self.deadlines.values()), default=now + 1.0)
@@ -214,13 +216,8 @@ class Holder:
     # ----------------------------------------------------------------- clients
 
     def _on_connect(self, _events: int) -> None:
-        try:
-            sock, _ = self.listener.accept()
-        except BlockingIOError:
-            return
-        if proto.peer_uid(sock) != os.getuid():
-            log(f"refused a connection from user {proto.peer_uid(sock)}")
-            sock.close()
+        sock = self.door.accept(len(self.clients))
+        if sock is None:
             return
         sock.setblocking(False)
         client = Client(sock)
