@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import REPO, Daemon
 
 # Puts the socket at descriptor 3 and LISTEN_PID, as systemd does for the process it starts, then becomes
 # `lookout serve`.
@@ -82,3 +82,15 @@ def test_every_bad_setting_is_one_line_and_status_2(tmp_path: Path, name: str, v
     assert done.returncode == 2, done.stderr
     lines = [line for line in done.stderr.splitlines() if line.startswith("lookout")]
     assert len(lines) == 1 and said in lines[0] and "Traceback" not in done.stderr, done.stderr
+
+
+def test_a_clean_stop_logs_no_failure_of_the_holders_fork_server(tmp_path: Path) -> None:
+    daemon = Daemon(tmp_path / "data").start()
+    try:
+        with daemon.client() as api:  # the fork server starts, with its spares
+            assert api.post("/v1/terminals", json={"command": ["cat"], "shell_integration": False}).status_code == 201
+        daemon.stop()
+        log = daemon.log.read_text()
+        assert "a spare failed" not in log and "Traceback" not in log, log[-2000:]
+    finally:
+        daemon.finish()

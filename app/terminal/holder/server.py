@@ -153,7 +153,10 @@ def _ready_spare(channel: socket.socket) -> socket.socket | None:
 
 def _ended(channel: socket.socket) -> bool:
     """Whether the daemon has closed the channel, which is readable (it sends the server nothing else)."""
-    return not channel.recv(MAX_SPEC)
+    try:
+        return not channel.recv(MAX_SPEC)
+    except ConnectionError:  # it ended with something unread
+        return True
 
 
 def _spare(channel: socket.socket) -> tuple[socket.socket, socket.socket] | None:
@@ -202,7 +205,9 @@ def _spare(channel: socket.socket) -> tuple[socket.socket, socket.socket] | None
         os._exit(0)
     except BaseException as exc:  # noqa: BLE001 (a forked child never returns into the server's loop)
         try:
-            if daemon is None or not message:  # (no spec came: nobody waits for this spare)
+            if isinstance(exc, ConnectionError) and not message:  # the daemon has dropped it (a clean stop)
+                pass
+            elif daemon is None or not message:  # (no spec came: nobody waits for this spare)
                 log(f"a spare failed: {exc!r}")
             else:
                 loop.failed(daemon, f"not a holder's spec, or the holder failed: {exc!r}")
