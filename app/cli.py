@@ -10,6 +10,7 @@ import socket
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
@@ -17,6 +18,9 @@ from app.config import ENV_PREFIX, Settings
 from app.core.auth_token import CONFIGURED, WeakToken, load_or_create_token, strong, token_path
 from app.core.printable import printable
 from app.core.private_files import check_data_dir
+
+if TYPE_CHECKING:
+    from app.daemon.lock import DaemonRunning
 
 
 def is_loopback(host: str) -> bool:
@@ -87,6 +91,21 @@ def _refused(settings: Settings) -> str | None:
     return None
 
 
+def _lock_taken(data_dir: Path, running: DaemonRunning) -> str:
+    """What holds the data dir's lock, told by what answers on daemon.sock: a lookout daemon (with how to restart
+    or stop it), or another process, which is never offered a signal."""
+    from app.daemon.control import answers_as_lookout
+    from app.daemon.lock import process_name
+
+    if running.pid is not None and answers_as_lookout(data_dir, running.pid, 1.0):
+        return f"{running}; `lookout restart` restarts it, `kill -TERM {running.pid}` stops it"
+    who = f"pid {running.pid} ({process_name(running.pid)})" if running.pid is not None else "another process"
+    return (
+        f"the lock {data_dir / 'daemon.lock'} is held by {who}, which is not a lookout daemon (nothing "
+        f"answers for it on {data_dir / 'daemon.sock'}): end it, or use another data dir"
+    )
+
+
 def _run(settings: Settings) -> int:
     """Run the daemon of `settings` (see app.daemon.serve); its exit status."""
     from app.daemon.handover import Predecessor
@@ -105,8 +124,7 @@ def _run(settings: Settings) -> int:
         if predecessor is None:  # one started by `lookout restart` takes the lock from the daemon it replaces
             lock.acquire()
     except DaemonRunning as running:
-        print(printable(f"lookout: {running}; `lookout restart` restarts it, `kill -TERM {running.pid}` stops it"),
-              file=sys.stderr)  # fmt: skip
+        print(printable(f"lookout: {_lock_taken(settings.data_dir, running)}"), file=sys.stderr)
         return 1
     except OSError as exc:  # UnsafePath among them: says what to fix
         print(printable(f"lookout: refusing to start: {exc}"), file=sys.stderr)
@@ -114,16 +132,22 @@ def _run(settings: Settings) -> int:
     (settings.data_dir / "daemon.pid").unlink(missing_ok=True)  # an earlier version's: the lock says it now
     try:
         served = listener(settings.host, settings.port)
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError) as exc:  # a bad address or descriptor is a bad setting (2), one in use is not (3)
         print(printable(f"lookout: cannot listen on {settings.host}:{settings.port}: {exc}"), file=sys.stderr)
         lock.release()
-        return 3
+        return 2 if isinstance(exc, socket.gaierror | ValueError) else 3
+    if not settings.token and not served.loopback_only():
+        print(f"lookout: refusing to serve the {served.origin} socket on {served.sock.getsockname()[0]} without a "
+              "token: it is not loopback only; set LOOKOUT_TOKEN or pass --token", file=sys.stderr)  # fmt: skip
+        served.sock.close()
+        lock.release()
+        return 2
     created = not settings.token and not token_path(settings.data_dir).exists()
     host, port = served.sock.getsockname()[:2]
     print(f"lookout: http://{host}:{port}  data: {settings.data_dir}  (socket: {served.origin})", file=sys.stderr)
     if created:
         print(f"lookout: new API token written to {token_path(settings.data_dir)} (mode 0600)", file=sys.stderr)
-    if not is_loopback(settings.host) and not settings.allowed_hosts:
+    if not served.loopback_only() and not settings.allowed_hosts:
         print("lookout: only loopback Host names are answered; list the names clients use in LOOKOUT_ALLOWED_HOSTS",
               file=sys.stderr)  # fmt: skip
     argv = [sys.executable, "-m", "app", *sys.argv[1:]]

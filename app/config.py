@@ -42,6 +42,9 @@ class Settings(BaseModel):
     screen_engine: Literal["avt", "pyte"] = "avt"
     scrollback_lines: int = Field(2000, ge=0, le=100_000)
     max_sessions: int = Field(64, ge=1)
+    max_streams: int = Field(
+        256, ge=1, le=100_000, description="WebSocket connections open at once; one more is refused with the limit"
+    )
     max_input_bytes: int = Field(1 << 20, ge=1, description="largest input accepted in one request")
     max_request_bytes: int = Field(4 << 20, ge=1024, description="largest request body accepted")
     max_journal_bytes: int = Field(

@@ -146,7 +146,7 @@ def create_app(settings: Settings | None = None, lifecycle: Lifecycle | None = N
     app.add_middleware(AgentContext)
     app.add_middleware(TextGuard)
     app.add_middleware(Guard, token=token, max_body=settings.max_request_bytes, allowed_hosts=settings.allowed_hosts,
-                       body_timeout_s=settings.body_timeout_s)  # fmt: skip
+                       body_timeout_s=settings.body_timeout_s, max_streams=settings.max_streams)  # fmt: skip
     app.add_middleware(Handover, gate=gate)  # outermost: what a daemon being replaced still receives
     return app
 

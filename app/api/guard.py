@@ -7,6 +7,7 @@ import base64
 import binascii
 from urllib.parse import parse_qs
 
+import orjson
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.api.auth_throttle import AuthThrottle
@@ -26,20 +27,25 @@ BEARER_SUBPROTOCOL = "lookout.bearer."
 
 class Guard:
     """Refuses requests addressed to another host or sent from another origin (403), with a repeated
-    Authorization header (400), without the token (401, slowed for a client that keeps guessing), and bodies
-    over `max_body` bytes (413) or slower than `body_timeout_s` (408).
+    Authorization header (400), without the token (401, slowed for a client that keeps guessing), bodies
+    over `max_body` bytes (413) or slower than `body_timeout_s` (408), and a WebSocket beyond `max_streams`
+    open at once (503, counted when it is let in, before any await).
 
     HTTP requests carry the token as `Authorization: Bearer <token>`; WebSocket upgrades may also pass it in a
     `lookout.bearer.` subprotocol or as `?token=` (for scripts; the log masks it)."""
 
     def __init__(self, app: ASGIApp, token: str, max_body: int, allowed_hosts: tuple[str, ...] = (),
-                 body_timeout_s: float = 30.0, throttle: AuthThrottle | None = None) -> None:  # fmt: skip
+                 body_timeout_s: float = 30.0, throttle: AuthThrottle | None = None,
+                 max_streams: int = 256) -> None:  # fmt: skip
         self.app = app
         self.token = token
         self.max_body = max_body
         self.allowed_hosts = normalized_hosts(allowed_hosts)
         self.body_timeout_s = body_timeout_s
         self.throttle = throttle or AuthThrottle()
+        self.max_streams = max_streams
+        self.streams = 0
+        """WebSocket connections let in and not yet ended."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket"):
@@ -85,6 +91,19 @@ class Guard:
         return None
 
     async def _websocket(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Within `max_streams`, the connection goes on (counted until it ends), else it is refused with the limit."""
+        if self.streams >= self.max_streams:
+            await _refuse_websocket(scope, send, 503, "too_many_streams", (
+                f"{self.streams} WebSocket connections are open, the limit is LOOKOUT_MAX_STREAMS="
+                f"{self.max_streams}: close one, or retry later"))  # fmt: skip
+            return
+        self.streams += 1
+        try:
+            await self._websocket_app(scope, receive, send)
+        finally:
+            self.streams -= 1
+
+    async def _websocket_app(self, scope: Scope, receive: Receive, send: Send) -> None:
         """The app sees no bearer subprotocol; when the client offered `lookout`, the accept names it (a browser
         fails a handshake that names none of the subprotocols it offered)."""
         offered = scope.get("subprotocols") or []
@@ -164,3 +183,15 @@ def _unbase64(text: str) -> str | None:
         return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)).decode()
     except (binascii.Error, UnicodeDecodeError, ValueError):
         return None
+
+
+async def _refuse_websocket(scope: Scope, send: Send, status: int, code: str, message: str) -> None:
+    """Refuse a WebSocket before its handshake: with an HTTP answer that carries the JSON error where the server
+    can send one (the ASGI denial response), else with a close (the client sees a 403)."""
+    if "websocket.http.response" not in scope.get("extensions", {}):
+        await send({"type": "websocket.close", "code": 4000 + status, "reason": message[:120]})
+        return
+    body = orjson.dumps({"error": {"code": code, "message": message}})
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    await send({"type": "websocket.http.response.start", "status": status, "headers": headers})
+    await send({"type": "websocket.http.response.body", "body": body})

@@ -49,17 +49,30 @@ class PageRegistry:
         self.recorder = recorder or NullRecorder()
         self.idle_s, self.max_pages = idle_s, max_pages
         self._pages: dict[str, Page] = {}
+        self._opening = 0
+        """Pages admitted and not yet listed: counted against `max_pages` from their first step on."""
         self._reaper: asyncio.Task[None] | None = None
         self._warming: asyncio.Task[None] | None = None
 
     async def create(self, url: str | None, viewport: tuple[int, int], profile: str | None = None) -> dict[str, Any]:
-        """A new page: in an isolated context that leaves nothing behind, or in `profile`'s persistent one."""
+        """A new page: in an isolated context that leaves nothing behind, or in `profile`'s persistent one. The
+        limit counts the pages being opened from their admission on, so no number of concurrent opens passes it."""
         open_pages = [p for p in self._pages.values() if not p.page.is_closed()]
-        if len(open_pages) >= self.max_pages:
-            oldest = min(open_pages, key=lambda p: p.used_at)
-            raise Conflict(f"{len(open_pages)} pages are open, the limit (LOOKOUT_MAX_PAGES={self.max_pages}): close "
-                           f"one you are done with (DELETE /v1/pages/{{id}}; GET /v1/pages lists them; the least "
-                           f"recently used is {oldest.id}); pages idle for {self.idle_s:g} s close by themselves")  # fmt: skip
+        if len(open_pages) + self._opening >= self.max_pages:
+            oldest = min(open_pages, key=lambda p: p.used_at, default=None)
+            raise Conflict(f"{len(open_pages)} pages are open and {self._opening} opening, the limit "
+                           f"is LOOKOUT_MAX_PAGES={self.max_pages}: close one you are done with (DELETE "
+                           f"/v1/pages/{{id}}; GET /v1/pages lists them"
+                           + (f"; the least recently used is {oldest.id}" if oldest else "")
+                           + f"); pages idle for {self.idle_s:g} s close by themselves",
+                           limit="max_pages", value=self.max_pages)  # fmt: skip
+        self._opening += 1
+        try:
+            return await self._create(url, viewport, profile)
+        finally:
+            self._opening -= 1
+
+    async def _create(self, url: str | None, viewport: tuple[int, int], profile: str | None) -> dict[str, Any]:
         if self._reaper is None or self._reaper.done():
             self._reaper = asyncio.create_task(self._close_idle())
         if profile is not None:

@@ -1,7 +1,8 @@
 """The daemon's control socket, `<data>/daemon.sock`: how `lookout restart` reaches the daemon of a data dir.
 
 Only the daemon that holds the data dir's lock listens there (a socket file left by one that crashed answers
-nobody: `connection refused`), in the 0700 data dir, and serves only its own user (SO_PEERCRED). One request a
+nobody: `connection refused`), in the 0700 data dir, and serves only its own user (SO_PEERCRED); a connection
+that says nothing for SILENT_S is closed, and a client follows no link planted there. One request a
 connection, a JSON line: `{"op": "restart"}`, answered by progress lines (`{"step": "starting", "pid": N}`,
 then `{"step": "serving", "pid": N}` or `{"error": "..."}`), or `{"op": "status"}` (`{"pid", "version"}`).
 """
@@ -14,13 +15,16 @@ import logging
 import os
 import socket
 import struct
+import time
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from app.terminal.holder.protocol import open_dir, via_fd
+from app.terminal.holder.protocol import ProtocolError, check_socket, open_dir, via_fd
 
 SOCKET_FILE = "daemon.sock"
+SILENT_S = 5.0
+"""A connection that has not sent its request within this is closed."""
 log = logging.getLogger("lookout")
 Progress = Callable[[dict[str, Any]], Awaitable[None]]
 Handler = Callable[[dict[str, Any], Progress], Awaitable[None]]
@@ -76,7 +80,10 @@ class ControlServer:
         try:
             if sock is None or _peer_uid(sock) != os.getuid():
                 return
-            line = await reader.readline()
+            try:
+                line = await asyncio.wait_for(reader.readline(), SILENT_S)
+            except TimeoutError:
+                return  # a connection that says nothing holds no descriptor for long
             try:
                 request = json.loads(line)
             except ValueError:
@@ -107,11 +114,14 @@ def request(data_dir: Path, message: dict[str, Any], timeout: float) -> Iterator
         except OSError as exc:
             raise NoDaemon(f"no lookout daemon serves {data_dir} ({exc.strerror})") from exc
         try:
+            check_socket(dir_fd, SOCKET_FILE)  # a link planted there would lead to another data dir's daemon
             sock.connect(via_fd(dir_fd, SOCKET_FILE))
             if _peer_uid(sock) != os.getuid():
                 raise NoDaemon(f"the process listening on {data_dir / SOCKET_FILE} runs as another user")
         except (FileNotFoundError, ConnectionRefusedError) as exc:
             raise NoDaemon(f"no lookout daemon serves {data_dir}") from exc
+        except ProtocolError as exc:
+            raise NoDaemon(f"refusing {data_dir / SOCKET_FILE}: {exc}") from exc
         finally:
             os.close(dir_fd)
         sock.sendall(json.dumps(message).encode() + b"\n")
@@ -123,3 +133,19 @@ def request(data_dir: Path, message: dict[str, Any], timeout: float) -> Iterator
                     continue
                 if isinstance(answer, dict):
                     yield answer
+
+
+def answers_as_lookout(data_dir: Path, pid: int, within_s: float) -> bool:
+    """Whether process `pid` is the lookout daemon of `data_dir`: the daemon answering on its control socket
+    says it is that pid (asked again until `within_s` has passed: a daemon listens there once it has
+    started). A process that merely holds the lock file (any program can flock it) does not answer so."""
+    deadline = time.monotonic() + within_s
+    while True:
+        try:
+            if any(answer.get("pid") == pid for answer in request(data_dir, {"op": "status"}, 2.0)):
+                return True
+        except (NoDaemon, OSError):
+            pass
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.2)

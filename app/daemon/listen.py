@@ -11,6 +11,7 @@ accepts wait in the socket's backlog instead of being refused. It is given
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import socket
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 LISTEN_FD_ENV = "LOOKOUT_LISTEN_FD"
 SYSTEMD_FIRST_FD = 3
 BACKLOG = 4096
+MAX_FD = 2**31 - 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +35,14 @@ class Listener:
         host, port = sock.getsockname()[:2]
         return cls(sock, origin, ("127.0.0.1" if host == "0.0.0.0" else "::1" if host == "::" else host, port))
 
+    def loopback_only(self) -> bool:
+        """Whether only this machine can reach the socket (bound to a loopback address, not a wildcard one),
+        whichever way it came: a socket handed over is judged by the address it is bound to, not by settings."""
+        address = ipaddress.ip_address(self.sock.getsockname()[0])
+        if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+            address = address.ipv4_mapped
+        return address.is_loopback
+
     def inheritable_fd(self) -> int:
         """Its descriptor, made inheritable (to pass it to the next daemon)."""
         fd = self.sock.fileno()
@@ -47,6 +57,8 @@ def listener(host: str, port: int) -> Listener:
         return Listener.of(_adopt(SYSTEMD_FIRST_FD, "LISTEN_FDS"), "systemd")
     inherited = os.environ.pop(LISTEN_FD_ENV, None)
     if inherited is not None:
+        if not (inherited.isdigit() and int(inherited) <= MAX_FD):
+            raise ValueError(f"{LISTEN_FD_ENV}={inherited[:40]!r} is not a descriptor number")
         return Listener.of(_adopt(int(inherited), LISTEN_FD_ENV), "inherited")
     return Listener.of(bind(host, port), "bound")
 

@@ -85,3 +85,12 @@ def lock_holder(data_dir: Path) -> int | None:
     if not holders:
         return None
     return named if named in holders else min(holders)
+
+
+def process_name(pid: int) -> str:
+    """The command name of process `pid` (as `ps -o comm` shows it), or "gone"."""
+    try:
+        with open(f"/proc/{pid}/comm", "rb") as f:
+            return f.read(64).decode(errors="replace").strip()
+    except OSError:
+        return "gone"

@@ -5,8 +5,15 @@ does: a daemon that dies refuses no connection, they wait in the backlog), start
 and starts it again when it dies (kill -9, the OOM killer), so the terminals' holders, which outlive any
 daemon, are adopted again. It is a child subreaper (PR_SET_CHILD_SUBREAPER): the holders and a daemon started
 by `lookout restart` become its children when their parent ends, and it reaps them. A daemon that replaced
-another (`lookout restart`) is found by the data dir's lock. SIGTERM and SIGINT are passed to the daemon,
-and the supervisor ends with it (status 0 for a clean stop); SIGHUP is passed on (a hot restart).
+another (`lookout restart`) is found by the data dir's lock, and taken for lookout only when it is a process
+this supervisor's daemons started and it answers as the daemon on `daemon.sock`: a lock any other process
+holds is never taken for a daemon, nor sent a signal. SIGTERM and SIGINT are passed to the daemon, and the
+supervisor ends with it (status 0 for a clean stop); SIGHUP is passed on (a hot restart).
+
+A daemon that refuses to start (status 2: a setting, the data dir or its volume, a file others may read; its
+reason is in the log just above) is not started again: the supervisor ends at once with that status, and so
+when the data dir's lock is held by a process that is not lookout (status 1), so that the socket it holds
+closes and connections are refused rather than left waiting, and a container's restart policy sees it.
 """
 
 from __future__ import annotations
@@ -19,14 +26,19 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from app.daemon.control import answers_as_lookout
 from app.daemon.listen import LISTEN_FD_ENV, bind
-from app.daemon.lock import lock_holder
+from app.daemon.lock import lock_holder, process_name
 
 PR_SET_CHILD_SUBREAPER = 36
 BACKOFF_S = (0.5, 1.0, 2.0, 5.0, 10.0)
 """Pauses before starting a daemon that died again soon after its start (a crash at start loops slowly)."""
 STABLE_S = 30.0
 """A daemon that ran this long before it died is started again at once."""
+REFUSED = 2
+"""The status of a daemon that refused to start (`lookout serve`'s for a bad setting, data dir or file)."""
+TAKEOVER_S = 10.0
+"""How long a daemon that holds the lock after a takeover has to answer on daemon.sock."""
 
 
 def _say(message: str) -> None:
@@ -60,7 +72,7 @@ class Supervisor:
                 continue  # a holder, or a daemon that was replaced: reaped
             code = os.waitstatus_to_exitcode(status)
             successor = lock_holder(self.data_dir)
-            if successor is not None and successor != pid:  # `lookout restart`: the new daemon goes on
+            if successor is not None and successor != pid and self._ours(successor):  # `lookout restart`
                 self.daemon, self.started_at = successor, time.monotonic()  # its time runs from its takeover
                 _say(f"the daemon (pid {successor}) took over from pid {pid}")
                 continue
@@ -68,6 +80,13 @@ class Supervisor:
                 _say(f"the daemon (pid {pid}) stopped ({code})")
                 return 0 if code in (0, -self.stopping) else 1
             self.daemon = None  # reaped: its pid may be anybody's now
+            if code == REFUSED:
+                _say(f"the daemon (pid {pid}) refused to start ({code}; the reason is above): not starting it again")
+                return code
+            if successor is not None and successor != pid:
+                _say(f"the data dir's lock is held by pid {successor} ({process_name(successor)}), which is not a "
+                     "lookout daemon this supervisor started: end it, or use another data dir")  # fmt: skip
+                return 1
             self._restart_after(pid, code)
             if self.daemon is None:
                 _say("asked to stop before the daemon was started again")
@@ -91,15 +110,37 @@ class Supervisor:
         if self.stopping is None:
             self._start()
 
+    def _ours(self, pid: int) -> bool:
+        """Whether `pid` is a lookout daemon this supervisor's daemons started: a descendant of this process
+        (a daemon `lookout restart` started is its old daemon's child, then this subreaper's) that answers
+        as the daemon on `daemon.sock`."""
+        return _descends_from(pid, os.getpid()) and answers_as_lookout(self.data_dir, pid, TAKEOVER_S)
+
     def _on_signal(self, sig: int, _frame: object) -> None:
         if sig != signal.SIGHUP:
             self.stopping = sig
-        target = lock_holder(self.data_dir) or self.daemon
+        holder = lock_holder(self.data_dir)
+        target = holder if holder is not None and _descends_from(holder, os.getpid()) else self.daemon
         if target is not None:
             try:
                 os.kill(target, sig)
             except ProcessLookupError:
                 pass
+
+
+def _descends_from(pid: int, ancestor: int) -> bool:
+    """Whether process `pid` is `ancestor` or one of its descendants (by the parents /proc gives)."""
+    for _ in range(64):
+        if pid == ancestor:
+            return True
+        if pid <= 1:
+            return False
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                pid = int(f.read().rsplit(b")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            return False
+    return False
 
 
 def supervise(serve_argv: Sequence[str], data_dir: Path, host: str, port: int) -> int:

@@ -63,6 +63,8 @@ class HolderLauncher:
         self._spares: asyncio.Queue[socket.socket | str] = asyncio.Queue()
         """Sockets to the spares the server has forked, in order (a text: why there is none, or the server has
         ended; a launch that takes it says so)."""
+        self._starting = asyncio.Lock()
+        """Held while the fork server starts: opens that come meanwhile wait for it, not start one each."""
 
     async def start(self, spec: dict[str, Any], fds: list[int]) -> Greeted:
         """Send `spec`, with the descriptors proto.SPEC_FDS names (the caller keeps and closes its own), to the
@@ -106,8 +108,15 @@ class HolderLauncher:
         return spare
 
     async def _running(self) -> None:
+        """Start the fork server unless it runs (once, however many opens ask at the same time: a second one
+        would replace the first one's channel, which the loop still watches, and drop it unclosed)."""
         if self._server is not None and self._server.returncode is None and self._channel is not None:
             return
+        async with self._starting:
+            if self._server is None or self._server.returncode is not None or self._channel is None:
+                await self._start_server()
+
+    async def _start_server(self) -> None:
         if self._channel is not None:
             self._stop_reading()
         self._spares = asyncio.Queue()

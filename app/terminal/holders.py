@@ -107,6 +107,8 @@ def _held(holders: Path, directory: Path, meta: TerminalMeta) -> HeldTerminal:
             status, note = _without_holder(directory, meta)
         except TimeoutError:
             status, note = "unresponsive", f"its holder does not answer within {GREET_TIMEOUT_S:.0f} s (stopped?)"
+        except (ConnectionError, BlockingIOError) as exc:  # it listens, and is full or closed: at its limits
+            status, note = "unresponsive", f"its holder takes no connection now ({exc.strerror or exc!r})"
         except (OSError, proto.ProtocolError) as exc:
             status = "orphaned" if session_ladder.program_runs(meta) else "lost"
             note = f"its holder's socket is not to be trusted: {exc}"
@@ -212,12 +214,12 @@ def _ended(meta: TerminalMeta, ending: Ending) -> None:
     meta.ended_at = meta.ended_at or time.time()
 
 
-def stop_unlisted(holders: Path, terminal_id: str) -> bool:
+def stop_unlisted(holders: Path, terminal_id: str, timeout: float = GREET_TIMEOUT_S) -> bool:
     """Have the holder of a terminal nobody was told of (its daemon was killed in the middle of opening it,
     between handing its holder the spec and listing it) end its program, without waiting for it; when nobody
-    listens, remove its socket. Whether a holder was told to."""
+    listens, remove its socket. Whether a holder was told to (one silent for `timeout` s is not)."""
     try:
-        _told_to_stop(holders, terminal_id, None).close()
+        _told_to_stop(holders, terminal_id, None, timeout).close()
     except (ConnectionRefusedError, FileNotFoundError):
         remove_stale_socket(holders, terminal_id)
         return False
@@ -278,10 +280,12 @@ def _through_holder(holders: Path, terminal_id: str, meta: TerminalMeta | None) 
         raise TimeoutError(f"its holder did not end the program within {KILL_TIMEOUT_S:.0f} s")
 
 
-def _told_to_stop(holders: Path, terminal_id: str, meta: TerminalMeta | None) -> socket.socket:
+def _told_to_stop(
+    holders: Path, terminal_id: str, meta: TerminalMeta | None, timeout: float = GREET_TIMEOUT_S
+) -> socket.socket:
     """A connection to the terminal's holder, greeted and checked (its program's pid any when `meta` is not
     known), that has asked it for its stop ladder. OSError or ProtocolError when it could not be."""
-    sock = proto.connect(holders, terminal_id, GREET_TIMEOUT_S)
+    sock = proto.connect(holders, terminal_id, timeout)
     try:
         greeting, master = proto.hello(sock)
         if master is not None:

@@ -51,11 +51,12 @@ async def start(
     become `root`/<id>. No holder to take the spec raises HolderError, and leaves nothing of the terminal
     behind; a holder that cannot take it up says why, and the terminal is then lost with that reason."""
     try:
-        launch = shell_integration.launch(meta, holders.parent, env)
+        launch = shell_integration.launch(meta, env)
         opened_at = time.time()
         spec = {
             "id": meta.id, "socket_dir": str(holders), "argv": launch.argv, "cwd": meta.cwd, "env": launch.env,
-            "cols": meta.cols, "rows": meta.rows, "nonce": launch.nonce, "max_journal_bytes": limits.max_journal_bytes,
+            "cols": meta.cols, "rows": meta.rows, "nonce": launch.nonce, "rc": launch.rc,
+            "max_journal_bytes": limits.max_journal_bytes,
             "started_at": opened_at,
         }  # fmt: skip
         try:

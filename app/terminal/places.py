@@ -23,6 +23,7 @@ import logging
 import os
 import shutil
 import socket
+import time
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,6 +42,9 @@ log = logging.getLogger(__name__)
 POOL = 2
 """Places made ahead: enough for terminals opened one after another, each made while the last is answered."""
 STAGING = "staging"
+SWEEP_S = 2.0
+"""How long the start-up sweep waits, in all, for the holders of killed opens to answer (planted sockets that
+accept and never answer cannot hold the start longer)."""
 
 
 @dataclass(slots=True)
@@ -174,9 +178,12 @@ class Places:
         """Remove the staging directories of daemons that no longer run (this daemon's pid too: one that ran
         before with the same pid), with the sockets made for them that nobody listens on; a program whose
         holder listens there was started by an open its daemon did not finish (nobody was told of it): its
-        holder is told to end it."""
+        holder is told to end it. Nothing planted there ends a terminal that is listed (`terminals/<id>`: a
+        finished open), no link is followed, and the holders asked get SWEEP_S in all, however many there are."""
         if not self._root.is_dir() or self._root.is_symlink():
             return
+        deadline = time.monotonic() + SWEEP_S
+        listed = self._root.parent / "terminals"
         for entry in self._root.iterdir():
             if not entry.name.isdigit() or (entry.name != str(os.getpid()) and _runs(int(entry.name))):
                 continue
@@ -185,7 +192,10 @@ class Places:
                     entry.unlink()
                     continue
                 for staged in entry.iterdir():
-                    if stop_unlisted(self._holders, staged.name):
+                    if os.path.lexists(listed / staged.name):
+                        log.warning("left terminal %s running: %s names it, but it is listed (its open finished): "
+                                    "not a killed open's", staged.name, staged)  # fmt: skip
+                    elif stop_unlisted(self._holders, staged.name, max(0.01, deadline - time.monotonic())):
                         log.warning("ended terminal %s: its daemon was killed while it opened it, and nobody was "
                                     "told of it", staged.name)  # fmt: skip
                 shutil.rmtree(entry)

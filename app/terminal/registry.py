@@ -29,7 +29,6 @@ from app.terminal.persistence import TerminalMeta, latest_checkpoint, load_meta
 from app.terminal.places import Places
 from app.terminal.screen_model import RENDERS
 from app.terminal.session import SessionLimits, TerminalSession
-from app.terminal.shell_integration import rc_folder
 from app.terminal.shell_integration import supported as integration_supported
 from app.timeline.recording import NullRecorder, Recorder
 
@@ -89,6 +88,8 @@ class TerminalRegistry:
         self.limits = limits
         self.max_sessions = max_sessions
         self._sessions: dict[str, TerminalSession] = {}
+        self._opening = 0
+        """Opens admitted and not yet listed: counted against `max_sessions` from their first step on."""
         self.holders = root.parent / "holders"
         """Where the holders' sockets are (see app.terminal.holder.protocol)."""
         self.launcher = HolderLauncher()
@@ -115,10 +116,6 @@ class TerminalRegistry:
         if not self.read_only:
             self._readopting = asyncio.create_task(self._readopt_lost())
             await self.places.start()
-            try:
-                await asyncio.to_thread(rc_folder, self.root.parent)
-            except OSError as exc:  # checked again when a shell starts
-                log.warning("cannot write the shell integration's rc files: %s", exc)
 
     async def _load(self, directory: Path) -> TerminalSession:
         """The terminal of `directory`: adopted, recovered, or (its files fail) listed `lost` with the reason."""
@@ -241,10 +238,21 @@ class TerminalRegistry:
             raise NotFound(f"no terminal {terminal_id!r}") from None
 
     async def create(self, spec: TerminalSpec) -> TerminalSession:
-        if len(self._sessions) >= self.max_sessions:  # (only then may the running ones be as many)
+        """A new terminal; Conflict when the running ones and those being opened reach `max_sessions`, counted
+        when the open is admitted (before its first await), so no number of concurrent opens passes it."""
+        if len(self._sessions) + self._opening >= self.max_sessions:  # (only then may the running ones be as many)
             live = sum(1 for s in self._sessions.values() if s.running)
-            if live >= self.max_sessions:
-                raise Conflict(f"{live} terminals are running, the limit is {self.max_sessions}; delete one first")
+            if live + self._opening >= self.max_sessions:
+                raise Conflict(f"{live} terminals are running and {self._opening} opening, the limit "
+                               f"is LOOKOUT_MAX_SESSIONS={self.max_sessions}; delete one first",
+                               limit="max_sessions", value=self.max_sessions)  # fmt: skip
+        self._opening += 1
+        try:
+            return await self._create(spec)
+        finally:
+            self._opening -= 1
+
+    async def _create(self, spec: TerminalSpec) -> TerminalSession:
         argv, display, is_shell = _argv(spec.command)
         cwd = _cwd(spec.cwd)
         env = _child_env(spec.env)

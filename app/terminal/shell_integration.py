@@ -7,32 +7,29 @@ descriptor number in LOOKOUT_NONCE_FD, opened by the terminal's holder), which t
 runs: the nonce is in no file, command line or environment, and lookout takes it out of the output it
 stores or streams (app.terminal.holder.nonce). The user's own rc files are sourced unchanged, never edited.
 
-lookout's rc files hold no secret, so every terminal's shell reads the same ones, in the data dir's
-`shell/<digest of their text>/`: written once, not once per terminal (making a file is the dearest step of
-opening a terminal), and named by their text, so a shell started by another version of lookout (a hot
-restart, an upgrade) reads its own version's.
+What runs before the nonce is read is in no file a terminal's program can change: bash reads lookout's rc
+text (read from the install tree when lookout started) from a sealed memfd its holder hands it
+(`--rcfile /dev/fd/3`, app.terminal.holder.pty.RC_FD), which nobody can write, whoever they are. zsh reads
+its rc files only by name from a folder (ZDOTDIR): it reads them from lookout's install tree, and lookout
+compares them with the text it started with before each zsh it launches, refusing one that differs (409).
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 import secrets
 from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
 
-from app.core.errors import LookoutError
-from app.core.private_files import make_dir, read_bytes
-from app.core.storage import atomic_write_bytes
-from app.terminal.holder.pty import NONCE_FD
+from app.core.errors import Conflict
+from app.terminal.holder.pty import NONCE_FD, RC_FD, RC_FD_VAR
 from app.terminal.persistence import TerminalMeta
 
 SHELLS = ("bash", "zsh")
-RC_FILES = {"bashrc": "bashrc.bash", ".zshenv": "zshenv.zsh", ".zshrc": "zshrc.zsh"}
-"""Each rc file lookout's shells read, by its name in the rc folder, and its template in app/terminal/shell."""
 USER_ZDOTDIR = "LOOKOUT_USER_ZDOTDIR"
 """Carries the user's ZDOTDIR to lookout's .zshenv, which restores it and unsets this variable."""
+ZSH_FILES = (".zshenv", ".zshrc")
 
 
 def supported(argv: list[str]) -> bool:
@@ -49,47 +46,49 @@ class Launch:
     env: dict[str, str]
     nonce: str | None = None
     """Given to the shell by the holder, through a pipe whose descriptor number it puts in NONCE_FD."""
+    rc: str | None = None
+    """Given to the shell by the holder on RC_FD, a sealed memfd."""
 
 
-def launch(meta: TerminalMeta, data_dir: Path, env: dict[str, str]) -> Launch:
+def launch(meta: TerminalMeta, env: dict[str, str]) -> Launch:
     """How to start `meta.argv` with the hooks, and the session's nonce; unchanged (and no nonce) when the
-    session has no shell integration. The rc files are the data dir's (`rc_folder`, checked when the daemon
-    starts; written again here only when one has gone since)."""
+    session has no shell integration. Conflict when zsh's rc files are no longer those lookout started with."""
     if not meta.shell_integration:
         return Launch(meta.argv, env)
-    folder = _folder(data_dir)
-    if not all(os.path.isfile(folder / name) for name in RC_FILES):
-        rc_folder(data_dir)
-    env = {k: v for k, v in env.items() if k not in (USER_ZDOTDIR, NONCE_FD)}
+    env = {k: v for k, v in env.items() if k not in (USER_ZDOTDIR, NONCE_FD, RC_FD_VAR)}
     if os.path.basename(meta.argv[0]) == "bash":
-        argv = [meta.argv[0], "--rcfile", str(folder / "bashrc"), *meta.argv[1:]]
-    else:
-        if "ZDOTDIR" in env:
-            env[USER_ZDOTDIR] = env["ZDOTDIR"]
-        env["ZDOTDIR"] = str(folder)
-        argv = meta.argv
-    return Launch(argv, env, secrets.token_hex(16))
+        argv = [meta.argv[0], "--rcfile", f"/dev/fd/{RC_FD}", *meta.argv[1:]]
+        return Launch(argv, env, secrets.token_hex(16), _BASHRC)
+    _check_zsh_files()
+    if "ZDOTDIR" in env:
+        env[USER_ZDOTDIR] = env["ZDOTDIR"]
+    env["ZDOTDIR"] = str(ZSH_DIR)
+    return Launch(meta.argv, env, secrets.token_hex(16))
 
 
-def rc_folder(data_dir: Path) -> Path:
-    """The folder of this lookout's rc files in `data_dir`, each checked and written again (atomically, 0600)
-    when missing or not what this lookout's says (a torn write, another hand). Blocking (microseconds when
-    they are there, the time to write three files when not: the daemon checks them in a thread at start)."""
-    folder = _folder(data_dir)
-    make_dir(folder)
-    for name, text in _TEXTS.items():
+def _check_zsh_files() -> None:
+    """Conflict unless zsh's rc files in the install tree are still what lookout read when it started (a few
+    microseconds: two small reads)."""
+    for name, text in _ZSH_TEXTS.items():
         try:
-            same = read_bytes(folder / name, len(text)) == text
-        except (OSError, ValueError, LookoutError):
+            fd = os.open(ZSH_DIR / name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+            try:
+                same = os.read(fd, len(text) + 1) == text
+            finally:
+                os.close(fd)
+        except OSError:
             same = False
         if not same:
-            atomic_write_bytes(folder / name, text)
-    return folder
+            raise Conflict(
+                f"lookout's zsh rc file {ZSH_DIR / name} is not what lookout started with (changed since, by a "
+                "program or an upgrade): restore it (reinstall lookout) and restart lookout, or open the terminal "
+                "with shell_integration false",
+                path=str(ZSH_DIR / name),
+            )
 
 
-def _folder(data_dir: Path) -> Path:
-    return data_dir / "shell" / _DIGEST
-
-
-_TEXTS = {name: files("app.terminal").joinpath("shell", template).read_bytes() for name, template in RC_FILES.items()}
-_DIGEST = hashlib.sha256(b"".join(_TEXTS.values())).hexdigest()[:16]
+_SHELL_FILES = files("app.terminal").joinpath("shell")
+_BASHRC = _SHELL_FILES.joinpath("bashrc.bash").read_text()
+ZSH_DIR = Path(str(_SHELL_FILES.joinpath("zsh"))).resolve()
+"""The folder of the install tree that zsh's ZDOTDIR names (lookout is installed as files, not in a zip)."""
+_ZSH_TEXTS = {name: (ZSH_DIR / name).read_bytes() for name in ZSH_FILES}

@@ -156,7 +156,6 @@ def test_every_file_is_0600_and_every_dir_0700_under_umask_0(
     assert {"token", "timeline/frames.jsonl", f"{terminal}/meta.json", f"{terminal}/output.raw",
             f"{terminal}/output.idx", f"{terminal}/events.jsonl", f"{terminal}/screen.jsonl",
             f"{terminal}/screen.snapshot.json"} <= names  # fmt: skip
-    assert any(n.startswith("shell/") and n.endswith("/bashrc") for n in names), "the shell integration's rc files"
     assert any(n.startswith("pages/") and n.endswith(".png") for n in names)
     assert any(n.startswith("devices/") and n.endswith(".png") for n in names)
     assert {p: oct(m) for p, m in files.items() if m != 0o600} == {}

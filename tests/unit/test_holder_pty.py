@@ -52,7 +52,8 @@ def test_a_released_process_runs_the_program_as_the_leader_of_its_session_on_the
     ahead = fork_ahead()
     try:
         script = 'echo "$0 $(pwd) $FROM_SPEC"; [ "$(ps -o sid= -p $$)" -eq $$ ] && [ -t 0 ] && echo leader-on-tty'
-        release(ahead, ["sh", "-c", script], str(tmp_path), {"PATH": os.environ["PATH"], "FROM_SPEC": "yes"}, None)
+        env = {"PATH": os.environ["PATH"], "FROM_SPEC": "yes"}
+        release(ahead, {"argv": ["sh", "-c", script], "cwd": str(tmp_path), "env": env, "nonce": None})
         out = _output(ahead)
         assert _exit_code(ahead.pid) == 0
     finally:
@@ -68,7 +69,9 @@ def test_a_released_process_has_every_signal_at_its_default_and_a_nonce_on_a_pip
         signal.signal(signal.SIGUSR1, signal.SIG_DFL)
     try:
         script = 'grep -E "^Sig(Ign|Blk)" /proc/$$/status; read -r nonce <&$LOOKOUT_NONCE_FD; echo "nonce=$nonce"'
-        release(ahead, ["sh", "-c", script], "/", {"PATH": os.environ["PATH"]}, "n0nce")
+        release(
+            ahead, {"argv": ["sh", "-c", script], "cwd": "/", "env": {"PATH": os.environ["PATH"]}, "nonce": "n0nce"}
+        )
         out = _output(ahead).decode()
         _exit_code(ahead.pid)
     finally:
@@ -77,3 +80,29 @@ def test_a_released_process_has_every_signal_at_its_default_and_a_nonce_on_a_pip
     assert not ignored & (1 << (signal.SIGUSR1 - 1)), out
     assert int(out.split("SigBlk:")[1].split()[0], 16) == 0, out
     assert "nonce=n0nce" in out
+
+
+# Reads the rc text from its descriptor, then tries to change it through /proc (as any program of the user could).
+RC_SCRIPT = """
+cat /dev/fd/$LOOKOUT_RC_FD
+python3 -c 'import os, sys
+try:
+    fd = os.open(f"/proc/{os.getppid()}/fd/3", os.O_WRONLY)
+    os.write(fd, b"planted")
+    print("changed")
+except OSError as exc:
+    print("refused", exc.errno)'
+"""
+
+
+def test_the_rc_text_comes_on_a_sealed_descriptor_nobody_can_write() -> None:
+    ahead = fork_ahead()
+    try:
+        spec = {"argv": ["sh", "-c", RC_SCRIPT], "cwd": "/", "env": {"PATH": os.environ["PATH"]}, "nonce": None,
+                "rc": "echo from-the-rc-text"}  # fmt: skip
+        release(ahead, spec)
+        out = _output(ahead).decode()
+        _exit_code(ahead.pid)
+    finally:
+        os.close(ahead.master)
+    assert "echo from-the-rc-text" in out and "refused 1" in out and "changed" not in out, out

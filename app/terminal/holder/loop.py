@@ -35,6 +35,8 @@ from functools import partial
 from typing import Any
 
 from app.terminal.holder import protocol as proto
+from app.terminal.holder import pty
+from app.terminal.holder.door import Door
 from app.terminal.holder.holder_log import log
 from app.terminal.holder.journal import INDEX_FLUSH_S, JournalWriter
 from app.terminal.holder.nonce import NonceFilter
@@ -90,6 +92,7 @@ class Holder:
         self.socket_name = proto.socket_name(self.id)
         self.listener = listener
         self.listener.setblocking(False)
+        self.door = Door(listener, self.selector, self._on_connect, self.deadlines)
         self.master, self.pid = started.master, started.pid
         os.set_blocking(self.master, False)
         self.pidfd = os.pidfd_open(self.pid)
@@ -100,7 +103,7 @@ class Holder:
     def run(self) -> None:
         self._watch_master()
         self.selector.register(self.pidfd, selectors.EVENT_READ, self._on_exit)
-        self.selector.register(self.listener, selectors.EVENT_READ, self._on_connect)
+        self.door.open()
         while not self.done:
             now = time.monotonic()
             due = min((at for at, _ in self.deadlines.values()), default=now + 1.0)
@@ -213,13 +216,8 @@ class Holder:
     # ----------------------------------------------------------------- clients
 
     def _on_connect(self, _events: int) -> None:
-        try:
-            sock, _ = self.listener.accept()
-        except BlockingIOError:
-            return
-        if proto.peer_uid(sock) != os.getuid():
-            log(f"refused a connection from user {proto.peer_uid(sock)}")
-            sock.close()
+        sock = self.door.accept(len(self.clients))
+        if sock is None:
             return
         sock.setblocking(False)
         client = Client(sock)
@@ -428,7 +426,7 @@ def start(spec: dict[str, Any], fds: list[int], ahead: Ahead) -> Started:
     """Take up the terminal `spec` describes, with the descriptors proto.SPEC_FDS names (stderr becomes the
     terminal's holder.log) and the PTY and process made `ahead` for its program (released by `run`). An
     OSError, ValueError, KeyError or TypeError says why it could not."""
-    check_program(spec)
+    pty.check_program(spec)
     if len(fds) != len(proto.SPEC_FDS):
         raise ValueError(f"a spec comes with {len(proto.SPEC_FDS)} descriptors, not {len(fds)}")
     started_at = spec["started_at"]
@@ -442,17 +440,6 @@ def start(spec: dict[str, Any], fds: list[int], ahead: Ahead) -> Started:
     journal.record("r", f"{cols}x{rows}")
     set_size(ahead.master, cols, rows)
     return Started(journal, cols, rows, ahead.master, ahead.pid)
-
-
-def check_program(spec: dict[str, Any]) -> None:
-    """ValueError unless the program of `spec` (argv, cwd, env, nonce) is of the types exec takes."""
-    argv, env = spec["argv"], spec["env"]
-    if not (isinstance(argv, list) and argv and all(isinstance(a, str) for a in argv)):
-        raise ValueError("argv is a list of strings")
-    if not (isinstance(env, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in env.items())):
-        raise ValueError("env maps strings to strings")
-    if not isinstance(spec["cwd"], str) or not isinstance(spec.get("nonce"), str | None):
-        raise ValueError("cwd and nonce are strings")
 
 
 def run(spec: dict[str, Any], fds: list[int], ahead: Ahead, daemon: socket.socket, taken: Callable[[], None]) -> None:
@@ -470,7 +457,7 @@ def run(spec: dict[str, Any], fds: list[int], ahead: Ahead, daemon: socket.socke
         failed(daemon, (exc.strerror if isinstance(exc, OSError) else None) or str(exc))
         os._exit(1)
     try:
-        release(ahead, spec["argv"], spec["cwd"], spec["env"], spec.get("nonce"))
+        release(ahead, spec)
     except OSError as exc:  # its process has ended already: the holder sees it go
         log(f"could not release the program: {exc.strerror}")
     taken()

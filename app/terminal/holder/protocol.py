@@ -147,7 +147,7 @@ def check_socket(dir_fd: int, name: str) -> None:
     """Refuse a socket that is a link, not a socket, or not this user's (ProtocolError says which)."""
     info = os.lstat(name, dir_fd=dir_fd)
     if stat.S_ISLNK(info.st_mode):
-        raise ProtocolError(f"{name} is a symbolic link, not a holder's socket")
+        raise ProtocolError(f"{name} is a symbolic link, not a socket lookout made")
     if not stat.S_ISSOCK(info.st_mode):
         raise ProtocolError(f"{name} is not a socket")
     if info.st_uid != os.getuid():

@@ -10,10 +10,15 @@ import signal
 import struct
 import termios
 from dataclasses import dataclass
-from typing import NoReturn
+from typing import Any, NoReturn
 
 NONCE_FD = "LOOKOUT_NONCE_FD"
 """The variable that tells the shell which descriptor it reads its nonce from (the number is no secret)."""
+RC_FD = 3
+"""The descriptor a program given an rc text (`release`) finds it on: a sealed memfd, so that nothing, not even
+a program of the same user (or root), can change what the shell reads before its nonce (`/dev/fd/3`)."""
+RC_FD_VAR = "LOOKOUT_RC_FD"
+"""The variable that names RC_FD to the shell, which closes it once read."""
 STOP_LADDER = ((signal.SIGHUP, 1.0), (signal.SIGTERM, 1.0), (signal.SIGKILL, 2.0))
 """Each signal of the stop ladder, and how long the program has after it before the next one."""
 READ_BYTES = 256 << 10
@@ -92,10 +97,22 @@ def fork_ahead() -> Ahead:
     return Ahead(master, pid, release_w)
 
 
-def release(ahead: Ahead, argv: list[str], cwd: str, env: dict[str, str], nonce: str | None) -> None:
-    """Have the process `ahead` run `argv` in `cwd` (at once: it is not waited for). A program that cannot be
-    run says why on its terminal and exits 127 (not found) or 126 (any other failure), as a shell's does."""
-    program = json.dumps({"argv": argv, "cwd": cwd, "env": env, "nonce": nonce}).encode()
+def check_program(spec: dict[str, Any]) -> None:
+    """ValueError unless the program of `spec` (argv, cwd, env, nonce, rc) is of the types exec takes."""
+    argv, env = spec["argv"], spec["env"]
+    if not (isinstance(argv, list) and argv and all(isinstance(a, str) for a in argv)):
+        raise ValueError("argv is a list of strings")
+    if not (isinstance(env, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in env.items())):
+        raise ValueError("env maps strings to strings")
+    if not isinstance(spec["cwd"], str) or not all(isinstance(spec.get(k), str | None) for k in ("nonce", "rc")):
+        raise ValueError("cwd, nonce and rc are strings")
+
+
+def release(ahead: Ahead, spec: dict[str, Any]) -> None:
+    """Have the process `ahead` run the program of `spec` (`check_program`: its argv in its cwd, with its env,
+    its nonce on a pipe and its rc text on RC_FD) at once: it is not waited for. A program that cannot be run
+    says why on its terminal and exits 127 (not found) or 126 (any other failure), as a shell's does."""
+    program = json.dumps({k: spec.get(k) for k in ("argv", "cwd", "env", "nonce", "rc")}).encode()
     try:
         if len(program) > _PIPE_BYTES:  # the whole program is written before the child reads it
             fcntl.fcntl(ahead.release_fd, fcntl.F_SETPIPE_SZ, len(program))
@@ -128,8 +145,12 @@ def _wait_then_become(slave: str, release_fd: int, ready_fd: int) -> NoReturn:
             chunks.append(chunk)
         if not chunks:  # never released
             os._exit(0)
+        os.close(release_fd)
         program = json.loads(b"".join(chunks))
         argv, env, name = program["argv"], program["env"], repr(program["argv"][0])
+        if program["rc"] is not None:
+            _sealed_at(RC_FD, program["rc"])
+            env = {**env, RC_FD_VAR: str(RC_FD)}
         if program["nonce"]:
             nonce_fd = _pipe_holding(program["nonce"] + "\n")
             os.set_inheritable(nonce_fd, True)
@@ -158,6 +179,21 @@ def close_all_but(keep: set[int]) -> None:
                 os.close(fd)
             except OSError:
                 pass
+
+
+def _sealed_at(fd: int, text: str) -> None:
+    """Put at descriptor `fd` (inherited across exec) a memfd that holds `text` and is sealed: neither it nor
+    its size can change again, through any descriptor or /proc path, whoever asks."""
+    memfd = os.memfd_create("lookout-rc", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+    view = memoryview(text.encode())
+    while view:
+        view = view[os.write(memfd, view) :]
+    seals = fcntl.F_SEAL_SEAL | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_WRITE
+    fcntl.fcntl(memfd, fcntl.F_ADD_SEALS, seals)
+    if memfd != fd:
+        os.dup2(memfd, fd)
+        os.close(memfd)
+    os.set_inheritable(fd, True)
 
 
 def _pipe_holding(text: str) -> int:

@@ -29,7 +29,7 @@ import time
 
 from app.terminal.holder import journal, loop, protocol
 from app.terminal.holder.holder_log import log
-from app.terminal.holder.pty import close_all_but, fork_ahead
+from app.terminal.holder.pty import check_program, close_all_but, fork_ahead
 from app.terminal.holder.sizes import check_size
 
 MAX_SPEC = 1 << 20
@@ -153,7 +153,10 @@ def _ready_spare(channel: socket.socket) -> socket.socket | None:
 
 def _ended(channel: socket.socket) -> bool:
     """Whether the daemon has closed the channel, which is readable (it sends the server nothing else)."""
-    return not channel.recv(MAX_SPEC)
+    try:
+        return not channel.recv(MAX_SPEC)
+    except ConnectionError:  # it ended with something unread
+        return True
 
 
 def _spare(channel: socket.socket) -> tuple[socket.socket, socket.socket] | None:
@@ -202,7 +205,9 @@ def _spare(channel: socket.socket) -> tuple[socket.socket, socket.socket] | None
         os._exit(0)
     except BaseException as exc:  # noqa: BLE001 (a forked child never returns into the server's loop)
         try:
-            if daemon is None or not message:  # (no spec came: nobody waits for this spare)
+            if isinstance(exc, ConnectionError) and not message:  # the daemon has dropped it (a clean stop)
+                pass
+            elif daemon is None or not message:  # (no spec came: nobody waits for this spare)
                 log(f"a spare failed: {exc!r}")
             else:
                 loop.failed(daemon, f"not a holder's spec, or the holder failed: {exc!r}")
@@ -230,7 +235,7 @@ def _warm_up() -> None:
     answered their spec)."""
     spec = json.loads(_SAMPLE_SPEC)
     check_size(spec["cols"], spec["rows"])
-    loop.check_program(spec)
+    check_program(spec)
     nowhere = (os.open(os.devnull, os.O_WRONLY), os.open(os.devnull, os.O_WRONLY))
     writer = journal.JournalWriter(*nowhere, spec["max_journal_bytes"], spec["started_at"])
     writer.record("r", "80x24")

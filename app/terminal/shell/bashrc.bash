@@ -1,4 +1,6 @@
-# lookout shell integration for bash, read by the bash of every terminal (bash --rcfile <this file>).
+# lookout shell integration for bash, read by the bash of every terminal (bash --rcfile /dev/fd/3).
+# The holder hands this text over on descriptor $LOOKOUT_RC_FD, a sealed memfd that nothing can change, not
+# a file: no program can decide what a later shell runs before it reads its nonce. It is closed first.
 # It runs what bash would have run (~/.bashrc; bash itself still reads the system bashrc), then adds marks:
 #   OSC 133 A (prompt start) and B (prompt end), 633 E (the command line) and 133 C (output start) once per
 #   command line, 133 D;<status> when it finished, and 633 P;Cwd=<cwd>. Each 133/633 mark ends with
@@ -8,6 +10,8 @@
 # shell variables, so the programs the shell runs never see it. This file holds no secret.
 # Needs bash >= 4.4 (PS0); older versions run without marks.
 
+if [[ ${LOOKOUT_RC_FD-} =~ ^[0-9]+$ ]]; then exec {LOOKOUT_RC_FD}<&-; fi
+builtin unset LOOKOUT_RC_FD
 __lookout_nonce=
 if [[ ${LOOKOUT_NONCE_FD-} =~ ^[0-9]+$ ]]; then
     builtin read -r __lookout_nonce <&"$LOOKOUT_NONCE_FD"

@@ -1,4 +1,6 @@
-# lookout shell integration for zsh, step 1: zsh reads this first because lookout pointed ZDOTDIR here.
+# lookout shell integration for zsh, step 1: zsh reads this first because lookout pointed ZDOTDIR here, in
+# lookout's install tree (zsh reads its rc files only by name from a folder; lookout checks this one's files
+# against the text it started with before each zsh it launches).
 # Run the user's own .zshenv from their ZDOTDIR (or HOME), then point ZDOTDIR back here so that zsh reads
 # lookout's .zshrc next; that one restores the user's ZDOTDIR before anything else.
 # First of all, the nonce: it comes through a pipe that only this shell holds (descriptor
