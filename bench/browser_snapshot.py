@@ -339,7 +339,6 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
 
         def forget() -> None:
             forget_answers()
-            ours_page.forget()
         count_tokens("warm up")
 
         def opener(url: str, then: str | None = None) -> Callable[[], Awaitable[None]]:

@@ -214,13 +214,12 @@ async def _on_element(element: Locator, action: OnElement) -> None:
             await element.set_input_files(list(files), timeout=timeout)
 
 
-async def after(page: Page, watch_key: str) -> dict[str, Any]:
-    """What the action did, read in one pass (app.browser.in_page.AFTER_ACTION, which also starts the watch for
-    changes under `watch_key`): `text`, `controls`, `focus`, `title`, `document` (same or new; unread when the
-    page could not run it, and then nothing is watched)."""
+async def after(page: Page) -> dict[str, Any]:
+    """What the action did, read in one pass (app.browser.in_page.AFTER_ACTION): `text`, `controls`, `focus`,
+    `title`, `document` (same or new; unread when the page could not run it)."""
     for _ in range(2):  # a navigation may destroy the context the first read runs in
         try:
-            done: dict[str, Any] = await page.evaluate(in_page.AFTER_ACTION, [OUTCOME_ITEMS, OUTCOME_CHARS, watch_key])
+            done: dict[str, Any] = await page.evaluate(in_page.AFTER_ACTION, [OUTCOME_ITEMS, OUTCOME_CHARS])
             return done
         except pw.Error:
             await asyncio.sleep(0.05)

@@ -6,10 +6,7 @@
   control (value, checked, selected: properties that no mutation shows), and returns where the focus is.
 - `AFTER_ACTION`: what the action did: the text it made appear or change (on the same document) or the new
   document's messages, the controls whose state changed, the focus, the title.
-- `UNCHANGED` / `WATCH_CHANGES`: whether the page has changed since the last snapshot (a DOM mutation in the
-  document or an open shadow root, an input, a focus change, a scroll, a resize, an animation, an image loaded,
-  a control's state), so an unchanged page is not read again; a changed page is watched anew in the same
-  pass, as it is after an action (`AFTER_ACTION`), before it is read.
+- `DOM_QUIET`: whether the DOM (with its open shadow roots) stayed quiet for a while, to settle an action.
 
 An element is named as the snapshot names it: its role (explicit, else implied by its tag and type) and its
 accessible name (aria-labelledby, aria-label, its labels, title, placeholder, or its text for the roles named
@@ -125,36 +122,6 @@ const problemOf = (el, check) => {  // input the control cannot take, said with 
 };
 """
 
-_WATCH = r"""
-const watch = key => {  // watch for any change that could make the next snapshot differ; returns the title
-  const old = window[key];
-  if (old) old.stop();
-  const all = roots();
-  const state = {changed: false, roots: all.length, frames: document.querySelector('iframe,frame,object,embed') !== null,
-                 scroll: [scrollX, scrollY, innerWidth, innerHeight], controls: controlStates(all)};
-  const mark = () => { state.changed = true; };
-  const observers = all.map(root => { const o = new MutationObserver(mark);
-    o.observe(root, {subtree: true, childList: true, characterData: true, attributes: true}); return o; });
-  const EVENTS = ['input', 'change', 'focusin', 'focusout', 'scroll', 'resize', 'load', 'animationstart',
-                  'animationend', 'transitionrun', 'transitionend', 'toggle', 'pointerover', 'pointerout'];
-  EVENTS.forEach(e => window.addEventListener(e, mark, true));
-  state.stop = () => { observers.forEach(o => o.disconnect()); EVENTS.forEach(e => window.removeEventListener(e, mark, true)); };
-  Object.defineProperty(window, key, {value: state, configurable: true, enumerable: false});
-  return document.title;
-};
-const unchanged = key => {  // nothing a snapshot shows can have changed since `watch` (false when unsure)
-  const state = window[key];
-  if (!state || state.changed || roots().length !== state.roots || state.frames
-      || document.getAnimations().some(a => a.playState === 'running')) return false;
-  const now = [scrollX, scrollY, innerWidth, innerHeight];
-  if (now.some((v, i) => v !== state.scroll[i])) return false;
-  const controls = controlStates(roots());  // values set by scripts, which no event or mutation shows
-  if (controls.size !== state.controls.size) return false;
-  for (const [el, value] of controls) if (state.controls.get(el) !== value) return false;
-  return true;
-};
-"""
-
 BEFORE_ACTION = (
     "(el, check) => {"
     + _HELPERS
@@ -186,9 +153,8 @@ BEFORE_PAGE_ACTION = f"(check) => ({BEFORE_ACTION})(null, check)"
 """`BEFORE_ACTION` for an action without an element (press on the page, navigate, back, a wait)."""
 
 AFTER_ACTION = (
-    "([maxItems, maxChars, key]) => {"
+    "([maxItems, maxChars]) => {"
     + _HELPERS
-    + _WATCH
     + r"""
   const visible = el => el && el.isConnected && (el.checkVisibility ? el.checkVisibility() : !!el.getClientRects().length);
   const LIVE = '[role=alert],[role=alertdialog],[role=status],[role=log],[aria-live]:not([aria-live=off]),output';
@@ -241,7 +207,6 @@ AFTER_ACTION = (
       result.controls.push({control: describe(el), [key]: typeof value === 'string' ? cut(value, maxChars) : value});
     }
     result.document = 'same';
-    watch(key);
     return result;
   }
   // a new document: its fields' errors (each with its field's name), then its other messages
@@ -256,27 +221,11 @@ AFTER_ACTION = (
             && ![...errors].some(e => el.contains(e))));
   for (const el of outermost(found)) take(el, 'message');
   result.document = 'new';
-  watch(key);
   return result;
 }"""
 )
 """After an action: `{document: same|new, text: [{kind, text}], controls: [{control, value|checked|selected|
-pressed}], focus, title}` (at most `maxItems` of each); and the watch for changes begins under `key`, for the
-snapshot that may follow (read after it, so nothing it shows can change unseen)."""
-
-WATCH_CHANGES = "(key) => {" + _HELPERS + _WATCH + "return watch(key); }"
-"""Before a snapshot is read: watch the page for any change that could make the next snapshot differ (under
-a key of lookout's own, not enumerable); returns the title."""
-
-UNCHANGED = (
-    "(key) => {"
-    + _HELPERS
-    + _WATCH
-    + "return unchanged(key) ? {unchanged: true} : {unchanged: false, title: watch(key)}; }"
-)
-"""Whether nothing that a snapshot shows can have changed since the watch began (false when unsure: a page
-with frames, a running animation, no watch): `{unchanged: true}`, else the watch begins anew for the read that
-follows, `{unchanged: false, title}`."""
+pressed}], focus, title}` (at most `maxItems` of each)."""
 
 DOM_QUIET = (
     "([quiet, max]) => new Promise(resolve => {"
