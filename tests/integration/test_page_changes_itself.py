@@ -13,20 +13,13 @@ import pytest
 
 from app.browser.registry import PageRegistry
 from app.browser.snapshot_view import SnapshotOptions
-from tests.support.self_changing import KINDS, Kind, Site, self_changing_site
+from tests.support.self_changing import KINDS, Site, self_changing_site, shows
 
 
 @pytest.fixture(scope="module")
 def site() -> Iterator[Site]:
     with self_changing_site() as served:
         yield served
-
-
-def shows(text: str, spec: Kind, changed: bool) -> bool:
-    """Whether a snapshot's text shows the page before (`changed` False) or after its change."""
-    new = spec.new is None or (spec.new in text) == changed
-    gone = spec.gone is None or (spec.gone in text) != changed
-    return new and gone
 
 
 @pytest.mark.parametrize("kind", sorted(KINDS))

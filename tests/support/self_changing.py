@@ -77,6 +77,13 @@ KINDS: dict[str, Kind] = {
 """Every kind of change the issue listed (45), the Web Animation it named, and a plain text change."""
 
 
+def shows(text: str, spec: Kind, changed: bool) -> bool:
+    """Whether a snapshot's text shows the page before (`changed` False) or after its change."""
+    new = spec.new is None or (spec.new in text) == changed
+    gone = spec.gone is None or (spec.gone in text) != changed
+    return new and gone
+
+
 def page_html(kind: str) -> str:
     spec = KINDS[kind]
     return (f"<!doctype html><title>{kind}</title><body>{spec.body}{_STEADY}<script>"
