@@ -179,8 +179,9 @@ class PageRegistry:
         return page
 
     async def describe_all(self) -> list[dict[str, Any]]:
-        """Every page's facts, as listings show them."""
-        return [await page.describe() for page in self._pages.values()]
+        """Every page's facts, as listings show them: the pages open when asked, described at once (pages open
+        and close while each is described)."""
+        return list(await asyncio.gather(*(page.describe() for page in list(self._pages.values()))))
 
     async def close(self, page_id: str, reason: str = "deleted") -> dict[str, Any]:
         check_id(page_id, "page")
