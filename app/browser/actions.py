@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -79,6 +80,8 @@ class RefCheck:
     refs: frozenset[str]
     taken_at: float
     navigated_at: float
+    ever: AbstractSet[str] = frozenset()
+    """Every ref a snapshot of this page has had (to tell a ref whose element went from one never given)."""
 
 
 def check_ref(action: Action, known: RefCheck) -> None:
@@ -87,8 +90,12 @@ def check_ref(action: Action, known: RefCheck) -> None:
         return
     if known.obs_id is None:
         raise Conflict("no snapshot of this page yet: take one, then use its refs")
+    if action.ref not in known.refs and action.ref not in known.ever:
+        raise Conflict(f"ref {action.ref} is unknown: no snapshot of this page had it (the last is {known.obs_id});"
+                       " use a ref from a snapshot")  # fmt: skip
     if action.ref not in known.refs:
-        raise Conflict(f"ref {action.ref} is not in the last snapshot ({known.obs_id}): snapshot again")
+        raise Conflict(f"ref {action.ref} is no longer on the page: the last snapshot ({known.obs_id}) does not "
+                       "have it: snapshot again")  # fmt: skip
     reason = staleness(Seen(known.taken_at), time.time(), since={"the page navigated": known.navigated_at})
     if reason is not None:  # the observation store's one staleness check, as a screenshot click's and a tap's
         raise Conflict(f"{reason} snapshot {known.obs_id}, so ref {action.ref} is stale: snapshot again")
@@ -110,13 +117,17 @@ async def element_of(page: Page, action: Action) -> Locator | None:
 
 
 async def before(page: Page, element: Locator | None, action: Action) -> str | None:
-    """Check what the action gives its control (BadInput naming the control and what it accepts), start
+    """Check what the action gives its control (BadInput naming the control and what it accepts) and that
+    nothing covers the element a pointer action aims at (a Conflict naming what covers it: a modal, an
+    overlay, at once rather than after the action's timeout), start
     watching what the action does (app.browser.in_page), and return where the focus is."""
     check: dict[str, Any] = {}
     if isinstance(action, Fill | Type):
         check["fill"] = action.text
     elif isinstance(action, Select):
         check["select"] = list(action.values)
+    elif isinstance(action, Click | Hover | Check | Uncheck):
+        check["hit"] = True
     try:
         if element is not None:
             seen = await element.evaluate(in_page.BEFORE_ACTION, check, timeout=ELEMENT_READ_MS)
@@ -126,6 +137,9 @@ async def before(page: Page, element: Locator | None, action: Action) -> str | N
         return None  # a page that cannot run it (navigating): the outcome then reads the document it lands on
     problem = seen.get("problem")
     if problem:
+        if "covered" in problem:
+            raise Conflict(f"{action.name}: the {problem['control']} ({_ref(action)}) is covered by "
+                           f"{problem['covered']}, which would take the {action.name}: close or answer it first")  # fmt: skip
         field = "values" if isinstance(action, Select) else "text"
         given = problem["given"]
         raise BadInput(f"{action.name}: the {problem['control']} ({_ref(action)}) takes {problem['accepts']}; "

@@ -120,6 +120,28 @@ const problemOf = (el, check) => {  // input the control cannot take, said with 
   }
   return null;
 };
+const within = (outer, node) => { for (let n = node; n; n = n.parentNode || n.host) if (n === outer) return true; return false; };
+const coverOf = el => {  // what takes a pointer aimed at el (an open modal it is not in, an overlay), else null
+  const doc = el.ownerDocument;
+  const modal = [...doc.querySelectorAll('dialog, [aria-modal="true"]')].reverse().find(d =>
+    (d.localName === 'dialog' ? d.matches(':modal') : d.getClientRects().length > 0) && !within(d, el));
+  if (modal) return modal;
+  if (el.scrollIntoViewIfNeeded) el.scrollIntoViewIfNeeded(true);
+  const box = el.getClientRects()[0];
+  if (!box || !box.width || !box.height) return null;
+  const x = box.left + box.width / 2, y = box.top + box.height / 2;
+  let hit = doc.elementFromPoint(x, y);
+  while (hit && hit.shadowRoot) { const inner = hit.shadowRoot.elementFromPoint(x, y); if (!inner || inner === hit) break; hit = inner; }
+  if (!hit || within(el, hit) || within(hit, el)) return null;  // el, inside it, or around it (a gap in its text)
+  const label = hit.closest('label');
+  if (label && (label.control === el || within(label, el))) return null;
+  return hit.closest('dialog,[role=dialog],[role=alertdialog],[popover]') || hit;
+};
+const coverName = cover => {
+  const named = describe(cover);
+  const text = cut(norm(cover.innerText), 60);
+  return named.includes('"') || !text ? named : named + ' ' + JSON.stringify(text);
+};
 """
 
 BEFORE_ACTION = (
@@ -129,6 +151,8 @@ BEFORE_ACTION = (
     + r"""
   const problem = problemOf(el, check);
   if (problem) return {problem};
+  const cover = el && check && check.hit ? coverOf(el) : null;
+  if (cover) return {problem: {control: describe(el), covered: coverName(cover)}};
   if (window.__lookoutWatch) window.__lookoutWatch.observers.forEach(o => o.disconnect());  // left by a failed action
   const added = new Set(), revealed = new Set(), all = roots();
   const observers = all.map(root => {
@@ -146,8 +170,9 @@ BEFORE_ACTION = (
   return {problem: null, focus: describe(deepActive())};
 }"""
 )
-"""Before an action, with its element (or null): `{problem}` when the input cannot be taken (nothing is watched
-then), else `{focus}`, and the watch is on."""
+"""Before an action, with its element (or null): `{problem}` when the input cannot be taken, or (`check.hit`, a
+pointer action) when something else would take the pointer aimed at the element (`covered`: an open modal it
+is not in, an overlay, by role and name); nothing is watched then. Else `{focus}`, and the watch is on."""
 
 BEFORE_PAGE_ACTION = f"(check) => ({BEFORE_ACTION})(null, check)"
 """`BEFORE_ACTION` for an action without an element (press on the page, navigate, back, a wait)."""

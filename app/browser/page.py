@@ -89,6 +89,8 @@ class Page:
     last_obs: str | None = None
     obs_refs: frozenset[str] = frozenset()
     """Every ref of the last observation's raw snapshot (shown or folded)."""
+    refs_seen: set[str] = field(default_factory=set)
+    """Every ref any snapshot of the page has had."""
     obs_taken_at: float = 0.0
     navigated_at: float = 0.0
     pending: dict[Request, float] = field(default_factory=dict)
@@ -157,6 +159,7 @@ class Page:
         else:
             self._last = None
         self.last_obs, self.obs_taken_at, self.obs_refs = obs_id, time.time(), answer.refs
+        self.refs_seen |= answer.refs
         mode = "snapshot since" if before is not None else "snapshot expand" if expand is not None else "snapshot"
         self.recorder.record(snapshot_frame(self.id, result, mode))
         return result
@@ -281,7 +284,8 @@ class Page:
         if isinstance(action, ClickAt):
             point = await self._point(action)
         else:
-            check_ref(action, RefCheck(self.last_obs, self.obs_refs, self.obs_taken_at, self.navigated_at))
+            known = RefCheck(self.last_obs, self.obs_refs, self.obs_taken_at, self.navigated_at, self.refs_seen)
+            check_ref(action, known)
         page = self.page
         started, seq, url_before = time.monotonic(), self.seq, page.url
         element = await element_of(page, action) if point is None else None
