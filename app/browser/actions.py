@@ -283,7 +283,8 @@ def effects(events: list[dict[str, Any]], url_before: str, url_after: str, focus
     dialogs = [
         {"type": e["type"], "message": e["message"], "answer": e["answer"]} for e in events if e["kind"] == "dialog"
     ]
-    downloads = [{"url": e["url"], "filename": e["filename"]} for e in events if e["kind"] == "download"]
+    downloads = [{key: e[key] for key in ("url", "filename", "path", "get", "state")}
+                 for e in events if e["kind"] == "download"]  # fmt: skip
     console = [{"level": e["level"], "text": e["text"]} for e in events
                if e["kind"] == "console" and e["level"] in ("error", "warning")]  # fmt: skip
     failed = [{"url": e["url"], "error": e["error"]} for e in events if e["kind"] == "request_failed"]

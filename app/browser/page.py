@@ -95,6 +95,8 @@ class Page:
     navigated_at: float = 0.0
     pending: dict[Request, float] = field(default_factory=dict)
     """Requests in flight, with the time each started."""
+    saving: set[asyncio.Future[None]] = field(default_factory=set)
+    """Downloads being saved (app.browser.downloads): an action settles once they are."""
     seq: int = 0
     """The number of the last event captured."""
     dialog_answer: tuple[bool, str | None] | None = None
@@ -296,7 +298,10 @@ class Page:
             return any(e["kind"] == "navigation" for e in self.events if e["seq"] > seq)
 
         settled = await settle(
-            page, lambda: any(t >= started for t in self.pending.values()), navigated, quiet_ms(action)
+            page,
+            lambda: any(t >= started for t in self.pending.values()) or self._saving(),
+            navigated,
+            quiet_ms(action),
         )
         done = await after(page)
         new_events = [e for e in self.events if e["seq"] > seq]
@@ -304,6 +309,10 @@ class Page:
             self.history.append(done["title"] or page.url)
         return {"ok": True, "action": action.name, "url": page.url, "title": done["title"], "settled": settled,
                 "effects": effects(new_events, url_before, page.url, focus_before, done)}  # fmt: skip
+
+    def _saving(self) -> bool:
+        self.saving = {task for task in self.saving if not task.done()}
+        return bool(self.saving)
 
     async def script(self, steps: list[Action | str], snapshot: SnapshotOptions) -> dict[str, Any]:
         """Run steps in order (actions, "snapshot", "screenshot"); stop at the first error, or at a

@@ -428,6 +428,14 @@ def test_frames_shadow_dom_downloads_and_slow_requests(api: httpx.Client, site: 
     after = ok_json(api.post(f"/v1/pages/{page}/snapshot"))["text"]
     assert '- button "Pressed in frame"' in after and '- button "Shadow pressed"' in after
     downloaded = ok_json(_act(api, page, action="click", ref=ref_of(after, '- link "Get report"')))
-    assert downloaded["effects"]["downloads"] == [{"url": f"{site}/report.csv", "filename": "report.csv"}]
+    (kept,) = downloaded["effects"]["downloads"]
+    assert {k: kept[k] for k in ("url", "filename", "state")} == {
+        "url": f"{site}/report.csv", "filename": "report.csv", "state": "saved"}  # fmt: skip
+    name = kept["get"].rsplit("/", 1)[1]
+    assert kept["get"] == f"/v1/pages/{page}/downloads/{name}" and name.endswith("-report.csv")
+    assert kept["path"].endswith(f"/pages/{page}/downloads/{name}")
+    served = api.get(kept["get"])
+    assert served.status_code == 200 and served.content == b"a,b\n1,2\n"
+    assert api.get(f"/v1/pages/{page}/downloads/..%2Fhistory.jsonl").status_code == 404
     loaded = ok_json(_act(api, page, action="click", ref=ref_of(after, '- button "Load"'), snapshot={}))
     assert "slow answer" in loaded["snapshot"]["text"], "the action settled until its request ended"
