@@ -250,7 +250,8 @@ def quiet_ms(action: Action) -> int:
 async def settle(page: Page, in_flight: Callable[[], bool], navigated: Callable[[], bool], quiet_for: int,
                  deadline_ms: int = SETTLE_MAX_MS) -> str:  # fmt: skip
     """Wait (bounded) for the requests counted by `in_flight()` to end, the new document to load (when the
-    action navigated) and the DOM to be quiet for `quiet_for` ms; returns what ended the wait."""
+    action navigated), the timers the action's handlers started to fire (app.browser.in_page.TIMER_MS) and the
+    DOM to be quiet for `quiet_for` ms; returns what ended the wait."""
     start = time.monotonic()
     deadline = start + deadline_ms / 1000
     while in_flight() and time.monotonic() < deadline:  # noqa: ASYNC110 (a predicate; no event tells)
@@ -261,13 +262,15 @@ async def settle(page: Page, in_flight: Callable[[], bool], navigated: Callable[
             if navigated():
                 await page.wait_for_load_state("load", timeout=left)
             left = max(quiet_for, int((deadline - time.monotonic()) * 1000))
-            quiet = await page.evaluate(in_page.DOM_QUIET, [quiet_for, left])
+            quiet, timers = await page.evaluate(in_page.DOM_QUIET, [quiet_for, left])
         except pw.Error:
             continue
         took = time.monotonic() - start
         if not quiet:
-            return f"the {deadline_ms} ms limit (the DOM kept changing) at {took:.2f} s"
-        steps = ["requests ended"] + (["the page loaded"] if navigated() else []) + [f"DOM quiet {quiet_for} ms"]
+            return f"the {deadline_ms} ms limit (the DOM kept changing or its timers ran on) at {took:.2f} s"
+        steps = ["requests ended"] + (["the page loaded"] if navigated() else [])
+        steps += [f"its {timers} timer{'s' if timers > 1 else ''} fired"] if timers else []
+        steps.append(f"DOM quiet {quiet_for} ms")
         return f"{', '.join(steps)} at {took:.2f} s"
     return f"the {deadline_ms} ms limit at {time.monotonic() - start:.2f} s"
 

@@ -144,8 +144,13 @@ const coverName = cover => {
 };
 """
 
+TIMER_MS = 1000
+"""A timer of up to this delay that an action's handlers start (not one a timer starts: a clock, a poll) is part
+of what the action does: settling waits for it to fire."""
+
 BEFORE_ACTION = (
     "(el, check) => {"
+    + f"const TIMER_MS = {TIMER_MS};"
     + _HELPERS
     + _PROBLEM
     + r"""
@@ -154,6 +159,21 @@ BEFORE_ACTION = (
   const cover = el && check && check.hit ? coverOf(el) : null;
   if (cover) return {problem: {control: describe(el), covered: coverName(cover)}};
   if (window.__lookoutWatch) window.__lookoutWatch.observers.forEach(o => o.disconnect());  // left by a failed action
+  const timers = window.__lookoutTimers || (() => {  // the timers the action's handlers start, to settle on them
+    const t = {pending: new Set(), on: false, depth: 0, set: window.setTimeout, clear: window.clearTimeout, started: 0};
+    window.setTimeout = function (fn, ms, ...args) {
+      if (typeof fn !== 'function') return t.set.call(window, fn, ms, ...args);
+      let id;
+      const run = (...a) => { t.pending.delete(id); t.depth++; try { return fn.apply(this, a); } finally { t.depth--; } };
+      id = t.set.call(window, run, ms, ...args);
+      if (t.on && !t.depth && (+ms || 0) <= TIMER_MS) { t.pending.add(id); t.started++; }
+      return id;
+    };
+    window.clearTimeout = function (id) { t.pending.delete(id); return t.clear.call(window, id); };
+    Object.defineProperty(window, '__lookoutTimers', {value: t, configurable: true, enumerable: false});
+    return t;
+  })();
+  timers.pending.clear(); timers.started = 0; timers.on = true;
   const added = new Set(), revealed = new Set(), all = roots();
   const observers = all.map(root => {
     const observer = new MutationObserver(records => { for (const r of records) {
@@ -213,6 +233,7 @@ AFTER_ACTION = (
     const name = field ? nameOf(field).replace(/:$/, '') : '';
     return name && text && !text.startsWith(name) ? `${name}: ${text}` : text;
   };
+  if (window.__lookoutTimers) window.__lookoutTimers.on = false;
   const result = {focus: describe(deepActive()), title: document.title, text: out, controls: []};
   const pending = window.__lookoutWatch;
   if (pending) {  // the same document: what the action added, changed or revealed
@@ -256,13 +277,18 @@ DOM_QUIET = (
     "([quiet, max]) => new Promise(resolve => {"
     + _HELPERS
     + r"""
+  const t = window.__lookoutTimers, later = t ? t.set : setTimeout, cancel = t ? t.clear : clearTimeout;
+  const started = t && t.on ? t.started : 0;
+  if (t) t.on = false;  // the timers started from here on are not the action's
   let timer;
+  const ended = () => { if (t && t.pending.size) timer = later.call(window, ended, 20); else done(true); };
   const all = roots();
-  const observers = all.map(() => new MutationObserver(() => { clearTimeout(timer); timer = setTimeout(() => done(true), quiet); }));
-  const done = quiet => { observers.forEach(o => o.disconnect()); resolve(quiet); };
+  const observers = all.map(() => new MutationObserver(() => { cancel.call(window, timer); timer = later.call(window, ended, quiet); }));
+  const done = quiet => { observers.forEach(o => o.disconnect()); resolve([quiet, started]); };
   observers.forEach((o, i) => o.observe(all[i], {subtree: true, childList: true, attributes: true, characterData: true}));
-  timer = setTimeout(() => done(true), quiet); setTimeout(() => done(false), max);
+  timer = later.call(window, ended, quiet); later.call(window, () => done(false), max);
 })"""
 )
-"""Resolves true once the DOM (the document and its open shadow roots) has not changed for `quiet` ms, false
-when `max` ms passed first."""
+"""Resolves `[quiet, timers]`: quiet true once the timers an action's handlers started (`BEFORE_ACTION`, up to
+`TIMER_MS`) have fired and the DOM (the document and its open shadow roots) has then not changed for `quiet`
+ms, false when `max` ms passed first; `timers`: how many the action started."""
