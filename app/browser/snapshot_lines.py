@@ -110,3 +110,8 @@ def _inline(text: str) -> str:
     """A line's own text, bare unless it could be read as more than text: a colon, space at its ends, a
     leading quote, a `[ref=` of its own, a character that ends a line (`\\x85`, `\\u2028`...) or a control."""
     return json.dumps(text, ensure_ascii=False) if _UNSAFE_INLINE.search(text) or text != text.strip() else text
+
+
+def plural(role: str, count: int) -> str:
+    """`1 checkbox`, `2 checkboxes`, `3 links`."""
+    return role if count == 1 else role + ("es" if role.endswith(("x", "s", "ch", "sh")) else "s")

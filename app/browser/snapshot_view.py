@@ -1,15 +1,14 @@
 """The budgeted page snapshot: which nodes of the accessibility tree an agent sees, and how, within limits.
 
-Pure functions over the parsed tree (app.browser.aria). Unnamed wrappers (`generic` without a name or
-text) are hoisted away, and so is a label's text beside the control it names (`- text: Email` next to
-`- textbox "Email"`). Each node is graded by its distance to the viewport and then scored by its role (the
-seed's table, with text that carries meaning kept in): the viewport first, then role. Every control on
-screen is taken first, then the other nodes by score, each with the ancestors that place it, until `max_elements` or `max_tokens` would be passed; the
-element limit never cuts a control on screen (only the token budget can: an agent must see what it can act
-on whenever the budget holds it), so `included_elements` can exceed `max_elements` by those. Nothing is cut silently: a node whose
-descendants were left out says how many and of what (`- navigation "Main" [ref=e7]: 48 links folded`),
-and the header says what was cut and why. `tokens` is the o200k count of the whole text, header included,
-and never exceeds `max_tokens`.
+Pure functions over the parsed tree (app.browser.aria). Unnamed wrappers (`generic` without a name or text)
+are hoisted away, and so is a label's text beside the control it names. Each node is graded by its distance
+to the viewport, then scored by its role (text that carries meaning kept in). Every control on screen is taken
+first (those of many rows alike, a table's, after the others), then the other nodes by score, each with the
+ancestors that place it, until `max_elements` or `max_tokens` would be passed; the element limit never cuts a
+control on screen (only the token budget can), so `included_elements` can exceed `max_elements`. Nothing is
+cut silently: a node whose descendants were left out says how many and of what (`- navigation "Main"
+[ref=e7]: 48 links folded`), and the header says what was cut and why. `tokens` is the o200k count of the
+whole text, header included, and never exceeds `max_tokens`.
 
 Lines (app.browser.snapshot_lines) get two spaces of indent per level. A container that is only structure
 (no name, text or properties, not interactive) whose children are all shown has no ref (`- listitem`: a ref
@@ -27,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from app.browser.aria import AriaNode
-from app.browser.snapshot_lines import INLINE, merged, render_line
+from app.browser.snapshot_lines import INLINE, merged, plural, render_line
 from app.core.budget import fit, self_counted
 from app.core.tokens import count_tokens
 
@@ -52,6 +51,8 @@ FOLD_LINE_TOKENS = 24
 CONTEXT_FOLD = 8
 """A fold of at most this many nodes quotes up to three of its texts."""
 CONTEXT_CHARS = 40
+MANY_ROWS = 5
+"""Table rows under one parent from which on, their controls on screen come after the others."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +107,8 @@ class _Item:
     """Its inline children, shown or folded with it as one unit (a paragraph's text, code and links)."""
     in_unit: bool = False
     """It is one of its parent's `inline` children."""
+    many: bool = False
+    """In one of many table rows: on screen, after the page's other controls."""
     _line: str | None = None
     _cost: int | None = None
     children: list[_Item] = field(default_factory=list)
@@ -175,7 +178,11 @@ def _items(root: AriaNode, ctx: PageContext) -> list[_Item]:
             parent.children.append(item)
         if node.children:
             stack.extend((child, item) for child in reversed(_seen_children(node)))
-    for item in out:
+    for item in out:  # parents before their children
+        item.many = item.many or (item.parent is not None and item.parent.many)
+        rows = Counter(child.node.role for child in item.children if child.node.role == "row")
+        for child in item.children:
+            child.many = rows.get(child.node.role, 0) >= MANY_ROWS
         if item.children and any(child.node.role == "text" for child in item.children):
             item.inline = [child for child in item.children if child.node.role in INLINE]
             for child in item.inline:
@@ -240,8 +247,8 @@ def _choose(wanted: list[_Item], options: SnapshotOptions, ctx: PageContext, tot
     used_tokens = used_elements = 0
     reasons = {"filters"} if len(wanted) < total else set()
     for item in sorted(
-        wanted, key=lambda i: (not _on_screen_control(i), -i.score, i.order)
-    ):  # controls on screen first
+        wanted, key=lambda i: (not (on_screen := _on_screen_control(i)), on_screen and i.many, -i.score, i.order)
+    ):  # controls on screen first, those of repeated rows last among them
         if id(item) in chosen:
             continue
         exempt = _on_screen_control(item)  # the element limit never cuts a control on screen
@@ -387,7 +394,7 @@ def _fold_summary(items: list[_Item], more: bool = False) -> str:
     shown keeps its context: `4 more folded: 1 link, 3 others ("Item 19", "$26.03")`."""
     nodes = [n for item in items for n in _subtree(item)]
     roles = Counter(n.node.role for n in nodes if n.node.role in INTERACTIVE)
-    parts = [f"{count} {_plural(role, count)}" for role, count in roles.most_common(4)]
+    parts = [f"{count} {plural(role, count)}" for role, count in roles.most_common(4)]
     others = len(nodes) - sum(roles.values())
     if others:
         parts.append(f"{others} other{'s' if others > 1 else ''}")
@@ -397,11 +404,6 @@ def _fold_summary(items: list[_Item], more: bool = False) -> str:
         if texts:
             summary += " (" + ", ".join(json.dumps(t[:CONTEXT_CHARS], ensure_ascii=False) for t in texts[:3]) + ")"
     return summary
-
-
-def _plural(role: str, count: int) -> str:
-    """`1 checkbox`, `2 checkboxes`, `3 links`."""
-    return role if count == 1 else role + ("es" if role.endswith(("x", "s", "ch", "sh")) else "s")
 
 
 def _subtree(item: _Item) -> list[_Item]:

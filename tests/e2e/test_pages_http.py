@@ -343,7 +343,7 @@ def test_a_script_runs_steps_and_stops_at_the_failing_one(api: httpx.Client, sit
              {"action": "click", "ref": add}]  # fmt: skip
     done = ok_json(api.post(f"/v1/pages/{app_page}/script", json={"steps": steps, "snapshot": {"max_tokens": 800}}))
     assert [r["ok"] for r in done["results"]] == [True, True, True, True, False]
-    assert done["stopped_at"]["step"] == 4 and "snapshot again" in done["stopped_at"]["reason"]
+    assert done["stopped_at"]["step"] == 4 and "ref e99999 is unknown" in done["stopped_at"]["reason"]
     assert done["results"][3]["url"].endswith("/image")
     final = done["snapshot"]
     assert "Row 1" in final["text"] and "Row 2" not in final["text"] and final["metadata"]["tokens"] <= 800
