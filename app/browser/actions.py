@@ -55,7 +55,7 @@ from app.core.errors import BadInput, Conflict
 from app.core.observations import Seen, staleness
 
 if TYPE_CHECKING:
-    from playwright.async_api import Locator, Page
+    from playwright.async_api import Frame, Locator, Page
 DOM_QUIET_MS = 300
 """The `dom_quiet` wait's quiet: the DOM has not changed for this long."""
 SETTLE_QUIET_MS = 100
@@ -114,6 +114,22 @@ async def element_of(page: Page, action: Action) -> Locator | None:
     if found != 1:
         raise Conflict(f"ref {ref} is no longer on the page (it changed since the snapshot): snapshot again")
     return locator
+
+
+async def frame_of(page: Page, element: Locator | None) -> Frame | None:
+    """The iframe the element is in (None for the top document, an action on the page, or a page without
+    frames: then no round trip is spent on asking)."""
+    if element is None or len(page.frames) < 2:
+        return None
+    try:
+        handle = await element.element_handle(timeout=ELEMENT_READ_MS)
+        try:
+            frame = await handle.owner_frame()
+        finally:
+            await handle.dispose()
+    except pw.Error:
+        return None
+    return None if frame is None or frame == page.main_frame else frame
 
 
 async def before(page: Page, element: Locator | None, action: Action) -> str | None:
@@ -228,7 +244,7 @@ async def _on_element(element: Locator, action: OnElement) -> None:
             await element.set_input_files(list(files), timeout=timeout)
 
 
-async def after(page: Page) -> dict[str, Any]:
+async def after(page: Page | Frame) -> dict[str, Any]:
     """What the action did, read in one pass (app.browser.in_page.AFTER_ACTION): `text`, `controls`, `focus`,
     `title`, `document` (same or new; unread when the page could not run it)."""
     for _ in range(2):  # a navigation may destroy the context the first read runs in
@@ -247,7 +263,7 @@ def quiet_ms(action: Action) -> int:
     return SETTLE_QUIET_MS
 
 
-async def settle(page: Page, in_flight: Callable[[], bool], navigated: Callable[[], bool], quiet_for: int,
+async def settle(page: Page | Frame, in_flight: Callable[[], bool], navigated: Callable[[], bool], quiet_for: int,
                  deadline_ms: int = SETTLE_MAX_MS) -> str:  # fmt: skip
     """Wait (bounded) for the requests counted by `in_flight()` to end, the new document to load (when the
     action navigated), the timers the action's handlers started to fire (app.browser.in_page.TIMER_MS) and the

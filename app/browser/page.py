@@ -19,7 +19,18 @@ from PIL import Image
 
 from app.browser import playwright_api as pw
 from app.browser.action_kinds import NAVIGATIONS, Action, ClickAt, DialogAnswer
-from app.browser.actions import RefCheck, after, before, check_ref, effects, element_of, perform, quiet_ms, settle
+from app.browser.actions import (
+    RefCheck,
+    after,
+    before,
+    check_ref,
+    effects,
+    element_of,
+    frame_of,
+    perform,
+    quiet_ms,
+    settle,
+)
 from app.browser.aria import AriaNode, holds_dialog, parse
 from app.browser.frames import action_frame, screenshot_frame, snapshot_frame
 from app.browser.search import find
@@ -291,24 +302,27 @@ class Page:
         page = self.page
         started, seq, url_before = time.monotonic(), self.seq, page.url
         element = await element_of(page, action) if point is None else None
+        frame = await frame_of(page, element)  # an action in an iframe is watched, settled and read there
         focus_before = await before(page, element, action)
         await perform(page, action, element, point)
 
         def navigated() -> bool:
             return any(e["kind"] == "navigation" for e in self.events if e["seq"] > seq)
 
+        where = frame if frame is not None and not frame.is_detached() else page
         settled = await settle(
-            page,
-            lambda: any(t >= started for t in self.pending.values()) or self._saving(),
-            navigated,
+            where, lambda: any(t >= started for t in self.pending.values()) or self._saving(), navigated,
             quiet_ms(action),
-        )
-        done = await after(page)
-        new_events = [e for e in self.events if e["seq"] > seq]
+        )  # fmt: skip
+        done = await after(where)
+        title = done["title"] if frame is None else await _title(page)  # the frame's document has its own
         if navigated():
-            self.history.append(done["title"] or page.url)
-        return {"ok": True, "action": action.name, "url": page.url, "title": done["title"], "settled": settled,
-                "effects": effects(new_events, url_before, page.url, focus_before, done)}  # fmt: skip
+            self.history.append(title or page.url)
+        said = effects([e for e in self.events if e["seq"] > seq], url_before, page.url, focus_before, done)
+        if frame is not None:
+            said["frame"] = frame.url
+        return {"ok": True, "action": action.name, "url": page.url, "title": title, "settled": settled,
+                "effects": said}  # fmt: skip
 
     def _saving(self) -> bool:
         self.saving = {task for task in self.saving if not task.done()}
