@@ -92,7 +92,7 @@ def check_ref(action: Action, known: RefCheck) -> None:
         raise Conflict("no snapshot of this page yet: take one, then use its refs")
     if action.ref not in known.refs and action.ref not in known.ever:
         raise Conflict(f"ref {action.ref} is unknown: no snapshot of this page had it (the last is {known.obs_id});"
-                       " use a ref from a snapshot")  # fmt: skip
+                       " snapshot again and use its refs")  # fmt: skip
     if action.ref not in known.refs:
         raise Conflict(f"ref {action.ref} is no longer on the page: the last snapshot ({known.obs_id}) does not "
                        "have it: snapshot again")  # fmt: skip
