@@ -18,10 +18,10 @@ parsing, rendering, storing the observation: everything but HTTP); the recall of
 `Accessibility.getFullAXTree`: interactive nodes, not ignored, with a box that meets the 1280x720 viewport,
 found by role and name in lookout's text); the time of both, alternating on the same page so that the load of
 a shared machine weighs on both alike (the load average is printed): the first snapshot after a fresh load
-(median of `--firsts` loads each; lookout's kept answers dropped first), the steady state (median of
-`--repeat` snapshots of the page as it is: lookout checks in the page that nothing changed since its last
-read, and answers from it without reading the page again), lookout's steady snapshot with its read and kept
-answers dropped (as after a change: the page read and rendered again), and `aria_snapshot(mode="ai", boxes=True)` alone, the part of lookout's time that
+(median of `--firsts` loads each; lookout's kept views dropped first), the steady state (median of
+`--repeat` snapshots of the page as it is: lookout reads the page every time, and skips the parse and render
+when the text read is one it rendered recently), lookout's steady snapshot with its kept views dropped (as
+after a change: the page read, parsed and rendered again), and `aria_snapshot(mode="ai", boxes=True)` alone, the part of lookout's time that
 is Playwright's; each ratio is the median of the ratios within a round, and the same ratios by CPU time (this
 process, Chromium, Playwright's driver: the scheduler's count, which the machine's other load does not inflate).
 Beside each ratio to the baseline, lookout's ratio to `aria_snapshot(mode="ai", boxes=True)` (the snapshot it
@@ -339,7 +339,6 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
 
         def forget() -> None:
             forget_answers()
-            ours_page.forget()
         count_tokens("warm up")
 
         def opener(url: str, then: str | None = None) -> Callable[[], Awaitable[None]]:

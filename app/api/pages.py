@@ -142,6 +142,15 @@ async def observation_image(page_id: str, obs_id: str, request: Request) -> Resp
     return Response(await asyncio.to_thread(read_bytes, path), media_type=MEDIA_TYPES[fmt])  # links not followed
 
 
+@router.get("/{page_id}/downloads/{name}")
+async def download(page_id: str, name: str, request: Request) -> Response:
+    """A file an action of the page downloaded (its answer's `effects.downloads` names it), also once the page
+    is closed."""
+    path = _registry(request).download(page_id, name)
+    headers = {"Content-Disposition": f'attachment; filename="{name}"'}
+    return Response(await asyncio.to_thread(read_bytes, path), media_type="application/octet-stream", headers=headers)
+
+
 @router.post("/{page_id}/script")
 async def script(page_id: str, body: ScriptRequest, request: Request) -> JSONResponse:
     """Several steps in one call; stops at the first failing step (or an unexpected navigation) and says

@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -54,7 +55,7 @@ from app.core.errors import BadInput, Conflict
 from app.core.observations import Seen, staleness
 
 if TYPE_CHECKING:
-    from playwright.async_api import Locator, Page
+    from playwright.async_api import Frame, Locator, Page
 DOM_QUIET_MS = 300
 """The `dom_quiet` wait's quiet: the DOM has not changed for this long."""
 SETTLE_QUIET_MS = 100
@@ -79,6 +80,8 @@ class RefCheck:
     refs: frozenset[str]
     taken_at: float
     navigated_at: float
+    ever: AbstractSet[str] = frozenset()
+    """Every ref a snapshot of this page has had (to tell a ref whose element went from one never given)."""
 
 
 def check_ref(action: Action, known: RefCheck) -> None:
@@ -87,8 +90,12 @@ def check_ref(action: Action, known: RefCheck) -> None:
         return
     if known.obs_id is None:
         raise Conflict("no snapshot of this page yet: take one, then use its refs")
+    if action.ref not in known.refs and action.ref not in known.ever:
+        raise Conflict(f"ref {action.ref} is unknown: no snapshot of this page had it (the last is {known.obs_id});"
+                       " snapshot again and use its refs")  # fmt: skip
     if action.ref not in known.refs:
-        raise Conflict(f"ref {action.ref} is not in the last snapshot ({known.obs_id}): snapshot again")
+        raise Conflict(f"ref {action.ref} is no longer on the page: the last snapshot ({known.obs_id}) does not "
+                       "have it: snapshot again")  # fmt: skip
     reason = staleness(Seen(known.taken_at), time.time(), since={"the page navigated": known.navigated_at})
     if reason is not None:  # the observation store's one staleness check, as a screenshot click's and a tap's
         raise Conflict(f"{reason} snapshot {known.obs_id}, so ref {action.ref} is stale: snapshot again")
@@ -109,14 +116,34 @@ async def element_of(page: Page, action: Action) -> Locator | None:
     return locator
 
 
+async def frame_of(page: Page, element: Locator | None) -> Frame | None:
+    """The iframe the element is in (None for the top document, an action on the page, or a page without
+    frames: then no round trip is spent on asking)."""
+    if element is None or len(page.frames) < 2:
+        return None
+    try:
+        handle = await element.element_handle(timeout=ELEMENT_READ_MS)
+        try:
+            frame = await handle.owner_frame()
+        finally:
+            await handle.dispose()
+    except pw.Error:
+        return None
+    return None if frame is None or frame == page.main_frame else frame
+
+
 async def before(page: Page, element: Locator | None, action: Action) -> str | None:
-    """Check what the action gives its control (BadInput naming the control and what it accepts), start
+    """Check what the action gives its control (BadInput naming the control and what it accepts) and that
+    nothing covers the element a pointer action aims at (a Conflict naming what covers it: a modal, an
+    overlay, at once rather than after the action's timeout), start
     watching what the action does (app.browser.in_page), and return where the focus is."""
     check: dict[str, Any] = {}
     if isinstance(action, Fill | Type):
         check["fill"] = action.text
     elif isinstance(action, Select):
         check["select"] = list(action.values)
+    elif isinstance(action, Click | Hover | Check | Uncheck):
+        check["hit"] = True
     try:
         if element is not None:
             seen = await element.evaluate(in_page.BEFORE_ACTION, check, timeout=ELEMENT_READ_MS)
@@ -126,6 +153,9 @@ async def before(page: Page, element: Locator | None, action: Action) -> str | N
         return None  # a page that cannot run it (navigating): the outcome then reads the document it lands on
     problem = seen.get("problem")
     if problem:
+        if "covered" in problem:
+            raise Conflict(f"{action.name}: the {problem['control']} ({_ref(action)}) is covered by "
+                           f"{problem['covered']}, which would take the {action.name}: close or answer it first")  # fmt: skip
         field = "values" if isinstance(action, Select) else "text"
         given = problem["given"]
         raise BadInput(f"{action.name}: the {problem['control']} ({_ref(action)}) takes {problem['accepts']}; "
@@ -214,13 +244,12 @@ async def _on_element(element: Locator, action: OnElement) -> None:
             await element.set_input_files(list(files), timeout=timeout)
 
 
-async def after(page: Page, watch_key: str) -> dict[str, Any]:
-    """What the action did, read in one pass (app.browser.in_page.AFTER_ACTION, which also starts the watch for
-    changes under `watch_key`): `text`, `controls`, `focus`, `title`, `document` (same or new; unread when the
-    page could not run it, and then nothing is watched)."""
+async def after(page: Page | Frame) -> dict[str, Any]:
+    """What the action did, read in one pass (app.browser.in_page.AFTER_ACTION): `text`, `controls`, `focus`,
+    `title`, `document` (same or new; unread when the page could not run it)."""
     for _ in range(2):  # a navigation may destroy the context the first read runs in
         try:
-            done: dict[str, Any] = await page.evaluate(in_page.AFTER_ACTION, [OUTCOME_ITEMS, OUTCOME_CHARS, watch_key])
+            done: dict[str, Any] = await page.evaluate(in_page.AFTER_ACTION, [OUTCOME_ITEMS, OUTCOME_CHARS])
             return done
         except pw.Error:
             await asyncio.sleep(0.05)
@@ -234,10 +263,11 @@ def quiet_ms(action: Action) -> int:
     return SETTLE_QUIET_MS
 
 
-async def settle(page: Page, in_flight: Callable[[], bool], navigated: Callable[[], bool], quiet_for: int,
+async def settle(page: Page | Frame, in_flight: Callable[[], bool], navigated: Callable[[], bool], quiet_for: int,
                  deadline_ms: int = SETTLE_MAX_MS) -> str:  # fmt: skip
     """Wait (bounded) for the requests counted by `in_flight()` to end, the new document to load (when the
-    action navigated) and the DOM to be quiet for `quiet_for` ms; returns what ended the wait."""
+    action navigated), the timers the action's handlers started to fire (app.browser.in_page.TIMER_MS) and the
+    DOM to be quiet for `quiet_for` ms; returns what ended the wait."""
     start = time.monotonic()
     deadline = start + deadline_ms / 1000
     while in_flight() and time.monotonic() < deadline:  # noqa: ASYNC110 (a predicate; no event tells)
@@ -248,13 +278,15 @@ async def settle(page: Page, in_flight: Callable[[], bool], navigated: Callable[
             if navigated():
                 await page.wait_for_load_state("load", timeout=left)
             left = max(quiet_for, int((deadline - time.monotonic()) * 1000))
-            quiet = await page.evaluate(in_page.DOM_QUIET, [quiet_for, left])
+            quiet, timers = await page.evaluate(in_page.DOM_QUIET, [quiet_for, left])
         except pw.Error:
             continue
         took = time.monotonic() - start
         if not quiet:
-            return f"the {deadline_ms} ms limit (the DOM kept changing) at {took:.2f} s"
-        steps = ["requests ended"] + (["the page loaded"] if navigated() else []) + [f"DOM quiet {quiet_for} ms"]
+            return f"the {deadline_ms} ms limit (the DOM kept changing or its timers ran on) at {took:.2f} s"
+        steps = ["requests ended"] + (["the page loaded"] if navigated() else [])
+        steps += [f"its {timers} timer{'s' if timers > 1 else ''} fired"] if timers else []
+        steps.append(f"DOM quiet {quiet_for} ms")
         return f"{', '.join(steps)} at {took:.2f} s"
     return f"the {deadline_ms} ms limit at {time.monotonic() - start:.2f} s"
 
@@ -270,7 +302,8 @@ def effects(events: list[dict[str, Any]], url_before: str, url_after: str, focus
     dialogs = [
         {"type": e["type"], "message": e["message"], "answer": e["answer"]} for e in events if e["kind"] == "dialog"
     ]
-    downloads = [{"url": e["url"], "filename": e["filename"]} for e in events if e["kind"] == "download"]
+    downloads = [{key: e[key] for key in ("url", "filename", "path", "get", "state")}
+                 for e in events if e["kind"] == "download"]  # fmt: skip
     console = [{"level": e["level"], "text": e["text"]} for e in events
                if e["kind"] == "console" and e["level"] in ("error", "warning")]  # fmt: skip
     failed = [{"url": e["url"], "error": e["error"]} for e in events if e["kind"] == "request_failed"]

@@ -19,7 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from app.browser.aria import AriaNode
-from app.browser.snapshot_view import render_line, with_token_line
+from app.browser.snapshot_lines import render_line
+from app.browser.snapshot_view import with_token_line
 from app.core.budget import fit, within
 from app.core.tokens import count_tokens
 

@@ -6,10 +6,7 @@
   control (value, checked, selected: properties that no mutation shows), and returns where the focus is.
 - `AFTER_ACTION`: what the action did: the text it made appear or change (on the same document) or the new
   document's messages, the controls whose state changed, the focus, the title.
-- `UNCHANGED` / `WATCH_CHANGES`: whether the page has changed since the last snapshot (a DOM mutation in the
-  document or an open shadow root, an input, a focus change, a scroll, a resize, an animation, an image loaded,
-  a control's state), so an unchanged page is not read again; a changed page is watched anew in the same
-  pass, as it is after an action (`AFTER_ACTION`), before it is read.
+- `DOM_QUIET`: whether the DOM (with its open shadow roots) stayed quiet for a while, to settle an action.
 
 An element is named as the snapshot names it: its role (explicit, else implied by its tag and type) and its
 accessible name (aria-labelledby, aria-label, its labels, title, placeholder, or its text for the roles named
@@ -123,46 +120,60 @@ const problemOf = (el, check) => {  // input the control cannot take, said with 
   }
   return null;
 };
+const within = (outer, node) => { for (let n = node; n; n = n.parentNode || n.host) if (n === outer) return true; return false; };
+const coverOf = el => {  // what takes a pointer aimed at el (an open modal it is not in, an overlay), else null
+  const doc = el.ownerDocument;
+  const modal = [...doc.querySelectorAll('dialog, [aria-modal="true"]')].reverse().find(d =>
+    (d.localName === 'dialog' ? d.matches(':modal') : d.getClientRects().length > 0) && !within(d, el));
+  if (modal) return modal;
+  if (el.scrollIntoViewIfNeeded) el.scrollIntoViewIfNeeded(true);
+  const box = el.getClientRects()[0];
+  if (!box || !box.width || !box.height) return null;
+  const x = box.left + box.width / 2, y = box.top + box.height / 2;
+  let hit = doc.elementFromPoint(x, y);
+  while (hit && hit.shadowRoot) { const inner = hit.shadowRoot.elementFromPoint(x, y); if (!inner || inner === hit) break; hit = inner; }
+  if (!hit || within(el, hit) || within(hit, el)) return null;  // el, inside it, or around it (a gap in its text)
+  const label = hit.closest('label');
+  if (label && (label.control === el || within(label, el))) return null;
+  return hit.closest('dialog,[role=dialog],[role=alertdialog],[popover]') || hit;
+};
+const coverName = cover => {
+  const named = describe(cover);
+  const text = cut(norm(cover.innerText), 60);
+  return named.includes('"') || !text ? named : named + ' ' + JSON.stringify(text);
+};
 """
 
-_WATCH = r"""
-const watch = key => {  // watch for any change that could make the next snapshot differ; returns the title
-  const old = window[key];
-  if (old) old.stop();
-  const all = roots();
-  const state = {changed: false, roots: all.length, frames: document.querySelector('iframe,frame,object,embed') !== null,
-                 scroll: [scrollX, scrollY, innerWidth, innerHeight], controls: controlStates(all)};
-  const mark = () => { state.changed = true; };
-  const observers = all.map(root => { const o = new MutationObserver(mark);
-    o.observe(root, {subtree: true, childList: true, characterData: true, attributes: true}); return o; });
-  const EVENTS = ['input', 'change', 'focusin', 'focusout', 'scroll', 'resize', 'load', 'animationstart',
-                  'animationend', 'transitionrun', 'transitionend', 'toggle', 'pointerover', 'pointerout'];
-  EVENTS.forEach(e => window.addEventListener(e, mark, true));
-  state.stop = () => { observers.forEach(o => o.disconnect()); EVENTS.forEach(e => window.removeEventListener(e, mark, true)); };
-  Object.defineProperty(window, key, {value: state, configurable: true, enumerable: false});
-  return document.title;
-};
-const unchanged = key => {  // nothing a snapshot shows can have changed since `watch` (false when unsure)
-  const state = window[key];
-  if (!state || state.changed || roots().length !== state.roots || state.frames
-      || document.getAnimations().some(a => a.playState === 'running')) return false;
-  const now = [scrollX, scrollY, innerWidth, innerHeight];
-  if (now.some((v, i) => v !== state.scroll[i])) return false;
-  const controls = controlStates(roots());  // values set by scripts, which no event or mutation shows
-  if (controls.size !== state.controls.size) return false;
-  for (const [el, value] of controls) if (state.controls.get(el) !== value) return false;
-  return true;
-};
-"""
+TIMER_MS = 1000
+"""A timer of up to this delay that an action's handlers start (not one a timer starts: a clock, a poll) is part
+of what the action does: settling waits for it to fire."""
 
 BEFORE_ACTION = (
     "(el, check) => {"
+    + f"const TIMER_MS = {TIMER_MS};"
     + _HELPERS
     + _PROBLEM
     + r"""
   const problem = problemOf(el, check);
   if (problem) return {problem};
+  const cover = el && check && check.hit ? coverOf(el) : null;
+  if (cover) return {problem: {control: describe(el), covered: coverName(cover)}};
   if (window.__lookoutWatch) window.__lookoutWatch.observers.forEach(o => o.disconnect());  // left by a failed action
+  const timers = window.__lookoutTimers || (() => {  // the timers the action's handlers start, to settle on them
+    const t = {pending: new Set(), on: false, depth: 0, set: window.setTimeout, clear: window.clearTimeout, started: 0};
+    window.setTimeout = function (fn, ms, ...args) {
+      if (typeof fn !== 'function') return t.set.call(window, fn, ms, ...args);
+      let id;
+      const run = (...a) => { t.pending.delete(id); t.depth++; try { return fn.apply(this, a); } finally { t.depth--; } };
+      id = t.set.call(window, run, ms, ...args);
+      if (t.on && !t.depth && (+ms || 0) <= TIMER_MS) { t.pending.add(id); t.started++; }
+      return id;
+    };
+    window.clearTimeout = function (id) { t.pending.delete(id); return t.clear.call(window, id); };
+    Object.defineProperty(window, '__lookoutTimers', {value: t, configurable: true, enumerable: false});
+    return t;
+  })();
+  timers.pending.clear(); timers.started = 0; timers.on = true;
   const added = new Set(), revealed = new Set(), all = roots();
   const observers = all.map(root => {
     const observer = new MutationObserver(records => { for (const r of records) {
@@ -179,16 +190,16 @@ BEFORE_ACTION = (
   return {problem: null, focus: describe(deepActive())};
 }"""
 )
-"""Before an action, with its element (or null): `{problem}` when the input cannot be taken (nothing is watched
-then), else `{focus}`, and the watch is on."""
+"""Before an action, with its element (or null): `{problem}` when the input cannot be taken, or (`check.hit`, a
+pointer action) when something else would take the pointer aimed at the element (`covered`: an open modal it
+is not in, an overlay, by role and name); nothing is watched then. Else `{focus}`, and the watch is on."""
 
 BEFORE_PAGE_ACTION = f"(check) => ({BEFORE_ACTION})(null, check)"
 """`BEFORE_ACTION` for an action without an element (press on the page, navigate, back, a wait)."""
 
 AFTER_ACTION = (
-    "([maxItems, maxChars, key]) => {"
+    "([maxItems, maxChars]) => {"
     + _HELPERS
-    + _WATCH
     + r"""
   const visible = el => el && el.isConnected && (el.checkVisibility ? el.checkVisibility() : !!el.getClientRects().length);
   const LIVE = '[role=alert],[role=alertdialog],[role=status],[role=log],[aria-live]:not([aria-live=off]),output';
@@ -222,6 +233,7 @@ AFTER_ACTION = (
     const name = field ? nameOf(field).replace(/:$/, '') : '';
     return name && text && !text.startsWith(name) ? `${name}: ${text}` : text;
   };
+  if (window.__lookoutTimers) window.__lookoutTimers.on = false;
   const result = {focus: describe(deepActive()), title: document.title, text: out, controls: []};
   const pending = window.__lookoutWatch;
   if (pending) {  // the same document: what the action added, changed or revealed
@@ -241,7 +253,6 @@ AFTER_ACTION = (
       result.controls.push({control: describe(el), [key]: typeof value === 'string' ? cut(value, maxChars) : value});
     }
     result.document = 'same';
-    watch(key);
     return result;
   }
   // a new document: its fields' errors (each with its field's name), then its other messages
@@ -256,39 +267,28 @@ AFTER_ACTION = (
             && ![...errors].some(e => el.contains(e))));
   for (const el of outermost(found)) take(el, 'message');
   result.document = 'new';
-  watch(key);
   return result;
 }"""
 )
 """After an action: `{document: same|new, text: [{kind, text}], controls: [{control, value|checked|selected|
-pressed}], focus, title}` (at most `maxItems` of each); and the watch for changes begins under `key`, for the
-snapshot that may follow (read after it, so nothing it shows can change unseen)."""
-
-WATCH_CHANGES = "(key) => {" + _HELPERS + _WATCH + "return watch(key); }"
-"""Before a snapshot is read: watch the page for any change that could make the next snapshot differ (under
-a key of lookout's own, not enumerable); returns the title."""
-
-UNCHANGED = (
-    "(key) => {"
-    + _HELPERS
-    + _WATCH
-    + "return unchanged(key) ? {unchanged: true} : {unchanged: false, title: watch(key)}; }"
-)
-"""Whether nothing that a snapshot shows can have changed since the watch began (false when unsure: a page
-with frames, a running animation, no watch): `{unchanged: true}`, else the watch begins anew for the read that
-follows, `{unchanged: false, title}`."""
+pressed}], focus, title}` (at most `maxItems` of each)."""
 
 DOM_QUIET = (
     "([quiet, max]) => new Promise(resolve => {"
     + _HELPERS
     + r"""
+  const t = window.__lookoutTimers, later = t ? t.set : setTimeout, cancel = t ? t.clear : clearTimeout;
+  const started = t && t.on ? t.started : 0;
+  if (t) t.on = false;  // the timers started from here on are not the action's
   let timer;
+  const ended = () => { if (t && t.pending.size) timer = later.call(window, ended, 20); else done(true); };
   const all = roots();
-  const observers = all.map(() => new MutationObserver(() => { clearTimeout(timer); timer = setTimeout(() => done(true), quiet); }));
-  const done = quiet => { observers.forEach(o => o.disconnect()); resolve(quiet); };
+  const observers = all.map(() => new MutationObserver(() => { cancel.call(window, timer); timer = later.call(window, ended, quiet); }));
+  const done = quiet => { observers.forEach(o => o.disconnect()); resolve([quiet, started]); };
   observers.forEach((o, i) => o.observe(all[i], {subtree: true, childList: true, attributes: true, characterData: true}));
-  timer = setTimeout(() => done(true), quiet); setTimeout(() => done(false), max);
+  timer = later.call(window, ended, quiet); later.call(window, () => done(false), max);
 })"""
 )
-"""Resolves true once the DOM (the document and its open shadow roots) has not changed for `quiet` ms, false
-when `max` ms passed first."""
+"""Resolves `[quiet, timers]`: quiet true once the timers an action's handlers started (`BEFORE_ACTION`, up to
+`TIMER_MS`) have fired and the DOM (the document and its open shadow roots) has then not changed for `quiet`
+ms, false when `max` ms passed first; `timers`: how many the action started."""

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import io
-import secrets
 import time
 from collections import deque
 from dataclasses import asdict, dataclass, field, replace
@@ -18,10 +17,20 @@ from typing import TYPE_CHECKING, Any
 
 from PIL import Image
 
-from app.browser import in_page
 from app.browser import playwright_api as pw
 from app.browser.action_kinds import NAVIGATIONS, Action, ClickAt, DialogAnswer
-from app.browser.actions import RefCheck, after, before, check_ref, effects, element_of, perform, quiet_ms, settle
+from app.browser.actions import (
+    RefCheck,
+    after,
+    before,
+    check_ref,
+    effects,
+    element_of,
+    frame_of,
+    perform,
+    quiet_ms,
+    settle,
+)
 from app.browser.aria import AriaNode, holds_dialog, parse
 from app.browser.frames import action_frame, screenshot_frame, snapshot_frame
 from app.browser.search import find
@@ -55,33 +64,23 @@ _MODAL_JS = """() => {
 """The accessible name of the page's open modal dialog ("" for one without a name), null when none is open."""
 
 
-async def read_page(page: PlaywrightPage, watch_key: str | None) -> tuple[str, str | None, str]:
+async def read_page(page: PlaywrightPage) -> tuple[str, str | None, str]:
     """The page's title, the name of its open modal dialog (None when none is open) and its AI snapshot with
-    boxes. With `watch_key`, the watch for changes (app.browser.in_page.WATCH_CHANGES, which also reads the
-    title) is armed before the snapshot is taken, so a change made while it is read is not missed; without
-    it, the title is read while the snapshot is taken. The modal check, a script on the page's main thread,
-    runs only when the snapshot holds a dialog: without one there is nothing a modal could be (the view
-    shows a modal only as a dialog's node)."""
-    if watch_key is None:
-        title, raw = await asyncio.gather(page.title(), page.aria_snapshot(mode="ai", boxes=True))
-    else:
-        title = await page.evaluate(in_page.WATCH_CHANGES, watch_key)
-        raw = await page.aria_snapshot(mode="ai", boxes=True)
+    boxes, read now. The modal check, a script on the page's main thread, runs only when the snapshot holds a
+    dialog: without one there is nothing a modal could be (the view shows a modal only as a dialog's node)."""
+    title, raw = await asyncio.gather(page.title(), page.aria_snapshot(mode="ai", boxes=True))
     modal = await page.evaluate(_MODAL_JS) if holds_dialog(raw) else None
     return title, modal, raw
 
 
 @dataclass(frozen=True, slots=True)
 class Read:
-    """What the last snapshot read from the page, with the observation that holds its raw text."""
+    """What a snapshot read from the page."""
 
     url: str
     title: str
     modal: str | None
     raw: str
-    raw_obs: str
-    watched: bool
-    """The watch for changes was armed before it was read (else a change made meanwhile may be unseen)."""
 
 
 @dataclass(eq=False)
@@ -101,10 +100,14 @@ class Page:
     last_obs: str | None = None
     obs_refs: frozenset[str] = frozenset()
     """Every ref of the last observation's raw snapshot (shown or folded)."""
+    refs_seen: set[str] = field(default_factory=set)
+    """Every ref any snapshot of the page has had."""
     obs_taken_at: float = 0.0
     navigated_at: float = 0.0
     pending: dict[Request, float] = field(default_factory=dict)
     """Requests in flight, with the time each started."""
+    saving: set[asyncio.Future[None]] = field(default_factory=set)
+    """Downloads being saved (app.browser.downloads): an action settles once they are."""
     seq: int = 0
     """The number of the last event captured."""
     dialog_answer: tuple[bool, str | None] | None = None
@@ -113,18 +116,10 @@ class Page:
     """The profile whose persistent context the page is in (None: an isolated context of its own)."""
     used_at: float = field(default_factory=time.monotonic)
     """When a call last named it (monotonic): idle pages are closed."""
-    _seen: Read | None = None
-    """What the last snapshot read, while the page may not have changed since (None after any action)."""
     _last: Earlier | None = None
     """The last snapshot's parsed tree, for the diff of the next one (an action's snapshot)."""
-    _watch_key: str = field(default_factory=lambda: "__lookout_" + secrets.token_hex(6))
-    scripted_at: float = 0.0
-    """When a script of lookout's last ran in the page (time.time()): after `navigated_at`, in this document."""
-    watched_at: float = 0.0
-    """When the watch for changes last began in a script that was the last to run (after an action, or in the
-    check that found a change): the next read needs no script of its own to start it."""
-    _watching: asyncio.Future[None] | None = None
-    """The watch being armed after a first read (kept so the task is not collected)."""
+    _last_raw: str = ""
+    """The raw text that tree was parsed from."""
 
     def event(self, kind: str, **fields: Any) -> None:
         self.seq += 1
@@ -155,10 +150,10 @@ class Page:
         self, options: SnapshotOptions, since: str | None = None, expand: str | None = None,
         outcome: tuple[str, ...] = (),
     ) -> dict[str, Any]:  # fmt: skip
-        """A budgeted snapshot; with `since` a diff against that earlier snapshot (a full snapshot that says
-        why when the URL changed or most of the page did); with `expand` only the subtree of that ref;
-        `outcome`: header lines (an action's messages). A page that has not changed since the last snapshot
-        (app.browser.in_page.UNCHANGED, one check in the page) is not read again."""
+        """A budgeted snapshot of the page as it is now (read afresh every time: no kept read can show that
+        nothing changed, see docs/pages.md); with `since` a diff against that earlier snapshot (a full snapshot
+        that says why when the URL changed or most of the page did); with `expand` only the subtree of that
+        ref; `outcome`: header lines (an action's messages)."""
         try:  # the earlier observation is read while the page answers
             before, read = await asyncio.gather(self._earlier(since), self._read())
         except pw.Error as exc:
@@ -168,64 +163,24 @@ class Page:
         if expand is not None:
             ctx = replace(ctx, note=f"Expanded: {expand}")
         obs_id = self.store.new_id()
-        raw_from = read.raw_obs or None
         result, answer = await asyncio.to_thread(_observed, self.store, self.id, obs_id, read.raw, options, ctx,
-                                                 before, expand, raw_from)  # fmt: skip
-        self._seen = replace(read, raw_obs=raw_from or obs_id)
-        if not read.watched and raw_from is None:  # armed while the answer is on its way, not while it is made
-            self._watching = asyncio.ensure_future(self._arm())
+                                                 before, expand)  # fmt: skip
         if answer.root is not None:
-            self._last = Earlier(obs_id, read.url, answer.root)
-        elif self._last is not None and raw_from is not None:  # the same page: its tree is the one kept
+            self._last, self._last_raw = Earlier(obs_id, read.url, answer.root), read.raw
+        elif self._last is not None and self._last_raw == read.raw:  # a kept answer of the same text
             self._last = self._last._replace(obs_id=obs_id)
         else:
             self._last = None
         self.last_obs, self.obs_taken_at, self.obs_refs = obs_id, time.time(), answer.refs
+        self.refs_seen |= answer.refs
         mode = "snapshot since" if before is not None else "snapshot expand" if expand is not None else "snapshot"
         self.recorder.record(snapshot_frame(self.id, result, mode))
         return result
 
-    def forget(self) -> None:
-        """Read the page again at the next snapshot (a benchmark's first snapshot must not reuse a read)."""
-        self._seen = None
-
     async def _read(self) -> Read:
-        """The page as the last snapshot read it when nothing has changed since, else read afresh (`raw_obs`
-        empty: no observation holds its raw text yet). The watch for changes begins before the read: in the
-        check that found a change, in the pass after an action, or on its own; except when no script of
-        lookout's has run in this document yet: a document's first script in the page's own world costs
-        Playwright 10 to 20 ms to set up (measured), a fifth of a small page's snapshot, so the watch begins
-        once the answer is made (`snapshot`), and the read it follows is not trusted again."""
-        if self._watching is not None:  # a watch still being armed is the page's first script: wait for it
-            await self._watching
-            self._watching = None
-        seen, page = self._seen, self.page
-        self._seen = None
-        title: str | None = None
-        if seen is not None and seen.url == page.url and seen.watched:
-            try:
-                check = await page.evaluate(in_page.UNCHANGED, self._watch_key)
-                self.scripted_at = time.time()
-                if check["unchanged"]:
-                    self._seen = seen
-                    return seen
-                title, self.watched_at = check["title"], self.scripted_at  # watched anew, by the check
-            except pw.Error:
-                pass
-        watched = self.watched_at > self.navigated_at and self.watched_at >= self.scripted_at
-        watch = not watched and self.scripted_at > self.navigated_at
-        title_read, modal, raw = await read_page(page, self._watch_key if watch else None)
-        if watch:
-            self.scripted_at = self.watched_at = time.time()
-        return Read(page.url, title_read if title is None else title, modal, raw, "", watched or watch)
-
-    async def _arm(self) -> None:
-        """Start watching the page for changes (a page navigating or closed meanwhile is read afresh later)."""
-        try:
-            await self.page.evaluate(in_page.WATCH_CHANGES, self._watch_key)
-            self.scripted_at = time.time()  # not `watched_at`: the read before it is not covered
-        except pw.Error:
-            pass
+        page = self.page
+        title, modal, raw = await read_page(page)
+        return Read(page.url, title, modal, raw)
 
     async def _earlier(self, since: str | None) -> Earlier | None:
         """The snapshot a diff is against: the last one's tree when it is the one, else read and parsed."""
@@ -285,8 +240,8 @@ class Page:
         return {"obs_id": obs_id, "count": count, "matches": [{"line": m.line, "path": list(m.path)} for m in matches]}
 
     def _snapshot_observation(self, obs_id: str) -> dict[str, Any]:
-        """A stored snapshot with its raw text (read from the observation that holds it, for a snapshot of a
-        page that had not changed)."""
+        """A stored snapshot with its raw text (read from the observation that holds it, for one that names it:
+        a kept read of an earlier version of lookout)."""
         stored = self.observation(obs_id)
         if stored.get("kind") != "snapshot":
             raise BadInput(f"{obs_id} is a screenshot; `since` takes a snapshot's obs_id", field="since")
@@ -342,28 +297,36 @@ class Page:
         if isinstance(action, ClickAt):
             point = await self._point(action)
         else:
-            check_ref(action, RefCheck(self.last_obs, self.obs_refs, self.obs_taken_at, self.navigated_at))
+            known = RefCheck(self.last_obs, self.obs_refs, self.obs_taken_at, self.navigated_at, self.refs_seen)
+            check_ref(action, known)
         page = self.page
-        self._seen = None  # whatever the action does, the next snapshot reads the page again
         started, seq, url_before = time.monotonic(), self.seq, page.url
         element = await element_of(page, action) if point is None else None
+        frame = await frame_of(page, element)  # an action in an iframe is watched, settled and read there
         focus_before = await before(page, element, action)
         await perform(page, action, element, point)
 
         def navigated() -> bool:
             return any(e["kind"] == "navigation" for e in self.events if e["seq"] > seq)
 
+        where = frame if frame is not None and not frame.is_detached() else page
         settled = await settle(
-            page, lambda: any(t >= started for t in self.pending.values()), navigated, quiet_ms(action)
-        )
-        done = await after(page, self._watch_key)
-        if done["document"] != "unread":
-            self.scripted_at = self.watched_at = time.time()
-        new_events = [e for e in self.events if e["seq"] > seq]
+            where, lambda: any(t >= started for t in self.pending.values()) or self._saving(), navigated,
+            quiet_ms(action),
+        )  # fmt: skip
+        done = await after(where)
+        title = done["title"] if frame is None else await _title(page)  # the frame's document has its own
         if navigated():
-            self.history.append(done["title"] or page.url)
-        return {"ok": True, "action": action.name, "url": page.url, "title": done["title"], "settled": settled,
-                "effects": effects(new_events, url_before, page.url, focus_before, done)}  # fmt: skip
+            self.history.append(title or page.url)
+        said = effects([e for e in self.events if e["seq"] > seq], url_before, page.url, focus_before, done)
+        if frame is not None:
+            said["frame"] = frame.url
+        return {"ok": True, "action": action.name, "url": page.url, "title": title, "settled": settled,
+                "effects": said}  # fmt: skip
+
+    def _saving(self) -> bool:
+        self.saving = {task for task in self.saving if not task.done()}
+        return bool(self.saving)
 
     async def script(self, steps: list[Action | str], snapshot: SnapshotOptions) -> dict[str, Any]:
         """Run steps in order (actions, "snapshot", "screenshot"); stop at the first error, or at a
@@ -405,14 +368,13 @@ class Page:
 
 def _observed(
     store: ObservationStore, page_id: str, obs_id: str, raw: str, options: SnapshotOptions, ctx: PageContext,
-    before: Earlier | None, expand: str | None, raw_from: str | None,
+    before: Earlier | None, expand: str | None,
 ) -> tuple[dict[str, Any], Answer]:  # fmt: skip
-    """A snapshot's answer, stored as an observation (its raw text, or the observation that holds the same),
-    and the view's answer: the work after Playwright's part, in one worker thread."""
+    """A snapshot's answer, stored as an observation with its raw text, and the view's answer: the work after
+    Playwright's part, in one worker thread."""
     answer = snapshot_text(raw, options, ctx, before, expand)
     result = {"obs_id": obs_id, "url": ctx.url, "title": ctx.title, "text": answer.text, "metadata": answer.metadata}
-    stored = {**result, "kind": "snapshot", "ts": time.time(), **({"raw_from": raw_from} if raw_from else {"raw": raw})}
-    store.save(page_id, stored)
+    store.save(page_id, {**result, "kind": "snapshot", "ts": time.time(), "raw": raw})
     return result, answer
 
 

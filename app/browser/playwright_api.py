@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
@@ -24,3 +25,15 @@ async def load() -> ModuleType:
 def __getattr__(name: str) -> Any:
     """`pw.Error` and the rest: Playwright's own names (PEP 562)."""
     return getattr(importlib.import_module(MODULE), name)
+
+
+def on_new_document(frame: Any, callback: Callable[[], None]) -> bool:
+    """Call `callback` whenever `frame` commits a new document, not a same-document navigation (pushState,
+    replaceState, a hash change), through the event Playwright's frame gets from its driver, which says which
+    (`newDocument`; its public `framenavigated` does not). False when this Playwright has no such event: then
+    the caller must count every navigation as a new document."""
+    emitter = getattr(getattr(frame, "_impl_obj", None), "_event_emitter", None)
+    if emitter is None:
+        return False
+    emitter.on("navigated", lambda event: None if event.get("error") or not event.get("newDocument") else callback())
+    return True

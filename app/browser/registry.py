@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from app.browser import playwright_api as pw
 from app.browser.browser import BrowserHost
+from app.browser.downloads import download_path, kept_name, save
 from app.browser.frames import closed_frame, opened_frame
 from app.browser.profile_contexts import ProfileContexts
 from app.browser.profiles import ProfileFiles, check_name
@@ -136,7 +137,9 @@ class PageRegistry:
         tab.on("dialog", lambda dialog: asyncio.ensure_future(self._dialog(page, dialog)))
         tab.on("download", lambda download: self._download(page, download))
         tab.on("popup", lambda popup: self._popup(page, popup))
-        tab.on("framenavigated", lambda frame: self._navigated(page, frame.url) if frame == tab.main_frame else None)
+        new_documents = pw.on_new_document(tab.main_frame, lambda: setattr(page, "navigated_at", time.time()))
+        tab.on("framenavigated", lambda frame: self._navigated(page, frame.url, new_documents)
+               if frame == tab.main_frame else None)  # fmt: skip
         tab.on("request", page.request_started)
         tab.on("requestfinished", page.request_ended)
         tab.on("requestfailed", page.request_ended)
@@ -154,15 +157,29 @@ class PageRegistry:
             pass
 
     def _download(self, page: Page, download: Download) -> None:
-        page.event("download", url=download.url, filename=download.suggested_filename)
+        """Keep the file with the page's (app.browser.downloads); the settling after the action waits for it."""
+        name = kept_name(download.suggested_filename)
+        path = self.store.resource_dir(page.id) / "downloads" / name
+        page.event("download", url=download.url, filename=download.suggested_filename, path=str(path),
+                   get=f"/v1/pages/{page.id}/downloads/{name}", state="saving")  # fmt: skip
+        page.saving.add(asyncio.ensure_future(save(download, path, page.events[-1])))
+
+    def download(self, page_id: str, name: str) -> Path:
+        """The kept file of one of the page's downloads (also of a page closed since)."""
+        check_id(page_id, "page")
+        return download_path(self.store.resource_dir(page_id) / "downloads", name)
 
     def _popup(self, page: Page, popup: PlaywrightPage) -> None:
         tab = self._register(popup, page.viewport, page.profile)
         page.event("new_tab", page_id=tab.id, url=popup.url)
         self.bus.publish("page.created", id=tab.id, url=popup.url, opener=page.id)
 
-    def _navigated(self, page: Page, url: str) -> None:
-        page.navigated_at = time.time()
+    def _navigated(self, page: Page, url: str, new_documents: bool) -> None:
+        """A navigation of the page's main frame. Only a new document makes the page's refs stale (`navigated_at`,
+        set when it commits); a same-document one (pushState, a hash change) keeps them, when Playwright says
+        which it was (`new_documents`), else every navigation counts."""
+        if not new_documents:
+            page.navigated_at = time.time()
         page.event("navigation", url=url)
         append_jsonl(self.store.resource_dir(page.id) / "history.jsonl", {"ts": time.time(), "url": url})
         self.bus.publish("page.navigated", id=page.id, url=url)
@@ -192,8 +209,9 @@ class PageRegistry:
         return page
 
     async def describe_all(self) -> list[dict[str, Any]]:
-        """Every page's facts, as listings show them."""
-        return [await page.describe() for page in self._pages.values()]
+        """Every page's facts, as listings show them: the pages open when asked, described at once (pages open
+        and close while each is described)."""
+        return list(await asyncio.gather(*(page.describe() for page in list(self._pages.values()))))
 
     async def close(self, page_id: str, reason: str = "deleted") -> dict[str, Any]:
         check_id(page_id, "page")

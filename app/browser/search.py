@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from app.browser.aria import AriaNode
-from app.browser.snapshot_view import render_line
+from app.browser.snapshot_lines import render_line
 from app.core.patterns import IGNORECASE, Budget, UserPattern
 
 MAX_MATCHES = 50

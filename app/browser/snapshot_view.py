@@ -1,39 +1,32 @@
 """The budgeted page snapshot: which nodes of the accessibility tree an agent sees, and how, within limits.
 
-Pure functions over the parsed tree (app.browser.aria). Unnamed wrappers (`generic` without a name or
-text) are hoisted away, and so is a label's text beside the control it names (`- text: Email` next to
-`- textbox "Email"`). Each node is graded by its distance to the viewport and then scored by its role (the
-seed's table, with text that carries meaning kept in): the viewport first, then role. Every control on
-screen is taken first, then the other nodes by score, each with the ancestors that place it, until `max_elements` or `max_tokens` would be passed; the
-element limit never cuts a control on screen (only the token budget can: an agent must see what it can act
-on whenever the budget holds it), so `included_elements` can exceed `max_elements` by those. Nothing is cut silently: a node whose
-descendants were left out says how many and of what (`- navigation "Main" [ref=e7]: 48 links folded`),
-and the header says what was cut and why. `tokens` is the o200k count of the whole text, header included,
-and never exceeds `max_tokens`.
+Pure functions over the parsed tree (app.browser.aria). Unnamed wrappers (`generic` without a name or text)
+are hoisted away, and so is a label's text beside the control it names. Each node is graded by its distance
+to the viewport, then scored by its role (text that carries meaning kept in). Every control on screen is taken
+first (those of many rows alike, a table's, after the others), then the other nodes by score, each with the
+ancestors that place it, until `max_elements` or `max_tokens` would be passed; the element limit never cuts a
+control on screen (only the token budget can), so `included_elements` can exceed `max_elements`. Nothing is
+cut silently: a node whose descendants were left out says how many and of what (`- navigation "Main"
+[ref=e7]: 48 links folded`), and the header says what was cut and why. `tokens` is the o200k count of the
+whole text, header included, and never exceeds `max_tokens`.
 
-Line grammar: `- role "name" [flag] [flag=value] [url=...] [ref=eN]: inline text`, two spaces of indent
-per level; `- text: ...` for text. A container that is only structure (no name, text or properties, not
-interactive) and whose children are all shown has no ref (`- listitem`): its children are what an agent
-acts on, and a ref costs about 7 tokens a line; a container with folded children keeps its ref for
-`expand`. A fold is `: N role(s), ... folded` on the node (when none of its
-children is shown) or a last child line `- … N more folded: ...`.
-
-Folding never alters a line that is shown. A node whose content is only inline text (a heading or link
-made of `text`, `code`, `emphasis`... nodes) has that text joined into its own line (`- heading [level=2]:
-4.1. if Statements`); the inline children of a node with text of its own among them (a paragraph's text,
-code and links) are one unit with it: shown all together or folded all together, never a sentence with
-a hole in it.
+Lines (app.browser.snapshot_lines) get two spaces of indent per level. A container that is only structure
+(no name, text or properties, not interactive) whose children are all shown has no ref (`- listitem`: a ref
+costs about 7 tokens a line); one with folded children keeps it for `expand`. A fold is `: N role(s), ...
+folded` on the node (none of its children shown) or a last child line `- … N more folded: ...`. Folding never
+alters a shown line: a node's inline children with text of its own among them (a paragraph's text, code and
+links) are one unit with it, shown or folded together, never a sentence with a hole in it.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from app.browser.aria import AriaNode
+from app.browser.snapshot_lines import INLINE, merged, plural, render_line
 from app.core.budget import fit, self_counted
 from app.core.tokens import count_tokens
 
@@ -53,18 +46,13 @@ INTERACTIVE = frozenset(role for role, score in ROLE_PRIORITY.items() if score >
     "alert", "heading", "status"))  # fmt: skip
 SHORT_TEXT = 80
 """Text nodes up to this many characters stay in interactive_only views (prices, errors, labels)."""
-HIDDEN_FLAGS = frozenset({"cursor", "active"})
 WRAPPERS = frozenset({"generic", "none", "presentation"})
 FOLD_LINE_TOKENS = 24
 CONTEXT_FOLD = 8
 """A fold of at most this many nodes quotes up to three of its texts."""
 CONTEXT_CHARS = 40
-INLINE = frozenset({"text", "code", "emphasis", "strong", "mark", "subscript", "superscript", "insertion",
-                    "deletion", "time", "link", "generic", "none"})  # fmt: skip
-"""Roles that are part of the flow of their parent's text."""
-INLINE_DEPTH = 32
-_NO_SPACE_AFTER = "([{‘“«"
-_NO_SPACE_BEFORE = ",.;:!?)]}’”»"
+MANY_ROWS = 5
+"""Table rows under one parent from which on, their controls on screen come after the others."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +107,8 @@ class _Item:
     """Its inline children, shown or folded with it as one unit (a paragraph's text, code and links)."""
     in_unit: bool = False
     """It is one of its parent's `inline` children."""
+    many: bool = False
+    """In one of many table rows: on screen, after the page's other controls."""
     _line: str | None = None
     _cost: int | None = None
     children: list[_Item] = field(default_factory=list)
@@ -179,7 +169,7 @@ def _items(root: AriaNode, ctx: PageContext) -> list[_Item]:
         if node.role == "document" or (node.role in WRAPPERS and not node.name and not node.text):
             stack.extend((child, parent) for child in reversed(_seen_children(node)))
             continue
-        node = _merged(node)
+        node = merged(node)
         item = _Item(node, parent, len(out))
         item.grade = _viewport_grade(node, parent, ctx)
         item.score = GRADE_WEIGHT * item.grade + ROLE_PRIORITY.get(node.role, DEFAULT_PRIORITY)
@@ -188,68 +178,15 @@ def _items(root: AriaNode, ctx: PageContext) -> list[_Item]:
             parent.children.append(item)
         if node.children:
             stack.extend((child, item) for child in reversed(_seen_children(node)))
-    for item in out:
+    for item in out:  # parents before their children
+        item.many = item.many or (item.parent is not None and item.parent.many)
+        rows = Counter(child.node.role for child in item.children if child.node.role == "row")
+        for child in item.children:
+            child.many = rows.get(child.node.role, 0) >= MANY_ROWS
         if item.children and any(child.node.role == "text" for child in item.children):
             item.inline = [child for child in item.children if child.node.role in INLINE]
             for child in item.inline:
                 child.in_unit = True
-    return out
-
-
-def _merged(node: AriaNode) -> AriaNode:
-    """The node with its children joined into its text when they are only inline text; in a text flow
-    with links or controls in it, each run of plain inline pieces between them joined into one `text`."""
-    if not node.children or node.role == "text" or node.text or not any(c.role in INLINE for c in node.children):
-        return node
-    parts = [_inline_text(child, 0) for child in node.children]
-    texts = [part for part in parts if part is not None]
-    if len(texts) == len(parts):
-        return _copy(node, _joined(texts), [])
-    if not any(child.role == "text" for child in node.children):
-        return node
-    children: list[AriaNode] = []
-    run: list[str] = []
-    for child, part in zip(node.children, parts, strict=True):
-        if part is not None:
-            run.append(part)
-            continue
-        if run:
-            children.append(AriaNode("text", text=_joined(run)))
-            run = []
-        children.append(child)
-    if run:
-        children.append(AriaNode("text", text=_joined(run)))
-    return _copy(node, node.text, children)
-
-
-def _copy(node: AriaNode, text: str, children: list[AriaNode]) -> AriaNode:
-    """The node with that text and those children (`dataclasses.replace` costs several times this)."""
-    return AriaNode(node.role, node.name, node.ref, node.box, node.flags, text, node.props, children)
-
-
-def _inline_text(node: AriaNode, depth: int) -> str | None:
-    """The text of a subtree that is only inline text (no name, no link or control in it), else None."""
-    if node.role == "text":
-        return None if node.children else node.text
-    if node.role not in INLINE or node.role == "link" or node.name or node.props or depth > INLINE_DEPTH:
-        return None
-    if not node.children:
-        return node.text
-    parts = [_inline_text(child, depth + 1) for child in node.children]
-    texts = [part for part in parts if part is not None]
-    return _joined(texts) if len(texts) == len(parts) else None
-
-
-def _joined(parts: list[str]) -> str:
-    """Inline pieces as one text: a space between them but after an opening or before a closing mark."""
-    out = ""
-    for part in parts:
-        part = part.strip()
-        if not part:
-            continue
-        if out and out[-1] not in _NO_SPACE_AFTER and part[0] not in _NO_SPACE_BEFORE:
-            out += " "
-        out += part
     return out
 
 
@@ -310,8 +247,8 @@ def _choose(wanted: list[_Item], options: SnapshotOptions, ctx: PageContext, tot
     used_tokens = used_elements = 0
     reasons = {"filters"} if len(wanted) < total else set()
     for item in sorted(
-        wanted, key=lambda i: (not _on_screen_control(i), -i.score, i.order)
-    ):  # controls on screen first
+        wanted, key=lambda i: (not (on_screen := _on_screen_control(i)), on_screen and i.many, -i.score, i.order)
+    ):  # controls on screen first, those of repeated rows last among them
         if id(item) in chosen:
             continue
         exempt = _on_screen_control(item)  # the element limit never cuts a control on screen
@@ -457,7 +394,7 @@ def _fold_summary(items: list[_Item], more: bool = False) -> str:
     shown keeps its context: `4 more folded: 1 link, 3 others ("Item 19", "$26.03")`."""
     nodes = [n for item in items for n in _subtree(item)]
     roles = Counter(n.node.role for n in nodes if n.node.role in INTERACTIVE)
-    parts = [f"{count} {_plural(role, count)}" for role, count in roles.most_common(4)]
+    parts = [f"{count} {plural(role, count)}" for role, count in roles.most_common(4)]
     others = len(nodes) - sum(roles.values())
     if others:
         parts.append(f"{others} other{'s' if others > 1 else ''}")
@@ -467,11 +404,6 @@ def _fold_summary(items: list[_Item], more: bool = False) -> str:
         if texts:
             summary += " (" + ", ".join(json.dumps(t[:CONTEXT_CHARS], ensure_ascii=False) for t in texts[:3]) + ")"
     return summary
-
-
-def _plural(role: str, count: int) -> str:
-    """`1 checkbox`, `2 checkboxes`, `3 links`."""
-    return role if count == 1 else role + ("es" if role.endswith(("x", "s", "ch", "sh")) else "s")
 
 
 def _subtree(item: _Item) -> list[_Item]:
@@ -491,38 +423,6 @@ def _reach(item: _Item, next_items: Callable[[_Item], list[_Item]]) -> list[_Ite
 def _structural(node: AriaNode) -> bool:
     """Only structure: no name, text or properties, not interactive, no flag but `active`."""
     return not (node.name or node.text or node.props or node.role in INTERACTIVE or node.flags.keys() - {"active"})
-
-
-_UNSAFE_BARE = re.compile(r'[\[\]"\s]')
-_UNSAFE_INLINE = re.compile(r'^"|:|\[ref=|[\x00-\x1f\x7f-\x9f\u2028\u2029]')
-
-
-def render_line(node: AriaNode) -> str:
-    """A node's own line, without its indent."""
-    if node.role == "text":
-        return f"- text: {_inline(node.text)}"
-    parts = [f"- {node.role}"]
-    if node.name:
-        parts.append(json.dumps(node.name, ensure_ascii=False))
-    parts += [f"[{k}={v}]" if v else f"[{k}]" for k, v in node.flags.items() if k not in HIDDEN_FLAGS]
-    parts += [f"[{k}={_prop_value(v)}]" for k, v in node.props.items() if k in ("url", "placeholder")]
-    if node.ref:
-        parts.append(f"[ref={node.ref}]")
-    line = " ".join(parts)
-    return f"{line}: {_inline(node.text)}" if node.text else line
-
-
-def _prop_value(value: str) -> str:
-    """A page's own words in brackets (a placeholder, a URL): quoted when they hold a bracket, a quote or a
-    space, so that none can pass for lookout's own `[ref=eN]` (a placeholder "x] [ref=e9" is shown
-    `[placeholder="x] [ref=e9"]`)."""
-    return json.dumps(value, ensure_ascii=False) if _UNSAFE_BARE.search(value) else value
-
-
-def _inline(text: str) -> str:
-    """A line's own text, bare unless it could be read as more than text: a colon, space at its ends, a
-    leading quote, a `[ref=` of its own, a character that ends a line (`\\x85`, `\\u2028`...) or a control."""
-    return json.dumps(text, ensure_ascii=False) if _UNSAFE_INLINE.search(text) or text != text.strip() else text
 
 
 def header_lines(ctx: PageContext, shown: int, total: int, reason: str | None) -> list[str]:

@@ -203,7 +203,7 @@ def test_stale_and_unknown_refs_are_409(api: httpx.Client, site: str, app_page: 
     assert "no snapshot" in _act(api, app_page, action="click", ref="e1").json()["error"]["message"]
     snap = ok_json(api.post(f"/v1/pages/{app_page}/snapshot"))["text"]
     unknown = _act(api, app_page, action="click", ref="e99999")
-    assert unknown.status_code == 409 and "snapshot again" in unknown.json()["error"]["message"]
+    assert unknown.status_code == 409 and "ref e99999 is unknown" in unknown.json()["error"]["message"]
     ok_json(_act(api, app_page, action="navigate", url=f"{site}/next.html"))
     stale = _act(api, app_page, action="click", ref=ref_of(snap, '- button "Add row"'))
     assert stale.status_code == 409 and "navigated since snapshot" in stale.json()["error"]["message"]
@@ -343,7 +343,7 @@ def test_a_script_runs_steps_and_stops_at_the_failing_one(api: httpx.Client, sit
              {"action": "click", "ref": add}]  # fmt: skip
     done = ok_json(api.post(f"/v1/pages/{app_page}/script", json={"steps": steps, "snapshot": {"max_tokens": 800}}))
     assert [r["ok"] for r in done["results"]] == [True, True, True, True, False]
-    assert done["stopped_at"]["step"] == 4 and "snapshot again" in done["stopped_at"]["reason"]
+    assert done["stopped_at"]["step"] == 4 and "ref e99999 is unknown" in done["stopped_at"]["reason"]
     assert done["results"][3]["url"].endswith("/image")
     final = done["snapshot"]
     assert "Row 1" in final["text"] and "Row 2" not in final["text"] and final["metadata"]["tokens"] <= 800
@@ -428,6 +428,14 @@ def test_frames_shadow_dom_downloads_and_slow_requests(api: httpx.Client, site: 
     after = ok_json(api.post(f"/v1/pages/{page}/snapshot"))["text"]
     assert '- button "Pressed in frame"' in after and '- button "Shadow pressed"' in after
     downloaded = ok_json(_act(api, page, action="click", ref=ref_of(after, '- link "Get report"')))
-    assert downloaded["effects"]["downloads"] == [{"url": f"{site}/report.csv", "filename": "report.csv"}]
+    (kept,) = downloaded["effects"]["downloads"]
+    assert {k: kept[k] for k in ("url", "filename", "state")} == {
+        "url": f"{site}/report.csv", "filename": "report.csv", "state": "saved"}  # fmt: skip
+    name = kept["get"].rsplit("/", 1)[1]
+    assert kept["get"] == f"/v1/pages/{page}/downloads/{name}" and name.endswith("-report.csv")
+    assert kept["path"].endswith(f"/pages/{page}/downloads/{name}")
+    served = api.get(kept["get"])
+    assert served.status_code == 200 and served.content == b"a,b\n1,2\n"
+    assert api.get(f"/v1/pages/{page}/downloads/..%2Fhistory.jsonl").status_code == 404
     loaded = ok_json(_act(api, page, action="click", ref=ref_of(after, '- button "Load"'), snapshot={}))
     assert "slow answer" in loaded["snapshot"]["text"], "the action settled until its request ended"

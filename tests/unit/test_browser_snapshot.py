@@ -290,3 +290,30 @@ def test_a_huge_pages_answer_is_not_kept(monkeypatch: pytest.MonkeyPatch) -> Non
     first = views.snapshot_text(SAMPLE, SnapshotOptions(), CTX, None)
     assert views.snapshot_text(SAMPLE, SnapshotOptions(), CTX, None) == first
     assert len(read) == 2
+
+
+def test_a_tight_budget_keeps_the_filters_beside_a_tables_many_rows() -> None:
+    """On screen, the controls of a table's many rows come after the page's other controls: a budget too small
+    for every row still shows each filter link (they come after the rows in the page and score lower than the
+    rows' checkboxes)."""
+    rows = "".join(
+        f'      - row "Row {i}" [ref=r{i}] [box=10,{40 + 20 * i},600,18]:\n'
+        f'        - checkbox "Select product {i}" [ref=c{i}] [box=12,{40 + 20 * i},14,14]\n'
+        f'        - link "Product {i}" [ref=l{i}] [box=40,{40 + 20 * i},120,18]:\n'
+        f"          - /url: /p/{i}\n"
+        for i in range(30)
+    )
+    filters = "".join(
+        f'      - listitem [ref=i{i}] [box=900,{60 + 20 * i},200,18]:\n'
+        f'        - link "{name}" [ref=f{i}] [box=900,{60 + 20 * i},80,18]:\n'
+        f"          - /url: ?category={name}\n"
+        for i, name in enumerate(["All", "Books", "Garden", "Kitchen", "Tools", "Toys"])
+    )
+    raw = (f"- main [ref=m1] [box=0,0,1280,720]:\n  - table [ref=t1] [box=10,30,600,620]:\n"
+           f"    - rowgroup [ref=g1] [box=10,30,600,620]:\n{rows}"
+           f'  - navigation "Filter" [ref=n1] [box=900,40,300,200]:\n    - list [ref=s1] [box=900,50,300,150]:\n{filters}')  # fmt: skip
+    view = render(parse(raw), SnapshotOptions(max_tokens=700), CTX)
+    assert view.truncated and view.reason == "token budget"
+    for name in ("All", "Books", "Garden", "Kitchen", "Tools", "Toys"):
+        assert f'- link "{name}"' in view.text, view.text
+    assert '- checkbox "Select product 0"' in view.text and '- checkbox "Select product 29"' not in view.text
