@@ -6,7 +6,6 @@ import base64
 import os
 import signal
 import threading
-import time
 from pathlib import Path
 
 import httpx
@@ -220,11 +219,9 @@ def test_delete_and_purge(app_api: TestClient) -> None:
 
 def test_wait_timeout_returns_cursor_and_never_hangs(app_api: httpx.Client) -> None:
     tid = _shell(app_api)
-    t0 = time.monotonic()
     r = app_api.post(f"/v1/terminals/{tid}/wait", json={"until": {"regex": "never-printed"}, "timeout_ms": 200}).json()
-    assert r["matched"] is False and r["reason"] == "timeout"
+    assert r["matched"] is False and r["reason"] == "timeout" and r["elapsed_ms"] >= 200, r
     assert 0 <= r["cursor"] <= r["raw_offset"]
-    assert time.monotonic() - t0 < 30
 
 
 def test_bad_input_gets_clear_errors(app_api: TestClient) -> None:
