@@ -89,12 +89,12 @@ def test_ctrl_c_interrupts_sleep(app_api: httpx.Client) -> None:
     tid = _shell(app_api)
     running = app_api.post(
         f"/v1/terminals/{tid}/act",
-        json={"input": {"text": "sleep 100\r"}, "until": {"stable_ms": 300}, "timeout_ms": 5000, "detail": True},
+        json={"input": {"text": "sleep 100\r"}, "until": {"state_in": ["running"]}, "timeout_ms": 60_000, "detail": True},
     ).json()
     assert running["wait"]["matched"] and running["wait"]["state"] == "running"
     back = app_api.post(
         f"/v1/terminals/{tid}/act",
-        json={"input": {"keys": ["C-c"]}, "until": {"state_in": ["idle"]}, "timeout_ms": 5000, "detail": True},
+        json={"input": {"keys": ["C-c"]}, "until": {"state_in": ["idle"]}, "timeout_ms": 60_000, "detail": True},
     ).json()
     assert back["wait"]["matched"], back
     status = app_api.post(
