@@ -3,10 +3,12 @@ from __future__ import annotations
 
 import gc
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -40,9 +42,18 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-os.environ.setdefault("PYENV_REHASH_TIMEOUT", "1")
-"""The shells the tests start source this machine's ~/.bashrc, which may run `pyenv rehash`: a test that kills a
-shell in the middle of one leaves its lock behind, and every later shell would wait 60 s for it."""
+TEST_HOME = Path(tempfile.mkdtemp(prefix="lookout-tests-home-"))
+"""The HOME of this test run (an empty folder), set here before any test, daemon or terminal starts: every shell
+the tests open (in this process, in a daemon, through a CLI) inherits it, so the machine's rc files (here root's
+~/.bashrc runs `pyenv init`, whose `pyenv rehash` can wait 60 s on a lock) cannot slow or fail a test. A test of
+rc files writes them into a HOME of its own and gives it in the terminal's `env`."""
+os.environ["HOME"] = str(TEST_HOME)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    shutil.rmtree(TEST_HOME, ignore_errors=True)
+
+
 TOKEN = "test-token-0123456789"
 """The API token of the test daemons and of the in-process app."""
 START_DEADLINE_S = 120

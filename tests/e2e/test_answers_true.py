@@ -99,21 +99,46 @@ def test_a_wait_without_since_resumes_from_the_last_input_after_a_restart(tmp_pa
     assert answer["cursor"] > sent["raw_offset"], "the match is output after the last input"
 
 
+def _prompts(daemon: Daemon, tid: str) -> int:
+    """How many prompts the terminal's holder has journaled; the one after a command comes after its end mark,
+    whose time the holder recorded first."""
+    return (daemon.data_dir / "terminals" / tid / "output.raw").read_bytes().count(PROMPT.encode())
+
+
+def _command(daemon: Daemon, api: httpx.Client, tid: str, command: str) -> tuple[float, float, int]:
+    """Runs `command` at the shell; once its block has started: when it was sent, when the daemon had seen it
+    start, and how many prompts the holder had journaled before it."""
+    prompts = _prompts(daemon, tid)
+    sent = time.monotonic()
+    api.post(f"/v1/terminals/{tid}/input", json={"text": f"{command}\r"})
+    eventually(lambda: api.get(f"/v1/terminals/{tid}").json()["block"], what="the command to start")
+    return sent, time.monotonic(), prompts
+
+
+def _ended(daemon: Daemon, tid: str, sent: float, started: float, prompts: int) -> float:
+    """Waits, while the daemon does not read, until the holder has journaled the command's end; then until a
+    daemon that timed the end by its own reading would give a longer duration than the command can have had.
+    That longest true duration, in ms."""
+    eventually(lambda: _prompts(daemon, tid) > prompts, timeout=60, what="the command to end")
+    longest = time.monotonic() - sent
+    time.sleep(max(0.0, started + longest + 1 - time.monotonic()))
+    return longest * 1000
+
+
 def test_a_command_that_ends_while_no_daemon_runs_keeps_its_duration(tmp_path: Path) -> None:
     home = _home(tmp_path)
     daemon = Daemon(tmp_path / "data").start()
     with daemon.client() as api:
         tid = _shell(api, home)
-        api.post(f"/v1/terminals/{tid}/input", json={"text": "sleep 4\r"})
-        eventually(lambda: api.get(f"/v1/terminals/{tid}").json()["block"], what="the command to start")
+        command = _command(daemon, api, tid, "sleep 4")
     daemon.stop(signal.SIGKILL)
-    time.sleep(6)  # the command ends while no daemon runs
+    longest_ms = _ended(daemon, tid, *command)  # the command ends while no daemon runs
     daemon.start()
     with daemon.client() as api:
         blocks = api.get(f"/v1/terminals/{tid}/blocks").json()["blocks"]
     daemon.finish()
     (block,) = [b for b in blocks if b["command"] == "sleep 4"]
-    assert 3500 <= block["duration_ms"] <= 4500, block
+    assert 3500 <= block["duration_ms"] <= longest_ms, (block, longest_ms)
 
 
 def test_ended_marks_carry_the_holders_times_not_the_readers(tmp_path: Path) -> None:
@@ -124,14 +149,14 @@ def test_ended_marks_carry_the_holders_times_not_the_readers(tmp_path: Path) -> 
     assert daemon.proc is not None
     with daemon.client() as api:
         tid = _shell(api, home)
-        api.post(f"/v1/terminals/{tid}/input", json={"text": "sleep 1\r"})
-        eventually(lambda: api.get(f"/v1/terminals/{tid}").json()["block"], what="the command to start")
+        command = _command(daemon, api, tid, "sleep 1")
         os.kill(daemon.proc.pid, signal.SIGSTOP)
-        time.sleep(4)
+        longest_ms = _ended(daemon, tid, *command)
         os.kill(daemon.proc.pid, signal.SIGCONT)
-        blocks = eventually(lambda: api.get(f"/v1/terminals/{tid}/blocks").json()["blocks"], what="the block")
+        block = eventually(lambda: (b := api.get(f"/v1/terminals/{tid}/blocks").json()["blocks"][-1])["ended_at"] and b,
+                           what="the block to end")  # fmt: skip
     daemon.finish()
-    assert 500 <= blocks[-1]["duration_ms"] <= 1500, blocks[-1]
+    assert 500 <= block["duration_ms"] <= longest_ms, (block, longest_ms)
 
 
 SELF_RESIZE = CONNECT + r"""

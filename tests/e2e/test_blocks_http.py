@@ -75,6 +75,8 @@ def test_block_end_needs_shell_integration(api: httpx.Client, tmp_path: Path) ->
     assert r.status_code == 400 and "shell integration" in r.json()["error"]["message"]
     r = api.post(f"/v1/terminals/{tid}/wait", json={"until": {"block_end": True}, "timeout_ms": 1000})
     assert r.status_code == 400
+    after = {"input": {"text": "echo after-$((6*7))\r"}, "until": {"regex": "^after-42"}}
+    assert api.post(f"/v1/terminals/{tid}/act", json=after).json()["ended"] == "regex"  # input the act sent came first
     sent = api.post(
         f"/v1/terminals/{tid}/wait", json={"until": {"regex": "should-not-run"}, "since": 0, "timeout_ms": 500}
     )

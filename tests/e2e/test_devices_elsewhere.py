@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import socket
 import threading
-import time
 from pathlib import Path
 
 import httpx
@@ -14,6 +13,7 @@ import httpx
 from tests.conftest import Daemon
 from tests.support.adb_fake import FakeDevice
 from tests.support.adb_server import AdbServer
+from tests.support.polling import eventually
 
 
 def _other_address() -> str:
@@ -45,7 +45,7 @@ def test_devices_through_an_adb_server_on_another_address_and_port(tmp_path: Pat
                 call = threading.Thread(target=lambda: answers.append(
                     api.post(f"/v1/devices/{serial}/screenshot", json={})))  # fmt: skip
                 call.start()
-                time.sleep(1)
+                eventually(fake.delayed_captures, what="the capture to be under way")
                 server.disconnect(serial)  # the device goes away in the middle of its capture
                 fake.stop()
                 call.join(60)

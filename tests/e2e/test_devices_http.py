@@ -4,7 +4,6 @@ from __future__ import annotations
 import base64
 import io
 import json
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -158,11 +157,9 @@ def test_no_adb_server_is_a_quick_503(tmp_path: Path) -> None:
     daemon = Daemon(tmp_path / "data", LOOKOUT_ADB_PORT=str(port)).start()
     try:
         with daemon.client() as api:
-            start = time.monotonic()
             response = api.get("/v1/devices")
-            assert time.monotonic() - start < 10
-            message = error_message(response, 503)
-            assert f"127.0.0.1:{port}" in message
+            message = error_message(response, 503)  # a refused connection, never a wait for adb's timeout (504)
+            assert f"no adb server at 127.0.0.1:{port}" in message
             error_message(api.post("/v1/devices/emulator-5554/tap", json={"x": 1, "y": 1}), 503)
     finally:
         daemon.stop()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -19,10 +20,12 @@ import pytest
 from app.terminal.holder.pty import session_members
 from tests.conftest import REPO, Daemon
 from tests.support.polling import eventually
-from tests.support.processes import running
+from tests.support.processes import RUNGS, rungs_from, running
 
 IGNORES_HANGUP = "trap '' HUP; sleep 1000"
-"""A program that ignores SIGHUP (the shell and its sleep both): only SIGTERM or SIGKILL ends it."""
+"""A program that ignores SIGHUP (the shell and its sleep both): only SIGTERM or SIGKILL ends it. `ended_by` names
+the rung after which lookout saw it gone: SIGTERM, or SIGKILL when a loaded machine let SIGTERM's grace pass
+first; its exit status (-15) says which signal killed it whatever the load."""
 
 
 def _session(pid: int) -> list[int]:
@@ -47,6 +50,13 @@ def _start(api: httpx.Client, command: str = IGNORES_HANGUP) -> tuple[str, int]:
     return info["id"], pid
 
 
+def _killed(output: str, tid: str, first: str) -> str:
+    """The rung `lookout kill`'s `output` says ended `tid`: `first` or a later one."""
+    found = re.search(rf"^{tid}: ended by (SIG[A-Z]+)", output, re.MULTILINE)
+    assert found is not None and found[1] in rungs_from(first), output
+    return found[1]
+
+
 def _kill_holder(pid: int) -> None:
     holder = _holder_of(pid)
     os.kill(holder, signal.SIGKILL)
@@ -59,9 +69,10 @@ def test_delete_ends_a_program_that_ignores_hangup_with_its_holder_and_says_by_w
         tid, pid = _start(api)
         r = api.delete(f"/v1/terminals/{tid}")
         assert r.status_code == 200, r.text
-        assert (r.json()["status"], r.json()["ended_by"], r.json()["exit_code"]) == ("exited", "SIGTERM", -15), r.json()
+        assert (r.json()["status"], r.json()["exit_code"]) == ("exited", -15), r.json()
+        assert r.json()["ended_by"] in rungs_from("SIGTERM"), r.json()
         assert _session(pid) == []
-        assert api.get(f"/v1/terminals/{tid}").json()["ended_by"] == "SIGTERM"
+        assert api.get(f"/v1/terminals/{tid}").json()["ended_by"] == r.json()["ended_by"]
     d.finish()
 
 
@@ -76,13 +87,14 @@ def test_delete_ends_the_program_after_its_holder_was_killed(tmp_path: Path) -> 
         assert f"runs on as pid {pid}" in info["lost_reason"], info
         r = api.delete(f"/v1/terminals/{tid}")
         assert r.status_code == 200, r.text
-        assert (r.json()["status"], r.json()["ended_by"]) == ("exited", "SIGTERM"), r.json()
+        ended_by = r.json()["ended_by"]
+        assert r.json()["status"] == "exited" and ended_by in rungs_from("SIGTERM"), r.json()
         assert _session(pid) == [], "DELETE answers once the program is gone"
         assert not (tmp_path / "data" / "holders" / f"{tid}.sock").exists(), "the dead holder's socket is removed"
     d.finish()
     listed = _lookout(tmp_path / "data", "ls")
     assert f"{tid}: sh [80x24] exited" in listed.stdout or f"{tid}: trap [80x24] exited" in listed.stdout, listed
-    assert "ended by SIGTERM" in listed.stdout, listed
+    assert f"ended by {ended_by}" in listed.stdout, listed
 
 
 def test_lookout_kill_without_a_daemon_ends_the_program_of_a_killed_holder(tmp_path: Path) -> None:
@@ -97,23 +109,26 @@ def test_lookout_kill_without_a_daemon_ends_the_program_of_a_killed_holder(tmp_p
     assert " orphaned " in line and f"runs on as pid {pid}" in line, listed
     assert "Errno" not in listed.stdout and not (tmp_path / "data" / "holders" / f"{tid}.sock").exists()
     killed = _lookout(tmp_path / "data", "kill", tid)
-    assert killed.returncode == 0 and f"{tid}: ended by SIGTERM" in killed.stdout, killed
+    assert killed.returncode == 0
+    ended_by = {tid: _killed(killed.stdout, tid, "SIGTERM")}
     assert "its holder is gone" in killed.stdout
     assert _session(pid) == [] and _session(survivor_pid), "only the terminal named"
     again = _lookout(tmp_path / "data", "kill", tid)
     assert again.returncode == 0 and "had ended already" in again.stdout, again
     listed = _lookout(tmp_path / "data", "ls")
-    assert "ended by SIGTERM" in next(line for line in listed.stdout.splitlines() if line.startswith(tid)), listed
+    assert f"ended by {ended_by[tid]}" in next(line for line in listed.stdout.splitlines() if line.startswith(tid))
     with_holder = _lookout(tmp_path / "data", "kill", survivor)
-    assert with_holder.returncode == 0 and f"{survivor}: ended by SIGTERM (exit -15)" in with_holder.stdout, with_holder
+    assert with_holder.returncode == 0 and "(exit -15)" in with_holder.stdout, with_holder
+    ended_by[survivor] = _killed(with_holder.stdout, survivor, "SIGTERM")
     assert _session(survivor_pid) == []
     listed = _lookout(tmp_path / "data", "ls")  # its holder ran the ladder, with no daemon to hear how it ended
-    assert "ended by SIGTERM, exit -15" in next(line for line in listed.stdout.splitlines() if line.startswith(survivor))
+    line = next(line for line in listed.stdout.splitlines() if line.startswith(survivor))
+    assert f"ended by {ended_by[survivor]}, exit -15" in line, listed
     after = Daemon(tmp_path / "data").start()
     with after.client() as api:
         for terminal in (tid, survivor):
             info = api.get(f"/v1/terminals/{terminal}").json()
-            assert (info["status"], info["ended_by"]) == ("exited", "SIGTERM"), info
+            assert (info["status"], info["ended_by"]) == ("exited", ended_by[terminal]), info
     after.finish()
 
 
@@ -190,6 +205,7 @@ def test_a_holder_that_answers_late_is_adopted_later_and_kill_all_ends_a_lost_on
     line = next(line for line in listed.stdout.splitlines() if line.startswith(lost["id"]))
     assert " running " in line and "the daemon lost it" in line, listed
     killed = _lookout(tmp_path / "data", "kill", "--all")
-    assert killed.returncode == 0 and f"{lost['id']}: ended by SIGHUP" in killed.stdout, killed
-    assert f"{late['id']}: ended by SIGHUP" in killed.stdout, killed
+    assert killed.returncode == 0, killed
+    for terminal in (lost, late):  # interactive shells: a hangup ends them, a later rung if the machine is slow
+        _killed(killed.stdout, terminal["id"], RUNGS[0])
     eventually(lambda: not _session(lost["pid"]) and not _session(late["pid"]), what="both shells to end")

@@ -20,6 +20,7 @@ import httpx
 import pytest
 
 from tests.conftest import READY_LINE, REPO, Daemon
+from tests.support.in_flight import InFlight
 from tests.support.polling import eventually
 from tests.support.processes import running
 
@@ -216,24 +217,14 @@ def test_lookout_restart_restarts_the_daemon_in_place_and_keeps_the_terminals(tm
 
 def test_a_wait_in_flight_when_the_daemon_dies_ends_with_an_error_never_a_match(tmp_path: Path) -> None:
     d = Daemon(tmp_path / "data").start()
-    outcome: list[object] = []
     with d.client(timeout=60) as api:
         tid = _shell(api)
         cursor = api.get(f"/v1/terminals/{tid}").json()["raw_size"]
-
-        def wait() -> None:
-            try:
-                outcome.append(api.post(f"/v1/terminals/{tid}/wait",
-                                        json={"until": {"regex": "never-printed"}, "timeout_ms": 50_000}))  # fmt: skip
-            except httpx.TransportError as exc:
-                outcome.append(exc)
-
-        waiter = threading.Thread(target=wait)
-        waiter.start()
-        time.sleep(1)
-        d.stop(signal.SIGKILL)
-        waiter.join(30)
-    assert len(outcome) == 1 and isinstance(outcome[0], httpx.TransportError), outcome
+    body = {"until": {"regex": "never-printed"}, "timeout_ms": 50_000}
+    waiting = InFlight(d.port, d.token, f"/v1/terminals/{tid}/wait", body)
+    eventually(waiting.read_by_daemon, what="the daemon to read the wait")
+    d.stop(signal.SIGKILL)
+    assert waiting.answer() is None, "the connection ends without an answer"
     again = Daemon(tmp_path / "data").start()
     with again.client() as api:
         api.post(f"/v1/terminals/{tid}/input", json={"text": "echo never-print$((0))ed\r"})

@@ -280,9 +280,13 @@ async def test_lookout_mcp_tools_chooses_the_toolsets(daemon: Daemon) -> None:
 async def test_the_shim_reaches_a_restarted_daemon_and_says_when_a_call_was_cut(daemon: Daemon) -> None:
     async with shim(LOOKOUT_URL=daemon.url, LOOKOUT_TOKEN=daemon.token) as session:
         tid = (await call(session, "terminal_open", command=["bash"], cols=80, rows=12))["id"]
-        waiting = asyncio.create_task(session.call_tool(
-            "terminal_act", {"terminal_id": tid, "until": {"regex": "never-shown"}, "timeout_ms": 30_000}))  # fmt: skip
-        await asyncio.sleep(1.5)
+        act = {"terminal_id": tid, "input": {"text": "echo in-$((6*7))\r"}, "until": {"regex": "never-shown"},
+               "timeout_ms": 30_000}  # fmt: skip
+        waiting = asyncio.create_task(session.call_tool("terminal_act", act))
+        with daemon.client() as api:  # its input reached the shell: the daemon is in the act's wait
+            body = {"until": {"regex": "^in-42"}, "since": 0, "timeout_ms": 30_000}
+            seen = await asyncio.to_thread(api.post, f"/v1/terminals/{tid}/wait", json=body)
+        assert seen.json()["matched"], seen.text
         daemon.stop(signal.SIGKILL)  # the wait is cut
         cut = await asyncio.wait_for(waiting, 30)
         assert cut.is_error and "went away while it served" in tool_text(cut), tool_text(cut)

@@ -220,7 +220,7 @@ def test_wait_for_text(api: httpx.Client, app_page: str) -> None:
     ok_json(_act(api, app_page, action="click", ref=ref_of(snap, '- button "Add row"')))
     assert ok_json(_act(api, app_page, action="wait", wait={"text": "Row 0"}))["ok"] is True
     ok_json(_act(api, app_page, action="wait", ref=ref_of(snap, '- button "Add row"'), wait={"state": "visible"}))
-    ok_json(_act(api, app_page, action="wait", wait={"dom_quiet": True}, timeout_ms=2000))
+    ok_json(_act(api, app_page, action="wait", wait={"dom_quiet": True}, timeout_ms=30_000))
     timed_out = _act(api, app_page, action="wait", wait={"text": "never there"}, timeout_ms=300)
     assert timed_out.status_code == 409 and "wait failed" in timed_out.json()["error"]["message"]
 

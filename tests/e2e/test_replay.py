@@ -13,6 +13,7 @@ import httpx
 import pytest
 
 from tests.conftest import Daemon
+from tests.support.polling import eventually
 
 LAYERS = "text,cursor,fgColors,bgColors,styles"
 COMPARED = ("terminal", "cursor", "text", "fgColors", "bgColors", "styles", "colorPalette", "styleLegend")
@@ -41,15 +42,13 @@ def _live(api: httpx.Client, tid: str) -> dict[str, Any]:
 
 
 def _next(api: httpx.Client, tid: str, seen: list[tuple[str, dict[str, Any]]], ms: int = 250) -> None:
-    """Read the screen once it is quiet and has changed since this terminal's last reading."""
+    """Read the screen once the program has written more since this terminal's last reading, and is quiet."""
     before = next((s["offset"] for t, s in reversed(seen) if t == tid), -1)
-    for _ in range(20):
-        _quiet(api, tid, ms)
-        live = _live(api, tid)
-        if live["offset"] != before:
-            seen.append((tid, live))
-            return
-    raise AssertionError(f"{tid} wrote nothing new")
+    eventually(lambda: api.get(f"/v1/terminals/{tid}").json()["raw_size"] > before, what=f"{tid} to write more")
+    _quiet(api, tid, ms)
+    live = _live(api, tid)
+    assert live["offset"] > before, (tid, live["offset"], before)
+    seen.append((tid, live))
 
 
 def _past(api: httpx.Client, tid: str, offset: int) -> dict[str, Any]:

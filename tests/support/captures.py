@@ -30,12 +30,14 @@ CAPTURE_ENV = {"TERM": "xterm-256color", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
                "HOME": "/nonexistent", "GIT_CONFIG_NOSYSTEM": "1", "HTOPRC": "/dev/null"}
 
 
-def read_until_quiet(proc: PtyProcess, quiet: float, timeout: float) -> bytes:
-    """Output of `proc` until it has written nothing for `quiet` seconds (or has ended, or `timeout`)."""
+def read_until_quiet(proc: PtyProcess, quiet: float, timeout: float, shown: bytes | None = b"") -> bytes:
+    """Output of `proc` until `shown` has appeared in it and it has then written nothing for `quiet` seconds (or
+    it has ended, or `timeout`; None: until it has ended): quiet alone is no sign that a program on a loaded
+    machine has drawn its screen."""
     out = bytearray()
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([proc.fd], [], [], quiet)
+    while (left := deadline - time.monotonic()) > 0:
+        ready, _, _ = select.select([proc.fd], [], [], quiet if shown is not None and shown in out else left)
         if not ready:
             break
         try:
@@ -48,13 +50,13 @@ def read_until_quiet(proc: PtyProcess, quiet: float, timeout: float) -> bytes:
     return bytes(out)
 
 
-def pty_capture(argv: list[str], cwd: Path, keys: list[bytes]) -> bytes:
-    """What `argv` writes to a real 80x24 PTY: its first screen, then after each of `keys` typed, until it
-    is quiet; then it is ended. A capture cut early is still a valid stream: tmux and the engines replay
-    the same bytes."""
+def pty_capture(argv: list[str], cwd: Path, keys: list[bytes], shown: bytes | None) -> bytes:
+    """What `argv` writes to a real 80x24 PTY: its first screen (read until it shows `shown`, then until it is
+    quiet; None: until it ends), then after each of `keys` typed, until it is quiet; then it is ended. A capture cut early is still a
+    valid stream: tmux and the engines replay the same bytes."""
     proc = PtyProcess.spawn(argv, cwd=str(cwd), env={**os.environ, **CAPTURE_ENV}, dimensions=(ROWS, COLS))
     try:
-        out = read_until_quiet(proc, 1.0, 20)
+        out = read_until_quiet(proc, 1.0, 120, shown)
         for key in keys:
             proc.write(key)
             out += read_until_quiet(proc, 1.0, 20)
@@ -64,24 +66,25 @@ def pty_capture(argv: list[str], cwd: Path, keys: list[bytes]) -> bytes:
 
 
 def capture_vim(tmp_path: Path) -> bytes:
-    return pty_capture(["vim", "-u", "NONE", "-i", "NONE", "-N", "-n", "emoji.txt"], tmp_path, [b"20j", b":set nu\r"])
+    argv = ["vim", "-u", "NONE", "-i", "NONE", "-N", "-n", "emoji.txt"]
+    return pty_capture(argv, tmp_path, [b"20j", b":set nu\r"], b"Families")
 
 
 def capture_less(tmp_path: Path) -> bytes:
-    return pty_capture(["less", "-R", "emoji.txt"], tmp_path, [b" ", b"/line 3\r"])
+    return pty_capture(["less", "-R", "emoji.txt"], tmp_path, [b" ", b"/line 3\r"], b"Families")
 
 
 def capture_htop(tmp_path: Path) -> bytes:
-    return pty_capture(["htop", "-d", "5"], tmp_path, [b"t"])
+    return pty_capture(["htop", "-d", "5"], tmp_path, [b"t"], b"F10")
 
 
 def capture_git_log(tmp_path: Path) -> bytes:
     return pty_capture(["git", "-C", str(REPO), "--no-pager", "log", "--graph", "--all", "--color=always",
-                        "--decorate", "--format=%h %s %an", "-n", "60"], tmp_path, [])
+                        "--decorate", "--format=%h %s %an", "-n", "60"], tmp_path, [], None)
 
 
 def capture_cat_emoji(tmp_path: Path) -> bytes:
-    return pty_capture(["cat", "emoji.txt"], tmp_path, [])
+    return pty_capture(["cat", "emoji.txt"], tmp_path, [], None)
 
 
 CAPTURES: dict[str, tuple[str, Callable[[Path], bytes]]] = {

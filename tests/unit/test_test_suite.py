@@ -1,11 +1,14 @@
 """The test suite's own layout: test modules share helpers through tests/support (never by importing one
-another), and the slow suites are marked so that `make test-fast` (`pytest -m "not slow"`) is the unit suite."""
+another), the slow suites are marked so that `make test-fast` (`pytest -m "not slow"`) is the unit suite, and
+the tests run in a HOME of their own."""
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+from pathlib import Path
 
-from tests.conftest import REPO, SLOW_SUITES
+from tests.conftest import REPO, SLOW_SUITES, TEST_HOME
 from tests.support.imports import module_imports
 
 TESTS = REPO / "tests"
@@ -34,3 +37,11 @@ def test_the_slow_marker_selects_the_slow_suites_and_leaves_the_unit_tests() -> 
              "tests/integration/test_terminal_waits.py"]  # fmt: skip
     assert _collected("-m", "not slow", *files) == {"tests/unit/test_keys.py"}
     assert _collected("-m", "slow", *files) == set(files[1:])
+
+
+RC_FILES = (".bashrc", ".bash_profile", ".bash_login", ".profile", ".zshenv", ".zprofile", ".zshrc", ".zlogin")
+
+
+def test_the_tests_run_in_a_home_of_their_own_with_no_rc_file() -> None:
+    assert os.environ["HOME"] == str(TEST_HOME) and Path.home() == TEST_HOME
+    assert not [name for name in RC_FILES if (TEST_HOME / name).exists()], "a test wrote an rc file into the run's HOME"
