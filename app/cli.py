@@ -234,13 +234,17 @@ def kill(args: argparse.Namespace) -> int:
     if not ids and not args.all:
         print("lookout kill: name terminal ids, or --all", file=sys.stderr)
         return 2
-    failed = 0
-    for terminal_id in ids:
+
+    def ending(terminal_id: str) -> tuple[str, bool]:
         try:
-            print(printable(f"{terminal_id}: {holders.kill(data_dir, terminal_id, followed=followed)}"))
+            return f"{terminal_id}: {holders.kill(data_dir, terminal_id, followed=followed)}", True
         except (OSError, holders.NotEnded) as exc:
-            print(printable(f"{terminal_id}: not ended: {exc}"), file=sys.stderr)
-            failed += 1
+            return f"{terminal_id}: not ended: {exc}", False
+
+    failed = 0
+    for line, ended in holders.in_parallel(ending, ids):  # each with the whole stop ladder, all at once
+        print(printable(line), file=sys.stdout if ended else sys.stderr)
+        failed += not ended
     return 1 if failed else 0
 
 

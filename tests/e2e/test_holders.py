@@ -122,6 +122,30 @@ def _lookout(data: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=60, check=False)
 
 
+def test_kill_all_ends_every_terminal_at_once_and_returns_once_each_session_is_gone(tmp_path: Path) -> None:
+    """Six shells, each with a job in the background: `lookout kill --all` ends them in parallel (each with its
+    stop ladder) and returns only once nothing of any of their sessions runs; it lists them in their order."""
+    d = Daemon(tmp_path / "data").start()
+    with d.client() as api:
+        tids = [_shell(api) for _ in range(6)]
+        for tid in tids:
+            api.post(f"/v1/terminals/{tid}/input", json={"text": "sleep 300 &\r"}).raise_for_status()
+        pids = [api.get(f"/v1/terminals/{t}").json()["pid"] for t in tids]
+        eventually(lambda: all(len(_members(pid)) >= 2 for pid in pids), what="the background jobs to start")
+        killed = _lookout(tmp_path / "data", "kill", "--all")
+        assert killed.returncode == 0, killed
+        assert [line.split(":")[0] for line in killed.stdout.splitlines()] == tids, killed.stdout
+        assert all("ended by SIGHUP" in line for line in killed.stdout.splitlines()), killed.stdout
+        assert not [pid for pid in pids if _members(pid)], "something of a session ran on after kill returned"
+    d.finish()
+
+
+def _members(sid: int) -> list[int]:
+    from app.terminal.holder.pty import session_members
+
+    return [p for p in session_members(sid) if running(p)]
+
+
 def test_ls_and_kill_work_without_a_daemon(tmp_path: Path) -> None:
     d = Daemon(tmp_path / "data").start()
     with d.client() as api:
