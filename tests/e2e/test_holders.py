@@ -140,6 +140,30 @@ def test_kill_all_ends_every_terminal_at_once_and_returns_once_each_session_is_g
     d.finish()
 
 
+def test_a_killed_fork_server_leaves_its_holders_running_and_the_next_open_starts_another(tmp_path: Path) -> None:
+    """daemon -> fork server -> holder -> program: kill -9 of the fork server re-parents the holder (init, or
+    a subreaper) and its terminal goes on; the next open starts a new fork server."""
+    d = Daemon(tmp_path / "data").start()
+    assert d.proc is not None
+    with d.client() as api:
+        tid = _shell(api)
+        holder = _parent(api.get(f"/v1/terminals/{tid}").json()["pid"])
+        server = _parent(holder)
+        assert _parent(server) == d.proc.pid, "the fork server is the daemon's child"
+        os.kill(server, signal.SIGKILL)
+        eventually(lambda: _parent(holder) != server, what="the holder to be re-parented")
+        step = api.post(f"/v1/terminals/{tid}/act", json={"input": {"text": "echo on-$((6*7))\r"}, "until": {"regex": "^on-42"}})
+        assert step.json()["ended"] == "regex", step.text
+        again = _shell(api)
+        new_server = _parent(_parent(api.get(f"/v1/terminals/{again}").json()["pid"]))
+        assert new_server != server and _parent(new_server) == d.proc.pid
+    d.finish()
+
+
+def _parent(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
 def _members(sid: int) -> list[int]:
     from app.terminal.holder.pty import session_members
 
