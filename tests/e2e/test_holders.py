@@ -160,6 +160,31 @@ def test_a_killed_fork_server_leaves_its_holders_running_and_the_next_open_start
     d.finish()
 
 
+def test_a_holder_adopts_the_orphans_of_its_programs_session_reaps_them_and_ends_them(tmp_path: Path) -> None:
+    """The holder is its program's child subreaper: a job whose parent ended is re-parented to the holder (not
+    init), reaped by it when it ends (no zombie), and ended by the stop ladder with the rest of the session."""
+    d = Daemon(tmp_path / "data").start()
+    with d.client() as api:
+        command = ["sh", "-c", "(sleep 300 &); (sleep 1 &); exec sleep 600"]
+        tid = api.post("/v1/terminals", json={"command": command}).json()["id"]
+        leader = api.get(f"/v1/terminals/{tid}").json()["pid"]
+        holder = _parent(leader)
+        eventually(lambda: len(_kids(holder)) == 3, what="both orphans to be the holder's")
+        eventually(lambda: len(_kids(holder)) == 2, what="the short one to end and be reaped (no zombie)")
+        orphan = next(p for p in _kids(holder) if p != leader)
+        assert _members(leader) and orphan in _members(leader)
+        ended = api.delete(f"/v1/terminals/{tid}")
+        assert ended.status_code == 200 and ended.json()["ended_by"] == "SIGHUP", ended.text
+        assert not running(orphan) and not _members(leader), "the orphan was ended with its session"
+    d.finish()
+
+
+def _kids(pid: int) -> list[int]:
+    """The children of `pid` that have not ended (a zombie counts: it has not been reaped)."""
+    task = Path(f"/proc/{pid}/task/{pid}/children")
+    return [int(p) for p in task.read_text().split()] if task.exists() else []
+
+
 def _parent(pid: int) -> int:
     return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
 

@@ -38,7 +38,16 @@ from app.terminal.holder import protocol as proto
 from app.terminal.holder.holder_log import log
 from app.terminal.holder.journal import INDEX_FLUSH_S, JournalWriter
 from app.terminal.holder.nonce import NonceFilter
-from app.terminal.holder.pty import READ_BYTES, STOP_LADDER, Ahead, read_batch, release, set_size, signal_session
+from app.terminal.holder.pty import (
+    READ_BYTES,
+    STOP_LADDER,
+    Ahead,
+    children,
+    read_batch,
+    release,
+    set_size,
+    signal_session,
+)
 from app.terminal.holder.sizes import check_size
 
 EXIT_DRAIN_S = 1.0
@@ -90,7 +99,7 @@ class Holder:
         self.socket_name = proto.socket_name(self.id)
         self.listener = listener
         self.listener.setblocking(False)
-        self.master, self.pid = started.master, started.pid
+        self.master, self.pid, self.reaper = started.master, started.pid, started.reaper
         os.set_blocking(self.master, False)
         self.pidfd = os.pidfd_open(self.pid)
         self._greeted(greeted)
@@ -100,6 +109,11 @@ class Holder:
     def run(self) -> None:
         self._watch_master()
         self.selector.register(self.pidfd, selectors.EVENT_READ, self._on_exit)
+        if self.reaper is not None:  # processes of the program's session whose parent ended are ours to reap
+            woken, wake = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+            signal.signal(signal.SIGCHLD, lambda *_: None)
+            signal.set_wakeup_fd(wake, warn_on_full_buffer=False)
+            self.selector.register(woken, selectors.EVENT_READ, partial(self._reap_adopted, woken))
         self.selector.register(self.listener, selectors.EVENT_READ, self._on_connect)
         while not self.done:
             now = time.monotonic()
@@ -116,6 +130,19 @@ class Holder:
                     action()
             if not self.done:
                 self.journal.flush_if_due()
+
+    def _reap_adopted(self, woken: int, _events: int) -> None:
+        """A child changed state: reap the ended ones the holder adopted (never the program: `_on_exit` does)."""
+        try:
+            os.read(woken, 4096)
+        except BlockingIOError:
+            pass
+        for child in children(os.getpid()) or []:
+            if child != self.pid:
+                try:
+                    os.waitpid(child, os.WNOHANG)
+                except ChildProcessError:
+                    pass
 
     def _on_master(self, events: int) -> None:
         if events & selectors.EVENT_WRITE:
@@ -186,7 +213,7 @@ class Holder:
         elif self.nonce is not None:
             self._store(b"", final=True)
         if self.stopping:  # nothing of the session may stay behind
-            signal_session(self.pid, signal.SIGKILL)
+            signal_session(self.pid, signal.SIGKILL, self.reaper)
         if self.master in self.selector.get_map():
             self.selector.unregister(self.master)
         os.close(self.master)
@@ -328,7 +355,7 @@ class Holder:
             return
         sig, grace = self.ladder.pop(0)
         self.last_rung = sig
-        signal_session(self.pid, sig)
+        signal_session(self.pid, sig, self.reaper)
         self.deadlines["ladder"] = (time.monotonic() + grace + EXIT_DRAIN_S, self._climb)
 
     def _flush(self, client: Client) -> None:
@@ -422,6 +449,8 @@ class Started:
     rows: int
     master: int
     pid: int
+    reaper: int | None
+    """This holder's pid when it is its program's child subreaper (pty.become_subreaper), else None."""
 
 
 def start(spec: dict[str, Any], fds: list[int], ahead: Ahead) -> Started:
@@ -441,7 +470,7 @@ def start(spec: dict[str, Any], fds: list[int], ahead: Ahead) -> Started:
     journal = JournalWriter(raw_fd, idx_fd, int(spec["max_journal_bytes"]), float(started_at))
     journal.record("r", f"{cols}x{rows}")
     set_size(ahead.master, cols, rows)
-    return Started(journal, cols, rows, ahead.master, ahead.pid)
+    return Started(journal, cols, rows, ahead.master, ahead.pid, os.getpid() if ahead.reaper else None)
 
 
 def check_program(spec: dict[str, Any]) -> None:
@@ -477,7 +506,7 @@ def run(spec: dict[str, Any], fds: list[int], ahead: Ahead, daemon: socket.socke
     try:
         holder = Holder(spec, started, socket.socket(fileno=fds[3]), daemon)
     except Exception as exc:  # noqa: BLE001 (nothing could follow the program: it ends with its holder, and the daemon sees both go)
-        signal_session(started.pid, signal.SIGKILL)
+        signal_session(started.pid, signal.SIGKILL, started.reaper)
         failed(daemon, f"it could not follow the program: {exc!r}")
         os._exit(1)
     null = os.open(os.devnull, os.O_RDWR)
