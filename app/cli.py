@@ -237,14 +237,55 @@ def attach(args: argparse.Namespace) -> int:
 def ls(args: argparse.Namespace) -> int:
     from app.terminal.holders import terminals
 
-    rows = terminals(_settings(args).data_dir)
+    listed = terminals(_settings(args).data_dir)
+    rows = listed if args.exited else [t for t in listed if t.status != "exited"]
     for t in rows:
         created = time.strftime("%Y-%m-%d %H:%M", time.localtime(t.created_at))
         note = f"  ({t.note})" if t.note else ""
         line = f"{t.id}: {t.name} [{t.cols}x{t.rows}] {t.status} pid {t.pid} since {created}: {t.command}{note}"
         print(printable(line))
-    if not rows:
+    if len(rows) < len(listed):
+        print(f"({len(listed) - len(rows)} exited terminals not listed: `lookout ls --exited` lists them too)",
+              file=sys.stderr)  # fmt: skip
+    elif not rows:
         print("no terminals", file=sys.stderr)
+    return 0
+
+
+def prune(args: argparse.Namespace) -> int:
+    """Remove the exited terminals the retention does not keep (app.terminal.retention): through the daemon
+    of the data dir, or, when none serves it, here under its lock."""
+    from app.daemon.control import NoDaemon, request
+    from app.daemon.lock import DaemonRunning, DataDirLock
+    from app.terminal.retention import Retention, prune_files
+
+    settings = _settings(args)
+    verb = "would prune" if args.dry_run else "pruned"
+    try:
+        answers = list(request(settings.data_dir, {"op": "prune", "dry_run": args.dry_run}, 600))
+        if not answers or "error" in answers[0]:
+            print(printable(f"lookout prune: {answers[0]['error'] if answers else 'the daemon did not answer'}"),
+                  file=sys.stderr)  # fmt: skip
+            return 1
+        pruned = [(p["id"], p["bytes"], p["reason"]) for p in answers[0]["pruned"]]
+    except NoDaemon:
+        keep = Retention(settings.retain_exited_days * 86400, settings.retain_exited_count,
+                         settings.retain_exited_mb << 20)  # fmt: skip
+        lock = DataDirLock(settings.data_dir)
+        try:
+            lock.acquire()
+        except DaemonRunning as exc:
+            print(printable(f"lookout prune: {exc}"), file=sys.stderr)
+            return 1
+        try:
+            chosen = prune_files(settings.data_dir / "terminals", keep, time.time(), args.dry_run)
+        finally:
+            lock.release()
+        pruned = [(t.id, t.size, why) for t, why in chosen]
+    for terminal_id, size, why in pruned:
+        print(printable(f"{terminal_id}: {verb} ({why}; {size >> 10} KB)"))
+    if not pruned:
+        print("nothing to prune", file=sys.stderr)
     return 0
 
 
@@ -258,13 +299,17 @@ def kill(args: argparse.Namespace) -> int:
     if not ids and not args.all:
         print("lookout kill: name terminal ids, or --all", file=sys.stderr)
         return 2
-    failed = 0
-    for terminal_id in ids:
+
+    def ending(terminal_id: str) -> tuple[str, bool]:
         try:
-            print(printable(f"{terminal_id}: {holders.kill(data_dir, terminal_id, followed=followed)}"))
+            return f"{terminal_id}: {holders.kill(data_dir, terminal_id, followed=followed)}", True
         except (OSError, holders.NotEnded) as exc:
-            print(printable(f"{terminal_id}: not ended: {exc}"), file=sys.stderr)
-            failed += 1
+            return f"{terminal_id}: not ended: {exc}", False
+
+    failed = 0
+    for line, ended in holders.in_parallel(ending, ids):  # each with the whole stop ladder, all at once
+        print(printable(line), file=sys.stdout if ended else sys.stderr)
+        failed += not ended
     return 1 if failed else 0
 
 
@@ -315,7 +360,13 @@ def main(argv: list[str] | None = None) -> None:
     p_replay.set_defaults(func=replay)
     p_ls = sub.add_parser("ls", help="list the terminals (and whether their programs run)")
     p_ls.add_argument("--data-dir", type=Path)
+    p_ls.add_argument("--exited", action="store_true", help="list the exited terminals too")
     p_ls.set_defaults(func=ls)
+    p_prune = sub.add_parser("prune", help="remove the exited terminals the retention does not keep "
+                             "(LOOKOUT_RETAIN_EXITED_DAYS, _COUNT, _MB)")  # fmt: skip
+    p_prune.add_argument("--dry-run", action="store_true", help="only say which")
+    p_prune.add_argument("--data-dir", type=Path)
+    p_prune.set_defaults(func=prune)
     p_kill = sub.add_parser("kill", help="end terminals (hangup, terminate, kill), with or without a daemon")
     p_kill.add_argument("ids", nargs="*", metavar="ID")
     p_kill.add_argument("--all", action="store_true", help="every running terminal")

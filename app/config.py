@@ -50,6 +50,15 @@ class Settings(BaseModel):
     max_journal_bytes: int = Field(
         8 << 30, ge=1 << 20, description="per session; output beyond it is counted, not stored"
     )
+    retain_exited_days: float = Field(
+        30.0, ge=0, description="exited terminals' files are pruned this long after they ended (0: kept)"
+    )
+    retain_exited_count: int = Field(
+        500, ge=0, description="at most this many exited terminals are kept, the newest (0: no limit)"
+    )
+    retain_exited_mb: int = Field(
+        4096, ge=0, description="exited terminals' files kept take at most this much (0: no limit)"
+    )
     adb_host: str = Field("127.0.0.1", description="the adb server lookout uses (it never starts one)")
     adb_port: int = Field(5037, ge=1, le=65535)
     device_max_dimension: int = Field(

@@ -32,6 +32,7 @@ from app.core.registry import Registry
 from app.device.adb import Adb
 from app.device.registry import DeviceRegistry
 from app.terminal.registry import TerminalRegistry
+from app.terminal.retention import Retention
 from app.terminal.session import SessionLimits
 from app.timeline.compression import Compressor
 from app.timeline.llm_summarizer import ChatSummarizer
@@ -81,8 +82,9 @@ def create_app(settings: Settings | None = None, lifecycle: Lifecycle | None = N
     )
     compressor = Compressor(history, summarizer, settings.compress_protect, settings.compress_threshold)
     recorder: Recorder = NullRecorder() if settings.read_only else history  # a read-only lookout records nothing
+    keep = Retention(settings.retain_exited_days * 86400, settings.retain_exited_count, settings.retain_exited_mb << 20)
     manager = TerminalRegistry(settings.data_dir / "terminals", settings.screen_engine, limits, settings.max_sessions,
-                               bus, recorder, read_only=settings.read_only)  # fmt: skip
+                               bus, recorder, read_only=settings.read_only, keep=keep)  # fmt: skip
 
     adb = Adb(settings.adb_host, settings.adb_port, settings.device_timeout_s)
     device_registry = DeviceRegistry(settings.data_dir / "devices", adb, settings.device_max_dimension, bus, recorder)

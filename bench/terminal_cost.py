@@ -10,14 +10,20 @@
   their prompt (a holder's own pages; the shell is not counted), beside what each session adds to the tmux
   server (its PSS with the sessions, less with one, per session).
 
-The goals (issue 36): opening costs no more than tmux's new-session (1.0x), and a holder at most 2 MB PSS.
+- Ending: all of them at once, `lookout kill --all` (or with `--end delete`, a DELETE of each through the API,
+  all in parallel), each with the whole stop ladder and returning once its program is gone, beside a
+  `tmux kill-session` of each session one after another (each returns once it has sent SIGHUP).
 
-    .venv/bin/python bench/terminal_cost.py [--sessions 100] [--batch 1]
+The goals (issue 36): opening costs no more than tmux's new-session (1.0x), and a holder at most 2 MB PSS;
+(issue 47) ending them within 2x of tmux's kill-session.
+
+    .venv/bin/python bench/terminal_cost.py [--sessions 100] [--batch 1] [--end kill|delete]
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import shutil
@@ -29,7 +35,8 @@ import time
 from contextlib import ExitStack
 from pathlib import Path
 
-from terminal_ingest import Daemon
+import httpx
+from terminal_ingest import REPO, TOKEN, Daemon
 from tmux_server import TmuxServer
 
 os.environ.setdefault("PYENV_REHASH_TIMEOUT", "1")
@@ -38,6 +45,7 @@ killed in the middle of one leaves its lock behind, and every later shell would 
 
 GOAL_OPEN_RATIO = 1.0
 GOAL_HOLDER_MB = 2.0
+GOAL_END_RATIO = 2.0
 SHELL = os.environ.get("BENCH_SHELL", "bash")
 
 
@@ -85,6 +93,32 @@ def opened_in_turns(daemon: Daemon, tmux: TmuxServer, sessions: int, batch: int)
     return lookout_times, tmux_times
 
 
+def ended(daemon: Daemon, tmux: TmuxServer, sessions: int, how: str) -> tuple[float, float]:
+    """Seconds to end every terminal (`lookout kill --all`, or a DELETE of each in parallel), and every tmux
+    session (`tmux kill-session` of each, one after another)."""
+    with daemon.client() as api:
+        ids = [t["id"] for t in api.get("/v1/terminals").json()["terminals"] if t["status"] == "running"]
+    start = time.perf_counter()
+    if how == "kill":
+        subprocess.run([sys.executable, "-m", "app", "kill", "--all", "--data-dir", str(daemon.workdir / "data")],
+                       cwd=REPO, capture_output=True, check=True, timeout=600)  # fmt: skip
+    else:
+        asyncio.run(_deleted(daemon.url, ids))
+    lookout_s = time.perf_counter() - start
+    start = time.perf_counter()
+    for n in range(sessions + 1):
+        tmux("kill-session", "-t", f"s{n}")
+    return lookout_s, time.perf_counter() - start
+
+
+async def _deleted(url: str, ids: list[str]) -> None:
+    limits = httpx.Limits(max_connections=len(ids))
+    async with httpx.AsyncClient(base_url=url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=600,
+                                 limits=limits) as api:  # fmt: skip
+        for answer in await asyncio.gather(*(api.delete(f"/v1/terminals/{tid}") for tid in ids)):
+            answer.raise_for_status()
+
+
 def _p90(seconds: list[float]) -> float:
     return sorted(seconds)[int(len(seconds) * 0.9)]
 
@@ -100,6 +134,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sessions", type=int, default=100)
     parser.add_argument("--batch", type=int, default=1)
+    parser.add_argument("--end", choices=["kill", "delete"], default="kill")
     args = parser.parse_args()
     with ExitStack() as stack:
         workdir = Path(tempfile.mkdtemp(prefix="lookout-bench-cost-"))
@@ -119,6 +154,8 @@ def main() -> None:
         time.sleep(3)  # the shells at their prompt
         holders = holders_kb(daemon)
         tmux_kb = (pss_kb(server_pid) - base) / args.sessions
+        _progress(f"ending them ({'lookout kill --all' if args.end == 'kill' else 'DELETE of each, in parallel'}) ...")
+        end_s, tmux_end_s = ended(daemon, server, args.sessions, args.end)
     total, tmux_total = sum(times), sum(tmux_times)
     ratio = total / tmux_total
     holder_mb, tmux_mb = statistics.mean(holders) / 1024, tmux_kb / 1024
@@ -132,10 +169,15 @@ def main() -> None:
     )
     print(f"{'one, p90 ms':<48} {_p90(times) * 1000:10.1f} {_p90(tmux_times) * 1000:12.1f}")
     print(f"{'memory per terminal (holder / added to the server), MB PSS':<48} {holder_mb:10.2f} {tmux_mb:12.2f}")
+    end_what = "lookout kill --all" if args.end == "kill" else "DELETE of each in parallel"
+    print(f"{'ending all of them (' + end_what + '), s':<48} {end_s:10.2f} {tmux_end_s:12.2f}")
+    end_ratio = end_s / tmux_end_s
     open_verdict = "PASS" if ratio <= GOAL_OPEN_RATIO else "MISS"
     memory_verdict = "PASS" if holder_mb <= GOAL_HOLDER_MB else "MISS"
     print(f"\ngoal: opening within {GOAL_OPEN_RATIO}x of tmux: {ratio:.2f}x ..... {open_verdict}")
     print(f"goal: a holder at most {GOAL_HOLDER_MB} MB PSS: {holder_mb:.2f} MB ..... {memory_verdict}")
+    end_verdict = "PASS" if end_ratio <= GOAL_END_RATIO else "MISS"
+    print(f"goal: ending them within {GOAL_END_RATIO}x of tmux's kill-session: {end_ratio:.2f}x ..... {end_verdict}")
     figures = {
         "bench": "terminal_cost",
         "sessions": args.sessions,
@@ -149,7 +191,12 @@ def main() -> None:
         "holder_pss_mb": round(holder_mb, 2),
         "holder_pss_max_mb": round(max(holders) / 1024, 2),
         "tmux_per_session_mb": round(tmux_mb, 3),
+        "end": args.end,
+        "end_all_s": round(end_s, 3),
+        "tmux_kill_all_s": round(tmux_end_s, 3),
+        "end_vs_tmux": round(end_ratio, 2),
         "goal_open_within_tmux": ratio <= GOAL_OPEN_RATIO,
+        "goal_end_within_2x_tmux": end_ratio <= GOAL_END_RATIO,
         "goal_holder_le_2mb": holder_mb <= GOAL_HOLDER_MB,
     }
     print(json.dumps(figures))

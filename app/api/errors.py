@@ -12,8 +12,9 @@ from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException
 from starlette.routing import BaseRoute, Route, compile_path
 
+from app.api.handover import TAKEN_OVER
 from app.api.responses import JSONResponse, error_response
-from app.core.errors import LookoutError
+from app.core.errors import LookoutError, TakenOver
 from app.core.redaction import Scrubber
 
 log = logging.getLogger(__name__)
@@ -61,7 +62,9 @@ def install_error_handlers(app: FastAPI, scrubber: Scrubber) -> None:
 
     @app.exception_handler(LookoutError)
     async def lookout_error(_: Request, exc: LookoutError) -> JSONResponse:
-        return error_response(exc.status, exc.code, scrubber.scrub(exc.message), **exc.details)
+        """A TakenOver answer is marked for the handover middleware, which passes the request on instead."""
+        headers = {TAKEN_OVER: "1"} if isinstance(exc, TakenOver) else None
+        return error_response(exc.status, exc.code, scrubber.scrub(exc.message), headers=headers, **exc.details)
 
     @app.exception_handler(RequestValidationError)
     async def validation_error(_: Request, exc: RequestValidationError) -> JSONResponse:

@@ -6,7 +6,10 @@ new daemon); once it serves (`pass_to`), requests that still arrive here (on con
 passed to it, and every answer given from then on closes its connection, so clients move over. Requests begun
 before the handover end here: a wait runs to its end and its answer is true (this daemon still follows the
 terminals, read-only). Before the terminals are let go, the short requests in flight are given time to end
-(`settled`): a wait or an act, page actions and scripts, and `/mcp` calls may go on.
+(`settled`): a wait or an act, page actions and scripts, and `/mcp` calls may go on. A request begun here
+whose input finds its terminal already let go (an act whose body came late, an `/mcp` tool's call) has
+changed nothing (app.core.errors.TakenOver): it waits here until the new daemon serves and is passed to it
+whole, so its input is written once, by the daemon that holds the terminal, after what was sent before it.
 """
 
 from __future__ import annotations
@@ -25,7 +28,12 @@ if TYPE_CHECKING:
 
 LONG = re.compile(r"^/v1/terminals/[^/]+/(?:wait|act)$|^/v1/(?:pages|devices)/[^/]+/(?:action|script)$|^/mcp$")
 """Requests that may run long and go on after the terminals are let go (they change nothing there)."""
+INPUT = re.compile(r"^/v1/terminals/[^/]+/(?:input|act)$")
+"""Requests that write input: passed to the new daemon whole when their terminal was let go before they wrote."""
 RESTARTING = 1012
+TAKEN_OVER = "x-lookout-taken-over"
+"""The header of an answer that says its request is the new daemon's to serve (see TakenOver)."""
+_TAKEN_OVER = TAKEN_OVER.encode()
 _HOP_BY_HOP = frozenset(
     {b"connection", b"keep-alive", b"transfer-encoding", b"te", b"trailer", b"upgrade", b"proxy-connection"}
 )
@@ -45,6 +53,10 @@ class HandoverGate:
         self._quiet.set()
         self._sockets: set[Callable[[], Awaitable[None]]] = set()
         self._client: httpx.AsyncClient | None = None
+
+    @property
+    def passing(self) -> bool:
+        return self.phase == "passing"
 
     @property
     def busy(self) -> bool:
@@ -143,6 +155,27 @@ async def _body(receive: Receive) -> AsyncIterator[bytes]:
             return
 
 
+class _Kept:
+    """A request's `receive` that keeps the body the app reads (within the Guard's limits), to replay it."""
+
+    def __init__(self, receive: Receive) -> None:
+        self._receive = receive
+        self._body = bytearray()
+        self._replayed = False
+
+    async def __call__(self) -> Message:
+        message = await self._receive()
+        if message["type"] == "http.request":
+            self._body += message.get("body", b"")
+        return message
+
+    async def replay(self) -> Message:
+        if self._replayed:
+            return await self._receive()
+        self._replayed = True
+        return {"type": "http.request", "body": bytes(self._body), "more_body": False}
+
+
 class Handover:
     """The middleware (see the module docstring)."""
 
@@ -166,9 +199,35 @@ class Handover:
         long = LONG.match(scope["path"]) is not None
         gate.begun(long)
         try:
-            await self.app(scope, receive, self._closing_once_handed_over(send))
+            if not INPUT.match(scope["path"]):
+                await self.app(scope, receive, self._closing_once_handed_over(send))
+                return
+            kept = _Kept(receive)
+            if await self._served_here(scope, kept, send):
+                return
+            await gate.wait_open()  # its terminal was let go: once the new daemon serves, it answers
+            if gate.passing:  # (a property: the phase changed while this request ran)
+                await gate.passed(scope, kept.replay, send)
+            else:  # the new daemon failed and this one took the terminals back
+                await self.app(scope, kept.replay, self._closing_once_handed_over(send))
         finally:
             gate.ended(long)
+
+    async def _served_here(self, scope: Scope, receive: Receive, send: Send) -> bool:
+        """Serve the request here; False when it was left untouched for the new daemon (see TakenOver), its
+        answer here swallowed."""
+        closing = self._closing_once_handed_over(send)
+        taken_over = False
+
+        async def watched(message: Message) -> None:
+            nonlocal taken_over
+            if message["type"] == "http.response.start":
+                taken_over = any(key == _TAKEN_OVER for key, _ in message.get("headers", []))
+            if not taken_over:
+                await closing(message)
+
+        await self.app(scope, receive, watched)
+        return not taken_over
 
     async def _websocket(self, scope: Scope, receive: Receive, send: Send) -> None:
         if self.gate.phase != "serving":

@@ -70,6 +70,12 @@ async def list_terminals(request: Request) -> JSONResponse:
     return JSONResponse({"terminals": await _manager(request).describe_all()})
 
 
+@router.post("/prune")
+async def prune_terminals(request: Request, dry_run: bool = False) -> JSONResponse:
+    """Remove the files of the exited terminals the retention does not keep (`?dry_run=true`: only say which)."""
+    return JSONResponse(await _manager(request).prune(dry_run=dry_run))
+
+
 @router.get("/{terminal_id}")
 async def get_terminal(terminal_id: str, request: Request) -> JSONResponse:
     return JSONResponse(_manager(request).get(terminal_id).describe())

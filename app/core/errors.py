@@ -32,6 +32,11 @@ class Conflict(LookoutError):
     code = "conflict"
 
 
+class TakenOver(Conflict):
+    """The terminal was let go to the daemon that replaced this one (a hot restart) before the request touched
+    it: the request is passed on to that daemon (app.api.handover), which answers it."""
+
+
 class Gone(LookoutError):
     """What was asked for existed and its record is gone (a purged terminal, a closed page's observations)."""
 

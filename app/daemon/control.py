@@ -4,7 +4,8 @@ Only the daemon that holds the data dir's lock listens there (a socket file left
 nobody: `connection refused`), in the 0700 data dir, and serves only its own user (SO_PEERCRED); a connection
 that says nothing for SILENT_S is closed, and a client follows no link planted there. One request a
 connection, a JSON line: `{"op": "restart"}`, answered by progress lines (`{"step": "starting", "pid": N}`,
-then `{"step": "serving", "pid": N}` or `{"error": "..."}`), or `{"op": "status"}` (`{"pid", "version"}`).
+then `{"step": "serving", "pid": N}` or `{"error": "..."}`), `{"op": "status"}` (`{"pid", "version"}`), or
+`{"op": "prune", "dry_run": bool}` (`lookout prune`: POST /v1/terminals/prune's answer).
 """
 
 from __future__ import annotations

@@ -131,6 +131,13 @@ class Lifecycle:
         op = request.get("op")
         if op == "restart":  # its own task: the control socket closes under it, the restart goes on
             await asyncio.shield(self._spawn(self.restart(progress)))
+        elif op == "prune" and self.app is not None:
+            from app.core.errors import LookoutError
+
+            try:
+                await progress(await self.app.state.terminals.prune(dry_run=bool(request.get("dry_run"))))
+            except LookoutError as exc:
+                await progress({"error": exc.message})
         elif op == "status":
             from app import __version__
 

@@ -14,9 +14,11 @@ from __future__ import annotations
 import os
 import socket
 import time
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from app.core.errors import LookoutError, NotFound
 from app.core.ids import check_id
@@ -31,6 +33,11 @@ KILL_TIMEOUT_S = 15.0
 """How long a holder's stop ladder (about 7 s) may take before lookout runs it itself."""
 LIVE = ("running", "unresponsive", "orphaned")
 """The statuses of `ls` under which something of the terminal may run (what `kill --all` ends)."""
+_T = TypeVar("_T")
+_R = TypeVar("_R")
+WORKERS = 64
+"""Terminals asked (`ls`) or ended (`kill`) at once: each mostly waits on its holder or its program, so many
+take the time of about one (tmux's kill-session of many returns as fast as it can send SIGHUPs)."""
 
 
 class NotEnded(Exception):
@@ -79,18 +86,27 @@ def terminals(data_dir: Path) -> list[HeldTerminal]:
     """Every terminal of the data dir, oldest first, with what became of it: its holder is asked when meta.json
     says it runs, or that it was lost (a holder may live on without a daemon that follows it)."""
     root, holders = data_dir / "terminals", data_dir / "holders"
-    found = []
-    for directory in sorted(root.iterdir()) if root.is_dir() else []:
-        if directory.is_symlink() or not (directory / "meta.json").is_file():
-            continue
+    listed = sorted(root.iterdir()) if root.is_dir() else []
+    directories = [d for d in listed if not d.is_symlink() and (d / "meta.json").is_file()]
+
+    def seen(directory: Path) -> HeldTerminal:
         try:
             meta = load_meta(directory)
         except (OSError, ValueError, TypeError) as exc:
             created = directory.stat().st_mtime
-            found.append(HeldTerminal(directory.name, "", "", None, "unreadable", 0, 0, created, str(exc)))
-            continue
-        found.append(_held(holders, directory, meta))
-    return sorted(found, key=lambda t: t.created_at)
+            return HeldTerminal(directory.name, "", "", None, "unreadable", 0, 0, created, str(exc))
+        return _held(holders, directory, meta)
+
+    return sorted(in_parallel(seen, directories), key=lambda t: t.created_at)
+
+
+def in_parallel(work: Callable[[_T], _R], items: Iterable[_T]) -> list[_R]:
+    """`work` of each item, in the items' order, up to WORKERS at once (each in a thread)."""
+    items = list(items)
+    if len(items) < 2:
+        return [work(item) for item in items]
+    with ThreadPoolExecutor(min(WORKERS, len(items)), thread_name_prefix="lookout-holders") as pool:
+        return list(pool.map(work, items))
 
 
 def _held(holders: Path, directory: Path, meta: TerminalMeta) -> HeldTerminal:

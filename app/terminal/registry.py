@@ -20,7 +20,7 @@ from app.core.errors import BadInput, Conflict, Gone, NotFound
 from app.core.events import EventBus
 from app.core.ids import check_id
 from app.core.private_files import make_dir
-from app.terminal import origins
+from app.terminal import origins, retention
 from app.terminal.frame_screens import Recorded, rebuild
 from app.terminal.holder.protocol import ProtocolError, socket_name
 from app.terminal.holder_link import HolderLauncher
@@ -78,8 +78,10 @@ class TerminalRegistry:
         bus: EventBus | None = None,
         recorder: Recorder | None = None,
         read_only: bool = False,
+        keep: retention.Retention | None = None,
     ) -> None:
-        """`read_only`: show the terminals of the data dir as recorded (a replay archive), adopting none."""
+        """`read_only`: show the terminals of the data dir as recorded (a replay archive), adopting none; `keep`:
+        which exited terminals' files are kept (app.terminal.retention; None: all, and `prune` refuses)."""
         self.root = root
         self.read_only = read_only
         self.bus = bus or EventBus()
@@ -97,6 +99,8 @@ class TerminalRegistry:
         self._readopting: asyncio.Task[None] | None = None
         self._released = False
         """Another daemon has taken the terminals over (`release`): none is adopted again here."""
+        self.keep = None if read_only else keep
+        self._pruning: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
         """Adopt the terminals of earlier runs that still run; load the others (exited or lost)."""
@@ -115,6 +119,8 @@ class TerminalRegistry:
             self._sessions[session.id] = session
         if not self.read_only:
             self._readopting = asyncio.create_task(self._readopt_lost())
+            if self.keep is not None:
+                self._pruning = asyncio.create_task(self._prune_every(retention.PRUNE_EVERY_S))
             await self.places.start()
 
     async def _load(self, directory: Path) -> TerminalSession:
@@ -184,8 +190,44 @@ class TerminalRegistry:
         self.bus.publish("terminal.adopted", id=lost.id)
         return True
 
+    async def _prune_every(self, period_s: float) -> None:
+        while True:
+            if not self._released:
+                try:
+                    await self.prune()
+                except Exception:  # a failed prune is logged; the next one tries again
+                    log.exception("pruning exited terminals failed")
+            await asyncio.sleep(period_s)
+
+    async def prune(self, dry_run: bool = False) -> dict[str, Any]:
+        """Remove (purge) the exited terminals the retention does not keep, oldest first (app.terminal.retention);
+        `dry_run`: only say which. Conflict when this lookout keeps every terminal (read-only, handed over)."""
+        if self.keep is None or self._released:
+            raise Conflict("this lookout prunes no terminals (it is read-only, or another daemon took them over)")
+        exited = [s for s in self._sessions.values() if s.meta.status == "exited" and not s.running]
+        sizes = await asyncio.to_thread(lambda: [retention.size_of(s.directory) for s in exited])
+        ended = [
+            retention.Ended(s.id, s.meta.ended_at or s.meta.created_at, size)
+            for s, size in zip(exited, sizes, strict=True)
+        ]
+        pruned: list[dict[str, Any]] = []
+        for terminal, why in retention.to_prune(ended, time.time(), self.keep):
+            if not dry_run:
+                await self.close(terminal.id, purge=True)
+            pruned.append({"id": terminal.id, "ended_at": terminal.ended_at, "bytes": terminal.size, "reason": why})
+        if pruned and not dry_run:
+            log.info("pruned %d exited terminals (%d bytes)", len(pruned), sum(p["bytes"] for p in pruned))
+        return {
+            "pruned": pruned,
+            "dry_run": dry_run,
+            "kept": len(exited) - len(pruned),
+            "retention": self.keep.describe(),
+        }
+
     async def shutdown(self) -> None:
         """Leave every running terminal to its holder: it goes on, and the next daemon adopts it."""
+        if self._pruning is not None:
+            self._pruning.cancel()
         if self._readopting is not None:
             self._readopting.cancel()
             await asyncio.gather(self._readopting, return_exceptions=True)

@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from app.core.errors import BadInput, Conflict, Gone, TooLarge
+from app.core.errors import BadInput, Conflict, Gone, TakenOver, TooLarge
 from app.core.events import EventBus
 from app.terminal import frames, session_ladder
 from app.terminal import holders as held
@@ -286,7 +286,7 @@ class TerminalSession:
         if not self.running or self._process is None:
             raise Conflict(f"terminal {self.id} has {self.meta.status}; it takes no more input")
         if self.writes.released:
-            raise Conflict(f"terminal {self.id} is being taken over by a restarted daemon; send the input again")
+            raise TakenOver(f"terminal {self.id} is being taken over by a restarted daemon; send the input again")
         encoded = encode_steps(
             steps, bracketed=self.screen_model.bracketed_paste, app_cursor=self.screen_model.current().app_cursor_keys
         )

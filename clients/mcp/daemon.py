@@ -1,8 +1,12 @@
 """The tools' one way to the daemon: an HTTP request to lookout's REST API whose failures become tool errors.
 
 The daemon's own MCP endpoint (`/mcp`) gives its server a link that calls the daemon in process. The stdio
-shim takes where the daemon is and how to reach it from the environment at every call (nothing is cached,
-so a daemon started or a token rotated after the MCP client started the shim is picked up):
+shim takes where the daemon is and how to reach it from the environment at every call, so a daemon started
+or a token rotated after the MCP client started the shim is picked up; the token file is read again only
+when it changed (its lstat differs), and calls share one HTTP client per event loop and address, whose kept
+connections a restarted daemon closes after an answer (app.api.handover), so the next call connects anew
+(a client per call cost ~30 ms: notes/browser.md). Idle connections are dropped sooner than uvicorn closes
+them (KEEPALIVE_S), so a call never goes out on a connection the daemon is closing:
 
 - `LOOKOUT_URL`: the daemon's base URL (default http://127.0.0.1:8765);
 - `LOOKOUT_TOKEN`: the API token; when unset, the token file of the local data dir (`LOOKOUT_DATA_DIR`,
@@ -12,7 +16,9 @@ so a daemon started or a token rotated after the MCP client started the shim is 
 
 from __future__ import annotations
 
+import asyncio
 import os
+import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +36,8 @@ REQUEST_TIMEOUT_S = 30.0
 """For the answer to a request, on top of the time the request itself asks the daemon to wait."""
 CONNECT_TIMEOUT_S = 5.0
 AGENT_HEADER = "X-Lookout-Agent"
+KEEPALIVE_S = 2.0
+"""How long the shim keeps an idle connection: under uvicorn's keep-alive timeout (5 s)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,15 +67,54 @@ def token_file() -> Path:
     return token_path(Path(data_dir) if data_dir else default_data_dir())
 
 
+_read: dict[Path, tuple[tuple[int, ...], str | None]] = {}
+"""Token files read: path -> (what lstat said of it then, the token)."""
+
+
 def daemon_token() -> str | None:
-    """`LOOKOUT_TOKEN`, else the local daemon's token file; None when neither is there."""
+    """`LOOKOUT_TOKEN`, else the local daemon's token file (read again only when its lstat changed: its inode,
+    size, time, mode or owner); None when neither is there."""
     configured = os.environ.get("LOOKOUT_TOKEN")
     if configured:
         return configured
+    path = token_file()
     try:
-        return read_token(token_file()) or None
+        st = os.lstat(path)
+        seen: tuple[int, ...] = (
+            st.st_ino,
+            st.st_dev,
+            st.st_size,
+            st.st_mtime_ns,
+            st.st_ctime_ns,
+            st.st_mode,
+            st.st_uid,
+        )
+    except OSError:
+        seen = ()
+    known = _read.get(path)
+    if known is not None and known[0] == seen and seen:
+        return known[1]
+    try:
+        token = read_token(path) or None
     except OSError:  # unreadable, or refused as someone else's or open to others (UnsafePath)
-        return None
+        token = None
+    _read[path] = (seen, token)
+    return token
+
+
+_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[str, object], httpx.AsyncClient]]
+_clients = weakref.WeakKeyDictionary()
+
+
+def client_for(link: DaemonLink) -> httpx.AsyncClient:
+    """The HTTP client the calls of this event loop share for `link`'s address and transport."""
+    kept = _clients.setdefault(asyncio.get_running_loop(), {})
+    key = (link.url, link.transport)
+    client = kept.get(key)
+    if client is None or client.is_closed:
+        limits = httpx.Limits(keepalive_expiry=KEEPALIVE_S)
+        client = kept[key] = httpx.AsyncClient(base_url=link.url, transport=link.transport, limits=limits)
+    return client
 
 
 def agent_name(ctx: Context) -> str:
@@ -108,12 +155,11 @@ async def call(
     if token:
         headers["Authorization"] = f"Bearer {token}"
     timeout = httpx.Timeout(REQUEST_TIMEOUT_S + wait_s, connect=CONNECT_TIMEOUT_S)
+    json = without_none(body) if isinstance(body, Mapping) else body  # a list: input steps
     try:
-        async with httpx.AsyncClient(
-            base_url=url, headers=headers, timeout=timeout, transport=link.transport
-        ) as client:
-            json = without_none(body) if isinstance(body, Mapping) else body  # a list: input steps
-            response = await client.request(method, path, json=json, params=without_none(params or {}))
+        response = await client_for(link).request(
+            method, path, json=json, params=without_none(params or {}), headers=headers, timeout=timeout
+        )
     except httpx.ConnectError as exc:
         raise ToolError(not_running_message(url)) from exc
     except httpx.TimeoutException as exc:

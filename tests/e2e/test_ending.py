@@ -92,7 +92,7 @@ def test_delete_ends_the_program_after_its_holder_was_killed(tmp_path: Path) -> 
         assert _session(pid) == [], "DELETE answers once the program is gone"
         assert not (tmp_path / "data" / "holders" / f"{tid}.sock").exists(), "the dead holder's socket is removed"
     d.finish()
-    listed = _lookout(tmp_path / "data", "ls")
+    listed = _lookout(tmp_path / "data", "ls", "--exited")
     assert f"{tid}: sh [80x24] exited" in listed.stdout or f"{tid}: trap [80x24] exited" in listed.stdout, listed
     assert f"ended by {ended_by}" in listed.stdout, listed
 
@@ -115,13 +115,13 @@ def test_lookout_kill_without_a_daemon_ends_the_program_of_a_killed_holder(tmp_p
     assert _session(pid) == [] and _session(survivor_pid), "only the terminal named"
     again = _lookout(tmp_path / "data", "kill", tid)
     assert again.returncode == 0 and "had ended already" in again.stdout, again
-    listed = _lookout(tmp_path / "data", "ls")
+    listed = _lookout(tmp_path / "data", "ls", "--exited")
     assert f"ended by {ended_by[tid]}" in next(line for line in listed.stdout.splitlines() if line.startswith(tid))
     with_holder = _lookout(tmp_path / "data", "kill", survivor)
     assert with_holder.returncode == 0 and "(exit -15)" in with_holder.stdout, with_holder
     ended_by[survivor] = _killed(with_holder.stdout, survivor, "SIGTERM")
     assert _session(survivor_pid) == []
-    listed = _lookout(tmp_path / "data", "ls")  # its holder ran the ladder, with no daemon to hear how it ended
+    listed = _lookout(tmp_path / "data", "ls", "--exited")  # its holder ran the ladder, with no daemon to hear how it ended
     line = next(line for line in listed.stdout.splitlines() if line.startswith(survivor))
     assert f"ended by {ended_by[survivor]}, exit -15" in line, listed
     after = Daemon(tmp_path / "data").start()

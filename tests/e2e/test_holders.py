@@ -123,6 +123,79 @@ def _lookout(data: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=60, check=False)
 
 
+def test_kill_all_ends_every_terminal_at_once_and_returns_once_each_session_is_gone(tmp_path: Path) -> None:
+    """Six shells, each with a job in the background: `lookout kill --all` ends them in parallel (each with its
+    stop ladder) and returns only once nothing of any of their sessions runs; it lists them in their order."""
+    d = Daemon(tmp_path / "data").start()
+    with d.client() as api:
+        tids = [_shell(api) for _ in range(6)]
+        for tid in tids:
+            api.post(f"/v1/terminals/{tid}/input", json={"text": "sleep 300 &\r"}).raise_for_status()
+        pids = [api.get(f"/v1/terminals/{t}").json()["pid"] for t in tids]
+        eventually(lambda: all(len(_members(pid)) >= 2 for pid in pids), what="the background jobs to start")
+        killed = _lookout(tmp_path / "data", "kill", "--all")
+        assert killed.returncode == 0, killed
+        assert [line.split(":")[0] for line in killed.stdout.splitlines()] == tids, killed.stdout
+        assert all("ended by SIGHUP" in line for line in killed.stdout.splitlines()), killed.stdout
+        assert not [pid for pid in pids if _members(pid)], "something of a session ran on after kill returned"
+    d.finish()
+
+
+def test_a_killed_fork_server_leaves_its_holders_running_and_the_next_open_starts_another(tmp_path: Path) -> None:
+    """daemon -> fork server -> holder -> program: kill -9 of the fork server re-parents the holder (init, or
+    a subreaper) and its terminal goes on; the next open starts a new fork server."""
+    d = Daemon(tmp_path / "data").start()
+    assert d.proc is not None
+    with d.client() as api:
+        tid = _shell(api)
+        holder = _parent(api.get(f"/v1/terminals/{tid}").json()["pid"])
+        server = _parent(holder)
+        assert _parent(server) == d.proc.pid, "the fork server is the daemon's child"
+        os.kill(server, signal.SIGKILL)
+        eventually(lambda: _parent(holder) != server, what="the holder to be re-parented")
+        step = api.post(f"/v1/terminals/{tid}/act", json={"input": {"text": "echo on-$((6*7))\r"}, "until": {"regex": "^on-42"}})
+        assert step.json()["ended"] == "regex", step.text
+        again = _shell(api)
+        new_server = _parent(_parent(api.get(f"/v1/terminals/{again}").json()["pid"]))
+        assert new_server != server and _parent(new_server) == d.proc.pid
+    d.finish()
+
+
+def test_a_holder_adopts_the_orphans_of_its_programs_session_reaps_them_and_ends_them(tmp_path: Path) -> None:
+    """The holder is its program's child subreaper: a job whose parent ended is re-parented to the holder (not
+    init), reaped by it when it ends (no zombie), and ended by the stop ladder with the rest of the session."""
+    d = Daemon(tmp_path / "data").start()
+    with d.client() as api:
+        command = ["sh", "-c", "(sleep 300 &); (sleep 1 &); exec sleep 600"]
+        tid = api.post("/v1/terminals", json={"command": command}).json()["id"]
+        leader = api.get(f"/v1/terminals/{tid}").json()["pid"]
+        holder = _parent(leader)
+        eventually(lambda: len(_kids(holder)) == 3, what="both orphans to be the holder's")
+        eventually(lambda: len(_kids(holder)) == 2, what="the short one to end and be reaped (no zombie)")
+        orphan = next(p for p in _kids(holder) if p != leader)
+        assert _members(leader) and orphan in _members(leader)
+        ended = api.delete(f"/v1/terminals/{tid}")
+        assert ended.status_code == 200 and ended.json()["ended_by"] == "SIGHUP", ended.text
+        assert not running(orphan) and not _members(leader), "the orphan was ended with its session"
+    d.finish()
+
+
+def _kids(pid: int) -> list[int]:
+    """The children of `pid` that have not ended (a zombie counts: it has not been reaped)."""
+    task = Path(f"/proc/{pid}/task/{pid}/children")
+    return [int(p) for p in task.read_text().split()] if task.exists() else []
+
+
+def _parent(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
+def _members(sid: int) -> list[int]:
+    from app.terminal.holder.pty import session_members
+
+    return [p for p in session_members(sid) if running(p)]
+
+
 def test_ls_and_kill_work_without_a_daemon(tmp_path: Path) -> None:
     d = Daemon(tmp_path / "data").start()
     with d.client() as api:

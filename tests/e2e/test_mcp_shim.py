@@ -149,10 +149,13 @@ class _Recorder(BaseHTTPRequestHandler):
     """Answers every request with `status` and the body below, and keeps the headers it got."""
 
     seen: ClassVar[list[dict[str, str]]] = []
+    ports: ClassVar[list[int]] = []
     status = 200
+    protocol_version = "HTTP/1.1"  # keeps connections open, as uvicorn does
 
     def do_GET(self) -> None:
         type(self).seen.append(dict(self.headers))
+        type(self).ports.append(self.client_address[1])
         body = b'{"terminals": []}' if self.status == 200 else b'{"error": {"code": "unauthorized", "message": "no"}}'
         self.send_response(self.status)
         self.send_header("Content-Type", "application/json")
@@ -166,7 +169,7 @@ class _Recorder(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def recorder() -> Iterator[tuple[str, type[_Recorder]]]:
-    handler = type("Recorder", (_Recorder,), {"seen": [], "status": 200})
+    handler = type("Recorder", (_Recorder,), {"seen": [], "ports": [], "status": 200})
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -188,6 +191,24 @@ async def test_sends_the_agent_name_and_the_token_from_the_data_dir(
     first, second = handler.seen
     assert first["Authorization"] == "Bearer token-from-file" and first["X-Lookout-Agent"] == CLIENT_NAME
     assert second["Authorization"] == "Bearer from-env" and second["X-Lookout-Agent"] == "planner"
+
+
+async def test_the_shim_keeps_one_connection_and_reads_the_token_file_again_once_it_changed(
+    recorder: tuple[str, type[_Recorder]], tmp_path: Path
+) -> None:
+    url, handler = recorder
+    token = tmp_path / "token"
+    token.write_text("first-token-0123456789\n")
+    token.chmod(0o600)
+    async with shim(LOOKOUT_URL=url, LOOKOUT_DATA_DIR=str(tmp_path)) as session:
+        for _ in range(5):
+            await call(session, "terminal_list")
+        token.write_text("rotated-token-0123456789-more\n")  # a daemon that made a new token
+        await call(session, "terminal_list")
+    assert len(set(handler.ports)) == 1, f"calls went over {len(set(handler.ports))} connections"
+    assert [h["Authorization"] for h in handler.seen] == ["Bearer first-token-0123456789"] * 5 + [
+        "Bearer rotated-token-0123456789-more"
+    ]
 
 
 async def test_a_refused_token_says_where_the_token_came_from(

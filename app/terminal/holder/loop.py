@@ -40,7 +40,16 @@ from app.terminal.holder.door import Door
 from app.terminal.holder.holder_log import log
 from app.terminal.holder.journal import INDEX_FLUSH_S, JournalWriter
 from app.terminal.holder.nonce import NonceFilter
-from app.terminal.holder.pty import READ_BYTES, STOP_LADDER, Ahead, read_batch, release, set_size, signal_session
+from app.terminal.holder.pty import (
+    READ_BYTES,
+    STOP_LADDER,
+    Ahead,
+    children,
+    read_batch,
+    release,
+    set_size,
+    signal_session,
+)
 from app.terminal.holder.sizes import check_size
 
 EXIT_DRAIN_S = 1.0
@@ -93,7 +102,7 @@ class Holder:
         self.listener = listener
         self.listener.setblocking(False)
         self.door = Door(listener, self.selector, self._on_connect, self.deadlines)
-        self.master, self.pid = started.master, started.pid
+        self.master, self.pid, self.reaper = started.master, started.pid, started.reaper
         os.set_blocking(self.master, False)
         self.pidfd = os.pidfd_open(self.pid)
         self._greeted(greeted)
@@ -103,6 +112,11 @@ class Holder:
     def run(self) -> None:
         self._watch_master()
         self.selector.register(self.pidfd, selectors.EVENT_READ, self._on_exit)
+        if self.reaper is not None:  # processes of the program's session whose parent ended are ours to reap
+            woken, wake = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+            signal.signal(signal.SIGCHLD, lambda *_: None)
+            signal.set_wakeup_fd(wake, warn_on_full_buffer=False)
+            self.selector.register(woken, selectors.EVENT_READ, partial(self._reap_adopted, woken))
         self.door.open()
         while not self.done:
             now = time.monotonic()
@@ -119,6 +133,19 @@ class Holder:
                     action()
             if not self.done:
                 self.journal.flush_if_due()
+
+    def _reap_adopted(self, woken: int, _events: int) -> None:
+        """A child changed state: reap the ended ones the holder adopted (never the program: `_on_exit` does)."""
+        try:
+            os.read(woken, 4096)
+        except BlockingIOError:
+            pass
+        for child in children(os.getpid()) or []:
+            if child != self.pid:
+                try:
+                    os.waitpid(child, os.WNOHANG)
+                except ChildProcessError:
+                    pass
 
     def _on_master(self, events: int) -> None:
         if events & selectors.EVENT_WRITE:
@@ -189,7 +216,7 @@ class Holder:
         elif self.nonce is not None:
             self._store(b"", final=True)
         if self.stopping:  # nothing of the session may stay behind
-            signal_session(self.pid, signal.SIGKILL)
+            signal_session(self.pid, signal.SIGKILL, self.reaper)
         if self.master in self.selector.get_map():
             self.selector.unregister(self.master)
         os.close(self.master)
@@ -326,7 +353,7 @@ class Holder:
             return
         sig, grace = self.ladder.pop(0)
         self.last_rung = sig
-        signal_session(self.pid, sig)
+        signal_session(self.pid, sig, self.reaper)
         self.deadlines["ladder"] = (time.monotonic() + grace + EXIT_DRAIN_S, self._climb)
 
     def _flush(self, client: Client) -> None:
@@ -420,6 +447,8 @@ class Started:
     rows: int
     master: int
     pid: int
+    reaper: int | None
+    """This holder's pid when it is its program's child subreaper (pty.become_subreaper), else None."""
 
 
 def start(spec: dict[str, Any], fds: list[int], ahead: Ahead) -> Started:
@@ -439,7 +468,7 @@ def start(spec: dict[str, Any], fds: list[int], ahead: Ahead) -> Started:
     journal = JournalWriter(raw_fd, idx_fd, int(spec["max_journal_bytes"]), float(started_at))
     journal.record("r", f"{cols}x{rows}")
     set_size(ahead.master, cols, rows)
-    return Started(journal, cols, rows, ahead.master, ahead.pid)
+    return Started(journal, cols, rows, ahead.master, ahead.pid, os.getpid() if ahead.reaper else None)
 
 
 def run(spec: dict[str, Any], fds: list[int], ahead: Ahead, daemon: socket.socket, taken: Callable[[], None]) -> None:
@@ -464,7 +493,7 @@ def run(spec: dict[str, Any], fds: list[int], ahead: Ahead, daemon: socket.socke
     try:
         holder = Holder(spec, started, socket.socket(fileno=fds[3]), daemon)
     except Exception as exc:  # noqa: BLE001 (nothing could follow the program: it ends with its holder, and the daemon sees both go)
-        signal_session(started.pid, signal.SIGKILL)
+        signal_session(started.pid, signal.SIGKILL, started.reaper)
         failed(daemon, f"it could not follow the program: {exc!r}")
         os._exit(1)
     null = os.open(os.devnull, os.O_RDWR)

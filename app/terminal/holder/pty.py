@@ -61,6 +61,8 @@ class Ahead:
     """The process that becomes the program once released (`release`): the leader of a session of its own,
     with the PTY's slave as its controlling terminal and its 0, 1 and 2."""
     release_fd: int
+    reaper: bool
+    """Whether the process that made it is the program's child subreaper (`become_subreaper`)."""
 
 
 def fork_ahead() -> Ahead:
@@ -77,6 +79,7 @@ def fork_ahead() -> Ahead:
     Returns once the child has the slave open (until then, a read of the master fails as if the program had
     hung up, EIO, and a holder would stop reading it) and has closed every descriptor of this process it
     had (so that none of them outlives this process in it)."""
+    reaper = become_subreaper()
     master, slave = os.openpty()
     try:
         name = os.ttyname(slave)
@@ -94,7 +97,7 @@ def fork_ahead() -> Ahead:
             raise ChildProcessError("the program's process ended before it had its terminal")
     finally:
         os.close(ready_r)
-    return Ahead(master, pid, release_w)
+    return Ahead(master, pid, release_w, reaper)
 
 
 def check_program(spec: dict[str, Any]) -> None:
@@ -222,10 +225,83 @@ def session_members(sid: int) -> list[int]:
     return members
 
 
-def signal_session(leader: int, sig: int) -> None:
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def become_subreaper() -> bool:
+    """Make this process the child subreaper of what it forks (prctl): a process of its program's session
+    whose parent ends is re-parented here, not to init, so every member of the session stays among this
+    process's descendants (`descendants`), which the stop ladder then reads instead of all of /proc (2,500
+    processes took 180 ms of a loaded machine per scan). Whether it could (ctypes is loaded by the fork server,
+    in pages every holder shares)."""
+    import ctypes
+
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def descendants(pid: int) -> list[int] | None:
+    """Every process below `pid` (its children, theirs...), from /proc/<pid>/task/<tid>/children; None where
+    the kernel has no such file (CONFIG_PROC_CHILDREN)."""
+    below = children(pid)
+    if below is None:
+        return None
+    found, todo = list(below), list(below)
+    while todo:
+        more = children(todo.pop()) or []
+        found += more
+        todo += more
+    return found
+
+
+def children(pid: int) -> list[int] | None:
+    """The children of `pid` (of each of its threads); [] when it is gone, None without the children files."""
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return []
+    found: list[int] = []
+    for task in tasks:
+        try:
+            fd = os.open(f"/proc/{pid}/task/{task}/children", os.O_RDONLY)
+        except FileNotFoundError:
+            if not os.path.exists(f"/proc/{pid}/task/{task}"):
+                continue
+            return None
+        except OSError:
+            continue
+        try:
+            found += [int(c) for c in os.read(fd, 1 << 16).split()]
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+    return found
+
+
+def _sid(pid: int) -> int | None:
+    try:
+        fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        return int(os.read(fd, 1024).rsplit(b")", 1)[1].split()[3])
+    except (OSError, ValueError, IndexError):
+        return None
+    finally:
+        os.close(fd)
+
+
+def signal_session(leader: int, sig: int, reaper: int | None = None) -> None:
     """Send `sig` to every process of the program's session (`leader` is its id): the foreground job,
-    background jobs in process groups of their own, and the leader."""
-    for pid in {*session_members(leader), leader}:
+    background jobs in process groups of their own, and the leader. `reaper`: a child subreaper above the
+    leader (its holder, `become_subreaper`): the session's members are then among its descendants, so only
+    those are read, not all of /proc."""
+    below = descendants(reaper) if reaper is not None else None
+    members = session_members(leader) if below is None else [p for p in below if _sid(p) == leader]
+    for pid in {*members, leader}:
         try:
             os.kill(pid, sig)
         except (ProcessLookupError, PermissionError):

@@ -248,6 +248,9 @@ def _warm_up() -> None:
     one.close()
     other.close()
     selectors.DefaultSelector().close()
+    import ctypes  # (pty.become_subreaper: loaded once here, in pages every holder shares)
+
+    ctypes.CDLL(None, use_errno=True)
 
 
 _SAMPLE_SPEC = json.dumps({
