@@ -11,7 +11,7 @@ descriptors: the PTY's master and the daemon's end of a connection the holder co
 the daemon knows the terminal's pid and can follow it before it has asked for it: it sends the spec there (a
 JSON object, with the descriptors protocol.SPEC_FDS names: the holder's files and socket, made by the
 daemon) and waits for no answer (a holder that cannot take the spec up says why on that connection,
-loop.failed). The server keeps protocol.SPARES spares ready, forking only while none is starting a
+takeup.failed). The server keeps protocol.SPARES spares ready, forking only while none is starting a
 terminal. It ignores SIGCHLD, so the kernel reaps the holders that end while it runs (a holder sets it back,
 to reap its program); when the daemon closes the socket the server ends, and its holders go on, children of
 init or of the nearest subreaper.
@@ -27,7 +27,7 @@ import signal
 import socket
 import time
 
-from app.terminal.holder import journal, loop, protocol
+from app.terminal.holder import journal, loop, protocol, takeup
 from app.terminal.holder.holder_log import log
 from app.terminal.holder.pty import check_program, close_all_but, fork_ahead
 from app.terminal.holder.sizes import check_size
@@ -201,7 +201,7 @@ def _spare(channel: socket.socket) -> tuple[socket.socket, socket.socket] | None
         spec = json.loads(message)
         if not isinstance(spec, dict):
             raise ValueError("a spec is a JSON object")
-        loop.run(spec, fds, ahead, daemon, taken=to_server.close)
+        takeup.run(spec, fds, ahead, daemon, taken=to_server.close)
         os._exit(0)
     except BaseException as exc:  # noqa: BLE001 (a forked child never returns into the server's loop)
         try:
@@ -210,7 +210,7 @@ def _spare(channel: socket.socket) -> tuple[socket.socket, socket.socket] | None
             elif daemon is None or not message:  # (no spec came: nobody waits for this spare)
                 log(f"a spare failed: {exc!r}")
             else:
-                loop.failed(daemon, f"not a holder's spec, or the holder failed: {exc!r}")
+                takeup.failed(daemon, f"not a holder's spec, or the holder failed: {exc!r}")
         finally:
             os._exit(1)
 
