@@ -50,7 +50,8 @@ class Until:
     block_end: bool = False
     match: Literal["any", "all"] = "any"
     echo: bool = False
-    """A stream regex may match the terminal's echo of the input (by default it is searched after it)."""
+    """A stream regex may match the terminal's echo of the input, and that of other hands' inputs (by default
+    it is searched after the first and around the others)."""
 
     @property
     def polls(self) -> bool:
@@ -361,8 +362,12 @@ async def _holds(
             end = term.raw_offset
             floor = p.echo.end if skip_echo else p.origin.since
             start = max(floor, p.scanned - OVERLAP, end - MAX_SCAN)
-            ranges, end = await p.hands.scan_ranges(partial(_follow_echo, term), start, end)
-            for first, last in ranges:  # the output but the echo of other hands' inputs
+            ranges, end = (
+                ([(start, end)], end)
+                if until.echo
+                else await p.hands.scan_ranges(partial(_follow_echo, term), start, end)
+            )
+            for first, last in ranges:  # the output but the echo of other hands' inputs (unless until.echo)
                 if last - first > INLINE_SCAN or until.regex.cost(last - first) > INLINE_COST:
                     p.found = await run_bounded(_scan_stream, term, until.regex, first, last)
                 else:
