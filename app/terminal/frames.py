@@ -97,6 +97,12 @@ def block_tail(block: Block, read_raw: Callable[[int, int], bytes]) -> str:
     return output_tail(read_raw(start, end - start))
 
 
+def block_label(what: str, block: Block) -> str:
+    """The journal's marker for a block that started or ended."""
+    label = f"block {block.n} {what}" + (f" (exit {block.exit_code})" if what == "ended" else "")
+    return f"{label}: {block.command}"
+
+
 def block_frame(terminal_id: str, block: Block, tail: str, agent: str) -> FrameInput:
     """A command that ended: its exit code and cwd; a failure is pinned and keeps its last lines."""
     code = block.exit_code

@@ -8,14 +8,17 @@ state) and adds `hand`, `input` (its seq) and `hands`: each hand's last input in
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from app.core.hands import InputRecord, Ledger, Owner, preview, submitted_lines
 from app.core.storage import append_jsonl, iter_jsonl
+from app.terminal import frames
 from app.terminal import persistence as files
 from app.terminal.blocks import Block, BlockTracker
+from app.terminal.input_steps import EncodedInput, InputStep
 from app.terminal.waiting import Origin
 from app.timeline.recording import DEFAULT_AGENT
 
@@ -35,12 +38,15 @@ class TerminalHands:
         self.stopped_by: str | None = None
         """The hand that asked for the program to end (DELETE), if one did."""
 
-    def record(self, hand: str, offset: int, data: bytes, described: str, echo: str, state: str | None) -> Origin:
-        """An input of `hand` written at journal offset `offset` (`described`: what it did, as frames say it;
-        `echo`: its visible characters, empty when the terminal did not echo it); returns where a wait after it
-        starts."""
+    def record(
+        self, hand: str, offset: int, steps: Sequence[InputStep], encoded: EncodedInput, hidden: bool, state: str
+    ) -> Origin:
+        """An input of `hand` written at journal offset `offset` (`hidden`: the terminal did not echo it: its
+        text is not kept); `state`: the terminal's just before. Returns where a wait after it starts."""
+        described = "(not shown: the terminal was not echoing)" if hidden else frames.describe_steps(steps)
+        echo = "" if hidden else encoded.echo
         record = InputRecord(seq=self.ledger.next_seq, hand=hand, offset=offset, at=time.time(),
-                             text=preview(described), echo=echo, lines=submitted_lines(data))  # fmt: skip
+                             text=preview(described), echo=echo, lines=submitted_lines(encoded.data))  # fmt: skip
         self.ledger.add(record)
         self.writes(INPUTS_FILE, append_jsonl, self.directory / INPUTS_FILE, record.to_json())
         origin = Origin(since=offset, after_input=True, echo=echo, state=state, hand=hand, input=record.seq)

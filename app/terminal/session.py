@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from app.core.errors import BadInput, Conflict, Gone, TooLarge
+from app.core.errors import BadInput, Conflict
 from app.core.events import EventBus
 from app.core.hands import Ledger
 from app.terminal import frames, session_ladder
@@ -31,7 +31,7 @@ from app.terminal import persistence as files
 from app.terminal.blocks import Block, BlockTracker
 from app.terminal.hand_inputs import TerminalHands
 from app.terminal.ingest import Ingest
-from app.terminal.input_steps import InputStep, encode_steps
+from app.terminal.input_steps import InputStep, encode_within
 from app.terminal.journal import read_raw
 from app.terminal.journal_follower import JournalFollower
 from app.terminal.layers import ViewOptions
@@ -146,8 +146,7 @@ class TerminalSession:
             return
         owner = self.hands.claim(block)
         summary = {"n": block.n, "command": block.command, "exit_code": block.exit_code, "hand": owner.hand}
-        label = f"block {block.n} {what}" + (f" (exit {block.exit_code})" if what == "ended" else "")
-        self._process.mark(f"{label}: {block.command}")
+        self._process.mark(frames.block_label(what, block))
         self.bus.publish(f"terminal.block_{what}", id=self.id, block=summary)
         if what == "ended" and block.end is not None:
             tail = frames.block_tail(block, self.read_raw)
@@ -224,10 +223,7 @@ class TerminalSession:
 
     def read_raw(self, offset: int, limit: int) -> bytes:
         """Up to `limit` bytes of output from `offset`; Gone for output that is not stored (see `stored_from`)."""
-        if offset < self.stored_from:
-            raise Gone(f"the output before offset {self.stored_from} of terminal {self.id} is not stored here (its "
-                       "journal is a range from an archive)")  # fmt: skip
-        return read_raw(self.directory, offset, limit)
+        return read_raw(self.directory, offset, limit, stored_from=self.stored_from)
 
     async def changed(self, timeout: float) -> None:
         await self._pulse.wait(timeout)
@@ -295,21 +291,12 @@ class TerminalSession:
             raise Conflict(f"terminal {self.id} has {self.meta.status}; it takes no more input")
         if self.writes.released:
             raise Conflict(f"terminal {self.id} is being taken over by a restarted daemon; send the input again")
-        encoded = encode_steps(
-            steps, bracketed=self.screen_model.bracketed_paste, app_cursor=self.screen_model.current().app_cursor_keys
-        )
-        data = encoded.data
-        if len(data) > self.limits.max_input_bytes:
-            raise TooLarge(f"input of {len(data)} bytes exceeds the limit of {self.limits.max_input_bytes}")
-        if self._process.pending + len(data) > 4 * self.limits.max_input_bytes:
-            raise Conflict(f"terminal {self.id} is not reading its input ({self._process.pending} bytes pending)")
-        offset = self.raw_offset
-        before = self.state(fresh=False)
-        hidden = not self._process.echoing()
+        pending = self._process.pending
+        encoded = encode_within(steps, self.screen_model.bracketed_paste, self.screen_model.current().app_cursor_keys,
+                                self.limits.max_input_bytes, pending, self.id)  # fmt: skip
+        data, offset, hidden = encoded.data, self.raw_offset, not self._process.echoing()
         self.recorder.record(frames.input_frame(self.id, steps, hidden))
-        described = "(not shown: the terminal was not echoing)" if hidden else frames.describe_steps(steps)
-        echo = "" if hidden else encoded.echo
-        self.hands.record(current_agent.get(), offset, data, described, echo, before)
+        self.hands.record(current_agent.get(), offset, steps, encoded, hidden, self.state(fresh=False))
         self._process.write(data, redact=hidden)
         return {"bytes_written": len(data), "raw_offset": offset, "pending": self._process.pending}
 
@@ -321,7 +308,7 @@ class TerminalSession:
         before = (self.meta.cols, self.meta.rows)
         self._process.resize(cols, rows)
         self.recorder.record(frames.resize_frame(self.id, before, (cols, rows)))
-        self._sized(cols, rows)
+        files.record_size(self.writes, self.directory, self.meta, cols, rows)
 
     def _size_taken(self, cols: int, rows: int) -> None:
         """The journal says the terminal took this size here, in its output (resized through this daemon, an
@@ -334,16 +321,8 @@ class TerminalSession:
         for listener in tuple(self._resize_listeners):
             listener(cols, rows)
         self.bus.publish("terminal.resized", id=self.id, cols=cols, rows=rows)
-        self._sized(cols, rows)
+        files.record_size(self.writes, self.directory, self.meta, cols, rows)
         self._pulse.fire()
-
-    def _sized(self, cols: int, rows: int) -> None:
-        if (self.meta.cols, self.meta.rows) != (cols, rows):
-            self.meta.cols, self.meta.rows = cols, rows
-            self.writes("meta.json", files.save_meta, self.directory, self.meta)
-            self.writes(
-                "events.jsonl", files.append_event, self.directory, {"type": "resized", "cols": cols, "rows": rows}
-            )
 
     # ----------------------------------------------------------------- streams
 
