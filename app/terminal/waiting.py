@@ -12,7 +12,7 @@ from functools import partial
 from typing import Any, Literal, Protocol
 
 from app.core.errors import BadInput
-from app.core.hands import Ledger, Standing, notice
+from app.core.hands import Ledger, Standing, notice, notice_line
 from app.core.patterns import INLINE_COST, MULTILINE, Match, TooCostly, UserPattern, run_bounded
 from app.terminal.blocks import Block
 from app.terminal.echo import EchoTracker
@@ -156,7 +156,13 @@ class WaitResult:
 
     @property
     def note(self) -> str | None:
-        """What the caller must know that the fields do not say plainly."""
+        """What the caller must know that the fields do not say plainly (one line each)."""
+        lines = [line for line in (self._ending_note, notice_line(self.other_hands) if self.other_hands else None)
+                 if line]  # fmt: skip
+        return "\n".join(lines) or None
+
+    @property
+    def _ending_note(self) -> str | None:
         if self.reason == "stopping":
             return f"lookout is stopping; once it serves again, wait again with since={self.cursor}"
         b = self.block

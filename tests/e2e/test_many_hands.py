@@ -116,6 +116,7 @@ def test_a_long_command_then_a_short_one_each_answered_with_its_own_block(
     assert mine["wait"]["block"]["hand"] == first
     assert [i["hand"] for i in mine["other_hands"]] == [second]  # B wrote while A's call ran
     assert "(exit 5)" in mine["other_hands"][0]["text"] and mine["other_hands"][0]["raw_offset"] > 0
+    assert f"another hand wrote to this terminal while your call ran: {second}" in mine["note"]
     assert "other_hands" not in short  # nobody wrote after B's input
 
     for hand, command, code in ((first, LONG, 3), (second, "(exit 5)", 5)):
