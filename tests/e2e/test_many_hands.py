@@ -4,6 +4,7 @@ Each scenario runs with the roles both ways round, and with a CPU hog (`yes > /d
 from __future__ import annotations
 
 import re
+import signal
 import subprocess
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -231,3 +232,28 @@ def _block(api: httpx.Client, tid: str, command: str) -> dict[str, Any] | None:
 def h_get(daemon: Daemon, agent: str, path: str, params: dict[str, str]) -> httpx.Response:
     with daemon.client() as client:
         return client.get(path, params=params, headers={"X-Lookout-Agent": agent})
+
+
+def test_whose_commands_are_is_known_after_a_restart(daemon: Daemon, tmp_path: Path) -> None:
+    """The inputs and each hand's last input are on disk: commands that end while no daemon runs are credited,
+    and each hand's wait without since answered, by the daemon that adopts the terminal."""
+    home = tmp_path / "home"
+    with hands(daemon, "A", "B") as h:
+        tid = _bash(h["A"], home)
+        since = _size(h["A"], tid)
+        ok_json(h["A"].post(f"/v1/terminals/{tid}/input", json={"text": LONG, "keys": ["Enter"]}))
+        _written(h["A"], tid, "RUN-2", since)
+        ok_json(h["B"].post(f"/v1/terminals/{tid}/input", json={"text": "echo AFTER; (exit 6)", "keys": ["Enter"]}))
+        _written(h["A"], tid, "AFTER", since)
+    daemon.stop(signal.SIGKILL)
+    _open(home)  # both commands end while no daemon runs
+    daemon.start()
+    until = {"until": {"block_end": True}, "timeout_ms": 30_000}
+    with hands(daemon, "A", "B") as h:
+        theirs = ok_json(h["B"].post(f"/v1/terminals/{tid}/wait", json=until))
+        mine = ok_json(h["A"].post(f"/v1/terminals/{tid}/wait", json=until))
+        blocks = ok_json(h["A"].get(f"/v1/terminals/{tid}/blocks"))["blocks"]
+    assert theirs["exit_code"] == 6 and theirs["block"] == {"n": 2, "exit_code": 6, "command": "echo AFTER; (exit 6)",
+                                                            "hand": "B"}, theirs  # fmt: skip
+    assert mine["exit_code"] == 3 and mine["block"]["hand"] == "A" and mine["block"]["n"] == 1, mine
+    assert [b["exit_code"] for b in blocks] == [3, 6]
