@@ -5,15 +5,12 @@ which inputs of other hands came while the wait ran."""
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from app.core.hands import InputRecord, Ledger, Standing, standing
 from app.terminal.blocks import Block
 from app.terminal.echo import EchoTracker
 from app.timeline.recording import DEFAULT_AGENT
-
-if TYPE_CHECKING:
-    from app.terminal.waiting import Origin, Waitable
 
 SETTLE_S = 2.0
 """How long after another hand's command ended a wait gives the shell to read the caller's typed-ahead line
@@ -29,22 +26,36 @@ class EchoReader(Protocol):
     async def __call__(self, echo: EchoTracker) -> None: ...
 
 
+class Ended(Protocol):
+    def ended_after(self, offset: int) -> Block | None: ...
+
+
+class Shared(Protocol):
+    """What a watch needs from a terminal (a part of app.terminal.waiting.Waitable)."""
+
+    @property
+    def blocks(self) -> Ended: ...
+    def shell_reading(self) -> bool: ...
+    async def catch_up(self) -> None: ...
+
+
 class HandsWatch:
     """One wait's view of the hands: `mine`, the caller's input the wait follows (None for a wait from a given
     offset, or an input lookout has no record of)."""
 
-    def __init__(self, ledger: Ledger, origin: Origin) -> None:
+    def __init__(self, ledger: Ledger, hand: str | None, since: int, input_seq: int | None) -> None:
+        """A wait of `hand` from journal offset `since`, where its input `input_seq` was sent (if it was)."""
         self.ledger = ledger
-        self.hand = origin.hand or DEFAULT_AGENT
-        self.since = origin.since
+        self.hand = hand or DEFAULT_AGENT
+        self.since = since
         self.mine: InputRecord | None = None
-        if origin.input is not None:
+        if input_seq is not None:
             record = ledger.last_of(self.hand)
-            if record is not None and record.seq == origin.input:
+            if record is not None and record.seq == input_seq:
                 self.mine = record
         self.standing: Standing | None = None
         """How the block found by `own_block` stands to `mine`."""
-        self._after = origin.since
+        self._after = since
         self._before_seen_at: float | None = None
         self._echoes: dict[int, EchoTracker] = {}
 
@@ -52,7 +63,7 @@ class HandsWatch:
         """Inputs of other hands after `mine` (or written after the wait's start offset)."""
         return self.ledger.others(self.hand, self.mine, self.since)
 
-    async def own_block(self, term: Waitable) -> Block | None:
+    async def own_block(self, term: Shared) -> Block | None:
         """The block that ended and answers the caller's input: its own (standing "mine"), or another hand's that
         was running when the input came and took it ("before"), or one lookout cannot tie to a hand
         ("unknown"); blocks of later inputs of other hands are passed over. None while there is none yet."""
@@ -68,7 +79,7 @@ class HandsWatch:
             return block
         return None
 
-    async def _line_not_read(self, term: Waitable, mine: InputRecord) -> bool:
+    async def _line_not_read(self, term: Shared, mine: InputRecord) -> bool:
         """After another hand's command ended: whether the shell went back to reading without taking the line
         `mine` typed (it was read by that command), or SETTLE_S passed without it."""
         now = time.monotonic()
@@ -79,7 +90,7 @@ class HandsWatch:
         await term.catch_up()  # a line the shell read is marked (its C mark) before it reads again
         return not self.ledger.started_by(mine.seq)
 
-    def first_mine(self, term: Waitable) -> tuple[Block | None, Standing | None]:
+    def first_mine(self, term: Shared) -> tuple[Block | None, Standing | None]:
         """For a wait that ended otherwise: the first block that ended after the input and is the caller's
         (without a record of the input: the first that ended after the start offset)."""
         after = self.since

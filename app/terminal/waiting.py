@@ -315,7 +315,9 @@ async def wait_until(term: Waitable, until: Until, since: int | Origin, timeout_
     deadline = started + timeout_s
     skip_echo = origin.after_input and not until.echo
     echo = EchoTracker(origin.since, origin.echo if origin.after_input else "")
-    p = _Progress(origin, echo, origin.since, HandsWatch(term.ledger, origin), deadline=deadline)
+    p = _Progress(
+        origin, echo, origin.since, HandsWatch(term.ledger, origin.hand, origin.since, origin.input), deadline=deadline
+    )
     while True:
         seen = term.raw_offset
         if origin.after_input and (skip_echo or until.state_in):
