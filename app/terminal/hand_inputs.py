@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -56,9 +56,11 @@ class TerminalHands:
         return origin
 
     def origin(self, hand: str) -> Origin:
-        """Where a wait of `hand` without `since` starts: its own last input (the start of the output when it
-        sent none)."""
-        return self.by_hand.get(hand) or Origin(since=0)
+        """Where a wait of `hand` without `since` starts: its own last input; the start of the output when it sent
+        none (the last input of any hand when an older daemon, which kept no hands, sent it)."""
+        if hand in self.by_hand:
+            return self.by_hand[hand]
+        return replace(self.last, hand=hand, input=None) if not self.by_hand else Origin(since=0, hand=hand)
 
     def claim(self, block: Block) -> Owner:
         """Whose a block that started is (see app.core.hands)."""
