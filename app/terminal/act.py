@@ -57,6 +57,8 @@ async def act(
     check_until(session, until)
     if steps and since is not None:
         raise BadInput("since resumes a wait without input: leave out input or since", field="since")
+    if steps:
+        await session.catch_up()  # the input's offset is then where the holder writes it, not behind it
     sent = session.send(*steps) if steps else None
     if sent is None and since is None:
         since = session.raw_offset

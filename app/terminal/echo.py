@@ -39,10 +39,12 @@ class EchoTracker:
     """The echo is complete, or the output went on without it."""
     output_after: bool = False
     """Visible output after the settled echo: the terminal answered the input."""
+    start: int = -1
+    """Journal offset of the first echoed character seen (`since` while none)."""
 
     def __post_init__(self) -> None:
         self.chars = self.chars[:MAX_ECHO_CHARS]
-        self.end = self.since
+        self.end = self.start = self.since
 
     @property
     def window(self) -> int:
@@ -71,6 +73,8 @@ class EchoTracker:
                 waiting = waiting or pending  # a redraw may be under way
                 break
             pos = end
+        first = s.find(self.chars[0], 0, FIRST_GAP + 1) if found else -1
+        self.start = text.raw_offset(first) if first >= 0 else self.since
         self._progress(found, text.raw_offset(pos) if found else self.since, settled=not waiting)
         if not waiting and s[pos:].strip():
             self.output_after = True

@@ -36,6 +36,13 @@ def input_frame(terminal_id: str, steps: Sequence[InputStep], hidden: bool) -> F
     if hidden:
         full = "typed input that is not shown (the terminal was not echoing: a password prompt?)"
         return FrameInput(resource(terminal_id), "action", "terminal input", full, full)
+    full = describe_steps(steps)
+    return FrameInput(resource(terminal_id), "action", "terminal input", full, _cut(full),
+                      data={"action": _cut(full, 60)})  # fmt: skip
+
+
+def describe_steps(steps: Sequence[InputStep]) -> str:
+    """What input did, as an agent reads it back: "typed `ls⏎`; pressed C-c"."""
     parts = []
     for step in steps:
         if step.paste:
@@ -44,9 +51,7 @@ def input_frame(terminal_id: str, steps: Sequence[InputStep], hidden: bool) -> F
             parts.append(f"typed `{visible(step.text)}`")
         if step.keys:
             parts.append("pressed " + " ".join(step.keys))
-    full = "; ".join(parts)
-    return FrameInput(resource(terminal_id), "action", "terminal input", full, _cut(full),
-                      data={"action": _cut(full, 60)})  # fmt: skip
+    return "; ".join(parts)
 
 
 def resize_frame(terminal_id: str, before: tuple[int, int], after: tuple[int, int]) -> FrameInput:
@@ -90,6 +95,12 @@ def block_tail(block: Block, read_raw: Callable[[int, int], bytes]) -> str:
     end = block.end if block.end is not None else block.start
     start = max(block.start, end - TAIL_BYTES)
     return output_tail(read_raw(start, end - start))
+
+
+def block_label(what: str, block: Block) -> str:
+    """The journal's marker for a block that started or ended."""
+    label = f"block {block.n} {what}" + (f" (exit {block.exit_code})" if what == "ended" else "")
+    return f"{label}: {block.command}"
 
 
 def block_frame(terminal_id: str, block: Block, tail: str, agent: str) -> FrameInput:

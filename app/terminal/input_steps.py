@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from app.core.errors import BadInput
+from app.core.errors import BadInput, Conflict, TooLarge
 from app.terminal.keys import NotText, UnknownKeyError, bracketed_paste, encode_keys, encode_text
 
 
@@ -56,3 +56,17 @@ def encode_steps(steps: Sequence[InputStep], *, bracketed: bool, app_cursor: boo
                 raise BadInput(str(exc), field=f"{where}.keys") from exc
     visible = "".join(c for c in "".join(echo) if c.isprintable() and not c.isspace())
     return EncodedInput(data=bytes(data), echo=visible)
+
+
+def encode_within(
+    steps: Sequence[InputStep], bracketed: bool, app_cursor: bool, max_bytes: int, pending: int, terminal: str
+) -> EncodedInput:
+    """`encode_steps`, refused when the input is over `max_bytes` (413) or terminal `terminal` is not reading its
+    input (`pending` bytes wait for it, 409)."""
+    encoded = encode_steps(steps, bracketed=bracketed, app_cursor=app_cursor)
+    size = len(encoded.data)
+    if size > max_bytes:
+        raise TooLarge(f"input of {size} bytes exceeds the limit of {max_bytes}")
+    if pending + size > 4 * max_bytes:
+        raise Conflict(f"terminal {terminal} is not reading its input ({pending} bytes pending)")
+    return encoded

@@ -32,8 +32,12 @@ def raw_size(directory: Path) -> int:
         return 0
 
 
-def read_raw(directory: Path, offset: int, limit: int) -> bytes:
-    """Up to `limit` bytes of `output.raw` from `offset`."""
+def read_raw(directory: Path, offset: int, limit: int, stored_from: int = 0) -> bytes:
+    """Up to `limit` bytes of `output.raw` from `offset`; Gone for output before `stored_from` (see
+    `stored_from`: the journal is a range from an archive)."""
+    if offset < stored_from:
+        raise Gone(f"the output before offset {stored_from} of terminal {directory.name} is not stored here (its "
+                   "journal is a range from an archive)")  # fmt: skip
     try:
         fd = open_file(directory / "output.raw", os.O_RDONLY)
     except FileNotFoundError:

@@ -15,7 +15,6 @@ import os
 import signal
 import time
 from pathlib import Path
-from typing import Any
 
 from app.core.events import EventBus
 from app.core.storage import dumps, jsonl_line
@@ -28,7 +27,6 @@ from app.terminal.journal_follower import JournalFollower
 from app.terminal.places import Place
 from app.terminal.replay import screen_at
 from app.terminal.session import SessionLimits, TerminalSession
-from app.terminal.waiting import Origin
 from app.timeline.recording import Recorder
 
 log = logging.getLogger(__name__)
@@ -101,8 +99,8 @@ async def adopt(
         resume_at = min(resume_at, size)
         session.screen_model.title = saved.title
         session.screen_model.bracketed_paste = saved.bracketed_paste
-        session.last_input = _last_input(files.load_last_input(directory), size) or session.last_input
         session.blocks.restore(saved.blocks)
+        session.hands.take_up(size, session.blocks)
         past = await asyncio.to_thread(screen_at, directory, meta, resume_at, limits.scrollback)
     except Exception as exc:  # noqa: BLE001 (damaged files, an engine that fails: this terminal, never the daemon)
         log.warning("terminal %s is not adopted: its screen cannot be rebuilt: %s", meta.id, exc)
@@ -151,6 +149,7 @@ def recover(
     saved = files.load_snapshot(directory)
     session.screen_model.title = saved.title
     session.blocks.forged = saved.forged
+    session.hands.take_up(session.raw_offset, session.blocks)
     return session
 
 
@@ -182,17 +181,6 @@ def _stand_in(directory: Path, engine: str) -> files.TerminalMeta:
         id=directory.name, name=directory.name, command="", argv=[], cwd="", cols=80, rows=24, engine=engine,
         shell=False, created_at=directory.stat().st_mtime, status="lost",
     )  # fmt: skip
-
-
-def _last_input(saved: dict[str, Any] | None, size: int) -> Origin | None:
-    """The last input as TerminalSession.send saved it, if it is one of this journal of `size` bytes."""
-    if saved is None:
-        return None
-    since, echo, state = saved.get("since"), saved.get("echo"), saved.get("state")
-    if not isinstance(since, int) or not 0 <= since <= size or not isinstance(echo, str):
-        return None
-    return Origin(since=since, after_input=saved.get("after_input") is True, echo=echo,
-                  state=state if isinstance(state, str) else None)  # fmt: skip
 
 
 def _kill(pid: int | None) -> None:

@@ -156,6 +156,14 @@ def event_record(event: dict[str, Any]) -> dict[str, Any]:
     return {"ts": time.time(), **event}
 
 
+def record_size(writes: GuardedWrites, directory: Path, meta: TerminalMeta, cols: int, rows: int) -> None:
+    """The terminal took a size: meta.json and events.jsonl say so (through `writes`), unless it had it."""
+    if (meta.cols, meta.rows) != (cols, rows):
+        meta.cols, meta.rows = cols, rows
+        writes("meta.json", save_meta, directory, meta)
+        writes("events.jsonl", append_event, directory, {"type": "resized", "cols": cols, "rows": rows})
+
+
 def save_last_input(directory: Path, origin: dict[str, Any]) -> None:
     """Where the last input went (what a wait without `since` starts from), kept across restarts."""
     atomic_write_json(directory / "last_input.json", origin)

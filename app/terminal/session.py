@@ -18,18 +18,20 @@ import logging
 import os
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from app.core.errors import BadInput, Conflict, Gone, TakenOver, TooLarge
+from app.core.errors import BadInput, Conflict, TakenOver
 from app.core.events import EventBus
+from app.core.hands import Ledger
 from app.terminal import frames, session_ladder
 from app.terminal import holders as held
 from app.terminal import persistence as files
 from app.terminal.blocks import Block, BlockTracker
+from app.terminal.hand_inputs import TerminalHands
 from app.terminal.ingest import Ingest
-from app.terminal.input_steps import InputStep, encode_steps
+from app.terminal.input_steps import InputStep, encode_within
 from app.terminal.journal import read_raw
 from app.terminal.journal_follower import JournalFollower
 from app.terminal.layers import ViewOptions
@@ -37,7 +39,7 @@ from app.terminal.screen_model import ScreenModel
 from app.terminal.state import LINE_EDITOR_SHELLS, State
 from app.terminal.terminal_process import TerminalProcess
 from app.terminal.waiting import Origin, Pulse, Until, WaitResult, wait_until
-from app.timeline.recording import DEFAULT_AGENT, Recorder, current_agent
+from app.timeline.recording import Recorder, current_agent
 
 log = logging.getLogger(__name__)
 
@@ -80,11 +82,10 @@ class TerminalSession:
         self.last_output_at = time.monotonic()
         self.stopping = False
         """The daemon is stopping: waits answer now (`stop_waits`)."""
-        self.last_input = Origin(since=0)
-        """Where the last input was sent (what `wait` starts from by default)."""
-        self.last_agent = DEFAULT_AGENT  # whose input the commands that end belong to
         self.writes = files.GuardedWrites(meta.id)
         """The terminal's writes on the loop: none once another daemon took it over; a failure is `degraded`."""
+        self.hands = TerminalHands(directory, self.writes)
+        """Every input with its hand, each hand's last input (what its `wait` starts from), whose blocks are."""
         self.blocks = BlockTracker(directory, meta.shell_integration, self.writes)
         self.screen_model = ScreenModel(
             directory, meta, limits.scrollback, offset=offset, writes=self.writes, ingest_state=self._ingest_state
@@ -143,13 +144,13 @@ class TerminalSession:
         assert self._process is not None
         if self.writes.released:  # the daemon that took the terminal over tells of it
             return
-        summary = {"n": block.n, "command": block.command, "exit_code": block.exit_code}
-        label = f"block {block.n} {what}" + (f" (exit {block.exit_code})" if what == "ended" else "")
-        self._process.mark(f"{label}: {block.command}")
+        owner = self.hands.claim(block)
+        summary = {"n": block.n, "command": block.command, "exit_code": block.exit_code, "hand": owner.hand}
+        self._process.mark(frames.block_label(what, block))
         self.bus.publish(f"terminal.block_{what}", id=self.id, block=summary)
         if what == "ended" and block.end is not None:
             tail = frames.block_tail(block, self.read_raw)
-            self.recorder.record(frames.block_frame(self.id, block, tail, self.last_agent))
+            self.recorder.record(frames.block_frame(self.id, block, tail, self.hands.hand_of(block)))
 
     def _finalize(self, exit_code: int | None, lost: str | None) -> None:
         """The program has exited (or its holder ended without saying how: `lost` says so) and its output is
@@ -177,7 +178,9 @@ class TerminalSession:
             files.in_background(held.remove_stale_socket, self.holders, self.id)  # its holder was killed
         else:
             self.bus.publish("terminal.exited", id=self.id, exit_code=exit_code)
-            self.recorder.record(frames.exit_frame(self.id, exit_code, self._process.stopping, self.last_agent))
+            self.recorder.record(
+                frames.exit_frame(self.id, exit_code, self._process.stopping, self.hands.exit_hand(self.blocks))
+            )
         self._finalized.set()
         self._pulse.fire()
 
@@ -204,6 +207,10 @@ class TerminalSession:
         return self._ingest.offset
 
     @property
+    def ledger(self) -> Ledger:
+        return self.hands.ledger
+
+    @property
     def reported_cwd(self) -> str | None:
         """The cwd the shell reported last (OSC 7), if any."""
         return self._ingest.reported_cwd
@@ -216,10 +223,7 @@ class TerminalSession:
 
     def read_raw(self, offset: int, limit: int) -> bytes:
         """Up to `limit` bytes of output from `offset`; Gone for output that is not stored (see `stored_from`)."""
-        if offset < self.stored_from:
-            raise Gone(f"the output before offset {self.stored_from} of terminal {self.id} is not stored here (its "
-                       "journal is a range from an archive)")  # fmt: skip
-        return read_raw(self.directory, offset, limit)
+        return read_raw(self.directory, offset, limit, stored_from=self.stored_from)
 
     async def changed(self, timeout: float) -> None:
         await self._pulse.wait(timeout)
@@ -287,21 +291,12 @@ class TerminalSession:
             raise Conflict(f"terminal {self.id} has {self.meta.status}; it takes no more input")
         if self.writes.released:
             raise TakenOver(f"terminal {self.id} is being taken over by a restarted daemon; send the input again")
-        encoded = encode_steps(
-            steps, bracketed=self.screen_model.bracketed_paste, app_cursor=self.screen_model.current().app_cursor_keys
-        )
-        data = encoded.data
-        if len(data) > self.limits.max_input_bytes:
-            raise TooLarge(f"input of {len(data)} bytes exceeds the limit of {self.limits.max_input_bytes}")
-        if self._process.pending + len(data) > 4 * self.limits.max_input_bytes:
-            raise Conflict(f"terminal {self.id} is not reading its input ({self._process.pending} bytes pending)")
-        offset = self.raw_offset
-        before = self.state(fresh=False)
-        hidden = not self._process.echoing()
-        self.last_agent = current_agent.get()
+        pending = self._process.pending
+        encoded = encode_within(steps, self.screen_model.bracketed_paste, self.screen_model.current().app_cursor_keys,
+                                self.limits.max_input_bytes, pending, self.id)  # fmt: skip
+        data, offset, hidden = encoded.data, self.raw_offset, not self._process.echoing()
         self.recorder.record(frames.input_frame(self.id, steps, hidden))
-        self.last_input = Origin(since=offset, after_input=True, echo="" if hidden else encoded.echo, state=before)
-        self.writes("last_input.json", files.save_last_input, self.directory, asdict(self.last_input))
+        self.hands.record(current_agent.get(), offset, steps, encoded, hidden, self.state(fresh=False))
         self._process.write(data, redact=hidden)
         return {"bytes_written": len(data), "raw_offset": offset, "pending": self._process.pending}
 
@@ -313,7 +308,7 @@ class TerminalSession:
         before = (self.meta.cols, self.meta.rows)
         self._process.resize(cols, rows)
         self.recorder.record(frames.resize_frame(self.id, before, (cols, rows)))
-        self._sized(cols, rows)
+        files.record_size(self.writes, self.directory, self.meta, cols, rows)
 
     def _size_taken(self, cols: int, rows: int) -> None:
         """The journal says the terminal took this size here, in its output (resized through this daemon, an
@@ -326,16 +321,8 @@ class TerminalSession:
         for listener in tuple(self._resize_listeners):
             listener(cols, rows)
         self.bus.publish("terminal.resized", id=self.id, cols=cols, rows=rows)
-        self._sized(cols, rows)
+        files.record_size(self.writes, self.directory, self.meta, cols, rows)
         self._pulse.fire()
-
-    def _sized(self, cols: int, rows: int) -> None:
-        if (self.meta.cols, self.meta.rows) != (cols, rows):
-            self.meta.cols, self.meta.rows = cols, rows
-            self.writes("meta.json", files.save_meta, self.directory, self.meta)
-            self.writes(
-                "events.jsonl", files.append_event, self.directory, {"type": "resized", "cols": cols, "rows": rows}
-            )
 
     # ----------------------------------------------------------------- streams
 
@@ -353,9 +340,10 @@ class TerminalSession:
         return self._ingest.subscribe(listener)
 
     async def wait(self, until: Until, since: int | None, timeout_ms: int) -> WaitResult:
-        """See app.terminal.waiting. `since` defaults to the last input: the wait then skips its echo and
-        takes a state only as the terminal's answer to it."""
-        origin = self.last_input if since is None else Origin(since=since)
+        """See app.terminal.waiting. `since` defaults to the caller's own last input (app.core.hands): the wait
+        then skips its echo and takes a state only as the terminal's answer to it."""
+        hand = current_agent.get()
+        origin = self.hands.origin(hand) if since is None else Origin(since=since, hand=hand)
         if origin.since < 0 or origin.since > self.raw_offset:
             raise BadInput(f"since={origin.since} is outside the output (0..{self.raw_offset})", field="since")
         await self.screen_model.load()
@@ -394,7 +382,7 @@ class TerminalSession:
         (app.terminal.holders). Returns once it is gone and its files are written (none is being written in
         the background any more: a purge may remove them), with `meta.ended_by` the signal after which it
         was gone; Conflict, saying what, when something of it is still there."""
-        self.ending = True
+        self.ending, self.hands.stopped_by = True, current_agent.get()
         process, holder_failed = self._process, None
         if process is not None and not self._finalized.is_set():
             holder_failed = await process.stop()
@@ -407,5 +395,5 @@ class TerminalSession:
                 self.ending = False
                 raise Conflict(f"terminal {self.id} is not ended: {exc}") from None
             self.bus.publish("terminal.exited", id=self.id, exit_code=ending.code, ended_by=ending.signal)
-            self.recorder.record(frames.exit_frame(self.id, ending.code, True, self.last_agent))
+            self.recorder.record(frames.exit_frame(self.id, ending.code, True, current_agent.get()))
         await self.screen_model.written()

@@ -7,15 +7,18 @@ from __future__ import annotations
 
 import asyncio
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Literal, Protocol
 
 from app.core.errors import BadInput
+from app.core.hands import Ledger, Standing, notice, notice_line
 from app.core.patterns import INLINE_COST, MULTILINE, Match, TooCostly, UserPattern, run_bounded
 from app.terminal.blocks import Block
 from app.terminal.echo import EchoTracker
 from app.terminal.state import STATES
 from app.terminal.stream_text import clean_stream
+from app.terminal.wait_hands import HandsWatch
 
 OVERLAP = 4096
 """Bytes of already scanned output scanned again, so a match split across two arrivals is found."""
@@ -47,7 +50,8 @@ class Until:
     block_end: bool = False
     match: Literal["any", "all"] = "any"
     echo: bool = False
-    """A stream regex may match the terminal's echo of the input (by default it is searched after it)."""
+    """A stream regex may match the terminal's echo of the input, and that of other hands' inputs (by default
+    it is searched after the first and around the others)."""
 
     @property
     def polls(self) -> bool:
@@ -108,6 +112,10 @@ class Origin:
     after_input: bool = False
     echo: str = ""
     state: str | None = None
+    hand: str | None = None
+    """The hand whose wait it is (app.core.hands)."""
+    input: int | None = None
+    """The seq of the hand's input sent at `since` (see app.core.hands.InputRecord)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -115,6 +123,11 @@ class BlockSummary:
     n: int
     exit_code: int | None
     command: str
+    hand: str | None = None
+    """Whose the block is (app.core.hands; None: lookout cannot tell)."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"n": self.n, "exit_code": self.exit_code, "command": self.command, "hand": self.hand}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -136,12 +149,31 @@ class WaitResult:
     """With block_end: whether the shell's next prompt came within PROMPT_WAIT_S."""
     echo_end: int | None = None
     """The journal offset where the echo of the input ended, when one was skipped."""
+    standing: Standing | None = None
+    """How `block` stands to the caller's input (app.core.hands.standing; None without a record of it)."""
+    other_hands: list[dict[str, Any]] = field(default_factory=list)
+    """Inputs of other hands since the caller's input (app.core.hands.notice)."""
 
     @property
     def note(self) -> str | None:
-        """What the caller must know that the fields do not say plainly."""
+        """What the caller must know that the fields do not say plainly (one line each)."""
+        lines = [line for line in (self._ending_note, notice_line(self.other_hands) if self.other_hands else None)
+                 if line]  # fmt: skip
+        return "\n".join(lines) or None
+
+    @property
+    def _ending_note(self) -> str | None:
         if self.reason == "stopping":
             return f"lookout is stopping; once it serves again, wait again with since={self.cursor}"
+        b = self.block
+        if b is not None and self.standing == "before":
+            whose = b.hand or "a hand lookout cannot tell"
+            return (f"your input went into another hand's command: block {b.n} (`{b.command}` of {whose}) was "
+                    f"already running when you sent it, and it ended (exit {b.exit_code}); that is not your "
+                    "command's exit code")  # fmt: skip
+        if b is not None and self.standing == "unknown":
+            return (f"block {b.n} (`{b.command}`) ended, but lookout cannot tell whose line started it (several "
+                    "hands typed before it): it may not be your command")  # fmt: skip
         if self.prompt is False:
             return f"the command ended but no prompt came within {PROMPT_WAIT_S:g} s; the screen may not show it"
         return None
@@ -160,7 +192,11 @@ class WaitResult:
         if self.match is not None:
             out["match"] = self.match
         if self.block is not None:
-            out["block"] = {"n": self.block.n, "exit_code": self.block.exit_code, "command": self.block.command}
+            out["block"] = self.block.to_json()
+        if self.standing not in (None, "mine"):
+            out["standing"] = self.standing
+        if self.other_hands:
+            out["other_hands"] = self.other_hands
         if self.prompt is not None:
             out["prompt"] = self.prompt
         if self.echo_end is not None:
@@ -175,6 +211,10 @@ class WaitResult:
         out: dict[str, Any] = {"ended": self.reason, "state": self.state, "cursor": self.cursor}
         if self.exit_code is not None:
             out["exit_code"] = self.exit_code
+        if self.standing not in (None, "mine") and self.block is not None:
+            out["standing"], out["block"] = self.standing, self.block.to_json()
+        if self.other_hands:
+            out["other_hands"] = self.other_hands
         if self.note:
             out["note"] = self.note
         return out
@@ -212,6 +252,9 @@ class Waitable(Protocol):
     def blocks(self) -> EndedBlocks: ...
     @property
     def screen_model(self) -> ScreenText: ...
+    @property
+    def ledger(self) -> Ledger:
+        """The terminal's inputs and whose its blocks are (app.core.hands)."""
 
     def read_raw(self, offset: int, limit: int) -> bytes: ...
     def state(self) -> str: ...
@@ -251,6 +294,7 @@ class _Progress:
     origin: Origin
     echo: EchoTracker
     scanned: int
+    hands: HandsWatch
     found: tuple[int, dict[str, Any]] | None = None
     first_state: str | None = None
     """The state the wait compares against: the one just before the input (else the one at its first check)."""
@@ -271,7 +315,9 @@ async def wait_until(term: Waitable, until: Until, since: int | Origin, timeout_
     deadline = started + timeout_s
     skip_echo = origin.after_input and not until.echo
     echo = EchoTracker(origin.since, origin.echo if origin.after_input else "")
-    p = _Progress(origin, echo, origin.since, deadline=deadline)
+    p = _Progress(
+        origin, echo, origin.since, HandsWatch(term.ledger, origin.hand, origin.since, origin.input), deadline=deadline
+    )
     while True:
         seen = term.raw_offset
         if origin.after_input and (skip_echo or until.state_in):
@@ -324,10 +370,18 @@ async def _holds(
             end = term.raw_offset
             floor = p.echo.end if skip_echo else p.origin.since
             start = max(floor, p.scanned - OVERLAP, end - MAX_SCAN)
-            if end - start > INLINE_SCAN or until.regex.cost(end - start) > INLINE_COST:
-                p.found = await run_bounded(_scan_stream, term, until.regex, start, end)
-            else:
-                p.found = _scan_stream(term, until.regex, start, end)
+            ranges, end = (
+                ([(start, end)], end)
+                if until.echo
+                else await p.hands.scan_ranges(partial(_follow_echo, term), start, end)
+            )
+            for first, last in ranges:  # the output but the echo of other hands' inputs (unless until.echo)
+                if last - first > INLINE_SCAN or until.regex.cost(last - first) > INLINE_COST:
+                    p.found = await run_bounded(_scan_stream, term, until.regex, first, last)
+                else:
+                    p.found = _scan_stream(term, until.regex, first, last)
+                if p.found is not None:
+                    break
             p.scanned = max(p.scanned, end)
         return p.found is not None
     if condition == "screen":
@@ -337,7 +391,7 @@ async def _holds(
         return m is not None
     if condition == "block_end":
         if p.block is None:
-            p.block = term.blocks.ended_after(p.origin.since)
+            p.block = await p.hands.own_block(term)
             if p.block is None:
                 return False
             p.block_seen_at = time.monotonic()
@@ -397,6 +451,10 @@ def _match_json(m: Match) -> dict[str, Any]:
     return {"text": _printable(m.text), "groups": [_printable(g) for g in m.groups]}
 
 
+def _summary(block: Block, hand: str | None) -> BlockSummary:
+    return BlockSummary(n=block.n, exit_code=block.exit_code, command=block.command, hand=hand)
+
+
 def _result(term: Waitable, p: _Progress, matched: bool, reason: str, started: float, now: float) -> WaitResult:
     """The answer. The cursor: after a stream match, its end; without a match, where a next wait can resume
     without rescanning everything (nor missing a match that was still arriving); else the output's end."""
@@ -408,8 +466,10 @@ def _result(term: Waitable, p: _Progress, matched: bool, reason: str, started: f
         cursor = p.block.end or term.raw_offset
     else:
         cursor = term.raw_offset
-    block = p.block if p.block is not None else term.blocks.ended_after(p.origin.since)
-    exit_code = term.exit_code if term.exited else (block.exit_code if block is not None else None)
+    block, standing = (p.block, p.hands.standing) if p.block is not None else p.hands.first_mine(term)
+    own = block is not None and standing in (None, "mine")
+    exit_code = term.exit_code if term.exited else (block.exit_code if block is not None and own else None)
+    owner = term.ledger.owner(block.n) if block is not None else None
     return WaitResult(
         matched=matched,
         reason=reason,
@@ -419,7 +479,9 @@ def _result(term: Waitable, p: _Progress, matched: bool, reason: str, started: f
         exit_code=exit_code,
         elapsed_ms=round((now - started) * 1000),
         match=p.found[1] if matched and p.found is not None and reason != "block_end" else None,
-        block=BlockSummary(n=block.n, exit_code=block.exit_code, command=block.command) if block else None,
+        block=_summary(block, owner.hand if owner is not None else None) if block else None,
         prompt=_prompt_drawn(term, p.block) if p.block is not None and "block_end" in reason else None,
         echo_end=p.echo.end if p.echo.found else None,
+        standing=standing,
+        other_hands=notice(p.hands.others()),
     )

@@ -37,7 +37,7 @@ def test_act_until_block_end_then_list_and_read_blocks(api: httpx.Client, tmp_pa
     tid = _bash(api, tmp_path / "home")
     first = _act(api, tid, "ls /nonexistent-dir")
     assert first["wait"]["matched"] is True and first["wait"]["reason"] == "block_end"
-    assert first["wait"]["block"] == {"n": 1, "exit_code": 2, "command": "ls /nonexistent-dir"}
+    assert first["wait"]["block"] == {"n": 1, "exit_code": 2, "command": "ls /nonexistent-dir", "hand": "default"}
     second = _act(api, tid, "cd /tmp && for i in $(seq 300); do echo progress; done; seq 1000")
     assert second["wait"]["block"]["n"] == 2 and second["wait"]["block"]["exit_code"] == 0
 

@@ -316,7 +316,7 @@ def test_act_answers_lean_by_default_and_whole_on_request(api: httpx.Client, tmp
     again = api.post(f"/v1/terminals/{tid}/wait", json={"until": {"regex": "^hi"}, "since": answer["cursor"], "timeout_ms": 200})
     assert again.json()["matched"] is False  # the cursor resumes after the command's output
     whole = api.post(f"/v1/terminals/{tid}/act", json={**body, "detail": True}).json()
-    assert whole["wait"]["block"] == {"n": 2, "exit_code": 0, "command": "echo hi"} and whole["wait"]["prompt"] is True
+    assert whole["wait"]["block"] == {"n": 2, "exit_code": 0, "command": "echo hi", "hand": "default"} and whole["wait"]["prompt"] is True
     assert whole["input"]["bytes_written"] == 8 and whole["screen"]["terminal"] == {"width": 80, "height": 24}
 
 

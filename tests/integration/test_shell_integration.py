@@ -82,11 +82,11 @@ async def _output(s: TerminalSession, n: int) -> str:
 async def test_exit_codes_commands_and_cwd(manager: TerminalRegistry, shell: str, home: Path) -> None:
     s = await _shell(manager, shell, home)
     assert s.describe()["shell_integration"] is True
-    assert await _run(s, "true") == {"n": 1, "exit_code": 0, "command": "true"}
-    assert await _run(s, "false") == {"n": 2, "exit_code": 1, "command": "false"}
-    assert await _run(s, "(exit 3)") == {"n": 3, "exit_code": 3, "command": "(exit 3)"}
-    assert await _run(s, "cd /tmp") == {"n": 4, "exit_code": 0, "command": "cd /tmp"}
-    assert await _run(s, "pwd; echo 'a;b' | cat") == {"n": 5, "exit_code": 0, "command": "pwd; echo 'a;b' | cat"}
+    assert await _run(s, "true") == {"n": 1, "exit_code": 0, "command": "true", "hand": "default"}
+    assert await _run(s, "false") == {"n": 2, "exit_code": 1, "command": "false", "hand": "default"}
+    assert await _run(s, "(exit 3)") == {"n": 3, "exit_code": 3, "command": "(exit 3)", "hand": "default"}
+    assert await _run(s, "cd /tmp") == {"n": 4, "exit_code": 0, "command": "cd /tmp", "hand": "default"}
+    assert await _run(s, "pwd; echo 'a;b' | cat") == {"n": 5, "exit_code": 0, "command": "pwd; echo 'a;b' | cat", "hand": "default"}
     assert (await _run(s, "greet"))["exit_code"] == 0  # the alias from the user's own rc file
     blocks = s.blocks.finished()
     assert [b.cwd for b in blocks] == [str(home)] * 4 + ["/tmp"] * 2
@@ -153,7 +153,7 @@ async def test_ctrl_c_at_an_empty_prompt_makes_no_block(manager: TerminalRegistr
     assert (await s.wait(compile_until(state_in=["awaiting_input"]), since, 5000)).matched
     s.send(keys=["C-c"])  # now cat has the terminal: the Ctrl-C interrupts it, not the shell
     result = await s.wait(compile_until(block_end=True), since, 5000)
-    assert result.to_json()["block"] == {"n": 2, "exit_code": 130, "command": "cat"}
+    assert result.to_json()["block"] == {"n": 2, "exit_code": 130, "command": "cat", "hand": "default"}
     assert [b.n for b in s.blocks.finished()] == [1, 2]
 
 

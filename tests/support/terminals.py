@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 
+from app.core.hands import Ledger
 from app.terminal.deltas import Delta
 from app.terminal.session import SessionLimits
 
@@ -38,6 +39,8 @@ class FakeTerminal:
     def __init__(self) -> None:
         self.blocks = NoBlocks()
         self.screen_model = FakeScreen()
+        self.ledger = Ledger()
+        """The inputs the test records (app.core.hands)."""
         self.raw = b""
         self.current_state = "running"
         self.exited = False

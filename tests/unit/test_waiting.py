@@ -7,6 +7,7 @@ import time
 import pytest
 
 from app.core.errors import BadInput
+from app.core.hands import InputRecord
 from app.terminal.waiting import INLINE_SCAN, OVERLAP, Origin, compile_until, wait_until
 from tests.support.terminals import FakeTerminal
 
@@ -176,3 +177,26 @@ async def test_a_state_reached_before_the_wait_first_looks_is_an_edge_from_the_s
     unchanged = Origin(since=0, after_input=True, echo="sleep 5", state="running")  # no answer to the input yet
     r = await wait_until(term, compile_until(state_in=["running"]), unchanged, 0.3)
     assert not r.matched and r.reason == "timeout"
+
+
+async def test_a_regex_is_never_met_by_the_echo_of_another_hands_input() -> None:
+    """A's wait from its own input; B typed `echo A-B` meanwhile (echoed at once, run later): A's pattern is met
+    by A's output only, and the answer names B's input (issue 44)."""
+    term = FakeTerminal()
+    term.write(b"$ sleep 3; echo A-X\r\n")
+    mine = term.ledger.add(InputRecord(seq=0, hand="A", offset=0, at=time.time(), text="A", echo="sleep3;echoA-X",
+                                       lines=1))  # fmt: skip
+    term.ledger.add(InputRecord(seq=1, hand="B", offset=term.raw_offset, at=time.time(), text="typed `echo A-B⏎`",
+                                echo="echoA-B", lines=1))  # fmt: skip
+    term.write(b"echo A-B\r\n")  # the terminal's echo of B's typed-ahead line
+    origin = Origin(since=0, after_input=True, echo=mine.echo, hand="A", input=0)
+    pending = await wait_until(term, compile_until(regex=r"A-\w"), origin, 0.2)
+    assert pending.matched is False and [i["hand"] for i in pending.other_hands] == ["B"]
+    assert "another hand wrote to this terminal while your call ran: B" in (pending.note or "")
+    term.write(b"A-X\r\n$ ")
+    found = await wait_until(term, compile_until(regex=r"A-\w"), origin, 5)
+    assert found.matched and found.match == {"text": "A-X", "groups": []}
+    with_echo = await wait_until(term, compile_until(regex=r"A-\w", echo=True), Origin(since=0, hand="A"), 5)
+    assert with_echo.match == {"text": "A-X", "groups": []}  # its own echo, from 0: the first A-X of the line
+    theirs = await wait_until(term, compile_until(regex=r"A-B", echo=True), Origin(since=0, hand="A"), 5)
+    assert theirs.matched and theirs.match["text"] == "A-B"  # echo: true matches other hands' echo too
