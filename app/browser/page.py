@@ -20,19 +20,21 @@ from PIL import Image
 
 from app.browser import in_page
 from app.browser import playwright_api as pw
-from app.browser.action_kinds import NAVIGATIONS, Action, ClickAt, DialogAnswer
+from app.browser.action_kinds import NAVIGATIONS, Action, ClickAt, DialogAnswer, OnElement
 from app.browser.actions import RefCheck, after, before, check_ref, effects, element_of, perform, quiet_ms, settle
 from app.browser.aria import AriaNode, holds_dialog, parse
-from app.browser.frames import action_frame, screenshot_frame, snapshot_frame
+from app.browser.frames import action_frame, resource, screenshot_frame, snapshot_frame
+from app.browser.hands import PageHands, check_unchanged
 from app.browser.search import find
 from app.browser.snapshot_view import PageContext, SnapshotOptions
 from app.browser.views import Answer, Earlier, snapshot_text
 from app.core.errors import BadInput, Conflict, LookoutError, Unavailable
 from app.core.gc_tuning import gc_paused
 from app.core.images import ImageFormat, encode, resize
+from app.core.leases import Lease, LeaseBook
 from app.core.observations import ObservationStore, Seen, staleness
 from app.core.scaling import RAW_WARNING, Scale, fit, image_tokens
-from app.timeline.recording import Recorder
+from app.timeline.recording import Recorder, current_agent
 
 if TYPE_CHECKING:
     from playwright.async_api import Page as PlaywrightPage
@@ -125,6 +127,12 @@ class Page:
     check that found a change): the next read needs no script of its own to start it."""
     _watching: asyncio.Future[None] | None = None
     """The watch being armed after a first read (kept so the task is not collected)."""
+    leases: LeaseBook = field(default_factory=lambda: LeaseBook(None))
+    """The daemon's leases (the registry's book): whose actions are let in."""
+    hands: PageHands = field(default_factory=PageHands)
+    """Each agent's last snapshot and the last action (app.browser.hands)."""
+    _acting: asyncio.Lock = field(default_factory=asyncio.Lock)
+    """One action at a time: the events between an action's start and its end are its own effects."""
 
     def event(self, kind: str, **fields: Any) -> None:
         self.seq += 1
@@ -149,7 +157,9 @@ class Page:
         closed = self.page.is_closed()
         return {"id": self.id, "url": self.page.url, "title": "" if closed else await _title(self.page),
                 "viewport": {"width": self.viewport[0], "height": self.viewport[1]}, "profile": self.profile,
-                "created_at": self.created_at, "closed": closed, "last_obs": self.last_obs}  # fmt: skip
+                "created_at": self.created_at, "closed": closed, "last_obs": self.last_obs,
+                "lease": self.lease(),
+                "last_action": self.hands.last.to_json() if self.hands.last else None}  # fmt: skip
 
     async def snapshot(
         self, options: SnapshotOptions, since: str | None = None, expand: str | None = None,
@@ -159,6 +169,7 @@ class Page:
         why when the URL changed or most of the page did); with `expand` only the subtree of that ref;
         `outcome`: header lines (an action's messages). A page that has not changed since the last snapshot
         (app.browser.in_page.UNCHANGED, one check in the page) is not read again."""
+        read_at = time.time()
         try:  # the earlier observation is read while the page answers
             before, read = await asyncio.gather(self._earlier(since), self._read())
         except pw.Error as exc:
@@ -181,6 +192,7 @@ class Page:
         else:
             self._last = None
         self.last_obs, self.obs_taken_at, self.obs_refs = obs_id, time.time(), answer.refs
+        self.hands.saw(current_agent.get(), RefCheck(obs_id, answer.refs, read_at, self.navigated_at))
         mode = "snapshot since" if before is not None else "snapshot expand" if expand is not None else "snapshot"
         self.recorder.record(snapshot_frame(self.id, result, mode))
         return result
@@ -312,11 +324,32 @@ class Page:
                            f"({scale.image_width}x{scale.image_height})")  # fmt: skip
         return action.x * scale.factor, action.y * scale.factor
 
+    def hold(self, duration_s: float) -> tuple[Lease, bool]:
+        """Take (or, for its holder, renew) the lease of this page for the request's hand."""
+        if self.page.is_closed():
+            raise Conflict(f"page {self.id} is closed: there is nothing to hold")
+        return self.leases.take(resource(self.id), current_agent.get(), duration_s)
+
+    def let_go(self) -> Lease:
+        """End the request's hand's lease of this page."""
+        return self.leases.let_go(resource(self.id), current_agent.get())
+
+    def lease(self) -> dict[str, Any] | None:
+        return self.leases.describe(resource(self.id))
+
     async def act(self, action: Action, snapshot: SnapshotOptions | None) -> dict[str, Any]:
         """Run one action, let the page settle, and say what it did (and show the page, when asked). The
-        action (or its failure) is recorded in the timeline before the snapshot it asked for."""
+        action (or its failure) is recorded in the timeline before the snapshot it asked for. Another hand's
+        lease refuses it; actions run one at a time, so each one's effects are its own."""
+        agent = current_agent.get()
+        self.leases.admit(resource(self.id), agent)
         try:
-            result = await self._act(action)
+            async with self._acting:
+                try:
+                    result = await self._act(action, agent)
+                finally:
+                    if not isinstance(action, DialogAnswer):
+                        self.hands.acted(agent, action.name)
         except LookoutError as exc:
             self.recorder.record(action_frame(self.id, action, None, exc.message))
             raise
@@ -328,7 +361,7 @@ class Page:
             result["snapshot"] = await self.snapshot(snapshot, since=self.last_obs, outcome=said)
         return result
 
-    async def _act(self, action: Action) -> dict[str, Any]:
+    async def _act(self, action: Action, agent: str) -> dict[str, Any]:
         if isinstance(action, DialogAnswer):
             self.dialog_answer = (action.accept, action.text)
             answer = (
@@ -342,7 +375,9 @@ class Page:
         if isinstance(action, ClickAt):
             point = await self._point(action)
         else:
-            check_ref(action, RefCheck(self.last_obs, self.obs_refs, self.obs_taken_at, self.navigated_at))
+            known = self.hands.known(agent, RefCheck(self.last_obs, self.obs_refs, self.obs_taken_at, 0.0))
+            check_ref(action, replace(known, navigated_at=self.navigated_at))
+            await self._check_since_others(action, agent, known)
         page = self.page
         self._seen = None  # whatever the action does, the next snapshot reads the page again
         started, seq, url_before = time.monotonic(), self.seq, page.url
@@ -365,10 +400,25 @@ class Page:
         return {"ok": True, "action": action.name, "url": page.url, "title": done["title"], "settled": settled,
                 "effects": effects(new_events, url_before, page.url, focus_before, done)}  # fmt: skip
 
+    async def _check_since_others(self, action: Action, agent: str, known: RefCheck) -> None:
+        """When another hand acted after the agent's snapshot, the element of its ref must be there still,
+        as the snapshot showed it (app.browser.hands.check_unchanged)."""
+        other = self.hands.other_since(agent, known.taken_at)
+        if other is None or not isinstance(action, OnElement) or known.obs_id is None:
+            return
+        seen = await asyncio.to_thread(self._snapshot_observation, known.obs_id)
+        try:
+            now = await self.page.aria_snapshot(mode="ai")
+        except pw.Error as exc:
+            raise Unavailable(f"the page did not answer the check of ref {action.ref}: {exc}") from exc
+        self._seen = None
+        check_unchanged(action.ref, known.obs_id, seen["raw"], now, other)
+
     async def script(self, steps: list[Action | str], snapshot: SnapshotOptions) -> dict[str, Any]:
         """Run steps in order (actions, "snapshot", "screenshot"); stop at the first error, or at a
         navigation that a later step's refs would not survive (a step that is not navigate, back, forward
         or reload and is not the last). Then one budgeted snapshot of where the page ended."""
+        self.leases.admit(resource(self.id), current_agent.get())
         results: list[dict[str, Any]] = []
         stopped: dict[str, Any] | None = None
         for index, step in enumerate(steps):
