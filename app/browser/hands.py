@@ -15,7 +15,8 @@ from app.core.leases import when
 
 MAX_AGENTS = 32
 """The snapshots kept per page: one per agent, the oldest agent's dropped beyond this many."""
-_BOX = re.compile(r" \[box=[^\]]*\]")
+_UNSTABLE = re.compile(r" \[(?:box=[^\]]*|active)\]")
+"""What an element's line may change without the element changing: its box (a scroll, a reflow) and focus."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,11 +57,11 @@ class PageHands:
 
 
 def ref_line(raw: str, ref: str) -> str | None:
-    """The snapshot line of the node with `ref` (role, name, flags), without its box and indentation."""
+    """The snapshot line of the node with `ref` (role, name, flags), without its box, focus and indentation."""
     mark = f"[ref={ref}]"
     for line in raw.splitlines():
         if mark in line:
-            return _BOX.sub("", line).strip().lstrip("- ").rstrip(":").strip("'")
+            return _UNSTABLE.sub("", line).strip().lstrip("- ").rstrip(":").strip("'")
     return None
 
 
@@ -68,10 +69,10 @@ def check_unchanged(ref: str, obs_id: str, seen_raw: str, now_raw: str, other: A
     """Refuse (Conflict) a ref whose element went, or changed (role, name or state), between the snapshot
     `obs_id` (raw text `seen_raw`) and the page now, after `other`'s action."""
     before, after = ref_line(seen_raw, ref), ref_line(now_raw, ref)
-    by = f"{other.agent!r}'s {other.action} at {when(other.at)}, after your snapshot {obs_id}"
+    by = f"the {other.action} of {other.agent!r} at {when(other.at)}, after your snapshot {obs_id},"
     if after is None:
         raise Conflict(f"ref {ref} ({before or 'an element'}) is no longer on the page: {by} removed or replaced "
                        "it; snapshot again", ref=ref, by=other.agent)  # fmt: skip
     if before is not None and after != before:
-        raise Conflict(f"ref {ref} changed: it was `{before}`, it is now `{after}` ({by}); snapshot again to act "
+        raise Conflict(f"ref {ref} changed: it was `{before}`, it is now `{after}` ({by[:-1]}); snapshot again to act "
                        "on what it is now", ref=ref, by=other.agent)  # fmt: skip

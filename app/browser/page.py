@@ -345,11 +345,7 @@ class Page:
         self.leases.admit(resource(self.id), agent)
         try:
             async with self._acting:
-                try:
-                    result = await self._act(action, agent)
-                finally:
-                    if not isinstance(action, DialogAnswer):
-                        self.hands.acted(agent, action.name)
+                result = await self._act(action, agent)
         except LookoutError as exc:
             self.recorder.record(action_frame(self.id, action, None, exc.message))
             raise
@@ -383,15 +379,19 @@ class Page:
         started, seq, url_before = time.monotonic(), self.seq, page.url
         element = await element_of(page, action) if point is None else None
         focus_before = await before(page, element, action)
-        await perform(page, action, element, point)
+        self.hands.acted(agent, action.name)  # from here on the page may change, until it ends (below)
 
         def navigated() -> bool:
             return any(e["kind"] == "navigation" for e in self.events if e["seq"] > seq)
 
-        settled = await settle(
-            page, lambda: any(t >= started for t in self.pending.values()), navigated, quiet_ms(action)
-        )
-        done = await after(page, self._watch_key)
+        try:
+            await perform(page, action, element, point)
+            settled = await settle(
+                page, lambda: any(t >= started for t in self.pending.values()), navigated, quiet_ms(action)
+            )
+            done = await after(page, self._watch_key)
+        finally:
+            self.hands.acted(agent, action.name)
         if done["document"] != "unread":
             self.scripted_at = self.watched_at = time.time()
         new_events = [e for e in self.events if e["seq"] > seq]
