@@ -200,7 +200,14 @@ async def _receive(websocket: WebSocket, session: TerminalSession, take_over: bo
             try:
                 _apply(session, message, take_over)
             except LookoutError as exc:
-                error = {"type": "error", "error": {"code": exc.code, "message": exc.message}}
+                error = {
+                    "type": "error",
+                    "error": {
+                        "code": exc.code,
+                        "message": exc.message,
+                        **({"details": exc.details} if exc.details else {}),
+                    },
+                }
                 await websocket.send_text(orjson.dumps(error).decode())
 
 

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import json
 import signal
+import subprocess
+import sys
 
 import httpx
 import pytest
 import websockets
 
-from tests.conftest import Daemon
+from tests.conftest import REPO, Daemon
 from tests.support.polling import eventually
 
 BASH = ["bash", "--norc", "--noprofile"]
@@ -80,6 +82,9 @@ def test_a_lease_survives_a_kill_9_of_the_daemon_and_ends_by_itself(daemon: Daem
     tid = _shell(api)
     api.post(f"/v1/terminals/{tid}/lease", json={"duration_s": 600}, headers=A).raise_for_status()
     daemon.stop(signal.SIGKILL)
+    listed = subprocess.run([sys.executable, "-m", "app", "ls", "--data-dir", str(daemon.data_dir)], cwd=REPO,
+                            capture_output=True, text=True, timeout=120, check=True).stdout  # fmt: skip
+    assert f"{tid}: " in listed and "held by 'agent-A' until " in listed  # `lookout ls` with no daemon
     daemon.start()
     with daemon.client() as again:
         eventually(lambda: again.get(f"/v1/terminals/{tid}").json()["status"] == "running", what="adopted again")
