@@ -118,3 +118,17 @@ async def test_a_person_types_into_a_held_terminal_only_by_taking_over(daemon: D
     assert api.get(f"/v1/terminals/{tid}").json()["lease"]["taken_over_by"] == ["web-ui"]
     frames = api.get("/v1/timeline/frames", params={"agent": "web-ui"}).json()["frames"]
     assert any("despite the lease of 'agent-A'" in json.dumps(f) for f in frames), frames
+
+
+def test_a_lease_survives_a_hot_restart(daemon: Daemon, api: httpx.Client) -> None:
+    tid = _shell(api)
+    taken = api.post(f"/v1/terminals/{tid}/lease", json={"duration_s": 600}, headers=A).json()["lease"]
+    restarted = subprocess.run([sys.executable, "-m", "app", "restart", "--data-dir", str(daemon.data_dir)], cwd=REPO,
+                               env=daemon.env, capture_output=True, text=True, timeout=300, check=False)  # fmt: skip
+    assert restarted.returncode == 0, restarted
+    eventually(lambda: daemon.proc is not None and daemon.proc.poll() is not None, timeout=60,
+               what="the old daemon to end")  # fmt: skip
+    assert api.get(f"/v1/terminals/{tid}").json()["lease"]["expires_at"] == taken["expires_at"]
+    assert _type(api, tid, "echo from-B\r", B).status_code == 409
+    assert api.delete(f"/v1/terminals/{tid}/lease", headers=A).status_code == 200  # the new daemon wrote it down
+    assert _type(api, tid, "echo from-B\r", B).status_code == 200
