@@ -421,6 +421,8 @@ def test_a_held_terminal_shows_its_lease_and_a_person_types_only_after_taking_ov
         api.post(f"/v1/terminals/{tid}/lease", json={"duration_s": 600},
                  headers={"X-Lookout-Agent": "agent-A"}).raise_for_status()  # fmt: skip
     page, errors = open_ui(browser, daemon)
+    page.evaluate("location.hash = '#/terminals'")
+    expect(page.get_by_role("table")).to_contain_text("agent-A until ")  # the listing's "Held by" column
     page.evaluate(f"location.hash = '#/terminals/{tid}'")
     lease = page.get_by_role("status", name="Lease")
     expect(lease).to_contain_text("Held by agent-A until ")

@@ -15,13 +15,15 @@ export function showTerminals(main) {
   listing(main, "Terminals", () => api("GET", "/v1/terminals"), ({ terminals }) => (!terminals.length
     ? "No terminal yet: open one with “New terminal”."
     : el("table", {},
-      el("thead", {}, el("tr", {}, ["Name", "Command", "State", "Size", "Blocks"].map((h) => el("th", { scope: "col" }, h)))),
+      el("thead", {}, el("tr", {}, ["Name", "Command", "State", "Size", "Blocks", "Held by"]
+        .map((h) => el("th", { scope: "col" }, h)))),
       el("tbody", {}, terminals.map((t) => el("tr", {},
         el("td", {}, el("a", { href: `#/terminals/${t.id}` }, t.name || t.id)),
         el("td", { class: "line" }, t.command),
         el("td", {}, t.status === "running" ? t.state : t.status),
         el("td", {}, `${t.cols}x${t.rows}`),
-        el("td", {}, t.block_count)))))));
+        el("td", {}, t.block_count),
+        el("td", {}, t.lease ? `${t.lease.holder} until ${t.lease.expires_at}` : "")))))));
 }
 
 export function newTerminalForm(main) {
