@@ -228,21 +228,29 @@ def attach(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"lookout attach: {exc}", file=sys.stderr)
         return 2
-    options = AttachOptions(url, str(token), args.id, read_only=args.read_only, resize=args.resize, detach_key=key)
+    options = AttachOptions(url, str(token), args.id, read_only=args.read_only, resize=args.resize, detach_key=key,
+                            take_over=args.take_over)  # fmt: skip
     code, why = asyncio.run(attach_to(options))
     print(printable(f"lookout attach: {why}"), file=sys.stderr)
     return code
 
 
 def ls(args: argparse.Namespace) -> int:
+    from app.core.leases import LeaseBook
+    from app.terminal.frames import resource
     from app.terminal.holders import terminals
 
-    listed = terminals(_settings(args).data_dir)
+    data_dir = _settings(args).data_dir
+    listed = terminals(data_dir)
     rows = listed if args.exited else [t for t in listed if t.status != "exited"]
+    leases = LeaseBook(data_dir / "leases.json")  # the daemon's book, as it last wrote it (read, never written)
+    leases.load()
     for t in rows:
         created = time.strftime("%Y-%m-%d %H:%M", time.localtime(t.created_at))
         note = f"  ({t.note})" if t.note else ""
-        line = f"{t.id}: {t.name} [{t.cols}x{t.rows}] {t.status} pid {t.pid} since {created}: {t.command}{note}"
+        lease = leases.current(resource(t.id))
+        held = f"  [{lease.line(time.time())}]" if lease is not None else ""
+        line = f"{t.id}: {t.name} [{t.cols}x{t.rows}] {t.status} pid {t.pid} since {created}: {t.command}{note}{held}"
         print(printable(line))
     if len(rows) < len(listed):
         print(f"({len(listed) - len(rows)} exited terminals not listed: `lookout ls --exited` lists them too)",
@@ -346,6 +354,9 @@ def main(argv: list[str] | None = None) -> None:
     p_attach.add_argument("--read-only", action="store_true", help="watch: keys are not sent")
     p_attach.add_argument("--resize", action="store_true",
                           help="take over: the terminal is resized to this window (and recorded as such)")  # fmt: skip
+    p_attach.add_argument(
+        "--take-over", action="store_true", help="type even while another hand holds the terminal's lease (recorded)"
+    )
     p_attach.add_argument("--detach-key", default="C-\\", help="the key that leaves (default C-\\)")
     p_attach.set_defaults(func=attach)
     p_restart = sub.add_parser("restart", help="restart the running daemon in place (terminals stay)")

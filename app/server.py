@@ -26,6 +26,7 @@ from app.config import Settings
 from app.core.auth_token import load_or_create_token
 from app.core.events import EventBus
 from app.core.gc_tuning import freeze_long_lived
+from app.core.leases import LeaseBook
 from app.core.private_files import check_data_dir
 from app.core.redaction import Scrubber, url_secrets
 from app.core.registry import Registry
@@ -83,15 +84,16 @@ def create_app(settings: Settings | None = None, lifecycle: Lifecycle | None = N
     compressor = Compressor(history, summarizer, settings.compress_protect, settings.compress_threshold)
     recorder: Recorder = NullRecorder() if settings.read_only else history  # a read-only lookout records nothing
     keep = Retention(settings.retain_exited_days * 86400, settings.retain_exited_count, settings.retain_exited_mb << 20)
+    leases = LeaseBook(None if settings.read_only else settings.data_dir / "leases.json")
     manager = TerminalRegistry(settings.data_dir / "terminals", settings.screen_engine, limits, settings.max_sessions,
-                               bus, recorder, read_only=settings.read_only, keep=keep)  # fmt: skip
+                               bus, recorder, read_only=settings.read_only, keep=keep, leases=leases)  # fmt: skip
 
     adb = Adb(settings.adb_host, settings.adb_port, settings.device_timeout_s)
     device_registry = DeviceRegistry(settings.data_dir / "devices", adb, settings.device_max_dimension, bus, recorder)
     host = BrowserHost(settings.browser_executable, remote_browser(settings))
     uploads = settings.upload_dir or settings.data_dir / "uploads"
     page_registry = PageRegistry(settings.data_dir / "pages", host, bus, uploads, recorder,
-                                 idle_s=settings.page_idle_s, max_pages=settings.max_pages)  # fmt: skip
+                                 idle_s=settings.page_idle_s, max_pages=settings.max_pages, leases=leases)  # fmt: skip
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -99,6 +101,7 @@ def create_app(settings: Settings | None = None, lifecycle: Lifecycle | None = N
             await lifecycle.take_over()
         if taking_over:
             history.open()
+        await asyncio.to_thread(leases.load)  # held before a restart or a crash, still held
         await manager.start()
         if not settings.read_only:  # summaries are records too
             compressor.start()

@@ -10,6 +10,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 from pydantic import ValidationError
 
+from app.api.leases import add_lease_routes
 from app.api.responses import JSONResponse
 from app.core.errors import BadInput
 from app.core.images import MEDIA_TYPES
@@ -70,6 +71,9 @@ def _registry(request: Request) -> PageRegistry:
 
 def _page(request: Request, page_id: str) -> Page:
     return _registry(request).get(page_id)
+
+
+add_lease_routes(router, "page", _page)
 
 
 @router.post("", status_code=201)

@@ -73,16 +73,19 @@ async def recording(
 
 @router.websocket("/v1/terminals/{terminal_id}/stream")
 async def stream(
-    websocket: WebSocket, terminal_id: str, mode: Literal["raw", "deltas"] = "raw", styles: bool = False
-) -> None:
-    """`mode=raw`: a `hydrate` message (JSON: offset, cols, rows, the terminal's name, data: escape string that
-    repaints the screen), then the output as binary messages, with `{"type": "resize", "cols", "rows"}` where the PTY was
+    websocket: WebSocket, terminal_id: str, mode: Literal["raw", "deltas"] = "raw", styles: bool = False,
+    take_over: bool = False,
+) -> None:  # fmt: skip
+    """`mode=raw`: a `hydrate` message (JSON: offset, cols, rows, the terminal's name, its lease or null, data:
+    escape string that repaints the screen), then the output as binary messages, with `{"type": "resize", "cols", "rows"}` where the PTY was
     resized (a viewer shows the PTY at that size; it resizes it only when a person takes it over).
     `mode=deltas`: a full delta, then each delta (JSON; with `styles=true` each also carries the colour and
     style runs of its rows).
-    Either way the client may send `{"type": "input", "text"|"keys"|"paste": ...}`,
+    Either way the client may send `{"type": "input", "text"|"keys"|"paste": ..., "take_over"?: true}`
+    (`take_over`: type into a terminal another hand holds, knowingly; recorded),
     `{"type": "resize", "cols", "rows"}` (checked as the bodies of POST /input and /resize are; a bad one
-    gets an `error` message) or binary input; an `exit` message ends the stream."""
+    gets an `error` message) or binary input; an `exit` message ends the stream. `take_over=true`: all this
+    connection's input is typed knowingly despite another hand's lease (`lookout attach --take-over`)."""
     try:
         session = _manager(websocket.app.state).get(terminal_id)
     except LookoutError as exc:
@@ -109,7 +112,7 @@ async def stream(
         )
     tasks = [
         asyncio.create_task(_send(websocket, session, feed, mode, styles)),
-        asyncio.create_task(_receive(websocket, session)),
+        asyncio.create_task(_receive(websocket, session, take_over)),
     ]
     try:
         await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
@@ -175,7 +178,7 @@ def _hydration(session: TerminalSession, mode: str, styles: bool) -> dict[str, A
     screen, meta = session.screen_model, session.meta
     if mode == "raw":  # live output goes on from the offset the repainted screen reflects
         return {"type": "hydrate", "offset": session.raw_offset, "cols": meta.cols, "rows": meta.rows,
-                "name": meta.name, "data": screen.hydration()}  # fmt: skip
+                "name": meta.name, "data": screen.hydration(), "lease": session.lease()}  # fmt: skip
     full = screen.full_delta()
     return {"type": "delta", **(screen.with_styles(full) if styles else full.to_json())}
 
@@ -188,23 +191,31 @@ async def _send_timed(websocket: WebSocket, message: bytes | dict[str, Any]) -> 
     await asyncio.wait_for(sending, SEND_TIMEOUT_S)
 
 
-async def _receive(websocket: WebSocket, session: TerminalSession) -> None:
+async def _receive(websocket: WebSocket, session: TerminalSession, take_over: bool) -> None:
     with contextlib.suppress(WebSocketDisconnect):
         while True:
             message = await websocket.receive()
             if message["type"] == "websocket.disconnect":
                 return
             try:
-                _apply(session, message)
+                _apply(session, message, take_over)
             except LookoutError as exc:
-                error = {"type": "error", "error": {"code": exc.code, "message": exc.message}}
+                error = {
+                    "type": "error",
+                    "error": {
+                        "code": exc.code,
+                        "message": exc.message,
+                        **({"details": exc.details} if exc.details else {}),
+                    },
+                }
                 await websocket.send_text(orjson.dumps(error).decode())
 
 
-def _apply(session: TerminalSession, message: Mapping[str, Any]) -> None:
-    """One message from a client: input or resize."""
+def _apply(session: TerminalSession, message: Mapping[str, Any], take_over: bool = False) -> None:
+    """One message from a client: input or resize. `take_over`: the connection's input goes in despite
+    another hand's lease (a person who was shown it)."""
     if message.get("bytes") is not None:
-        session.send(text=message["bytes"].decode("utf-8", "surrogateescape"))
+        session.send(text=message["bytes"].decode("utf-8", "surrogateescape"), take_over=take_over)
         return
     try:
         body = orjson.loads(message.get("text") or "")
@@ -212,11 +223,13 @@ def _apply(session: TerminalSession, message: Mapping[str, Any]) -> None:
         raise BadInput(f"not JSON: {exc}") from exc
     kind = body.get("type") if isinstance(body, dict) else None
     if kind == "input":
+        take_over = body.pop("take_over", False) is True or take_over  # a person shown the lease types anyway
         steps = body.get("steps")
         if steps is not None:  # {"type": "input", "steps": [...]}: ordered steps
-            session.send(*input_steps([_validated(InputStep, step) for step in _steps_list(steps)]))
+            session.send(*input_steps([_validated(InputStep, step) for step in _steps_list(steps)]),
+                         take_over=take_over)  # fmt: skip
         else:
-            session.send(*input_steps(_validated(InputStep, body)))
+            session.send(*input_steps(_validated(InputStep, body)), take_over=take_over)
     elif kind == "resize":
         size = _validated(Resize, body)
         session.resize(size.cols, size.rows)

@@ -11,6 +11,7 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import PlainTextResponse, Response
 
+from app.api.leases import add_lease_routes
 from app.api.responses import JSONResponse
 from app.core.errors import BadInput, NotFound
 from app.schemas import terminal as schema
@@ -21,6 +22,7 @@ from app.terminal.blocks import block_with_output
 from app.terminal.input_steps import InputStep
 from app.terminal.layers import ViewOptions, parse_layers, parse_region
 from app.terminal.registry import TerminalRegistry, TerminalSpec
+from app.terminal.session import TerminalSession
 from app.terminal.waiting import Until, compile_until
 
 router = APIRouter(prefix="/v1/terminals", tags=["terminals"])
@@ -56,6 +58,13 @@ def _view(options: schema.ScreenOptions) -> ViewOptions:
         max_tokens=options.max_tokens,
         format=options.format,
     )
+
+
+def _session(request: Request, terminal_id: str) -> TerminalSession:
+    return _manager(request).get(terminal_id)
+
+
+add_lease_routes(router, "terminal", _session)
 
 
 @router.post("", status_code=201)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from PIL import Image
 
 from app.browser import playwright_api as pw
-from app.browser.action_kinds import NAVIGATIONS, Action, ClickAt, DialogAnswer
+from app.browser.action_kinds import NAVIGATIONS, Action, ClickAt, DialogAnswer, OnElement
 from app.browser.actions import (
     RefCheck,
     after,
@@ -32,16 +32,18 @@ from app.browser.actions import (
     settle,
 )
 from app.browser.aria import AriaNode, holds_dialog, parse
-from app.browser.frames import action_frame, screenshot_frame, snapshot_frame
+from app.browser.frames import action_frame, resource, screenshot_frame, snapshot_frame
+from app.browser.hands import PageHands, check_unchanged
 from app.browser.search import find
 from app.browser.snapshot_view import PageContext, SnapshotOptions
 from app.browser.views import Answer, Earlier, snapshot_text
 from app.core.errors import BadInput, Conflict, LookoutError, Unavailable
 from app.core.gc_tuning import gc_paused
 from app.core.images import ImageFormat, encode, resize
+from app.core.leases import Lease, LeaseBook
 from app.core.observations import ObservationStore, Seen, staleness
 from app.core.scaling import RAW_WARNING, Scale, fit, image_tokens
-from app.timeline.recording import Recorder
+from app.timeline.recording import Recorder, current_agent
 
 if TYPE_CHECKING:
     from playwright.async_api import Page as PlaywrightPage
@@ -120,6 +122,12 @@ class Page:
     """The last snapshot's parsed tree, for the diff of the next one (an action's snapshot)."""
     _last_raw: str = ""
     """The raw text that tree was parsed from."""
+    leases: LeaseBook = field(default_factory=lambda: LeaseBook(None))
+    """The daemon's leases (the registry's book): whose actions are let in."""
+    hands: PageHands = field(default_factory=PageHands)
+    """Each agent's last snapshot and the last action (app.browser.hands)."""
+    _acting: asyncio.Lock = field(default_factory=asyncio.Lock)
+    """One action at a time: the events between an action's start and its end are its own effects."""
 
     def event(self, kind: str, **fields: Any) -> None:
         self.seq += 1
@@ -144,7 +152,9 @@ class Page:
         closed = self.page.is_closed()
         return {"id": self.id, "url": self.page.url, "title": "" if closed else await _title(self.page),
                 "viewport": {"width": self.viewport[0], "height": self.viewport[1]}, "profile": self.profile,
-                "created_at": self.created_at, "closed": closed, "last_obs": self.last_obs}  # fmt: skip
+                "created_at": self.created_at, "closed": closed, "last_obs": self.last_obs,
+                "lease": self.lease(),
+                "last_action": self.hands.last.to_json() if self.hands.last else None}  # fmt: skip
 
     async def snapshot(
         self, options: SnapshotOptions, since: str | None = None, expand: str | None = None,
@@ -154,6 +164,7 @@ class Page:
         nothing changed, see docs/pages.md); with `since` a diff against that earlier snapshot (a full snapshot
         that says why when the URL changed or most of the page did); with `expand` only the subtree of that
         ref; `outcome`: header lines (an action's messages)."""
+        read_at = time.time()
         try:  # the earlier observation is read while the page answers
             before, read = await asyncio.gather(self._earlier(since), self._read())
         except pw.Error as exc:
@@ -173,6 +184,7 @@ class Page:
             self._last = None
         self.last_obs, self.obs_taken_at, self.obs_refs = obs_id, time.time(), answer.refs
         self.refs_seen |= answer.refs
+        self.hands.saw(current_agent.get(), RefCheck(obs_id, answer.refs, read_at, self.navigated_at))
         mode = "snapshot since" if before is not None else "snapshot expand" if expand is not None else "snapshot"
         self.recorder.record(snapshot_frame(self.id, result, mode))
         return result
@@ -267,11 +279,28 @@ class Page:
                            f"({scale.image_width}x{scale.image_height})")  # fmt: skip
         return action.x * scale.factor, action.y * scale.factor
 
+    def hold(self, duration_s: float) -> tuple[Lease, bool]:
+        """Take (or, for its holder, renew) the lease of this page for the request's hand."""
+        if self.page.is_closed():
+            raise Conflict(f"page {self.id} is closed: there is nothing to hold")
+        return self.leases.take(resource(self.id), current_agent.get(), duration_s)
+
+    def let_go(self) -> Lease:
+        """End the request's hand's lease of this page."""
+        return self.leases.let_go(resource(self.id), current_agent.get())
+
+    def lease(self) -> dict[str, Any] | None:
+        return self.leases.describe(resource(self.id))
+
     async def act(self, action: Action, snapshot: SnapshotOptions | None) -> dict[str, Any]:
         """Run one action, let the page settle, and say what it did (and show the page, when asked). The
-        action (or its failure) is recorded in the timeline before the snapshot it asked for."""
+        action (or its failure) is recorded in the timeline before the snapshot it asked for. Another hand's
+        lease refuses it; actions run one at a time, so each one's effects are its own."""
+        agent = current_agent.get()
+        self.leases.admit(resource(self.id), agent)
         try:
-            result = await self._act(action)
+            async with self._acting:
+                result = await self._act(action, agent)
         except LookoutError as exc:
             self.recorder.record(action_frame(self.id, action, None, exc.message))
             raise
@@ -283,7 +312,7 @@ class Page:
             result["snapshot"] = await self.snapshot(snapshot, since=self.last_obs, outcome=said)
         return result
 
-    async def _act(self, action: Action) -> dict[str, Any]:
+    async def _act(self, action: Action, agent: str) -> dict[str, Any]:
         if isinstance(action, DialogAnswer):
             self.dialog_answer = (action.accept, action.text)
             answer = (
@@ -297,24 +326,30 @@ class Page:
         if isinstance(action, ClickAt):
             point = await self._point(action)
         else:
-            known = RefCheck(self.last_obs, self.obs_refs, self.obs_taken_at, self.navigated_at, self.refs_seen)
-            check_ref(action, known)
+            page_last = RefCheck(self.last_obs, self.obs_refs, self.obs_taken_at, 0.0)
+            known = self.hands.known(agent, page_last)
+            check_ref(action, replace(known, navigated_at=self.navigated_at, ever=self.refs_seen))
+            await self._check_since_others(action, agent, known)
         page = self.page
         started, seq, url_before = time.monotonic(), self.seq, page.url
         element = await element_of(page, action) if point is None else None
         frame = await frame_of(page, element)  # an action in an iframe is watched, settled and read there
         focus_before = await before(page, element, action)
-        await perform(page, action, element, point)
+        self.hands.acted(agent, action.name)  # from here on the page may change, until it ends (below)
 
         def navigated() -> bool:
             return any(e["kind"] == "navigation" for e in self.events if e["seq"] > seq)
 
         where = frame if frame is not None and not frame.is_detached() else page
-        settled = await settle(
-            where, lambda: any(t >= started for t in self.pending.values()) or self._saving(), navigated,
-            quiet_ms(action),
-        )  # fmt: skip
-        done = await after(where)
+        try:
+            await perform(page, action, element, point)
+            settled = await settle(
+                where, lambda: any(t >= started for t in self.pending.values()) or self._saving(), navigated,
+                quiet_ms(action),
+            )  # fmt: skip
+            done = await after(where)
+        finally:
+            self.hands.acted(agent, action.name)
         title = done["title"] if frame is None else await _title(page)  # the frame's document has its own
         if navigated():
             self.history.append(title or page.url)
@@ -328,10 +363,24 @@ class Page:
         self.saving = {task for task in self.saving if not task.done()}
         return bool(self.saving)
 
+    async def _check_since_others(self, action: Action, agent: str, known: RefCheck) -> None:
+        """When another hand acted after the agent's snapshot, the element of its ref must be there still,
+        as the snapshot showed it (app.browser.hands.check_unchanged)."""
+        other = self.hands.other_since(agent, known.taken_at)
+        if other is None or not isinstance(action, OnElement) or known.obs_id is None:
+            return
+        seen = await asyncio.to_thread(self._snapshot_observation, known.obs_id)
+        try:
+            now = await self.page.aria_snapshot(mode="ai")
+        except pw.Error as exc:
+            raise Unavailable(f"the page did not answer the check of ref {action.ref}: {exc}") from exc
+        check_unchanged(action.ref, known.obs_id, seen["raw"], now, other)
+
     async def script(self, steps: list[Action | str], snapshot: SnapshotOptions) -> dict[str, Any]:
         """Run steps in order (actions, "snapshot", "screenshot"); stop at the first error, or at a
         navigation that a later step's refs would not survive (a step that is not navigate, back, forward
         or reload and is not the last). Then one budgeted snapshot of where the page ended."""
+        self.leases.admit(resource(self.id), current_agent.get())
         results: list[dict[str, Any]] = []
         stopped: dict[str, Any] | None = None
         for index, step in enumerate(steps):

@@ -19,17 +19,18 @@ from typing import TYPE_CHECKING, Any
 from app.browser import playwright_api as pw
 from app.browser.browser import BrowserHost
 from app.browser.downloads import download_path, kept_name, save
-from app.browser.frames import closed_frame, opened_frame
+from app.browser.frames import closed_frame, opened_frame, resource
 from app.browser.profile_contexts import ProfileContexts
 from app.browser.profiles import ProfileFiles, check_name
 from app.core.archive import ArchivePart
 from app.core.errors import BadInput, Conflict, Gone, LookoutError, NotFound, Unavailable
 from app.core.events import EventBus
 from app.core.ids import check_id, new_id
+from app.core.leases import LeaseBook
 from app.core.observations import ObservationStore
 from app.core.storage import append_jsonl
 from app.core.tokens import warm_up
-from app.timeline.recording import NullRecorder, Recorder
+from app.timeline.recording import NullRecorder, Recorder, current_agent
 
 if TYPE_CHECKING:
     from playwright.async_api import Dialog, Download
@@ -42,8 +43,11 @@ class PageRegistry:
     """The open pages: create, get, describe_all, close; an idle reaper and a limit (`max_pages`)."""
 
     def __init__(self, root: Path, host: BrowserHost, bus: EventBus, upload_dir: Path,
-                 recorder: Recorder | None = None, idle_s: float = 1800, max_pages: int = 20) -> None:  # fmt: skip
-        """`root`: <data>/pages; profiles live beside it, in <data>/profiles."""
+                 recorder: Recorder | None = None, idle_s: float = 1800, max_pages: int = 20,
+                 leases: LeaseBook | None = None) -> None:  # fmt: skip
+        """`root`: <data>/pages; profiles live beside it, in <data>/profiles; `leases`: the daemon's book of
+        leases (app.core.leases), in memory only when not given."""
+        self.leases = leases or LeaseBook(None)
         self.host, self.bus, self.upload_dir = host, bus, upload_dir
         self.profiles = ProfileContexts(host, ProfileFiles(root.parent / "profiles"))
         self.store = ObservationStore(root, "page", lambda page_id: check_id(page_id, "page"), "ts")
@@ -124,7 +128,7 @@ class PageRegistry:
         self.store.dir(page_id, create=True)
         from app.browser.page import Page  # loaded with the first page: a daemon without pages never pays for it
 
-        page = Page(page_id, tab, time.time(), viewport, self.store, self.recorder, profile=profile)
+        page = Page(page_id, tab, time.time(), viewport, self.store, self.recorder, profile=profile, leases=self.leases)
         self._pages[page_id] = page
         self._capture(page)
         return page
@@ -215,9 +219,12 @@ class PageRegistry:
 
     async def close(self, page_id: str, reason: str = "deleted") -> dict[str, Any]:
         check_id(page_id, "page")
+        if reason == "deleted" and page_id in self._pages:  # another hand's lease refuses it; it ends with the page
+            self.leases.admit(resource(page_id), current_agent.get())
         page = self._pages.pop(page_id, None)
         if page is None:
             raise NotFound(f"no page {page_id!r}")
+        self.leases.forget(resource(page_id))
         described = await page.describe()
         await self._close_tab(page)
         self.store.forget(page_id)

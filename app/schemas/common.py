@@ -12,3 +12,8 @@ class Strict(BaseModel):
     """A request body that refuses fields it does not know (a typo is an error, not a silent default)."""
 
     model_config = ConfigDict(extra="forbid")
+
+
+class LeaseRequest(Strict):
+    # How long to hold the terminal or page (seconds, 1 to 3600); taking it again renews it.
+    duration_s: float

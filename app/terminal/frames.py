@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from app.core.leases import Lease
 from app.terminal.blocks import Block
 from app.terminal.frame_screens import view_refs
 from app.terminal.input_steps import InputStep
@@ -52,6 +53,13 @@ def describe_steps(steps: Sequence[InputStep]) -> str:
         if step.keys:
             parts.append("pressed " + " ".join(step.keys))
     return "; ".join(parts)
+
+
+def take_over_frame(terminal_id: str, lease: Lease) -> FrameInput:
+    """A hand (a person in the web UI or `lookout attach`) typed into a terminal another hand holds."""
+    text = lease.taken_over_line("typed into the terminal")
+    return FrameInput(resource(terminal_id), "action", "terminal take-over", text, text, pinned=True,
+                      data={"action": "take over"})  # fmt: skip
 
 
 def resize_frame(terminal_id: str, before: tuple[int, int], after: tuple[int, int]) -> FrameInput:

@@ -19,9 +19,11 @@ from app.core.archive import ArchivePart
 from app.core.errors import BadInput, Conflict, Gone, NotFound
 from app.core.events import EventBus
 from app.core.ids import check_id
+from app.core.leases import LeaseBook
 from app.core.private_files import make_dir
 from app.terminal import origins, retention
 from app.terminal.frame_screens import Recorded, rebuild
+from app.terminal.frames import resource
 from app.terminal.holder.protocol import ProtocolError, socket_name
 from app.terminal.holder_link import HolderLauncher
 from app.terminal.holders import greet, remove_stale_socket
@@ -30,7 +32,7 @@ from app.terminal.places import Places
 from app.terminal.screen_model import RENDERS
 from app.terminal.session import SessionLimits, TerminalSession
 from app.terminal.shell_integration import supported as integration_supported
-from app.timeline.recording import NullRecorder, Recorder
+from app.timeline.recording import NullRecorder, Recorder, current_agent
 
 log = logging.getLogger(__name__)
 
@@ -79,10 +81,13 @@ class TerminalRegistry:
         recorder: Recorder | None = None,
         read_only: bool = False,
         keep: retention.Retention | None = None,
+        leases: LeaseBook | None = None,
     ) -> None:
         """`read_only`: show the terminals of the data dir as recorded (a replay archive), adopting none; `keep`:
-        which exited terminals' files are kept (app.terminal.retention; None: all, and `prune` refuses)."""
+        which exited terminals' files are kept (app.terminal.retention; None: all, and `prune` refuses);
+        `leases`: the daemon's book of leases (app.core.leases), in memory only when not given."""
         self.root = root
+        self.leases = leases or LeaseBook(None)
         self.read_only = read_only
         self.bus = bus or EventBus()
         self.recorder = recorder or NullRecorder()
@@ -116,7 +121,7 @@ class TerminalRegistry:
                 continue
             loading.append(self._load(directory))
         for session in await asyncio.gather(*loading):
-            self._sessions[session.id] = session
+            self._keep(session)
         if not self.read_only:
             self._readopting = asyncio.create_task(self._readopt_lost())
             if self.keep is not None:
@@ -185,7 +190,7 @@ class TerminalRegistry:
         if lost.ending or self._released or self._sessions.get(lost.id) is not lost:  # ended, purged, or released
             await session.detach()
             return True
-        self._sessions[lost.id] = session
+        self._keep(session)
         log.info("terminal %s is adopted again: its holder answers", lost.id)
         self.bus.publish("terminal.adopted", id=lost.id)
         return True
@@ -239,12 +244,14 @@ class TerminalRegistry:
         """Another daemon takes the terminals over (a hot restart): each is left to it, followed here only
         for the answers already begun (see TerminalSession.release); its holders' fork server ends."""
         self._released = True
+        self.leases.released = True  # the next daemon reads the book as it is now
         await asyncio.gather(*(s.release() for s in self._sessions.values()))
         await self.launcher.close()
 
     def take_back(self) -> None:
         """Undo `release` (the daemon that was to take the terminals over failed)."""
         self._released = False
+        self.leases.released = False
         for session in self._sessions.values():
             session.take_back()
 
@@ -319,7 +326,7 @@ class TerminalRegistry:
                                           bus=self.bus, recorder=self.recorder)  # fmt: skip
         finally:
             self.places.fill()
-        self._sessions[terminal_id] = session
+        self._keep(session)
         self.bus.publish("terminal.created", id=terminal_id, name=meta.name, command=meta.command)
         return session
 
@@ -372,10 +379,17 @@ class TerminalRegistry:
         parts.append(ArchivePart(f"{name}/output.raw", directory / "output.raw", start=base, length=end - base))
         return parts
 
+    def _keep(self, session: TerminalSession) -> None:
+        session.leases = self.leases
+        self._sessions[session.id] = session
+
     async def close(self, terminal_id: str, purge: bool = False) -> TerminalSession:
-        """Stop the terminal (its files stay, and it stays listed, unless `purge`)."""
+        """Stop the terminal (its files stay, and it stays listed, unless `purge`); another hand's lease
+        refuses it (Leased), and the lease ends with it."""
         session = self.get(terminal_id)
+        self.leases.admit(resource(terminal_id), current_agent.get())
         await session.stop()
+        self.leases.forget(resource(terminal_id))
         if purge:
             try:
                 await asyncio.to_thread(shutil.rmtree, session.directory)

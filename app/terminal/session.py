@@ -25,6 +25,7 @@ from typing import Any
 from app.core.errors import BadInput, Conflict, TakenOver
 from app.core.events import EventBus
 from app.core.hands import Ledger
+from app.core.leases import Lease, LeaseBook
 from app.terminal import frames, session_ladder
 from app.terminal import holders as held
 from app.terminal import persistence as files
@@ -82,6 +83,8 @@ class TerminalSession:
         self.last_output_at = time.monotonic()
         self.stopping = False
         """The daemon is stopping: waits answer now (`stop_waits`)."""
+        self.leases = LeaseBook(None)
+        """The daemon's leases (the registry's book; app.core.leases): whose input is let in."""
         self.writes = files.GuardedWrites(meta.id)
         """The terminal's writes on the loop: none once another daemon took it over; a failure is `degraded`."""
         self.hands = TerminalHands(directory, self.writes)
@@ -261,6 +264,7 @@ class TerminalSession:
             "ended_by": m.ended_by, "alt_screen": self.screen_model.alt_screen(fresh),
             "raw_size": self._process.journal_size if self._process is not None else self.raw_offset,
             "engine": m.engine, "created_at": m.created_at, "ended_at": m.ended_at,
+            "lease": self.lease(),
         }  # fmt: skip
 
     async def screen(
@@ -281,10 +285,12 @@ class TerminalSession:
         return answer
 
     def send(
-        self, *steps: InputStep, text: str | None = None, keys: list[str] | None = None, paste: str | None = None
-    ) -> dict[str, Any]:
+        self, *steps: InputStep, text: str | None = None, keys: list[str] | None = None, paste: str | None = None,
+        take_over: bool = False,
+    ) -> dict[str, Any]:  # fmt: skip
         """Write input, step by step in order (see app.terminal.input_steps), then one more step of `text`,
-        `keys` and `paste` if given; the next wait starts here."""
+        `keys` and `paste` if given; the next wait starts here. Another hand's lease refuses it (Leased),
+        unless `take_over` (a person shown the lease), recorded the first time."""
         if text is not None or keys or paste is not None:
             steps = (*steps, InputStep(text=text, keys=tuple(keys or ()), paste=paste))
         if not self.running or self._process is None:
@@ -295,10 +301,26 @@ class TerminalSession:
         encoded = encode_within(steps, self.screen_model.bracketed_paste, self.screen_model.current().app_cursor_keys,
                                 self.limits.max_input_bytes, pending, self.id)  # fmt: skip
         data, offset, hidden = encoded.data, self.raw_offset, not self._process.echoing()
+        taken = self.leases.admit(frames.resource(self.id), current_agent.get(), take_over)
+        if taken is not None:
+            self.recorder.record(frames.take_over_frame(self.id, taken))
         self.recorder.record(frames.input_frame(self.id, steps, hidden))
         self.hands.record(current_agent.get(), offset, steps, encoded, hidden, self.state(fresh=False))
         self._process.write(data, redact=hidden)
         return {"bytes_written": len(data), "raw_offset": offset, "pending": self._process.pending}
+
+    def hold(self, duration_s: float) -> tuple[Lease, bool]:
+        """Take (or, for its holder, renew) the lease of this terminal for the request's hand."""
+        if not self.running:
+            raise Conflict(f"terminal {self.id} has {self.meta.status}: there is nothing to hold")
+        return self.leases.take(frames.resource(self.id), current_agent.get(), duration_s)
+
+    def let_go(self) -> Lease:
+        """End the request's hand's lease of this terminal."""
+        return self.leases.let_go(frames.resource(self.id), current_agent.get())
+
+    def lease(self) -> dict[str, Any] | None:
+        return self.leases.describe(frames.resource(self.id))
 
     def resize(self, cols: int, rows: int) -> None:
         """Resize the PTY (its holder records where in the output it did; the screen takes the size there, see

@@ -33,7 +33,7 @@ from app.terminal.engines import create_engine
 from app.terminal.engines.base import ScreenEngine
 from app.terminal.scanner import SideScanner, TitleChanged
 from clients.attach.painter import ENTER, LEAVE, View, follow, key_name, paint
-from clients.attach.status import status_line
+from clients.attach.status import notice_line, status_line
 
 FRAME_S = 1 / 30
 """Repaints are coalesced to at most this often."""
@@ -48,6 +48,8 @@ class AttachOptions:
     read_only: bool = False
     resize: bool = False
     detach_key: int = 0x1C
+    take_over: bool = False
+    """Type into the terminal even while another hand holds its lease (the daemon records it)."""
 
 
 class Attached:
@@ -62,6 +64,8 @@ class Attached:
         """The part of the screen painted last (a smaller window follows the cursor from there)."""
         self.name = ""
         self.title = ""
+        self.notice = ""
+        """Shown on the last row while set: the lease another hand holds (keys are refused)."""
         self._titles = SideScanner()
         self.outcome: tuple[int, str] = (1, "the daemon closed the connection")
         self._paint_due: asyncio.TimerHandle | None = None
@@ -80,9 +84,12 @@ class Attached:
             return
         cols, rows = self.window()
         screen = (engine.cols, engine.rows)
-        self.view = view = follow(screen, (cols, rows), engine.cursor(), self.view)
+        room = rows - 1 if self.notice and rows > 1 else rows  # the notice's row
+        self.view = view = follow(screen, (cols, room), engine.cursor(), self.view)
         status = ""
-        if view.clipped:
+        if self.notice:
+            status = notice_line(self.notice, cols)
+        elif view.clipped:
             key = key_name(self.options.detach_key)
             status = status_line(self.options.terminal_id, self.name, self.title, screen, view, key, cols)
         self._write(paint(engine, cols, rows, view, status))
@@ -147,6 +154,7 @@ class Attached:
             if kind == "hydrate":
                 self.engine = create_engine("avt", event["cols"], event["rows"], 0)
                 self.name = str(event.get("name") or "")
+                self._leased(event.get("lease"))
                 self._feed(event["data"].encode())
                 if self.options.resize:
                     self.take_over()
@@ -158,10 +166,22 @@ class Attached:
                 self.repaint()
                 self.finish(0, f"the program exited (code {event.get('exit_code')})")
                 return
+            elif kind == "error" and event.get("error", {}).get("code") == "leased":  # keys refused: watch on
+                held = event["error"].get("details") or {}
+                self.notice = (f"keys refused: held by {held.get('holder')!r} until {held.get('expires_at')} "
+                               "(attach --take-over types)")  # fmt: skip
+                self.repaint()
             elif kind == "error":
                 self.finish(1, str(event.get("error", {}).get("message", event)))
                 return
         self.finish(1, "the daemon closed the connection")
+
+    def _leased(self, lease: Any) -> None:
+        """The notice of a lease another hand holds (keys are refused unless `--take-over`)."""
+        if not isinstance(lease, dict) or lease.get("holder") == AGENT or self.options.read_only:
+            return
+        typing = "your keys go in anyway" if self.options.take_over else "keys refused (--take-over types)"
+        self.notice = f"held by {lease.get('holder')!r} until {lease.get('expires_at')}: {typing}"
 
     async def run(self) -> None:
         tasks = [asyncio.ensure_future(self.receive()), asyncio.ensure_future(self.send())]
@@ -178,10 +198,11 @@ class Attached:
                 self._paint_due.cancel()
 
 
-def stream_url(url: str, terminal_id: str, token: str) -> str:
+def stream_url(url: str, terminal_id: str, token: str, take_over: bool = False) -> str:
     base = url.rstrip("/")
     base = "ws" + base[4:] if base.startswith("http") else base
-    return f"{base}/v1/terminals/{quote(terminal_id)}/stream?mode=raw&agent={AGENT}&token={quote(token)}"
+    return f"{base}/v1/terminals/{quote(terminal_id)}/stream?mode=raw&agent={AGENT}&token={quote(token)}" + (
+        "&take_over=true" if take_over else "")  # fmt: skip
 
 
 async def attach(options: AttachOptions) -> tuple[int, str]:
@@ -191,7 +212,9 @@ async def attach(options: AttachOptions) -> tuple[int, str]:
         return 2, "attach needs a terminal (stdin and stdout)"
     try:
         ws = await websockets.connect(
-            stream_url(options.url, options.terminal_id, options.token), max_size=None, open_timeout=10
+            stream_url(options.url, options.terminal_id, options.token, options.take_over),
+            max_size=None,
+            open_timeout=10,
         )
     except (OSError, websockets.InvalidHandshake, TimeoutError) as exc:
         return 1, f"cannot reach the terminal at {options.url}: {exc}"

@@ -41,3 +41,8 @@ def status_line(
     if title:
         parts.append(f"title {printable(title)}")
     return REVERSE + _fit(" " + " · ".join(parts), width)
+
+
+def notice_line(text: str, width: int) -> str:
+    """One row of `width` cells in reverse video saying `text` (the lease that refuses this client's keys)."""
+    return REVERSE + _fit(" " + printable(text), width)

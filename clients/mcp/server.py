@@ -14,7 +14,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, InputRequiredResult, Tool, ToolAnnotations
 
 from app import __version__
-from clients.mcp import browser_tools, context_tools, device_tools, terminal_tools
+from clients.mcp import browser_tools, context_tools, device_tools, lease_tools, terminal_tools
 from clients.mcp.daemon import LINK_ATTRIBUTE, DaemonLink, environment_link
 from clients.mcp.lean_schema import lean_schema
 from clients.mcp.toolsets import NAMES, parse_toolsets
@@ -22,7 +22,7 @@ from clients.mcp.toolsets import NAMES, parse_toolsets
 ToolList = Sequence[tuple[Callable[..., Awaitable[Any]], ToolAnnotations | None]]
 
 TOOLSETS: dict[str, ToolList] = {  # in toolsets.NAMES' order
-    "terminal": terminal_tools.TOOLS,
+    "terminal": [*terminal_tools.TOOLS, *lease_tools.TOOLS],
     "device": device_tools.TOOLS,
     "page": browser_tools.TOOLS,
     "context": context_tools.TOOLS,

@@ -18,6 +18,7 @@ from pydantic import Field
 from app.schemas.terminal import ActRequest, ScreenOptions, TerminalInput, Until
 from app.terminal.holder.sizes import MAX_COLS, MAX_ROWS, MIN_SIZE
 from clients.mcp.daemon import call
+from clients.mcp.lease_tools import with_notice
 
 RAW_READ_DEFAULT = 16_384
 MAX_WAIT_MS = 50_000
@@ -79,7 +80,7 @@ async def terminal_act(
         return await call(ctx, "GET", _path(terminal_id, "screen"), params=options)
     body = {"input": _dump(input), "until": _dump(until), "since": since, "timeout_ms": timeout_ms,
             "screen": options, "detail": detail}  # fmt: skip
-    return await call(ctx, "POST", _path(terminal_id, "act"), body=body, wait_s=timeout_ms / 1000)
+    return with_notice(await call(ctx, "POST", _path(terminal_id, "act"), body=body, wait_s=timeout_ms / 1000))
 
 
 async def terminal_read(

@@ -166,3 +166,24 @@ def test_a_smaller_window_follows_the_cursor_and_says_it_is_clipped(daemon: Daem
     screen.proc.write(b"\x1c")
     assert screen.exit_status() == 0
     assert api.get(f"/v1/terminals/{tid}").json()["cols"] == 120, "watching never resizes"
+
+
+def test_a_held_terminal_shows_the_lease_and_takes_keys_only_with_take_over(daemon: Daemon, api: httpx.Client) -> None:
+    tid = _shell(api)
+    api.post(f"/v1/terminals/{tid}/lease", json={"duration_s": 600}, headers={"X-Lookout-Agent": "agent-A"}).raise_for_status()
+    refused = Screen(_attach(daemon, tid, cols=100, rows=30))
+    refused.until(b"held by 'agent-A' until ")  # shown before anything is typed
+    refused.until(b"keys refused (--take-over types)")
+    refused.proc.write(b"echo refused-$((3*3))\r")
+    refused.until(b"keys refused: held by 'agent-A' until ")  # the daemon's refusal, shown; still attached
+    assert refused.proc.isalive()
+    refused.proc.write(b"\x1c")
+    assert refused.exit_status() == 0 and "refused-9" not in _screen_text(api, tid)
+
+    taker = Screen(_attach(daemon, tid, "--take-over", cols=100, rows=30))
+    taker.until(b"your keys go in anyway")
+    taker.proc.write(b"echo taken-$((4*4))\r")
+    eventually(lambda: "taken-16" in _screen_text(api, tid), what="the keys of a person who took over")
+    taker.proc.write(b"\x1c")
+    assert taker.exit_status() == 0
+    assert api.get(f"/v1/terminals/{tid}").json()["lease"]["taken_over_by"] == ["attach"]

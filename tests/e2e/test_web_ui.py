@@ -17,6 +17,7 @@ from playwright.sync_api import Browser, Page, expect, sync_playwright
 from app.browser.browser import FLAGS, find_executable
 from tests.conftest import REPO, Daemon
 from tests.support.adb_fake import ui_dump, ui_node
+from tests.support.polling import eventually
 from tests.support.site import serve_directory
 
 SHOTS = REPO / "build" / "ui-screenshots"
@@ -410,3 +411,34 @@ def test_replay_draws_a_100_column_htop_frame_whole_with_its_colours(
     assert page.evaluate("(img) => img.naturalWidth", image.element_handle()) > 0
     shot(page, f"replay-htop-{width}")
     assert errors == []
+
+
+def test_a_held_terminal_shows_its_lease_and_a_person_types_only_after_taking_over(
+    browser: Browser, daemon: Daemon, tmp_path: Path
+) -> None:
+    tid = daemon_terminal(daemon, tmp_path)
+    with daemon.client() as api:
+        api.post(f"/v1/terminals/{tid}/lease", json={"duration_s": 600},
+                 headers={"X-Lookout-Agent": "agent-A"}).raise_for_status()  # fmt: skip
+    page, errors = open_ui(browser, daemon)
+    page.evaluate("location.hash = '#/terminals'")
+    expect(page.get_by_role("table")).to_contain_text("agent-A until ")  # the listing's "Held by" column
+    page.evaluate(f"location.hash = '#/terminals/{tid}'")
+    lease = page.get_by_role("status", name="Lease")
+    expect(lease).to_contain_text("Held by agent-A until ")
+    expect(lease).to_contain_text("refused unless you take over")
+    page.locator(".xterm-host").click()
+    page.keyboard.type("echo refused-$((3*3))")
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("alert").filter(has_text="agent-A")).to_be_visible()  # the daemon's refusal
+    page.get_by_role("button", name="Type anyway (take over)").click()
+    expect(lease).to_contain_text("You took over")
+    page.keyboard.type("echo taken-$((4*4))")
+    page.keyboard.press("Enter")
+    shot(page, "terminal-leased")
+    with daemon.client() as api:
+        screen = lambda: api.get(f"/v1/terminals/{tid}/screen", params={"format": "text"}).text  # noqa: E731
+        eventually(lambda: "taken-16" in screen(), what="the keys typed after taking over")
+        assert "refused-9" not in screen()
+        assert api.get(f"/v1/terminals/{tid}").json()["lease"]["taken_over_by"] == ["web-ui"]
+    assert not errors, errors

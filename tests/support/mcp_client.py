@@ -20,7 +20,7 @@ CLIENT_NAME = "pytest-agent"
 """The name the stdio client gives when it connects."""
 HTTP_CLIENT_NAME = "http-agent"
 """The name the HTTP client gives (in its handshake and as `X-Lookout-Agent`)."""
-TERMINAL_TOOLS = {"terminal_open", "terminal_list", "terminal_act", "terminal_read", "terminal_close"}
+TERMINAL_TOOLS = {"terminal_open", "terminal_list", "terminal_act", "terminal_read", "terminal_close", "hold"}
 DEVICE_TOOLS = {
     "device_list", "device_screenshot", "device_ui", "device_find", "device_tap", "device_swipe", "device_type",
     "device_key", "device_script", "device_app", "device_logcat",

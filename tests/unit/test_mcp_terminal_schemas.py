@@ -32,8 +32,10 @@ ROUTES: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
         ("GET", f"{TERMINAL}/deltas", {"only": ["terminal_id", "since", "limit"], "renames": {"since": "cursor"}}),
     ],
     "terminal_close": [("DELETE", TERMINAL, {})],
+    # a page's id goes to /v1/pages/{id}/lease, the same route; seconds=0 lets go (DELETE), else it is duration_s
+    "hold": [("POST", "/v1/terminals/{resource_id}/lease", {"renames": {"id": "resource_id"}, "skip": ["seconds"]})],
 }
-OWN = {("terminal_read", "what"), ("terminal_act", "timeout_ms")}
+OWN = {("terminal_read", "what"), ("terminal_act", "timeout_ms"), ("hold", "seconds")}
 """Arguments no route takes (they choose the route) or held on their own below."""
 
 

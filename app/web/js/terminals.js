@@ -15,13 +15,15 @@ export function showTerminals(main) {
   listing(main, "Terminals", () => api("GET", "/v1/terminals"), ({ terminals }) => (!terminals.length
     ? "No terminal yet: open one with “New terminal”."
     : el("table", {},
-      el("thead", {}, el("tr", {}, ["Name", "Command", "State", "Size", "Blocks"].map((h) => el("th", { scope: "col" }, h)))),
+      el("thead", {}, el("tr", {}, ["Name", "Command", "State", "Size", "Blocks", "Held by"]
+        .map((h) => el("th", { scope: "col" }, h)))),
       el("tbody", {}, terminals.map((t) => el("tr", {},
         el("td", {}, el("a", { href: `#/terminals/${t.id}` }, t.name || t.id)),
         el("td", { class: "line" }, t.command),
         el("td", {}, t.status === "running" ? t.state : t.status),
         el("td", {}, `${t.cols}x${t.rows}`),
-        el("td", {}, t.block_count)))))));
+        el("td", {}, t.block_count),
+        el("td", {}, t.lease ? `${t.lease.holder} until ${t.lease.expires_at}` : "")))))));
 }
 
 export function newTerminalForm(main) {
@@ -66,7 +68,7 @@ function card(block, output) {
 }
 
 export function showTerminal(main, id) {
-  const state = { closed: false, described: null, shown: new Set(), live: null };
+  const state = { closed: false, described: null, shown: new Set(), live: null, takeOver: false };
   const title = el("h2", {}, id);
   const facts = el("p", { class: "facts" });
   const problem = el("div");
@@ -74,6 +76,12 @@ export function showTerminal(main, id) {
   const label = el("span");
   const banner = el("div", { class: "banner", role: "alert", hidden: true },
     "The program is asking for a password: what you type here goes to it, is not shown, and is not recorded.");
+  const leaseText = el("span");
+  const typeAnyway = el("button", { type: "button", class: "danger",
+    title: "Your keys go to the program although another hand holds it; its timeline records that you took over" },
+  "Type anyway (take over)");
+  const leaseBanner = el("div", { class: "banner", role: "status", "aria-label": "Lease", hidden: true },
+    leaseText, " ", typeAnyway);
   const host = el("div", { class: "xterm-host", "aria-label": "Live terminal" });
   const takeOver = el("button", { type: "button", class: "secondary" }, "Type in the terminal");
   const fitButton = el("button", { type: "button", class: "secondary",
@@ -87,7 +95,7 @@ export function showTerminal(main, id) {
   const player = recordingPlayer(id);
   main.append(title, facts, el("div", { class: "toolbar" }, takeOver, fitButton, closeButton), problem, cards,
     el("section", { class: "live", "aria-label": "Live terminal and input" }, el("div", { class: "live-label" }, label),
-      banner, host, prompt), player.node);
+      leaseBanner, banner, host, prompt), player.node);
 
   const term = new Terminal({ cursorBlink: true, fontSize: 14, scrollback: 2000, convertEol: false,
     fontFamily: 'ui-monospace, "DejaVu Sans Mono", Menlo, monospace' });
@@ -107,7 +115,25 @@ export function showTerminal(main, id) {
       notice(problem, "The live stream is not connected: what you typed was not sent. Reload to reconnect.", true);
     }
   };
-  term.onData((text) => send({ type: "input", text }));
+  // While another hand holds the terminal (a lease), keys are refused unless the person took over knowingly.
+  const typed = (message) => send(state.takeOver ? { ...message, take_over: true } : message);
+  const showLease = (lease) => {
+    leaseBanner.hidden = !lease;
+    if (!lease) {
+      state.takeOver = false; // a later lease is confirmed again
+      return;
+    }
+    const taking = state.takeOver ? "You took over: your keys go in, and the timeline records it."
+      : "What you type is refused unless you take over.";
+    leaseText.textContent = `Held by ${lease.holder} until ${lease.expires_at}. ${taking}`;
+    typeAnyway.hidden = state.takeOver;
+  };
+  typeAnyway.addEventListener("click", () => {
+    state.takeOver = true;
+    showLease(state.described?.lease);
+    term.focus();
+  });
+  term.onData((text) => typed({ type: "input", text }));
   // A viewer shows the PTY at the size the agent set (clipped or padded by the card): only the take-over
   // button resizes it.
   fitButton.addEventListener("click", () => {
@@ -133,12 +159,15 @@ export function showTerminal(main, id) {
         term.reset();
         term.resize(event.cols, event.rows);
         term.write(event.data);
+        if (state.described) state.described.lease = event.lease;
+        showLease(event.lease);
       } else if (event.type === "resize") {
         term.resize(event.cols, event.rows);
       } else if (event.type === "exit") {
         label.textContent = `The program exited (code ${event.exit_code}); this is its last screen.`;
       } else if (event.type === "error") {
         notice(problem, event.error.message, true);
+        if (event.error.code === "leased") describe(); // show the lease and its take-over button
       }
     };
     ws.onclose = (event) => {
@@ -150,7 +179,7 @@ export function showTerminal(main, id) {
   prompt.addEventListener("submit", (event) => {
     event.preventDefault();
     const input = prompt.querySelector("input");
-    send({ type: "input", text: input.value, keys: ["Enter"] });
+    typed({ type: "input", text: input.value, keys: ["Enter"] });
     input.value = "";
     term.focus();
   });
@@ -193,6 +222,7 @@ export function showTerminal(main, id) {
       t.exit_code === null || t.exit_code === undefined ? null : exitBadge(t.exit_code),
     ].filter(Boolean));
     banner.hidden = t.state !== "password";
+    showLease(t.lease);
     const running = t.status === "running";
     closeButton.disabled = !running;
     if (!running) label.textContent = label.textContent || `The terminal has ${t.status}; this is its last screen.`;
