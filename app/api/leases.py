@@ -5,23 +5,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any
 
 from fastapi import APIRouter, Request
 
 from app.api.responses import JSONResponse
-from app.core.leases import Lease
+from app.core.leases import Holdable, Lease
 from app.schemas.common import LeaseRequest
-
-
-class Holdable(Protocol):
-    """A terminal session or a page."""
-
-    def hold(self, duration_s: float) -> tuple[Lease, bool]: ...
-
-    def let_go(self) -> Lease: ...
-
-    def lease(self) -> dict[str, Any] | None: ...
+from app.timeline.recording import current_agent
 
 
 def add_lease_routes(router: APIRouter, kind: str, find: Callable[[Request, str], Holdable]) -> None:
@@ -35,13 +26,13 @@ def add_lease_routes(router: APIRouter, kind: str, find: Callable[[Request, str]
     @router.post("/{resource_id}/lease", name=f"take_{kind}_lease")
     async def take_lease(resource_id: str, body: LeaseRequest, request: Request) -> JSONResponse:
         """Hold it for `duration_s` seconds (1 to 3600), or renew your lease; 409 while another hand holds it."""
-        lease, renewed = find(request, resource_id).hold(body.duration_s)
+        lease, renewed = find(request, resource_id).hold(current_agent.get(), body.duration_s)
         return JSONResponse({"lease": _shown(lease), "renewed": renewed})
 
     @router.delete("/{resource_id}/lease", name=f"let_go_{kind}_lease")
     async def let_go_lease(resource_id: str, request: Request) -> JSONResponse:
         """Let your lease go; 404 when none is held, 409 when another hand holds it."""
-        return JSONResponse({"let_go": _shown(find(request, resource_id).let_go())})
+        return JSONResponse({"let_go": _shown(find(request, resource_id).let_go(current_agent.get()))})
 
 
 def _shown(lease: Lease) -> dict[str, Any]:

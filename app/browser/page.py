@@ -40,7 +40,7 @@ from app.browser.views import Answer, Earlier, snapshot_text
 from app.core.errors import BadInput, Conflict, LookoutError, Unavailable
 from app.core.gc_tuning import gc_paused
 from app.core.images import ImageFormat, encode, resize
-from app.core.leases import Lease, LeaseBook
+from app.core.leases import Holdable, LeaseBook
 from app.core.observations import ObservationStore, Seen, staleness
 from app.core.scaling import RAW_WARNING, Scale, fit, image_tokens
 from app.timeline.recording import Recorder, current_agent
@@ -86,7 +86,7 @@ class Read:
 
 
 @dataclass(eq=False)
-class Page:
+class Page(Holdable):
     """One open page: what happened on it (captured from its creation) and its operations: snapshot,
     screenshot, find, act, script, and its stored observations."""
 
@@ -279,18 +279,11 @@ class Page:
                            f"({scale.image_width}x{scale.image_height})")  # fmt: skip
         return action.x * scale.factor, action.y * scale.factor
 
-    def hold(self, duration_s: float) -> tuple[Lease, bool]:
-        """Take (or, for its holder, renew) the lease of this page for the request's hand."""
-        if self.page.is_closed():
-            raise Conflict(f"page {self.id} is closed: there is nothing to hold")
-        return self.leases.take(resource(self.id), current_agent.get(), duration_s)
+    def lease_key(self) -> str:
+        return resource(self.id)
 
-    def let_go(self) -> Lease:
-        """End the request's hand's lease of this page."""
-        return self.leases.let_go(resource(self.id), current_agent.get())
-
-    def lease(self) -> dict[str, Any] | None:
-        return self.leases.describe(resource(self.id))
+    def unholdable(self) -> str | None:
+        return f"page {self.id} is closed: there is nothing to hold" if self.page.is_closed() else None
 
     async def act(self, action: Action, snapshot: SnapshotOptions | None) -> dict[str, Any]:
         """Run one action, let the page settle, and say what it did (and show the page, when asked). The

@@ -167,3 +167,30 @@ class LeaseBook:
         entries = [{"resource": e.resource, "holder": e.holder, "taken_at": e.taken_at, "expires_at": e.expires_at,
                     "taken_over_by": list(e.taken_over_by)} for e in self._leases.values()]  # fmt: skip
         atomic_write_json(self.path, {"leases": entries})  # a few hundred bytes: as the terminals' last_input.json
+
+
+class Holdable:
+    """What a terminal session and a page share of the leases (mixed in): take or renew, let go, describe."""
+
+    leases: LeaseBook
+
+    def lease_key(self) -> str:
+        """The resource's name in the book."""
+        raise NotImplementedError
+
+    def unholdable(self) -> str | None:
+        """Why it cannot be held now (it ended, it closed), or None."""
+        return None
+
+    def hold(self, hand: str, duration_s: float) -> tuple[Lease, bool]:
+        """Take (or, for its holder, renew) the lease for `hand`."""
+        if (why := self.unholdable()) is not None:
+            raise Conflict(why)
+        return self.leases.take(self.lease_key(), hand, duration_s)
+
+    def let_go(self, hand: str) -> Lease:
+        """End `hand`'s lease."""
+        return self.leases.let_go(self.lease_key(), hand)
+
+    def lease(self) -> dict[str, Any] | None:
+        return self.leases.describe(self.lease_key())

@@ -1,14 +1,8 @@
-"""One terminal: its program, its command blocks, the waits on it, and its facts (meta.json, events.jsonl),
-over parts that are each a module of their own (tmux spreads the same work over window.c, input.c and grid.c):
-
-- the process (app.terminal.terminal_process): the program, held on its PTY by a holder process apart from
-  the daemon (app.terminal.holder), which writes the journal; its input, its exit, the stop ladder;
-- the ingest pipeline (app.terminal.ingest): side scanner, command blocks, queries, output listeners;
-- the screen model (app.terminal.screen_model): engine, deltas, views, snapshots, checkpoints. It is the
-  session's `screen_model`: who needs the screen uses it directly.
-
-How a session comes to be (started, adopted, recovered or unusable) is app.terminal.origins. The session
-tells the event bus and the timeline recorder, both given to it when it is made, what happened.
+"""One terminal: its program, its command blocks, its hands, the waits on it, and its facts (meta.json,
+events.jsonl), over parts that are each a module of their own: the process (app.terminal.terminal_process, held
+by a holder, app.terminal.holder), the ingest pipeline (app.terminal.ingest), the screen model
+(app.terminal.screen_model, the session's `screen_model`) and who typed what (app.terminal.hand_inputs). How a
+session comes to be is app.terminal.origins. It tells the event bus and the timeline recorder what happened.
 """
 
 from __future__ import annotations
@@ -25,7 +19,7 @@ from typing import Any
 from app.core.errors import BadInput, Conflict, TakenOver
 from app.core.events import EventBus
 from app.core.hands import Ledger
-from app.core.leases import Lease, LeaseBook
+from app.core.leases import Holdable, LeaseBook
 from app.terminal import frames, session_ladder
 from app.terminal import holders as held
 from app.terminal import persistence as files
@@ -52,7 +46,7 @@ class SessionLimits:
     max_input_bytes: int
 
 
-class TerminalSession:
+class TerminalSession(Holdable):
     """A terminal. It is made following no program: dormant, its files served; `follow` makes it live until
     its program ends."""
 
@@ -126,11 +120,8 @@ class TerminalSession:
 
     def _ingest_state(self) -> dict[str, Any]:
         """Stored with each snapshot: what app.terminal.origins.adopt takes up from."""
-        return {
-            "blocks": self.blocks.state(),
-            "bracketed_paste": self.screen_model.bracketed_paste,
-            "cwd": self.reported_cwd,
-        }
+        model = self.screen_model
+        return {"blocks": self.blocks.state(), "bracketed_paste": model.bracketed_paste, "cwd": self.reported_cwd}
 
     # ----------------------------------------------------------------- what the parts report
 
@@ -248,13 +239,11 @@ class TerminalSession:
         )  # fmt: skip
 
     def shell_reading(self) -> bool:
-        """Whether the terminal's shell is in the foreground, sleeping in a read of the terminal (at its
-        prompt, which it has written by then)."""
+        """Whether the terminal's shell is in the foreground, sleeping in a read of the terminal (at its prompt)."""
         return self.meta.shell and not self.exited and self._process is not None and self._process.leader_reading()
 
     def describe(self, fresh: bool = True) -> dict[str, Any]:
-        """The terminal's facts; listings pass `fresh=False` (see `state`): bringing every flooding terminal's
-        screen model up to date would hold the loop for a while."""
+        """The terminal's facts; listings pass `fresh=False` (see `state`: it holds no loop on flooding terminals)."""
         m = self.meta
         return {
             "id": m.id, "name": m.name, "command": m.command, "argv": m.argv, "pid": m.pid, "status": m.status,
@@ -263,8 +252,7 @@ class TerminalSession:
             "title": self.screen_model.title, "degraded": self.degraded, "lost_reason": m.lost_reason,
             "ended_by": m.ended_by, "alt_screen": self.screen_model.alt_screen(fresh),
             "raw_size": self._process.journal_size if self._process is not None else self.raw_offset,
-            "engine": m.engine, "created_at": m.created_at, "ended_at": m.ended_at,
-            "lease": self.lease(),
+            "engine": m.engine, "created_at": m.created_at, "ended_at": m.ended_at, "lease": self.lease(),
         }  # fmt: skip
 
     async def screen(
@@ -309,18 +297,11 @@ class TerminalSession:
         self._process.write(data, redact=hidden)
         return {"bytes_written": len(data), "raw_offset": offset, "pending": self._process.pending}
 
-    def hold(self, duration_s: float) -> tuple[Lease, bool]:
-        """Take (or, for its holder, renew) the lease of this terminal for the request's hand."""
-        if not self.running:
-            raise Conflict(f"terminal {self.id} has {self.meta.status}: there is nothing to hold")
-        return self.leases.take(frames.resource(self.id), current_agent.get(), duration_s)
+    def lease_key(self) -> str:
+        return frames.resource(self.id)
 
-    def let_go(self) -> Lease:
-        """End the request's hand's lease of this terminal."""
-        return self.leases.let_go(frames.resource(self.id), current_agent.get())
-
-    def lease(self) -> dict[str, Any] | None:
-        return self.leases.describe(frames.resource(self.id))
+    def unholdable(self) -> str | None:
+        return None if self.running else f"terminal {self.id} has {self.meta.status}: there is nothing to hold"
 
     def resize(self, cols: int, rows: int) -> None:
         """Resize the PTY (its holder records where in the output it did; the screen takes the size there, see
@@ -390,20 +371,17 @@ class TerminalSession:
             self._process.released = False
 
     async def release(self) -> None:
-        """Another daemon takes this terminal over: write what it takes up from (the last delta, snapshot and
-        input), then only follow the terminal, so that answers begun here end true: write no file, send its
-        holder nothing that changes it, and tell nobody of its events (that daemon does)."""
+        """Another daemon takes this terminal over: write what it takes up from, then only follow the terminal
+        (answers begun here end true): write no file, change nothing of its holder, tell nobody of its events."""
         if self._process is not None and not self._finalized.is_set():
             await self.screen_model.save_now()
             self._process.released = True
         self.writes.released = True
 
     async def stop(self) -> None:
-        """End the program: its holder's stop ladder (hang up, terminate, kill the session), or, when its
-        holder is gone or does not end it, the same ladder run by lookout on the program's session
-        (app.terminal.holders). Returns once it is gone and its files are written (none is being written in
-        the background any more: a purge may remove them), with `meta.ended_by` the signal after which it
-        was gone; Conflict, saying what, when something of it is still there."""
+        """End the program: its holder's stop ladder, or without a holder the same ladder run by lookout
+        (app.terminal.holders). Returns once it is gone and its files are written (a purge may remove them),
+        `meta.ended_by` the signal after which it was gone; Conflict, saying what, when something remains."""
         self.ending, self.hands.stopped_by = True, current_agent.get()
         process, holder_failed = self._process, None
         if process is not None and not self._finalized.is_set():
