@@ -13,6 +13,7 @@ from mcp.server.mcpserver import Context
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
+from app.core.hands import notice_line
 from clients.mcp.daemon import call
 
 
@@ -36,9 +37,7 @@ def with_notice(answer: str) -> str:
         return answer
     if not others:
         return answer
-    hands = ", ".join(sorted({str(other.get("hand")) for other in others}))
-    last = others[-1].get("text", "")
-    return f"NOTE: another hand wrote to this terminal while your call ran: {hands} (last: {last!r})\n{answer}"
+    return f"NOTE: {notice_line(others)}\n{answer}"
 
 
 TOOLS: list[tuple[Callable[..., Awaitable[str]], ToolAnnotations | None]] = [(hold, None)]
