@@ -33,7 +33,7 @@ from app.terminal.engines import create_engine
 from app.terminal.engines.base import ScreenEngine
 from app.terminal.scanner import SideScanner, TitleChanged
 from clients.attach.painter import ENTER, LEAVE, View, follow, key_name, paint
-from clients.attach.status import notice_line, status_line
+from clients.attach.status import lease_row, status_line
 
 FRAME_S = 1 / 30
 """Repaints are coalesced to at most this often."""
@@ -88,7 +88,7 @@ class Attached:
         self.view = view = follow(screen, (cols, room), engine.cursor(), self.view)
         status = ""
         if self.notice:
-            status = notice_line(self.notice, cols)
+            status = lease_row(self.notice, cols)
         elif view.clipped:
             key = key_name(self.options.detach_key)
             status = status_line(self.options.terminal_id, self.name, self.title, screen, view, key, cols)

@@ -43,6 +43,6 @@ def status_line(
     return REVERSE + _fit(" " + " · ".join(parts), width)
 
 
-def notice_line(text: str, width: int) -> str:
+def lease_row(text: str, width: int) -> str:
     """One row of `width` cells in reverse video saying `text` (the lease that refuses this client's keys)."""
     return REVERSE + _fit(" " + printable(text), width)
