@@ -4,18 +4,17 @@
 # (or `docker compose up -d`, see compose.yaml). Listening on 0.0.0.0 needs LOOKOUT_TOKEN: without it
 # `lookout serve` refuses to start.
 
-# The web UI's own files need no build; xterm.js comes from npm, installed here from app/web's lock file.
+# The web UI's own files need no build; xterm.js comes from npm, installed here from lookout/web's lock file.
 FROM node:20-bookworm-slim AS web
 WORKDIR /web
-COPY app/web/package.json app/web/package-lock.json ./
+COPY lookout/web/package.json lookout/web/package-lock.json ./
 RUN npm ci --no-audit --no-fund --omit=dev
 
 # lookout as a wheel, built here so that no build/ or *.egg-info ends up in the image
 FROM python:3.11-slim-bookworm AS wheel
 WORKDIR /src
 COPY pyproject.toml README.md ./
-COPY app ./app
-COPY clients ./clients
+COPY lookout ./lookout
 RUN pip wheel --no-deps --wheel-dir /wheels .
 
 FROM python:3.11-slim-bookworm
@@ -60,12 +59,12 @@ RUN pip install --no-deps wheels/*.whl \
 
 # the web UI's static files and xterm.js from npm (the package itself is in site-packages)
 WORKDIR /opt/lookout
-COPY app/web ./app/web
-COPY --from=web /web/node_modules ./app/web/node_modules
+COPY lookout/web ./web
+COPY --from=web /web/node_modules ./web/node_modules
 
 # the build fails here when the daemon's own launch code cannot start the browser (Playwright's driver, its
 # libraries, Chromium itself), instead of every page call failing at run time
-RUN python -c "import asyncio; from app.browser.browser import BrowserHost; \
+RUN python -c "import asyncio; from lookout.browser.browser import BrowserHost; \
 asyncio.run(BrowserHost('/usr/bin/chromium').check())"
 
 RUN useradd --create-home --uid 1000 --shell /bin/bash lookout \
@@ -78,7 +77,7 @@ ENV SHELL=/bin/bash \
     LOOKOUT_HOST=0.0.0.0 \
     LOOKOUT_PORT=8765 \
     LOOKOUT_DATA_DIR=/data \
-    LOOKOUT_WEB_DIR=/opt/lookout/app/web \
+    LOOKOUT_WEB_DIR=/opt/lookout/web \
     LOOKOUT_BROWSER_EXECUTABLE=/usr/bin/chromium
 
 VOLUME /data

@@ -6,7 +6,7 @@ LOCK   := requirements.lock
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml $(LOCK) | cksum | cut -d' ' -f1)
 APT    := DEBIAN_FRONTEND=noninteractive apt-get
 
-WEB       := app/web
+WEB       := lookout/web
 WEB_STAMP := $(WEB)/node_modules/.installed-$(shell cat $(WEB)/package-lock.json | cksum | cut -d' ' -f1)
 
 .PHONY: run test test-fast check runtime-check deps lock system-deps browser-deps web-deps ui-deps bench soak clean
@@ -14,7 +14,7 @@ WEB_STAMP := $(WEB)/node_modules/.installed-$(shell cat $(WEB)/package-lock.json
 # The package's bytecode is written once here: where PYTHONDONTWRITEBYTECODE is set (or the tree is read-only
 # to the daemon), every start would otherwise compile its 170 modules again (0.3 s of each restart).
 run: deps browser-deps ui-deps
-	@$(PY) -m compileall -q app clients
+	@$(PY) -m compileall -q lookout
 	$(VENV)/bin/lookout serve
 
 test: deps system-deps web-deps
@@ -28,9 +28,9 @@ test-fast: deps
 # Lint, types and formatting of the package (configured in pyproject.toml; `ruff format --diff` shows what
 # the formatter would change), then the runtime check.
 check: deps
-	$(VENV)/bin/ruff check app clients deploy
+	$(VENV)/bin/ruff check lookout deploy
 	$(VENV)/bin/mypy
-	$(VENV)/bin/ruff format --check --output-format concise app clients deploy
+	$(VENV)/bin/ruff format --check --output-format concise lookout deploy
 	@$(MAKE) --no-print-directory runtime-check
 
 # lookout installed without its test extra, in a venv of its own (the development venv has every test tool and
@@ -39,7 +39,7 @@ check: deps
 # 15 s when an import changed, nothing when neither did: its outcome depends on nothing else.
 RUNTIME_VENV  := .runtime-venv
 RUNTIME_CHECK := $(RUNTIME_VENV)/.checked-$(shell { cat pyproject.toml $(LOCK) deploy/check_imports.py \
-  tests/support/runtime_install.py; grep -rhE '^\s*(import|from) ' app clients --include='*.py' | sort -u; } \
+  tests/support/runtime_install.py; grep -rhE '^\s*(import|from) ' lookout --include='*.py' | sort -u; } \
   | cksum | cut -d' ' -f1)
 
 runtime-check: $(RUNTIME_CHECK)
@@ -86,7 +86,7 @@ lock:
 
 # System parts the tests use: tmux (the oracle for screen tests and the benchmark's peer), vim, less, htop and
 # git (recorded through a real PTY and replayed into tmux and the screen engines), zsh (shell integration is
-# tested in real bash and zsh), curl and jq (clients/scripts are run against a live daemon), Chromium
+# tested in real bash and zsh), curl and jq (lookout/clients/scripts are run against a live daemon), Chromium
 # (browser pages; Playwright's own download does not work everywhere, Debian's package does), and
 # python3.11-doc: real documentation pages for the browser tests and benchmark.
 system-deps:
@@ -107,7 +107,7 @@ soak: deps system-deps web-deps
 	$(PY) bench/load.py --minutes 10
 	$(PY) bench/load.py --minutes 10 --floods-in tmux
 
-# The web UI's xterm.js, from npm (app/web/package-lock.json); never committed.
+# The web UI's xterm.js, from npm (lookout/web/package-lock.json); never committed.
 web-deps: $(WEB_STAMP)
 
 $(WEB_STAMP): $(WEB)/package.json $(WEB)/package-lock.json

@@ -61,15 +61,15 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 from playwright.async_api import Page  # noqa: E402
 
-from app.browser.aria import parse  # noqa: E402
-from app.browser.browser import BrowserHost, Remote  # noqa: E402
-from app.browser.diff import diff, render_diff  # noqa: E402
-from app.browser.page import Page as LookoutPage  # noqa: E402
-from app.browser.registry import PageRegistry  # noqa: E402
-from app.browser.snapshot_view import PageContext, SnapshotOptions, render  # noqa: E402
-from app.browser.views import forget_answers  # noqa: E402
-from app.core.events import EventBus  # noqa: E402
-from app.core.tokens import count_tokens  # noqa: E402
+from lookout.browser.aria import parse  # noqa: E402
+from lookout.browser.browser import BrowserHost, Remote  # noqa: E402
+from lookout.browser.diff import diff, render_diff  # noqa: E402
+from lookout.browser.page import Page as LookoutPage  # noqa: E402
+from lookout.browser.registry import PageRegistry  # noqa: E402
+from lookout.browser.snapshot_view import PageContext, SnapshotOptions, render  # noqa: E402
+from lookout.browser.views import forget_answers  # noqa: E402
+from lookout.core.events import EventBus  # noqa: E402
+from lookout.core.tokens import count_tokens  # noqa: E402
 from tests.support.real_pages import (  # noqa: E402
     PYTHON_DOC_PAGES,
     django_login,

@@ -50,7 +50,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
-from app.core.tokens import count_tokens  # noqa: E402
+from lookout.core.tokens import count_tokens  # noqa: E402
 from tests.support.real_pages import DJANGO_PASSWORD, DJANGO_USER, make_django_site, serve_django  # noqa: E402
 
 PEERS = REPO / "bench" / "peers"
@@ -257,7 +257,7 @@ class Daemon:
     def start(self) -> Daemon:
         env = {**os.environ, "LOOKOUT_TOKEN": self.token, "LOOKOUT_BROWSER_EXECUTABLE": CHROMIUM}
         with self.log.open("wb") as log:
-            self.proc = subprocess.Popen([sys.executable, "-m", "app", "serve", "--port", str(self.port), "--data-dir",
+            self.proc = subprocess.Popen([sys.executable, "-m", "lookout", "serve", "--port", str(self.port), "--data-dir",
                                           str(self.data)], cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)  # fmt: skip
         deadline = time.monotonic() + 60
         while b"lookout: ready at " not in self.log.read_bytes():  # what the daemon prints once it serves

@@ -11,7 +11,7 @@ run:
 - a UI dump of 300 nodes: `GET /ui` end to end, and its tokens against the raw XML's;
 - a tap end to end, which lookout sends only after checking that the device still shows what the observation
   showed where it lands (the focused window, and the target's pixels in a new capture of the rows around it:
-  app.device.aim); beside it a key press through the same path without the check (the same HTTP, adb round
+  lookout.device.aim); beside it a key press through the same path without the check (the same HTTP, adb round
   trip and records: the tap without its check), and the peer: a bare `adb shell input tap` through adbutils.
   The fake's `screencap` is a Python script that copies the whole 18 MB frame before the device-side cut; a
   phone's is a copy of its framebuffer.
@@ -44,8 +44,8 @@ from terminal_ingest import REPO, Daemon, percentile, timed
 sys.path.insert(0, str(REPO))
 import adbutils
 
-from app.core.scaling import image_tokens
-from app.core.tokens import count_tokens
+from lookout.core.scaling import image_tokens
+from lookout.core.tokens import count_tokens
 from tests.support.adb_fake import FakeDevice
 from tests.support.adb_server import AdbServer
 

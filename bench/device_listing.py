@@ -30,10 +30,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from app.core.scaling import fit  # noqa: E402
-from app.core.tokens import count_tokens  # noqa: E402
-from app.device.shown import render_elements  # noqa: E402
-from app.device.ui_tree import parse_hierarchy  # noqa: E402
+from lookout.core.scaling import fit  # noqa: E402
+from lookout.core.tokens import count_tokens  # noqa: E402
+from lookout.device.shown import render_elements  # noqa: E402
+from lookout.device.ui_tree import parse_hierarchy  # noqa: E402
 
 DUMPS = ROOT / "tests" / "data" / "ui_dumps"
 MOBILE_MCP = "1.0.4"

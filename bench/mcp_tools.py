@@ -9,7 +9,7 @@ toolsets together at most 2,500).
 
 Screenshots reach the model as MCP image content, whose tokens depend on its size only: the bytes are what
 the format changes. The same screens are encoded as PNG and as JPEG at the same dimensions, as the daemon
-encodes them (app.core.images): a page rendered by real headless Chromium (a 1280x720 catalogue, scaled to
+encodes them (lookout.core.images): a page rendered by real headless Chromium (a 1280x720 catalogue, scaled to
 1000x562), the same page at a phone's size (1080x2400 -> 450x1000, standing for an app's screen) and the
 fake device's test screen (colour bands). The MCP tools send the format that is smaller on the rendered
 screens. The last line is one JSON object.
@@ -34,10 +34,10 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
-from app.core.tokens import count_tokens  # noqa: E402
-from clients.mcp.browser_tools import IMAGE_FORMAT as PAGE_FORMAT  # noqa: E402
-from clients.mcp.device_tools import IMAGE_FORMAT as DEVICE_FORMAT  # noqa: E402
-from clients.mcp.toolsets import NAMES  # noqa: E402
+from lookout.clients.mcp.browser_tools import IMAGE_FORMAT as PAGE_FORMAT  # noqa: E402
+from lookout.clients.mcp.device_tools import IMAGE_FORMAT as DEVICE_FORMAT  # noqa: E402
+from lookout.clients.mcp.toolsets import NAMES  # noqa: E402
+from lookout.core.tokens import count_tokens  # noqa: E402
 
 CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "lookout-bench" / "mcp-peers"
 PEERS = {  # name: (npm package, its command in node_modules/.bin, arguments)
@@ -62,7 +62,7 @@ async def definitions(params: StdioServerParameters) -> dict[str, int]:
 
 def lookout(toolsets: str) -> StdioServerParameters:
     """The stdio shim of this checkout (what `lookout-mcp` runs)."""
-    return StdioServerParameters(command=sys.executable, args=["-c", "from clients.mcp.server import main; main()"],
+    return StdioServerParameters(command=sys.executable, args=["-c", "from lookout.clients.mcp.server import main; main()"],
                                  env={**os.environ, "LOOKOUT_MCP_TOOLS": toolsets}, cwd=REPO)  # fmt: skip
 
 
@@ -92,9 +92,9 @@ async def image_bytes() -> dict[str, dict[str, int | str]]:
     from PIL import Image
     from playwright.async_api import async_playwright
 
-    from app.browser.browser import FLAGS, find_executable
-    from app.core.images import encode, resize
-    from app.core.scaling import fit
+    from lookout.browser.browser import FLAGS, find_executable
+    from lookout.core.images import encode, resize
+    from lookout.core.scaling import fit
     from tests.support.adb_fake import default_screen
 
     screens: dict[str, Any] = {}

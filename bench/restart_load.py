@@ -39,7 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from terminal_ingest import REPO, TOKEN, Daemon
 
-from app.daemon.lock import lock_holder
+from lookout.daemon.lock import lock_holder
 from tests.support.mcp_client import call, over_http
 
 WAITERS = 20
@@ -139,7 +139,7 @@ def _alive(pid: int) -> bool:
 def restart(daemon: Daemon) -> tuple[float, float, int]:
     """(when it began, when it returned, the new pid) of one `lookout restart`."""
     began = time.monotonic()
-    done = subprocess.run([sys.executable, "-m", "app", "restart", "--data-dir", str(daemon.workdir / "data")],
+    done = subprocess.run([sys.executable, "-m", "lookout", "restart", "--data-dir", str(daemon.workdir / "data")],
                           cwd=REPO, capture_output=True, text=True, timeout=300, check=False)  # fmt: skip
     if done.returncode != 0:
         raise RuntimeError(f"lookout restart failed: {done.stderr}")

@@ -1,9 +1,9 @@
 """Start-up benchmark: how long `lookout serve` takes to answer /healthz, beside the import of its frameworks.
 
-Each run starts `python -m app serve` with a fresh data dir and polls /healthz until it answers 200 (the start
+Each run starts `python -m lookout serve` with a fresh data dir and polls /healthz until it answers 200 (the start
 is the floor of every restart); beside it, in the same run, `python -c "import fastapi, uvicorn"`, the frameworks
 alone, which no daemon built on them can start faster than; and a bare `python -c pass`. The daemon imports with
-the cyclic collector paused (app.launch), which the peer does not: the frameworks' import paused the same way is
+the cyclic collector paused (lookout.launch), which the peer does not: the frameworks' import paused the same way is
 printed too, so that what the pause gives and what lookout's own code costs are both in view. The kinds of run
 alternate, as the machine may be shared; the CPU time the daemon used is printed too, being far less disturbed
 by other work. The goal (issue 36): the start within 1.3x of the frameworks' import. The last line is one JSON
@@ -43,7 +43,7 @@ def time_to_healthy() -> tuple[float, float]:
     """Wall-clock seconds from spawning the daemon to its first 200 on /healthz, and its CPU seconds then."""
     with tempfile.TemporaryDirectory() as workdir:
         port = _free_port()
-        cmd = [sys.executable, "-m", "app", "serve", "--port", str(port), "--data-dir", f"{workdir}/data"]
+        cmd = [sys.executable, "-m", "lookout", "serve", "--port", str(port), "--data-dir", f"{workdir}/data"]
         env = {**os.environ, "LOOKOUT_TOKEN": TOKEN}
         with httpx.Client(timeout=30) as client:  # made once: a client per poll costs CPU the daemon needs
             start = time.perf_counter()
@@ -76,7 +76,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=9)
     args = parser.parse_args()
-    subprocess.run([sys.executable, "-m", "compileall", "-q", "app", "clients"], cwd=REPO, check=True)
+    subprocess.run([sys.executable, "-m", "compileall", "-q", "lookout"], cwd=REPO, check=True)
     load_before = os.getloadavg()
     names = ("healthy", "frameworks", "frameworks_paused", "python")
     runs: dict[str, list[float]] = {key: [] for name in names for key in (name, name + "_cpu")}

@@ -100,7 +100,7 @@ def ended(daemon: Daemon, tmux: TmuxServer, sessions: int, how: str) -> tuple[fl
         ids = [t["id"] for t in api.get("/v1/terminals").json()["terminals"] if t["status"] == "running"]
     start = time.perf_counter()
     if how == "kill":
-        subprocess.run([sys.executable, "-m", "app", "kill", "--all", "--data-dir", str(daemon.workdir / "data")],
+        subprocess.run([sys.executable, "-m", "lookout", "kill", "--all", "--data-dir", str(daemon.workdir / "data")],
                        cwd=REPO, capture_output=True, check=True, timeout=600)  # fmt: skip
     else:
         asyncio.run(_deleted(daemon.url, ids))

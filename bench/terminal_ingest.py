@@ -52,7 +52,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from tmux_server import TmuxServer
 
-from app.daemon.lock import lock_holder
+from lookout.daemon.lock import lock_holder
 
 REPO = Path(__file__).resolve().parent.parent
 MB = 1 << 20
@@ -191,7 +191,7 @@ def _free_port() -> int:
 
 @dataclass
 class Daemon:
-    """`python -m app serve` on a free port with its own data dir; its output goes to `log`."""
+    """`python -m lookout serve` on a free port with its own data dir; its output goes to `log`."""
 
     workdir: Path
     engine: str = "avt"
@@ -209,7 +209,7 @@ class Daemon:
 
     def start(self) -> None:
         data_dir = self.workdir / "data"
-        cmd = [sys.executable, "-m", "app", "serve", "--port", str(self.port), "--data-dir", str(data_dir)]
+        cmd = [sys.executable, "-m", "lookout", "serve", "--port", str(self.port), "--data-dir", str(data_dir)]
         env = {**os.environ, "LOOKOUT_TOKEN": TOKEN, "LOOKOUT_SCREEN_ENGINE": self.engine, **self.env}
         with self.log.open("ab") as log:
             self.proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
@@ -240,7 +240,7 @@ class Daemon:
             deadline = time.monotonic() + 15
             while Path(f"/proc/{successor}").exists() and time.monotonic() < deadline:
                 time.sleep(0.02)
-        subprocess.run([sys.executable, "-m", "app", "kill", "--all", "--data-dir", str(self.workdir / "data")], cwd=REPO,
+        subprocess.run([sys.executable, "-m", "lookout", "kill", "--all", "--data-dir", str(self.workdir / "data")], cwd=REPO,
                        capture_output=True, timeout=120, check=False)  # fmt: skip
 
     def show_log_on_error(self, exc_type: type[BaseException] | None, *_: object) -> None:

@@ -5,7 +5,7 @@ lines with colours (`--size-mb`, default 1024: a 1 GB journal) through a 120x40 
 `GET /v1/terminals/{id}/screen?at=<offset>` at `--samples` random offsets (the same seeded ones every run)
 and `GET /v1/terminals/{id}/screen` (the live screen, the same terminal) are timed end to end over HTTP; p50
 and p99 of each, the most bytes a past screen replayed, and the goal: any moment in under 50 ms (p99).
-Checkpoints are taken every 512 KB of output (app.terminal.screen_model.CHECKPOINT_BYTES), which bounds the
+Checkpoints are taken every 512 KB of output (lookout.terminal.screen.model.CHECKPOINT_BYTES), which bounds the
 replay.
 
 Run it from the repository root after `make test` (or `make bench`):

@@ -16,7 +16,7 @@ print plain text without attributes), vim (defaults.vim, so syntax highlighting)
 gcc's coloured diagnostics for a broken C file. Interactive programs show the time and the processes of
 the moment, so their screens differ slightly between the two terminals.
 
-It also times the pure layer builder (`app.terminal.layers.render`) in this process on each screen
+It also times the pure layer builder (`lookout.terminal.screen.layers.render`) in this process on each screen
 rebuilt from lookout's journal: every layer, each encoding, median of `--repeat` builds.
 
 Goals: text,cursor costs at most 10% more than the plain text of the dense `ls -la` screen; all layers
@@ -52,10 +52,10 @@ from terminal_ingest import COLS, REPO, ROWS, Daemon
 from tmux_server import TmuxServer
 
 sys.path.insert(0, str(REPO))
-from app.core.tokens import count_tokens
-from app.terminal.engines import create_engine
-from app.terminal.layers import LAYERS, ViewOptions, render
-from app.terminal.screen_view import screen_data
+from lookout.core.tokens import count_tokens
+from lookout.terminal.screen.engines import create_engine
+from lookout.terminal.screen.layers import LAYERS, ViewOptions, render
+from lookout.terminal.screen.view import screen_data
 
 STILL_S = 1.0
 """A screen counts as drawn once it has not changed for this long."""
@@ -101,7 +101,7 @@ def programs(workdir: Path) -> list[Program]:
     """The five programs, with their input files created in `workdir`."""
     _make_git_repo(workdir / "repo")
     (workdir / "broken.c").write_text(BROKEN_C)
-    shutil.copy(REPO / "app" / "terminal" / "layers.py", workdir / "sample.py")
+    shutil.copy(REPO / "lookout" / "terminal" / "screen" / "layers.py", workdir / "sample.py")
     monitor = "htop -d 600" if shutil.which("htop") else "top -d 600"
     return [
         Program("ls -la --color", "ls -la --color=always /usr/bin | head -n 38"),

@@ -35,9 +35,9 @@ from terminal_ingest import REPO, percentile, timed
 
 sys.path.insert(0, str(REPO))
 
-from app.core.tokens import count_tokens, warm_up
-from app.timeline.recording import FrameInput
-from app.timeline.timeline import Timeline
+from lookout.core.tokens import count_tokens, warm_up
+from lookout.timeline.recording import FrameInput
+from lookout.timeline.timeline import Timeline
 
 BUDGET = 8000
 WORDS = ["build", "test", "deploy", "cache", "index", "query", "render", "parse", "fetch", "store", "merge", "branch", "commit", "worker"]

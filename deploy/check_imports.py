@@ -1,4 +1,4 @@
-"""Imports every module of an installed lookout (`app`, `clients`) and every module their code imports, also
+"""Imports every module of an installed lookout (`lookout`) and every module their code imports, also
 the ones imported only inside a function on first use: it fails, naming each module that cannot be imported,
 when a runtime dependency is missing from `[project].dependencies`.
 
@@ -18,7 +18,7 @@ import sys
 import traceback
 from pathlib import Path
 
-PACKAGES = ("app", "clients")
+PACKAGES = ("lookout",)
 
 
 def _is_type_checking(test: ast.expr) -> bool:

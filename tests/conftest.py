@@ -17,7 +17,7 @@ import httpx
 import pytest
 from starlette.testclient import TestClient
 
-from app.daemon.lock import lock_holder
+from lookout.daemon.lock import lock_holder
 from tests.support.adb_server import AdbServer
 
 sys.modules.setdefault("tests.conftest", sys.modules[__name__])
@@ -84,7 +84,7 @@ class Daemon:
     def start(self) -> Daemon:
         """Starts the daemon and returns once it printed its readiness line into `self.log`; a daemon that exits
         first is reported at once with its output."""
-        cmd = [*self.start_command, sys.executable, "-m", "app", "serve", "--port", str(self.port),
+        cmd = [*self.start_command, sys.executable, "-m", "lookout", "serve", "--port", str(self.port),
                "--data-dir", str(self.data_dir)]  # fmt: skip
         with self.log.open("ab") as log:
             this_run = log.tell()  # a restarted daemon appends to the same log
@@ -132,7 +132,7 @@ class Daemon:
 
     def end_terminals(self) -> None:
         """End every terminal of the data dir, as `lookout kill --all` does (with or without the daemon)."""
-        subprocess.run([sys.executable, "-m", "app", "kill", "--all", "--data-dir", str(self.data_dir)], cwd=REPO,
+        subprocess.run([sys.executable, "-m", "lookout", "kill", "--all", "--data-dir", str(self.data_dir)], cwd=REPO,
                        env=self.env, capture_output=True, timeout=60, check=False)  # fmt: skip
 
     def finish(self) -> None:
@@ -150,7 +150,7 @@ def _end_holders(tmp_path: Path) -> Iterator[None]:
         if daemon.proc is not None and daemon.proc.poll() is None:
             daemon.stop()
     Daemon.started.clear()
-    from app.terminal.holders import NotEnded, kill
+    from lookout.terminal.process.holders import NotEnded, kill
 
     for holders in tmp_path.rglob("holders"):
         for sock in holders.glob("*.sock"):
@@ -198,8 +198,8 @@ def app_api(tmp_path: Path) -> Iterator[TestClient]:
     the app's ASGI interface, with its lifespan run): for route tests that need no daemon process. Keep
     `daemon` for what the process matters to: signals, restarts, its environment and limits, real sockets,
     uvicorn's own timeouts. The data dir is `app_api.app.state.settings.data_dir`."""
-    from app.config import Settings
-    from app.server import create_app
+    from lookout.config import Settings
+    from lookout.server import create_app
 
     app = create_app(Settings(data_dir=tmp_path / "data", token=TOKEN))
     try:

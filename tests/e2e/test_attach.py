@@ -14,7 +14,7 @@ from collections.abc import Callable
 import httpx
 from ptyprocess import PtyProcess
 
-from app.terminal.engines import create_engine
+from lookout.terminal.screen.engines import create_engine
 from tests.conftest import REPO, Daemon
 from tests.support.polling import eventually
 
@@ -28,7 +28,7 @@ def _shell(api: httpx.Client) -> str:
 
 
 def _attach(daemon: Daemon, tid: str, *extra: str, cols: int = 100, rows: int = 30) -> PtyProcess:
-    argv = [sys.executable, "-m", "app", "attach", tid, "--url", daemon.url, "--token", daemon.token, *extra]
+    argv = [sys.executable, "-m", "lookout", "attach", tid, "--url", daemon.url, "--token", daemon.token, *extra]
     env = {k: v for k, v in os.environ.items() if not k.startswith("LOOKOUT_")}
     return PtyProcess.spawn(argv, cwd=str(REPO), env=env, dimensions=(rows, cols))
 

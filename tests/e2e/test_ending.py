@@ -17,7 +17,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from app.terminal.holder.pty import session_members
+from lookout.terminal.holder.pty import session_members
 from tests.conftest import REPO, Daemon
 from tests.support.polling import eventually
 from tests.support.processes import RUNGS, rungs_from, running
@@ -38,7 +38,7 @@ def _holder_of(pid: int) -> int:
 
 
 def _lookout(data: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    cmd = [sys.executable, "-m", "app", *args, "--data-dir", str(data)]
+    cmd = [sys.executable, "-m", "lookout", *args, "--data-dir", str(data)]
     return subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=120, check=False)
 
 
@@ -152,7 +152,7 @@ def test_delete_and_kill_fail_while_the_program_is_still_there(tmp_path: Path) -
             assert f"still there after SIGKILL: {pid}" in r.json()["error"]["message"], r.text
             assert running(pid)
         d.stop()
-        cmd = [*NO_KILL, sys.executable, "-m", "app", "kill", tid, "--data-dir", str(tmp_path / "data")]
+        cmd = [*NO_KILL, sys.executable, "-m", "lookout", "kill", tid, "--data-dir", str(tmp_path / "data")]
         killed = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=120, check=False)
         assert killed.returncode == 1 and f"{tid}: not ended:" in killed.stderr, killed
         assert f"still there after SIGKILL: {pid}" in killed.stderr and running(pid)

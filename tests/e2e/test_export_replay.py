@@ -38,7 +38,7 @@ def replayed(tmp_path: Path) -> Iterator[Callable[[Path], tuple[subprocess.Popen
     def start(archive: Path) -> tuple[subprocess.Popen[bytes], str]:
         port = free_port()
         log = (tmp_path / f"replay-{port}.log").open("wb")
-        proc = subprocess.Popen([sys.executable, "-m", "app", "replay", str(archive), "--port", str(port),
+        proc = subprocess.Popen([sys.executable, "-m", "lookout", "replay", str(archive), "--port", str(port),
                                  "--token", TOKEN], cwd=REPO, stdout=log, stderr=subprocess.STDOUT)  # fmt: skip
         started.append(proc)
         url = f"http://127.0.0.1:{port}"
@@ -124,7 +124,7 @@ def _link(name: str, target: str) -> tuple[tarfile.TarInfo, bytes]:
 def test_archives_that_cannot_be_trusted_are_refused(tmp_path: Path, case: str, content: bytes, says: str) -> None:
     archive = tmp_path / "bad.tar.gz"
     archive.write_bytes(content)
-    done = subprocess.run([sys.executable, "-m", "app", "replay", str(archive), "--port", str(free_port())],
+    done = subprocess.run([sys.executable, "-m", "lookout", "replay", str(archive), "--port", str(free_port())],
                           cwd=REPO, capture_output=True, text=True, timeout=60)  # fmt: skip
     assert done.returncode == 2 and "refused" in done.stderr and says in done.stderr, (case, done.stderr)
     assert not (tmp_path.parent / "escaped.txt").exists()

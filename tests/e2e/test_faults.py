@@ -113,7 +113,7 @@ def test_many_sessions_leave_no_zombies_and_no_descriptors(api: httpx.Client, da
     descriptors = len(os.listdir(f"/proc/{pid}/fd"))
     churn(count)
     assert api.get("/v1/terminals").json()["terminals"] == []
-    left = [p for p in children(pid) if b"chrom" not in cmdline(p) and b"app.terminal.holder" not in cmdline(p)]
+    left = [p for p in children(pid) if b"chrom" not in cmdline(p) and b"lookout.terminal.holder" not in cmdline(p)]
     # (the holders' fork server stays: it is the daemon's, not a session's)
     assert [p for p in left if state(p) == "Z"] == [], "no zombies"
     assert left == [], f"no process left behind: {[cmdline(p) for p in left]}"

@@ -94,7 +94,7 @@ def test_a_50_mb_flood_across_a_restart_loses_no_line(tmp_path: Path, how: str) 
 
 def test_an_upgrade_from_another_checkout_adopts_the_terminals(tmp_path: Path) -> None:
     other = tmp_path / "other-checkout"
-    shutil.copytree(REPO / "app", other / "app", ignore=shutil.ignore_patterns("node_modules", "__pycache__"))
+    shutil.copytree(REPO / "lookout", other / "lookout", ignore=shutil.ignore_patterns("node_modules", "__pycache__"))
     old = Daemon(tmp_path / "data")
     old.source = other
     old.start()
@@ -119,7 +119,7 @@ def _holder_of(pid: int) -> int:
 
 
 def _lookout(data: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    cmd = [sys.executable, "-m", "app", *args, "--data-dir", str(data)]
+    cmd = [sys.executable, "-m", "lookout", *args, "--data-dir", str(data)]
     return subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=60, check=False)
 
 
@@ -191,7 +191,7 @@ def _parent(pid: int) -> int:
 
 
 def _members(sid: int) -> list[int]:
-    from app.terminal.holder.pty import session_members
+    from lookout.terminal.holder.pty import session_members
 
     return [p for p in session_members(sid) if running(p)]
 

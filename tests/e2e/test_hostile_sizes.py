@@ -17,7 +17,7 @@ from pathlib import Path
 import httpx
 import websockets
 
-from app.terminal.journal import read_index
+from lookout.terminal.journal.reader import read_index
 from tests.conftest import REPO, Daemon
 from tests.support.holder_script import CONNECT
 from tests.support.polling import eventually
@@ -82,7 +82,7 @@ def test_a_program_that_sends_its_holder_hostile_sizes_changes_nothing(tmp_path:
         info = api.get(f"/v1/terminals/{tid}").json()
         assert (info["status"], info["cols"], info["rows"]) == ("running", 80, 24), info
         assert [e.value for e in read_index(data / "terminals" / tid) if e.kind == "r"] == ["80x24"]
-    listed = subprocess.run([sys.executable, "-m", "app", "ls", "--data-dir", str(data)], cwd=REPO,
+    listed = subprocess.run([sys.executable, "-m", "lookout", "ls", "--data-dir", str(data)], cwd=REPO,
                             capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
     assert f"{tid}: bash [80x24] running" in listed.stdout, listed
     d.stop()
@@ -161,7 +161,7 @@ def test_damaged_sizes_in_a_data_dir_leave_their_terminal_lost_or_a_410_and_the_
         eventually(lambda: api.get(f"/v1/terminals/{new}").json()["status"] == "exited", what="`true` to end")
         assert api.get("/healthz").status_code == 200
         assert again.proc is not None and again.proc.poll() is None, "the daemon is up"
-    listed = subprocess.run([sys.executable, "-m", "app", "ls", "--data-dir", str(data)], cwd=REPO,
+    listed = subprocess.run([sys.executable, "-m", "lookout", "ls", "--data-dir", str(data)], cwd=REPO,
                             capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
     assert f"{exited['meta']}:" in listed.stdout and "unreadable" in listed.stdout, listed
     again.finish()

@@ -1,4 +1,4 @@
-"""The API of devices and of pages is included on first use (app.api.later_routes): the daemon starts without
+"""The API of devices and of pages is included on first use (lookout.api.later_routes): the daemon starts without
 building it, and no request ever meets it missing: the first request under a prefix, the OpenAPI document, a
 wrong method and two first requests at once are all answered as if every route had been there from the start."""
 

@@ -1,4 +1,4 @@
-"""Leases over HTTP with the daemon as a subprocess (app.core.leases): one agent holds a terminal, another's
+"""Leases over HTTP with the daemon as a subprocess (lookout.core.leases): one agent holds a terminal, another's
 input is a 409 naming it, the holder's goes in; renew and let go by another hand are refused; bad durations and
 an unknown lease are 4xx with the reason; the lease is listed; it survives a kill -9 of the daemon and ends by
 itself; a person in the web UI types into a held terminal only by taking over, which the timeline records."""
@@ -82,7 +82,7 @@ def test_a_lease_survives_a_kill_9_of_the_daemon_and_ends_by_itself(daemon: Daem
     tid = _shell(api)
     api.post(f"/v1/terminals/{tid}/lease", json={"duration_s": 600}, headers=A).raise_for_status()
     daemon.stop(signal.SIGKILL)
-    listed = subprocess.run([sys.executable, "-m", "app", "ls", "--data-dir", str(daemon.data_dir)], cwd=REPO,
+    listed = subprocess.run([sys.executable, "-m", "lookout", "ls", "--data-dir", str(daemon.data_dir)], cwd=REPO,
                             capture_output=True, text=True, timeout=120, check=True).stdout  # fmt: skip
     assert f"{tid}: " in listed and "held by 'agent-A' until " in listed  # `lookout ls` with no daemon
     daemon.start()
@@ -123,7 +123,7 @@ async def test_a_person_types_into_a_held_terminal_only_by_taking_over(daemon: D
 def test_a_lease_survives_a_hot_restart(daemon: Daemon, api: httpx.Client) -> None:
     tid = _shell(api)
     taken = api.post(f"/v1/terminals/{tid}/lease", json={"duration_s": 600}, headers=A).json()["lease"]
-    restarted = subprocess.run([sys.executable, "-m", "app", "restart", "--data-dir", str(daemon.data_dir)], cwd=REPO,
+    restarted = subprocess.run([sys.executable, "-m", "lookout", "restart", "--data-dir", str(daemon.data_dir)], cwd=REPO,
                                env=daemon.env, capture_output=True, text=True, timeout=300, check=False)  # fmt: skip
     assert restarted.returncode == 0, restarted
     eventually(lambda: daemon.proc is not None and daemon.proc.poll() is not None, timeout=60,

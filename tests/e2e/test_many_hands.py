@@ -16,7 +16,7 @@ import httpx
 import pytest
 from websockets.sync.client import connect
 
-from clients.attach.client import AGENT as ATTACH_AGENT
+from lookout.clients.attach.client import AGENT as ATTACH_AGENT
 from tests.conftest import Daemon
 from tests.support.http import ok_json
 from tests.support.polling import eventually

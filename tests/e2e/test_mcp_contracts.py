@@ -10,7 +10,7 @@ import httpx
 import pytest
 from mcp.server import MCPServer
 
-from clients.mcp.server import create_server
+from lookout.clients.mcp.server import create_server
 from tests.conftest import Daemon
 from tests.support.mcp_client import BROWSER_TOOLS, CONTEXT_TOOLS, DEVICE_TOOLS, shim
 from tests.support.mcp_contracts import assert_tool_matches_route

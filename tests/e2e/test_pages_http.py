@@ -11,7 +11,7 @@ import httpx
 import pytest
 from PIL import Image
 
-from app.core.tokens import count_tokens
+from lookout.core.tokens import count_tokens
 from tests.conftest import Daemon
 from tests.support.http import ok_json
 from tests.support.pages import FORMS, big_page, ref_of

@@ -1,4 +1,4 @@
-"""Restarts nobody notices (app.daemon): `lookout restart` is a hot restart on the same listening socket (no
+"""Restarts nobody notices (lookout.daemon): `lookout restart` is a hot restart on the same listening socket (no
 connection refused, a wait in flight answered when its condition holds, the official MCP client's session
 intact), a socket handed over as systemd does survives a crash, a clean stop answers the waits in flight at
 once, a new daemon that cannot start leaves the old one serving, and one daemon serves a data dir."""
@@ -23,8 +23,8 @@ from typing import BinaryIO
 import httpx
 import pytest
 
-from app.daemon.lock import lock_holder
-from app.terminal import places
+from lookout.daemon.lock import lock_holder
+from lookout.terminal import places
 from tests.conftest import READY_LINE, REPO, TOKEN, Daemon, free_port
 from tests.support.in_flight import InFlight
 from tests.support.mcp_client import call, over_http
@@ -34,7 +34,7 @@ AUTH = {"Authorization": f"Bearer {TOKEN}"}
 
 
 def _lookout(data: Path, *args: str, source: Path = REPO) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "app", *args, "--data-dir", str(data)], cwd=source,
+    return subprocess.run([sys.executable, "-m", "lookout", *args, "--data-dir", str(data)], cwd=source,
                           capture_output=True, text=True, timeout=300, check=False)  # fmt: skip
 
 
@@ -187,7 +187,7 @@ def test_a_socket_passed_as_systemd_does_is_used_and_outlives_a_crash(tmp_path: 
         assert api.get(f"/v1/terminals/{tid}").json()["status"] == "running"
         second.send_signal(signal.SIGTERM)
         second.wait(30)
-    subprocess.run([sys.executable, "-m", "app", "kill", "--all", "--data-dir", str(data)], cwd=REPO, check=False,
+    subprocess.run([sys.executable, "-m", "lookout", "kill", "--all", "--data-dir", str(data)], cwd=REPO, check=False,
                    capture_output=True)  # fmt: skip
     assert b"(socket: systemd)" in (tmp_path / "daemon.log").read_bytes()
 
@@ -212,14 +212,14 @@ def test_a_clean_stop_answers_a_long_wait_at_once_with_the_cursor_to_resume_from
 
 def test_a_new_daemon_that_cannot_start_leaves_the_old_one_serving(tmp_path: Path) -> None:
     other = tmp_path / "checkout"
-    shutil.copytree(REPO / "app", other / "app", ignore=shutil.ignore_patterns("node_modules", "__pycache__"))
+    shutil.copytree(REPO / "lookout", other / "lookout", ignore=shutil.ignore_patterns("node_modules", "__pycache__"))
     daemon = Daemon(tmp_path / "data")
     daemon.source = other
     daemon.start()
     assert daemon.proc is not None
     with daemon.client() as api:
         tid = _shell(api)
-        (other / "app" / "server.py").write_text("raise SystemExit('a broken upgrade')\n")  # the new code is broken
+        (other / "lookout" / "server.py").write_text("raise SystemExit('a broken upgrade')\n")  # the new code is broken
         restarted = _lookout(tmp_path / "data", "restart", source=other)
         assert restarted.returncode == 1 and "the new daemon did not start" in restarted.stderr, restarted
         assert lock_holder(tmp_path / "data") == daemon.proc.pid
@@ -235,7 +235,7 @@ def test_a_second_daemon_on_a_data_dir_in_use_exits_at_once_and_touches_nothing(
     staged = tmp_path / "data" / places.STAGING / str(daemon.proc.pid)
     eventually(lambda: staged.is_dir() and len(list(staged.iterdir())) == places.POOL, what="its own places")
     before = {path: path.stat().st_mtime_ns for path in (tmp_path / "data").rglob("*") if path.is_file()}
-    second = subprocess.run([sys.executable, "-m", "app", "serve", "--port", str(free_port()), "--data-dir",
+    second = subprocess.run([sys.executable, "-m", "lookout", "serve", "--port", str(free_port()), "--data-dir",
                              str(tmp_path / "data")], cwd=REPO, capture_output=True, text=True, timeout=120,
                             env={**os.environ, "LOOKOUT_TOKEN": TOKEN}, check=False)  # fmt: skip
     assert second.returncode == 1 and f"pid {daemon.proc.pid}" in second.stderr, second
@@ -264,7 +264,7 @@ def test_lookout_restart_signals_nothing_but_the_daemon_of_its_data_dir(tmp_path
 
 def _supervise(data: Path, port: int, log: BinaryIO) -> subprocess.Popen[bytes]:
     """`lookout supervise` (what the image runs) on `port` for `data`, its output in `log`."""
-    command = [sys.executable, "-m", "app", "supervise", "--port", str(port), "--data-dir", str(data)]
+    command = [sys.executable, "-m", "lookout", "supervise", "--port", str(port), "--data-dir", str(data)]
     return subprocess.Popen(command, cwd=REPO, env={**os.environ, "LOOKOUT_TOKEN": TOKEN}, stdout=log, stderr=log)
 
 
@@ -294,7 +294,7 @@ def test_supervise_starts_the_daemon_again_after_kill_9_and_ends_cleanly(tmp_pat
         assert lines == [str(i).encode() for i in range(1, 401)], "no line lost or doubled across the crash"
     supervisor.send_signal(signal.SIGTERM)
     assert supervisor.wait(30) == 0
-    subprocess.run([sys.executable, "-m", "app", "kill", "--all", "--data-dir", str(data)], cwd=REPO, check=False,
+    subprocess.run([sys.executable, "-m", "lookout", "kill", "--all", "--data-dir", str(data)], cwd=REPO, check=False,
                    capture_output=True)  # fmt: skip
     assert lock_holder(data) is None
 
@@ -330,7 +330,7 @@ def test_supervise_asked_to_stop_while_it_waits_to_start_a_crashed_daemon_again_
         if supervisor.poll() is None:
             supervisor.kill()
             supervisor.wait()
-        subprocess.run([sys.executable, "-m", "app", "kill", "--all", "--data-dir", str(data)], cwd=REPO, check=False,
+        subprocess.run([sys.executable, "-m", "lookout", "kill", "--all", "--data-dir", str(data)], cwd=REPO, check=False,
                        capture_output=True)  # fmt: skip
         if (started := lock_holder(data)) is not None:
             os.kill(started, signal.SIGKILL)
@@ -364,7 +364,7 @@ def test_supervise_counts_the_time_of_a_daemon_that_took_over_from_its_takeover(
         supervisor.send_signal(signal.SIGTERM)
         if supervisor.wait(60) is None:
             supervisor.kill()
-        subprocess.run([sys.executable, "-m", "app", "kill", "--all", "--data-dir", str(data)], cwd=REPO, check=False,
+        subprocess.run([sys.executable, "-m", "lookout", "kill", "--all", "--data-dir", str(data)], cwd=REPO, check=False,
                        capture_output=True)  # fmt: skip
         log.close()
 

@@ -1,4 +1,4 @@
-"""Retention of exited terminals (app.terminal.retention): `POST /v1/terminals/prune`, `lookout prune` with and
+"""Retention of exited terminals (lookout.terminal.journal.retention): `POST /v1/terminals/prune`, `lookout prune` with and
 without a daemon, and `lookout ls --exited`: pruned is what the answer says, and nothing else."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from tests.support.polling import eventually
 def _lookout(data: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
     import os
 
-    return subprocess.run([sys.executable, "-m", "app", *args, "--data-dir", str(data)], cwd=REPO,
+    return subprocess.run([sys.executable, "-m", "lookout", *args, "--data-dir", str(data)], cwd=REPO,
                           capture_output=True, text=True, timeout=120, check=False, env={**os.environ, **env})  # fmt: skip
 
 

@@ -5,7 +5,7 @@ import httpx
 import orjson
 import pytest
 
-from app.core.tokens import count_tokens
+from lookout.core.tokens import count_tokens
 
 # Row 0 plain, row 1 empty, row 2 bold red "alert", row 3 a blue background, row 4 "end"; then the cursor
 # waits at the end of row 4.

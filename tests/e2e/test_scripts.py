@@ -1,4 +1,4 @@
-"""Every example script in clients/scripts, run against a live daemon, so none of them rots."""
+"""Every example script in lookout/clients/scripts, run against a live daemon, so none of them rots."""
 from __future__ import annotations
 
 import json

@@ -13,9 +13,9 @@ import websockets
 from starlette.routing import BaseRoute, Route, WebSocketRoute
 from websockets.exceptions import InvalidStatus
 
-from app.api.guard import OPEN_PATHS, OPEN_PREFIXES
-from app.config import Settings
-from app.server import create_app
+from lookout.api.guard import OPEN_PATHS, OPEN_PREFIXES
+from lookout.config import Settings
+from lookout.server import create_app
 from tests.conftest import Daemon
 
 PARAM = re.compile(r"\{(\w+)(?::\w+)?\}")

@@ -16,10 +16,10 @@ import pytest
 import websockets
 from websockets.exceptions import InvalidStatus
 
-from app.config import Settings
-from app.server import create_app
-from app.terminal.deltas import MIN_INTERVAL_S, UNWATCHED_INTERVAL_S
-from app.terminal.engines import create_engine
+from lookout.config import Settings
+from lookout.server import create_app
+from lookout.terminal.journal.deltas import MIN_INTERVAL_S, UNWATCHED_INTERVAL_S
+from lookout.terminal.screen.engines import create_engine
 from tests.conftest import Daemon
 
 BASH = ["bash", "--norc", "--noprofile"]

@@ -65,7 +65,7 @@ def test_an_act_whose_input_reaches_the_old_daemon_after_the_take_over_is_writte
             f"\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n".encode()
         )
         time.sleep(0.5)  # the old daemon reads the headers and begins the request (the restart takes seconds more)
-        restarted = subprocess.run([sys.executable, "-m", "app", "restart", "--data-dir", str(data)], cwd=REPO,
+        restarted = subprocess.run([sys.executable, "-m", "lookout", "restart", "--data-dir", str(data)], cwd=REPO,
                                    capture_output=True, text=True, timeout=300, check=False)  # fmt: skip
         assert restarted.returncode == 0 and "serves" in restarted.stdout, restarted
         sock.sendall(body)

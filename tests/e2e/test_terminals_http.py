@@ -12,7 +12,7 @@ import httpx
 import orjson
 from starlette.testclient import TestClient
 
-from app.core.tokens import count_tokens
+from lookout.core.tokens import count_tokens
 from tests.conftest import Daemon
 
 
@@ -292,7 +292,7 @@ def test_refuses_non_loopback_without_token(tmp_path: Path) -> None:
 
     env = {k: v for k, v in os.environ.items() if k != "LOOKOUT_TOKEN"}
     r = subprocess.run(
-        [sys.executable, "-m", "app", "serve", "--host", "0.0.0.0", "--data-dir", str(tmp_path)],
+        [sys.executable, "-m", "lookout", "serve", "--host", "0.0.0.0", "--data-dir", str(tmp_path)],
         env=env, capture_output=True, text=True, timeout=30,
     )
     assert r.returncode == 2 and "without a token" in r.stderr

@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from app.terminal.engines import ENGINE_NAMES
+from lookout.terminal.screen.engines import ENGINE_NAMES
 from tests.conftest import Daemon
 
 

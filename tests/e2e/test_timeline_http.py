@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 import pytest
 
-from app.core.tokens import count_tokens
+from lookout.core.tokens import count_tokens
 from tests.support.adb_fake import ui_dump, ui_node
 from tests.support.http import ok_json
 from tests.support.site import serve_directory

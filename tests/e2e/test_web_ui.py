@@ -14,7 +14,7 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
-from app.browser.browser import FLAGS, find_executable
+from lookout.browser.browser import FLAGS, find_executable
 from tests.conftest import REPO, Daemon
 from tests.support.adb_fake import ui_dump, ui_node
 from tests.support.polling import eventually

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
-from app.browser.browser import BrowserHost
-from app.browser.registry import PageRegistry
-from app.core.events import EventBus
-from app.terminal.registry import TerminalRegistry
+from lookout.browser.browser import BrowserHost
+from lookout.browser.registry import PageRegistry
+from lookout.core.events import EventBus
+from lookout.terminal.registry import TerminalRegistry
 from tests.support.terminals import LIMITS
 
 

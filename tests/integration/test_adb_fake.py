@@ -301,10 +301,10 @@ def test_stopping_leaves_no_adb_process_or_port(tmp_path: Path) -> None:
 
 
 def test_the_rows_of_a_capture_are_cut_out_on_the_device(adb_server: AdbServer, make_device: MakeDevice) -> None:
-    """What the check before an action takes when it needs a few rows only (app.device.observer.rows): the device's
+    """What the check before an action takes when it needs a few rows only (lookout.device.observer.rows): the device's
     own `screencap | tail -c | head -c`, the same pixels as those rows of a whole capture."""
-    from app.device.adb import Adb
-    from app.device.observer import Observer
+    from lookout.device.adb import Adb
+    from lookout.device.observer import Observer
 
     _fake, serial = make_device(size=(720, 1483))
     observer = Observer(Adb("127.0.0.1", adb_server.port, 10))

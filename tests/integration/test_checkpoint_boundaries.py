@@ -1,4 +1,4 @@
-"""Checkpoints at every byte of real curses streams: wherever a checkpoint is taken (app.terminal.sequence_boundary
+"""Checkpoints at every byte of real curses streams: wherever a checkpoint is taken (lookout.terminal.screen.sequence_boundary
 chooses its offset, the engine's dump is its content), the screen rebuilt from it and the journal after it
 is the live screen, cell for cell, with both engines (a checkpoint inside `ESC[21;42` once gave a stray H)."""
 from __future__ import annotations
@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from app.terminal.engines import ENGINE_NAMES, create_engine
-from app.terminal.engines.base import ScreenEngine
-from app.terminal.sequence_boundary import cut_before
+from lookout.terminal.screen.engines import ENGINE_NAMES, create_engine
+from lookout.terminal.screen.engines.base import ScreenEngine
+from lookout.terminal.screen.sequence_boundary import cut_before
 from tests.support.captures import CAPTURES, COLS, EMOJI_TEXT, ROWS
 
 STEP = 256

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from app.core.scaling import fit
-from app.device.adb import Adb
-from app.device.observations import DeviceObservations
-from app.device.observer import Observer
-from app.device.reading import changed_since
-from app.device.verify import reference
+from lookout.core.scaling import fit
+from lookout.device.adb import Adb
+from lookout.device.observations import DeviceObservations
+from lookout.device.observer import Observer
+from lookout.device.reading import changed_since
+from lookout.device.verify import reference
 from tests.support import overlays
 from tests.support.adb_fixtures import MakeDevice
 from tests.support.adb_server import AdbServer

@@ -1,5 +1,5 @@
 """Exited terminals cost the daemon no screen engine until asked for, and only the last few asked keep one
-(app.terminal.screen_model.load): a screen let go is rebuilt from the files, the same, when asked again."""
+(lookout.terminal.screen.model.load): a screen let go is rebuilt from the files, the same, when asked again."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from app.terminal import screen_model
-from app.terminal.layers import ViewOptions, parse_layers
-from app.terminal.registry import TerminalRegistry, TerminalSpec
-from app.terminal.session import SessionLimits
+from lookout.terminal.registry import TerminalRegistry, TerminalSpec
+from lookout.terminal.screen import model as screen_model
+from lookout.terminal.screen.layers import ViewOptions, parse_layers
+from lookout.terminal.session import SessionLimits
 
 LIMITS = SessionLimits(scrollback=200, max_journal_bytes=1 << 30, max_input_bytes=1 << 20)
 TEXT = ViewOptions(layers=parse_layers("text"))

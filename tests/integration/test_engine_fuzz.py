@@ -11,7 +11,7 @@ import random
 import httpx
 import pytest
 
-from app.terminal.engines import ENGINE_NAMES, create_engine
+from lookout.terminal.screen.engines import ENGINE_NAMES, create_engine
 
 MEGABYTES = int(os.environ.get("LOOKOUT_SOAK_FUZZ_MB", "4"))
 # random bytes with the characters that steer a terminal made more likely than chance would

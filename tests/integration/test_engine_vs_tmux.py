@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from app.terminal.engines import ENGINE_NAMES, create_engine
+from lookout.terminal.screen.engines import ENGINE_NAMES, create_engine
 from tests.support.captures import CAPTURES, COLS, EMOJI_TEXT, FAMILY, RAINBOW_FLAG, ROWS, SCOTLAND
 from tests.support.polling import eventually
 

@@ -31,7 +31,7 @@ sys.meta_path.insert(0, Watch())
 """
 
 FIRST_PAGES = WATCH + """
-from app.browser.browser import BrowserHost
+from lookout.browser.browser import BrowserHost
 
 async def main():
     host = BrowserHost(None)
@@ -45,9 +45,9 @@ asyncio.run(main())
 
 FIRST_DEVICES = WATCH + """
 from pathlib import Path
-from app.core.events import EventBus
-from app.device.adb import Adb
-from app.device.registry import DeviceRegistry
+from lookout.core.events import EventBus
+from lookout.device.adb import Adb
+from lookout.device.registry import DeviceRegistry
 
 async def main():
     adb = Adb("127.0.0.1", int(sys.argv[1]), 10)

@@ -1,4 +1,4 @@
-"""Holders forked ahead (app.terminal.holder_link.HolderLauncher and the fork server): a spare or the server
+"""Holders forked ahead (lookout.terminal.process.holder_link.HolderLauncher and the fork server): a spare or the server
 killed the way the OOM killer kills, and the next open still works; a holder that cannot take up its spec says
 why, and the terminal ends with that reason. Real processes, real PTYs."""
 
@@ -15,12 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from app.terminal.holder.protocol import SPARES
-from app.terminal.holder_link import HolderLauncher
-from app.terminal.journal_follower import JournalFollower
-from app.terminal.registry import TerminalRegistry, TerminalSpec
-from app.terminal.session import TerminalSession
-from app.terminal.terminal_process import TerminalProcess
+from lookout.terminal.holder.protocol import SPARES
+from lookout.terminal.journal.follower import JournalFollower
+from lookout.terminal.process.holder_link import HolderLauncher
+from lookout.terminal.process.program import TerminalProcess
+from lookout.terminal.registry import TerminalRegistry, TerminalSpec
+from lookout.terminal.session import TerminalSession
 from tests.support.polling import eventually
 from tests.support.processes import running
 from tests.support.terminals import LIMITS
@@ -68,7 +68,7 @@ async def test_spares_killed_before_their_spec_came_are_replaced_and_the_next_op
 ) -> None:
     first = await _opens_and_runs(registry)
     server = next(
-        c for c in _children(os.getpid()) if b"app.terminal.holder" in Path(f"/proc/{c}/cmdline").read_bytes()
+        c for c in _children(os.getpid()) if b"lookout.terminal.holder" in Path(f"/proc/{c}/cmdline").read_bytes()
     )
     await asyncio.to_thread(eventually, lambda: len(_holders_of(server, [first])[1]) == SPARES, what="the spares")
     spares = _holders_of(server, [first])[1]
@@ -86,7 +86,7 @@ async def test_spares_killed_before_their_spec_came_are_replaced_and_the_next_op
 async def test_a_killed_fork_server_is_started_again_by_the_next_open(registry: TerminalRegistry) -> None:
     first = await _opens_and_runs(registry)
     server = next(
-        c for c in _children(os.getpid()) if b"app.terminal.holder" in Path(f"/proc/{c}/cmdline").read_bytes()
+        c for c in _children(os.getpid()) if b"lookout.terminal.holder" in Path(f"/proc/{c}/cmdline").read_bytes()
     )
     os.kill(server, signal.SIGKILL)
     await asyncio.to_thread(eventually, lambda: server not in _children(os.getpid()), what="the server's end")

@@ -11,8 +11,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from app.browser.registry import PageRegistry
-from app.browser.snapshot_view import SnapshotOptions
+from lookout.browser.registry import PageRegistry
+from lookout.browser.snapshot_view import SnapshotOptions
 from tests.support.self_changing import KINDS, Site, self_changing_site, shows
 
 

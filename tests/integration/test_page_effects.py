@@ -8,10 +8,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from app.browser.action_kinds import Action, Click, Fill, Navigate, Press, Select
-from app.browser.registry import PageRegistry
-from app.browser.snapshot_view import SnapshotOptions
-from app.core.errors import BadInput
+from lookout.browser.action_kinds import Action, Click, Fill, Navigate, Press, Select
+from lookout.browser.registry import PageRegistry
+from lookout.browser.snapshot_view import SnapshotOptions
+from lookout.core.errors import BadInput
 from tests.support.pages import ref_of
 from tests.support.real_pages import (
     DJANGO_PASSWORD,

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from app.browser.browser import BrowserHost
-from app.browser.registry import PageRegistry
-from app.core.errors import BadInput, Conflict, NotFound
-from app.core.events import EventBus
+from lookout.browser.browser import BrowserHost
+from lookout.browser.registry import PageRegistry
+from lookout.core.errors import BadInput, Conflict, NotFound
+from lookout.core.events import EventBus
 
 PAGE = "data:text/html,<title>T</title><button>Go</button>"
 

@@ -8,10 +8,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from app.browser.action_kinds import Check, Click
-from app.browser.registry import PageRegistry
-from app.browser.snapshot_view import SnapshotOptions
-from app.core.errors import Conflict
+from lookout.browser.action_kinds import Check, Click
+from lookout.browser.registry import PageRegistry
+from lookout.browser.snapshot_view import SnapshotOptions
+from lookout.core.errors import Conflict
 from tests.support.pages import ref_of
 from tests.support.site import serve_directory
 

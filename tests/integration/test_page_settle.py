@@ -8,9 +8,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from app.browser.action_kinds import Click
-from app.browser.registry import PageRegistry
-from app.browser.snapshot_view import SnapshotOptions
+from lookout.browser.action_kinds import Click
+from lookout.browser.registry import PageRegistry
+from lookout.browser.snapshot_view import SnapshotOptions
 from tests.support.pages import ref_of
 from tests.support.site import serve_directory
 

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from app.browser.action_kinds import from_request
-from app.browser.registry import PageRegistry
-from app.browser.snapshot_view import SnapshotOptions
-from app.schemas.page import ActionRequest
+from lookout.browser.action_kinds import from_request
+from lookout.browser.registry import PageRegistry
+from lookout.browser.snapshot_view import SnapshotOptions
+from lookout.schemas.page import ActionRequest
 from tests.support.site import serve_directory
 
 PAGE = """<!doctype html><title>One</title><body><h1>Shop</h1><button id="go">Go</button>

@@ -1,4 +1,4 @@
-"""A new terminal's files are made ahead (app.terminal.places): an open makes none, a terminal appears whole,
+"""A new terminal's files are made ahead (lookout.terminal.places): an open makes none, a terminal appears whole,
 and what was made and not used goes with the daemon that made it, or with the next one when it was killed."""
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ from typing import Any
 
 import pytest
 
-from app.terminal import places
-from app.terminal.holder import protocol as proto
-from app.terminal.holder.journal import open_journal
-from app.terminal.holder_link import HolderError, HolderLauncher
-from app.terminal.places import Places
-from app.terminal.registry import TerminalRegistry, TerminalSpec
+from lookout.terminal import places
+from lookout.terminal.holder import protocol as proto
+from lookout.terminal.holder.journal import open_journal
+from lookout.terminal.places import Places
+from lookout.terminal.process.holder_link import HolderError, HolderLauncher
+from lookout.terminal.registry import TerminalRegistry, TerminalSpec
 from tests.support.polling import eventually
 from tests.support.processes import running
 from tests.support.terminals import LIMITS

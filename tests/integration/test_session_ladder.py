@@ -1,4 +1,4 @@
-"""The stop ladder lookout runs itself on a program's session when its holder cannot (app.terminal.session_ladder),
+"""The stop ladder lookout runs itself on a program's session when its holder cannot (lookout.terminal.process.ladder),
 on real processes: it climbs until the program is gone, ends what is left of its session, and never signals a
 process that is not the terminal's program. Which rung `ended_by` names depends on how soon a loaded machine lets
 the program die; the signal that killed it does not (the kernel records a fatal signal when it is sent), so the
@@ -10,9 +10,9 @@ import signal
 import subprocess
 import time
 
-from app.terminal.holder.pty import session_members
-from app.terminal.persistence import TerminalMeta
-from app.terminal.session_ladder import end_program, program_runs, program_start
+from lookout.terminal.holder.pty import session_members
+from lookout.terminal.journal.persistence import TerminalMeta
+from lookout.terminal.process.ladder import end_program, program_runs, program_start
 from tests.support.polling import eventually
 from tests.support.processes import RUNGS, rungs_from, running
 

@@ -10,11 +10,12 @@ from typing import Any
 
 import pytest
 
-from app.terminal import origins, shell_integration
-from app.terminal.blocks import Block, block_with_output
-from app.terminal.registry import TerminalRegistry, TerminalSpec
-from app.terminal.session import TerminalSession
-from app.terminal.waiting import compile_until
+from lookout.terminal import origins
+from lookout.terminal.blocks.blocks import Block, block_with_output
+from lookout.terminal.process import shell_integration
+from lookout.terminal.registry import TerminalRegistry, TerminalSpec
+from lookout.terminal.session import TerminalSession
+from lookout.terminal.waits.waiting import compile_until
 from tests.support.terminals import LIMITS
 
 RC_FILES = {

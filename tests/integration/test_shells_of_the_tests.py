@@ -3,8 +3,8 @@ here runs `pyenv init`, which can wait 60 s on a lock another shell left behind.
 
 from __future__ import annotations
 
-from app.terminal.registry import TerminalRegistry, TerminalSpec
-from app.terminal.waiting import compile_until
+from lookout.terminal.registry import TerminalRegistry, TerminalSpec
+from lookout.terminal.waits.waiting import compile_until
 from tests.conftest import TEST_HOME
 
 

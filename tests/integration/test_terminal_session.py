@@ -11,18 +11,18 @@ from pathlib import Path
 
 import pytest
 
-from app.core.errors import BadInput, Conflict
-from app.core.events import EventBus
-from app.core.storage import read_json
-from app.terminal import lazy_feed, skip_ahead
-from app.terminal.engines import create_engine
-from app.terminal.journal import read_index
-from app.terminal.persistence import load_meta, load_snapshot, save_meta
-from app.terminal.registry import TerminalRegistry, TerminalSpec
-from app.terminal.replay import screen_at
-from app.terminal.session import SessionLimits, TerminalSession
-from app.terminal.waiting import compile_until
-from app.timeline.recording import FrameInput
+from lookout.core.errors import BadInput, Conflict
+from lookout.core.events import EventBus
+from lookout.core.storage import read_json
+from lookout.terminal.journal.persistence import load_meta, load_snapshot, save_meta
+from lookout.terminal.journal.reader import read_index
+from lookout.terminal.registry import TerminalRegistry, TerminalSpec
+from lookout.terminal.screen import lazy_feed, skip_ahead
+from lookout.terminal.screen.engines import create_engine
+from lookout.terminal.screen.replay import screen_at
+from lookout.terminal.session import SessionLimits, TerminalSession
+from lookout.terminal.waits.waiting import compile_until
+from lookout.timeline.recording import FrameInput
 from tests.support.polling import eventually
 
 LIMITS = SessionLimits(scrollback=200, max_journal_bytes=1 << 30, max_input_bytes=1 << 20)
@@ -360,7 +360,7 @@ async def test_stop_returns_once_background_file_writes_have_ended(
     snapshot with an older one."""
     import threading
 
-    from app.terminal import persistence
+    from lookout.terminal.journal import persistence
 
     in_flight: list[int] = []
     save = persistence.save_snapshot

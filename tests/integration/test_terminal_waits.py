@@ -1,4 +1,4 @@
-"""Waits that mean what they say, on real PTYs (bash, python3, less, vim) through app.terminal.act: a regex
+"""Waits that mean what they say, on real PTYs (bash, python3, less, vim) through lookout.terminal.act: a regex
 does not match the echo of the input, a state is an edge after the input, `match: all`, a command's end
 waits for its prompt, a shell named bare is a shell, and input keeps the order of its steps."""
 from __future__ import annotations
@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from app.core.errors import BadInput
-from app.terminal.act import ActResult, act
-from app.terminal.input_steps import InputStep
-from app.terminal.layers import ViewOptions
-from app.terminal.registry import TerminalRegistry, TerminalSpec
-from app.terminal.session import TerminalSession
-from app.terminal.waiting import PROMPT_WAIT_S, compile_until
+from lookout.core.errors import BadInput
+from lookout.terminal.act import ActResult, act
+from lookout.terminal.input.steps import InputStep
+from lookout.terminal.registry import TerminalRegistry, TerminalSpec
+from lookout.terminal.screen.layers import ViewOptions
+from lookout.terminal.session import TerminalSession
+from lookout.terminal.waits.waiting import PROMPT_WAIT_S, compile_until
 
 VIEW = ViewOptions()
 

@@ -111,7 +111,7 @@ def replay(tmp_path: Path) -> Iterator[Callable[..., Replay]]:
         log = tmp_path / f"replay-{port}.log"
         env = {**os.environ, "TMPDIR": str(tmp), "MALLOC_ARENA_MAX": "2"}
         with log.open("wb") as out:
-            proc = subprocess.Popen(["prlimit", f"--as={MEMORY_LIMIT}", "--", sys.executable, "-m", "app", "replay",
+            proc = subprocess.Popen(["prlimit", f"--as={MEMORY_LIMIT}", "--", sys.executable, "-m", "lookout", "replay",
                                      str(path), "--port", str(port), "--token", TOKEN, *args],
                                     cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT)  # fmt: skip
         run = Replay(proc, f"http://127.0.0.1:{port}", tmp, log)
@@ -278,7 +278,7 @@ def test_a_sigterm_while_unpacking_leaves_no_copy(tmp_path: Path) -> None:
     path = archive(tmp_path / "a.tar.gz", files)
     tmp = tmp_path / "tmp"
     tmp.mkdir()
-    proc = subprocess.Popen([sys.executable, "-m", "app", "replay", str(path), "--port", str(free_port())], cwd=REPO,
+    proc = subprocess.Popen([sys.executable, "-m", "lookout", "replay", str(path), "--port", str(free_port())], cwd=REPO,
                             env={**os.environ, "TMPDIR": str(tmp)}, stderr=subprocess.PIPE)  # fmt: skip
     eventually(lambda: any(tmp.glob("*/data")) or proc.poll() is not None, timeout=START_S, interval=0.005)
     proc.send_signal(signal.SIGTERM)

@@ -16,10 +16,10 @@ from typing import Any
 import httpx
 import pytest
 
-from app.core.private_files import UnsafePath, make_dir
-from app.core.storage import append_jsonl
-from app.terminal.deltas import DeltaLog
-from app.terminal.holder.journal import open_journal
+from lookout.core.private_files import UnsafePath, make_dir
+from lookout.core.storage import append_jsonl
+from lookout.terminal.holder.journal import open_journal
+from lookout.terminal.journal.deltas import DeltaLog
 from tests.conftest import REPO, Daemon, free_port
 from tests.support.site import serve_directory
 from tests.support.terminals import delta
@@ -31,7 +31,7 @@ def _lookout(*args: str | Path) -> subprocess.CompletedProcess[str]:
     """A `lookout` command without LOOKOUT_TOKEN that must end by itself (a daemon that starts instead of
     refusing ends in TimeoutExpired, failing the test)."""
     env = {k: v for k, v in os.environ.items() if k != "LOOKOUT_TOKEN"}
-    return subprocess.run([sys.executable, "-m", "app", *map(str, args)], cwd=REPO, env=env, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "lookout", *map(str, args)], cwd=REPO, env=env, capture_output=True,
                           text=True, timeout=30)  # fmt: skip
 
 
@@ -258,7 +258,7 @@ def test_the_terminal_writers_refuse_a_planted_link(tmp_path: Path) -> None:
 def test_the_mcp_shim_reads_the_token_file_with_the_same_checks(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from clients.mcp.daemon import daemon_token, error_message
+    from lookout.clients.mcp.daemon import daemon_token, error_message
 
     monkeypatch.delenv("LOOKOUT_TOKEN", raising=False)
     monkeypatch.setenv("LOOKOUT_DATA_DIR", str(tmp_path))

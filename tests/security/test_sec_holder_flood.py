@@ -50,7 +50,7 @@ def test_a_holder_flooded_to_its_descriptor_limit_still_serves_act(
     acted = api.post(f"/v1/terminals/{tid}/act", json=body).json()
     assert acted["ended"] == "regex", acted
     env = {k: v for k, v in os.environ.items() if not k.startswith("LOOKOUT_")}
-    listed = subprocess.run([sys.executable, "-m", "app", "ls", "--data-dir", str(daemon.data_dir)], cwd=REPO,
+    listed = subprocess.run([sys.executable, "-m", "lookout", "ls", "--data-dir", str(daemon.data_dir)], cwd=REPO,
                             env=env, capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
     line = next(line for line in listed.stdout.splitlines() if tid in line)
     assert "orphaned" not in line and ("running" in line or "unresponsive" in line), listed.stdout

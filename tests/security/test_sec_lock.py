@@ -35,7 +35,7 @@ def locked(tmp_path: Path) -> Iterator[tuple[Path, subprocess.Popen[bytes]]]:
 
 def _lookout(*args: str, data: Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("LOOKOUT_")} | {"LOOKOUT_TOKEN": TOKEN}
-    command = [sys.executable, "-m", "app", *args, "--data-dir", str(data)]
+    command = [sys.executable, "-m", "lookout", *args, "--data-dir", str(data)]
     return subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout, check=False)
 
 

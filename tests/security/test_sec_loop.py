@@ -10,8 +10,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from app.api.streams import MAX_DELTAS_BYTES
-from app.terminal.deltas import DeltaLog
+from lookout.api.streams import MAX_DELTAS_BYTES
+from lookout.terminal.journal.deltas import DeltaLog
 from tests.conftest import Daemon
 from tests.support.terminals import delta
 

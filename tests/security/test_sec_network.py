@@ -16,7 +16,7 @@ import pytest
 import websockets
 from playwright.sync_api import expect, sync_playwright
 
-from app.browser.browser import FLAGS, find_executable
+from lookout.browser.browser import FLAGS, find_executable
 from tests.conftest import REPO, Daemon
 
 TOKEN = "s3cret-token-that-must-not-leak"
@@ -91,7 +91,7 @@ def test_a_foreign_origin_is_refused_on_http_and_websocket(secure: Daemon) -> No
 
 
 def _serve(tmp_path: Path, *args: str, token: str) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "app", "serve", "--data-dir", str(tmp_path / "data"), *args]
+    command = [sys.executable, "-m", "lookout", "serve", "--data-dir", str(tmp_path / "data"), *args]
     env = {**os.environ, "LOOKOUT_TOKEN": token}
     return subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=60)
 

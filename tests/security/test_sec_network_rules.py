@@ -8,9 +8,9 @@ import sys
 
 import pytest
 
-from app.api.auth_throttle import AuthThrottle
-from app.api.hosts import host_allowed, normalized_hosts, origin_allowed
-from app.core.redaction import RedactSecrets, Scrubber
+from lookout.api.auth_throttle import AuthThrottle
+from lookout.api.hosts import host_allowed, normalized_hosts, origin_allowed
+from lookout.core.redaction import RedactSecrets, Scrubber
 
 ALLOWED = normalized_hosts(["Lookout.Test.", " 10.1.2.3 ", "[fd00::1]", ""])
 

@@ -12,10 +12,10 @@ from typing import Any
 import httpx
 import pytest
 
-from app.browser.aria import AriaNode
-from app.browser.search import find as page_find
-from app.device.ui_tree import find as device_find
-from app.device.ui_tree import parse_hierarchy
+from lookout.browser.aria import AriaNode
+from lookout.browser.search import find as page_find
+from lookout.device.ui_tree import find as device_find
+from lookout.device.ui_tree import parse_hierarchy
 from tests.conftest import Daemon
 from tests.support.http import error_message
 

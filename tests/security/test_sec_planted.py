@@ -78,7 +78,7 @@ def test_restart_follows_no_link_planted_at_daemon_sock(daemon: Daemon, tmp_path
     other.mkdir(mode=0o700)
     os.symlink(daemon.data_dir / "daemon.sock", other / "daemon.sock")
     env = {k: v for k, v in os.environ.items() if not k.startswith("LOOKOUT_")}
-    done = subprocess.run([sys.executable, "-m", "app", "restart", "--data-dir", str(other)], cwd=REPO, env=env,
+    done = subprocess.run([sys.executable, "-m", "lookout", "restart", "--data-dir", str(other)], cwd=REPO, env=env,
                           capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
     assert done.returncode != 0 and "symbolic link" in done.stderr, done.stderr
     assert daemon.proc is not None and daemon.proc.poll() is None

@@ -16,7 +16,7 @@ ATTACK = "\x1b]52;c;Y3VybCBldmlsfHNo\x07\x1b]0;owned\x07\x1b[2J\x1b[8;1;1t\x9b2J
 
 
 def _lookout(daemon: Daemon, *args: str) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run([sys.executable, "-m", "app", *args, "--data-dir", str(daemon.data_dir)], cwd=REPO,
+    return subprocess.run([sys.executable, "-m", "lookout", *args, "--data-dir", str(daemon.data_dir)], cwd=REPO,
                           env=daemon.env, capture_output=True, timeout=60)  # fmt: skip
 
 

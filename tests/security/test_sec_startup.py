@@ -25,7 +25,7 @@ def _serve(
     data: Path, env: dict[str, str], pass_fds: tuple[int, ...] = (), systemd: bool = False
 ) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("LOOKOUT_")} | env
-    command = [sys.executable, "-m", "app", "serve", "--data-dir", str(data)]
+    command = [sys.executable, "-m", "lookout", "serve", "--data-dir", str(data)]
     if systemd:
         command = [sys.executable, "-c", AS_SYSTEMD, str(pass_fds[0]), sys.executable, *command[1:]]
     return subprocess.run(command, cwd=REPO, env=env, pass_fds=pass_fds, capture_output=True, text=True, timeout=60,
@@ -51,7 +51,7 @@ def test_a_loopback_socket_handed_over_is_served_without_a_configured_token(tmp_
     sock.bind(("127.0.0.1", 0))
     sock.listen()
     with sock:
-        proc = subprocess.Popen([sys.executable, "-m", "app", "serve", "--data-dir", str(tmp_path / "data")], cwd=REPO,
+        proc = subprocess.Popen([sys.executable, "-m", "lookout", "serve", "--data-dir", str(tmp_path / "data")], cwd=REPO,
                                 env={k: v for k, v in os.environ.items() if not k.startswith("LOOKOUT_")}
                                 | {"LOOKOUT_LISTEN_FD": str(sock.fileno())},
                                 pass_fds=(sock.fileno(),), stderr=subprocess.PIPE, text=True)  # fmt: skip

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from clients.mcp.lean_schema import lean_schema
+from lookout.clients.mcp.lean_schema import lean_schema
 
 SHAPE = ("type", "anyOf", "enum", "items", "const")
 """What a tool's argument must state exactly as the route does, when the route states it."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import signal
 from pathlib import Path
 
-from app.terminal.holder.pty import STOP_LADDER
+from lookout.terminal.holder.pty import STOP_LADDER
 
 RUNGS = tuple(signal.Signals(sig).name for sig, _ in STOP_LADDER)
 """The names of the stop ladder's rungs, in order: what `ended_by` may say."""

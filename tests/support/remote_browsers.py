@@ -12,7 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-from app.browser.browser import FLAGS, find_executable
+from lookout.browser.browser import FLAGS, find_executable
 
 START_S = 60
 

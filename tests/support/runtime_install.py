@@ -4,7 +4,7 @@
 The development venv holds every test tool, so a runtime dependency missing from `[project].dependencies`
 goes unseen there (httpx did: /mcp answered 500 in the image). This installs lookout into VENV as a user
 would, `pip install -c requirements.lock .` without the test extra, then, from outside the source tree:
-1. deploy/check_imports.py imports every module of `app` and `clients` and everything they import;
+1. deploy/check_imports.py imports every module of `lookout` and everything they import;
 2. `lookout serve` starts from VENV, and the MCP SDK's own client (from this, the development, venv) opens a
    session over Streamable HTTP at its `/mcp`, lists the tools and drives a terminal with them.
 Each step says what it found; the exit status is 0 only when both pass.
@@ -42,8 +42,7 @@ def install(venv: Path, workdir: Path) -> None:
     source.mkdir()
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(REPO / name, source / name)
-    for name in ("app", "clients"):
-        shutil.copytree(REPO / name, source / name, ignore=shutil.ignore_patterns("node_modules", "__pycache__"))
+    shutil.copytree(REPO / "lookout", source / "lookout", ignore=shutil.ignore_patterns("node_modules", "__pycache__"))
     dependencies = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
     key = hashlib.sha256(json.dumps(dependencies).encode() + (REPO / LOCK).read_bytes()).hexdigest()[:16]
     made = venv / f".dependencies-{key}"

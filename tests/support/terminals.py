@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 import time
 
-from app.core.hands import Ledger
-from app.terminal.deltas import Delta
-from app.terminal.session import SessionLimits
+from lookout.core.hands import Ledger
+from lookout.terminal.journal.deltas import Delta
+from lookout.terminal.session import SessionLimits
 
 LIMITS = SessionLimits(scrollback=200, max_journal_bytes=1 << 30, max_input_bytes=1 << 20)
 """The limits of the integration tests' real sessions."""
@@ -40,7 +40,7 @@ class FakeTerminal:
         self.blocks = NoBlocks()
         self.screen_model = FakeScreen()
         self.ledger = Ledger()
-        """The inputs the test records (app.core.hands)."""
+        """The inputs the test records (lookout.core.hands)."""
         self.raw = b""
         self.current_state = "running"
         self.exited = False

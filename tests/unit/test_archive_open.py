@@ -1,4 +1,4 @@
-"""app.core.archive's opening of an untrusted archive, in process: what it refuses (with the reason, before
+"""lookout.core.archive's opening of an untrusted archive, in process: what it refuses (with the reason, before
 anything is written) and that it writes journal ranges back at their offsets; and `lookout replay`'s size
 argument. The attacks run for real against `lookout replay` in tests/security/test_sec_archives.py."""
 from __future__ import annotations
@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from app.core.archive import MAX_NAME_PARTS, open_archive
-from app.core.errors import BadInput, TooLarge
-from app.replay import file_limit, parse_bytes
+from lookout.core.archive import MAX_NAME_PARTS, open_archive
+from lookout.core.errors import BadInput, TooLarge
+from lookout.replay import file_limit, parse_bytes
 
 
 def _tar(path: Path, *members: tuple[str, bytes]) -> Path:

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from app.core.printable import printable
-from app.terminal.engines import create_engine
-from app.terminal.engines.base import Cursor, ScreenEngine
-from clients.attach.painter import View, follow, key_name, paint, parse_key
-from clients.attach.status import status_line
+from lookout.clients.attach.painter import View, follow, key_name, paint, parse_key
+from lookout.clients.attach.status import status_line
+from lookout.core.printable import printable
+from lookout.terminal.screen.engines import create_engine
+from lookout.terminal.screen.engines.base import Cursor, ScreenEngine
 
 
 def _engine(cols: int, rows: int, text: bytes) -> ScreenEngine:

@@ -5,7 +5,7 @@ import logging
 
 import pytest
 
-from app.terminal.engines import avt_clusters, create_engine
+from lookout.terminal.screen.engines import avt_clusters, create_engine
 
 
 def test_past_the_pool_new_cells_keep_their_first_character(

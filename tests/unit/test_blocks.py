@@ -6,14 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from app.core.tokens import count_tokens
-from app.terminal import block_output
-from app.terminal.block_output import fit_tokens, fold_repeats, render_output, replay_lines
-from app.terminal.blocks import BLOCKS_FILE, Block, BlockTracker
-from app.terminal.persistence import GuardedWrites
-from app.terminal.scanner import ShellMark, SideScanner
-from app.terminal.shell_integration import supported
-from app.terminal.waiting import BlockSummary, compile_until, wait_until
+from lookout.core.tokens import count_tokens
+from lookout.terminal.blocks import output as block_output
+from lookout.terminal.blocks.blocks import BLOCKS_FILE, Block, BlockTracker
+from lookout.terminal.blocks.output import fit_tokens, fold_repeats, render_output, replay_lines
+from lookout.terminal.journal.persistence import GuardedWrites
+from lookout.terminal.process.shell_integration import supported
+from lookout.terminal.screen.scanner import ShellMark, SideScanner
+from lookout.terminal.waits.waiting import BlockSummary, compile_until, wait_until
 from tests.support.terminals import FakeTerminal
 
 NONCE = "5eed"

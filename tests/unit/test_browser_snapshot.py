@@ -9,11 +9,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.browser import views
-from app.browser.aria import AriaNode, AriaParseError, holds_dialog, parse
-from app.browser.diff import diff, render_diff
-from app.browser.snapshot_view import INTERACTIVE, PageContext, SnapshotOptions, render
-from app.core.tokens import count_tokens
+from lookout.browser import views
+from lookout.browser.aria import AriaNode, AriaParseError, holds_dialog, parse
+from lookout.browser.diff import diff, render_diff
+from lookout.browser.snapshot_view import INTERACTIVE, PageContext, SnapshotOptions, render
+from lookout.core.tokens import count_tokens
 
 SAMPLE = """\
 - generic [active] [ref=e1] [box=8,8,1264,3295]:

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.core.budget import LINEAR_STEPS, SELF_COUNT_ROUNDS, fit, self_counted, within
-from app.core.tokens import count_tokens
+from lookout.core.budget import LINEAR_STEPS, SELF_COUNT_ROUNDS, fit, self_counted, within
+from lookout.core.tokens import count_tokens
 
 # ----------------------------------------------------------------------------- self_counted
 

@@ -11,15 +11,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 from PIL import Image
 
-from app.core.errors import BackendFailure, BadInput
-from app.core.images import encode, resize
-from app.core.scaling import fit, image_tokens, same_shape
-from app.device.capture import CaptureError, is_black, parse_png, parse_raw
-from app.device.info import parse_info
-from app.device.keys import keycode
-from app.device.logcat import filter_lines
-from app.device.observations import UI_JOIN_MAX_AGE_S, Observation, join_refusal
-from app.device.text_input import type_commands
+from lookout.core.errors import BackendFailure, BadInput
+from lookout.core.images import encode, resize
+from lookout.core.scaling import fit, image_tokens, same_shape
+from lookout.device.capture import CaptureError, is_black, parse_png, parse_raw
+from lookout.device.info import parse_info
+from lookout.device.keys import keycode
+from lookout.device.logcat import filter_lines
+from lookout.device.observations import UI_JOIN_MAX_AGE_S, Observation, join_refusal
+from lookout.device.text_input import type_commands
 
 WARNING = b"[Warning] Multiple displays were found, but no display id was specified!\n"
 

@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from app.core.scaling import fit
-from app.device.layers import Stack
-from app.device.shown import DEFAULT_MAX_TOKENS, render_elements
-from app.device.ui_tree import Bounds, UiNode, listing, parse_hierarchy
+from lookout.core.scaling import fit
+from lookout.device.layers import Stack
+from lookout.device.shown import DEFAULT_MAX_TOKENS, render_elements
+from lookout.device.ui_tree import Bounds, UiNode, listing, parse_hierarchy
 from tests.support import overlays
 
 DUMPS = Path(__file__).resolve().parents[1] / "data" / "ui_dumps"

@@ -6,11 +6,11 @@ from pathlib import Path
 
 from PIL import Image, ImageChops, ImageDraw
 
-from app.core.scaling import fit
-from app.device.info import parse_info
-from app.device.reach import describe_hit, direction_swipe, node_at, reachable, safe_area
-from app.device.ui_tree import Bounds, parse_hierarchy
-from app.device.verify import (
+from lookout.core.scaling import fit
+from lookout.device.info import parse_info
+from lookout.device.reach import describe_hit, direction_swipe, node_at, reachable, safe_area
+from lookout.device.ui_tree import Bounds, parse_hierarchy
+from lookout.device.verify import (
     Box,
     Difference,
     changed_pixels,

@@ -13,9 +13,9 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from app.cli import is_loopback
-from app.config import Settings
-from app.daemon.supervisor import BACKOFF_S, STABLE_S
+from lookout.cli import is_loopback
+from lookout.config import Settings
+from lookout.daemon.supervisor import BACKOFF_S, STABLE_S
 from tests.conftest import REPO
 
 
@@ -126,7 +126,7 @@ def test_lookout_is_installed_from_a_wheel_built_in_a_stage_of_its_own() -> None
 
 def test_the_image_holds_no_sources_and_no_build_leftovers() -> None:
     """From the build context the final stage takes the files the install reads (into the directory the
-    install removes) and the web UI's static files: never app/ or clients/ whole, never a `pip install .`."""
+    install removes) and the web UI's static files: never lookout/ or lookout/clients/ whole, never a `pip install .`."""
     _install_run, workdir = _install()
     workdirs = [i.args for i in _stages()["final"] if i.keyword == "WORKDIR"]
     for args in _final("COPY"):
@@ -134,10 +134,10 @@ def test_the_image_holds_no_sources_and_no_build_leftovers() -> None:
         if words[0].startswith("--from="):
             continue
         target = words[-1]
-        assert words[:-1] == ["app/web"] or (target.startswith("./") and workdirs[0] == workdir), args
+        assert words[:-1] == ["lookout/web"] or (target.startswith("./") and workdirs[0] == workdir), args
     assert not any(re.search(r"pip install (--no-deps )?\.(\s|$)", run) for run in _final("RUN"))
-    assert _env()["LOOKOUT_WEB_DIR"] == "/opt/lookout/app/web"
-    assert any(shlex.split(args) == ["app/web", "./app/web"] for args in _final("COPY"))
+    assert _env()["LOOKOUT_WEB_DIR"] == "/opt/lookout/web"
+    assert any(shlex.split(args) == ["lookout/web", "./web"] for args in _final("COPY"))
 
 
 def test_system_parts_are_installed() -> None:
@@ -204,7 +204,7 @@ def test_runs_lookout_supervised_as_a_non_root_user_on_all_interfaces() -> None:
     keywords = [i.keyword for i in instructions]
     assert json.loads(_all("CMD")[-1]) == ["lookout", "supervise"]  # the daemon, started again when it dies
     scripts = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]
-    assert scripts["lookout"] == "app.launch:main"
+    assert scripts["lookout"] == "lookout.launch:main"
     user = _all("USER")[-1]
     assert user not in ("root", "0") and keywords.index("USER") < keywords.index("CMD")
     env = _env()
@@ -242,11 +242,11 @@ def test_compose_reaches_the_hosts_adb_server() -> None:
 
 
 def test_a_ui_package_is_built_in_a_node_stage() -> None:
-    """The image builds the UI's npm assets exactly when the UI has a package (app/web/package.json)."""
+    """The image builds the UI's npm assets exactly when the UI has a package (lookout/web/package.json)."""
     froms = _all("FROM")
     has_node_stage = any(f.startswith("node:") for f in froms[:-1])
-    copies_ui_assets = any("--from=" in args and "app/web" in args for args in _all("COPY"))
-    has_ui_package = (REPO / "app/web/package.json").exists()
+    copies_ui_assets = any("--from=" in args and "./web/node_modules" in args for args in _all("COPY"))
+    has_ui_package = (REPO / "lookout/web/package.json").exists()
     assert has_node_stage == has_ui_package and copies_ui_assets == has_ui_package
 
 

@@ -6,14 +6,12 @@ from typing import Any
 
 import pytest
 
-from app.browser.action_kinds import Click, Type
-from app.browser.frames import action_frame, snapshot_frame
-from app.device.frames import device_frame, failed_action_frame
-from app.core.errors import BadInput
-from app.terminal.blocks import Block
-from app.terminal.engines.base import Cursor
-from app.terminal.frame_screens import Recorded
-from app.terminal.frames import (
+from lookout.browser.action_kinds import Click, Type
+from lookout.browser.frames import action_frame, snapshot_frame
+from lookout.core.errors import BadInput
+from lookout.device.frames import device_frame, failed_action_frame
+from lookout.terminal.blocks.blocks import Block
+from lookout.terminal.frames import (
     TAIL_BYTES,
     block_frame,
     block_tail,
@@ -23,8 +21,10 @@ from app.terminal.frames import (
     screen_frame,
     visible,
 )
-from app.terminal.input_steps import InputStep
-from app.terminal.layers import Region, ScreenData, ViewOptions
+from lookout.terminal.input.steps import InputStep
+from lookout.terminal.screen.engines.base import Cursor
+from lookout.terminal.screen.frame_screens import Recorded
+from lookout.terminal.screen.layers import Region, ScreenData, ViewOptions
 
 
 def test_input_is_shown_as_typed_and_hidden_input_is_not_recorded() -> None:

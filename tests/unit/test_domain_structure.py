@@ -1,17 +1,17 @@
 """The device and browser packages, like the terminal's (test_terminal_structure), import no HTTP layer and
-no other domain, and their resources sit below their registries; app.core imports no domain at all."""
+no other domain, and their resources sit below their registries; lookout.core imports no domain at all."""
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
 
-import app.browser
-import app.core
-import app.device
+import lookout.browser
+import lookout.core
+import lookout.device
 from tests.support.imports import module_imports
 
-DOMAINS = {"app.device": app.device, "app.browser": app.browser}
+DOMAINS = {"lookout.device": lookout.device, "lookout.browser": lookout.browser}
 
 
 @pytest.mark.parametrize("name", sorted(DOMAINS))
@@ -21,17 +21,17 @@ def test_domain_modules_import_no_http_layer_and_no_other_domain(name: str) -> N
         foreign = {
             imported for imported in module_imports(path)
             if imported.split(".")[0] in {"fastapi", "starlette"} or imported.startswith(others)
-            or (imported.startswith("app.timeline") and not imported.startswith("app.timeline.recording"))
+            or (imported.startswith("lookout.timeline") and not imported.startswith("lookout.timeline.recording"))
         }  # fmt: skip
         assert not foreign, f"{path.name} of {name} imports {sorted(foreign)}"
 
 
 def test_the_device_resource_does_not_import_its_registry() -> None:
-    assert "app.device.registry" not in module_imports(Path(app.device.__file__).parent / "device.py")
+    assert "lookout.device.registry" not in module_imports(Path(lookout.device.__file__).parent / "device.py")
 
 
 def test_core_imports_no_domain_and_no_http_layer() -> None:
-    for path in Path(app.core.__file__).parent.rglob("*.py"):
-        foreign = {i for i in module_imports(path) if i.startswith(("app.api", "app.terminal", "app.device", "app.browser",
-                                                                   "app.timeline", "fastapi"))}  # fmt: skip
+    for path in Path(lookout.core.__file__).parent.rglob("*.py"):
+        foreign = {i for i in module_imports(path) if i.startswith(("lookout.api", "lookout.terminal", "lookout.device", "lookout.browser",
+                                                                   "lookout.timeline", "fastapi"))}  # fmt: skip
         assert not foreign, f"{path.name} imports {sorted(foreign)}"

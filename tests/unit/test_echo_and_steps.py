@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from app.core.errors import BadInput
-from app.terminal.echo import FIRST_GAP, EchoTracker
-from app.terminal.input_steps import InputStep, encode_steps
+from lookout.core.errors import BadInput
+from lookout.terminal.input.steps import InputStep, encode_steps
+from lookout.terminal.waits.echo import FIRST_GAP, EchoTracker
 
 
 def _track(chars: str, output: bytes, since: int = 10) -> EchoTracker:

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from app.terminal.engines import ENGINE_NAMES, create_engine
-from app.terminal.engines.base import Cell, Cursor, ScreenEngine, Style
+from lookout.terminal.screen.engines import ENGINE_NAMES, create_engine
+from lookout.terminal.screen.engines.base import Cell, Cursor, ScreenEngine, Style
 
 
 @pytest.fixture(params=ENGINE_NAMES)

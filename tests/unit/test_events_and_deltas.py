@@ -8,9 +8,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.core.errors import BadInput
-from app.core.events import EventBus
-from app.terminal.deltas import DeltaLog, Throttle
+from lookout.core.errors import BadInput
+from lookout.core.events import EventBus
+from lookout.terminal.journal.deltas import DeltaLog, Throttle
 from tests.support.terminals import delta
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import gc
 import threading
 
-from app.core.gc_tuning import freeze_long_lived, gc_paused
+from lookout.core.gc_tuning import freeze_long_lived, gc_paused
 
 
 def test_overlapping_pauses_end_with_the_last_one() -> None:

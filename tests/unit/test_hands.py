@@ -1,7 +1,7 @@
-"""The ownership rule of many hands on one terminal (app.core.hands), as pure functions over records."""
+"""The ownership rule of many hands on one terminal (lookout.core.hands), as pure functions over records."""
 from __future__ import annotations
 
-from app.core.hands import (
+from lookout.core.hands import (
     NOTICE_MAX,
     InputRecord,
     Ledger,

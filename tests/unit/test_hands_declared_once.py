@@ -1,15 +1,15 @@
 """Who sent an input, whose a command block is and what an answer says of other hands is declared once, in
-app/core/hands.py: no other module defines a function or class of its names or words its notice, and the
+lookout/core/hands.py: no other module defines a function or class of its names or words its notice, and the
 terminal's inputs, its waits and the pages' hands use it."""
 from __future__ import annotations
 
 import ast
 from pathlib import Path
 
-import app
+import lookout
 from tests.support.imports import module_imports
 
-PACKAGE = Path(app.__file__).parent
+PACKAGE = Path(lookout.__file__).parent
 RULE = PACKAGE / "core" / "hands.py"
 ROOTS = (PACKAGE, PACKAGE.parent / "clients")
 
@@ -30,11 +30,11 @@ def test_no_module_but_the_rule_defines_its_names_or_words_its_notice() -> None:
         if path == RULE:
             continue
         twins = names & _defined(path)
-        assert not twins, f"{path} defines {sorted(twins)} again (declared in app/core/hands.py)"
+        assert not twins, f"{path} defines {sorted(twins)} again (declared in lookout/core/hands.py)"
         assert "another hand wrote to this terminal" not in path.read_text(), f"{path} words the notice again"
 
 
 def test_the_inputs_the_waits_and_the_mcp_text_use_the_rule() -> None:
     users = {path.relative_to(PACKAGE.parent).as_posix() for path in _modules()
-             if any(name.startswith("app.core.hands") for name in module_imports(path))}  # fmt: skip
-    assert {"app/terminal/hand_inputs.py", "app/terminal/wait_hands.py", "clients/mcp/lease_tools.py"} <= users, users
+             if any(name.startswith("lookout.core.hands") for name in module_imports(path))}  # fmt: skip
+    assert {"lookout/terminal/hand_inputs.py", "lookout/terminal/waits/hands.py", "lookout/clients/mcp/lease_tools.py"} <= users, users

@@ -3,7 +3,7 @@ however the output is split into reads; everything else passes unchanged and off
 
 from __future__ import annotations
 
-from app.terminal.holder.nonce import NonceFilter
+from lookout.terminal.holder.nonce import NonceFilter
 
 NONCE = "0123456789abcdef0123456789abcdef"
 MARK = f"\x1b]133;D;0;nonce={NONCE}\x07".encode()

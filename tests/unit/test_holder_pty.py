@@ -1,4 +1,4 @@
-"""The program's process made ahead of its spec (app.terminal.holder.pty.fork_ahead, release): real PTYs and
+"""The program's process made ahead of its spec (lookout.terminal.holder.pty.fork_ahead, release): real PTYs and
 real processes."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import select
 import signal
 from pathlib import Path
 
-from app.terminal.holder.pty import Ahead, fork_ahead, release
+from lookout.terminal.holder.pty import Ahead, fork_ahead, release
 
 
 def _output(ahead: Ahead) -> bytes:

@@ -6,8 +6,8 @@ import itertools
 import time
 from pathlib import Path
 
-from app.terminal.holder.journal import JournalWriter, open_journal
-from app.terminal.journal import raw_size, read_index, read_raw
+from lookout.terminal.holder.journal import JournalWriter, open_journal
+from lookout.terminal.journal.reader import raw_size, read_index, read_raw
 
 
 def test_output_is_stored_losslessly_and_indexed(tmp_path: Path) -> None:

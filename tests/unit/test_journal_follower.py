@@ -1,10 +1,10 @@
-"""The daemon's reading of a holder's journal (app.terminal.journal_follower): batches end at resizes."""
+"""The daemon's reading of a holder's journal (lookout.terminal.journal.follower): batches end at resizes."""
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from app.terminal.journal_follower import JournalFollower
+from lookout.terminal.journal.follower import JournalFollower
 
 
 def _journal(directory: Path, data: bytes, records: list[list[object]]) -> None:

@@ -2,7 +2,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.terminal.keys import (
+from lookout.terminal.input.keys import (
     UnknownKeyError,
     bracketed_paste,
     encode_keys,

@@ -11,7 +11,7 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from app.config import Settings
+from lookout.config import Settings
 
 MANIFEST = Path(__file__).resolve().parents[2] / "deploy" / "kubernetes" / "lookout.yaml"
 KUBERNETES = "1.30.0"

@@ -8,10 +8,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.core.errors import BadInput
-from app.core.tokens import count_tokens
-from app.terminal.engines import ENGINE_NAMES, create_engine
-from app.terminal.layers import (
+from lookout.core.errors import BadInput
+from lookout.core.tokens import count_tokens
+from lookout.terminal.screen.engines import ENGINE_NAMES, create_engine
+from lookout.terminal.screen.layers import (
     LAYERS,
     Region,
     ScreenData,
@@ -20,8 +20,8 @@ from app.terminal.layers import (
     parse_region,
     render,
 )
-from app.terminal.palette import XTERM_256, color_hex
-from app.terminal.screen_view import screen_data
+from lookout.terminal.screen.palette import XTERM_256, color_hex
+from lookout.terminal.screen.view import screen_data
 
 # One character per style combination, each drawn in the style its character names.
 EIGHT_STYLES = "\x1b[0m.\x1b[1mb\x1b[0;3mi\x1b[0;4mu\x1b[0;1;3mI\x1b[0;1;4mU\x1b[0;3;4mJ\x1b[0;1;3;4mX\x1b[0m"

@@ -1,4 +1,4 @@
-"""The lease book (app.core.leases): take, renew, let go, expiry, refusals naming the holder, bad durations,
+"""The lease book (lookout.core.leases): take, renew, let go, expiry, refusals naming the holder, bad durations,
 a person's knowing take-over noted once, and the file that carries leases over a restart."""
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from app.core.errors import BadInput, NotFound
-from app.core.leases import MAX_LEASE_S, LeaseBook, Leased
+from lookout.core.errors import BadInput, NotFound
+from lookout.core.leases import MAX_LEASE_S, LeaseBook, Leased
 
 R = "terminal:t_0123456789"
 

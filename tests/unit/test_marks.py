@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from PIL import Image, ImageChops
 
-from app.device.marks import draw_marks
-from app.device.ui_tree import Bounds
+from lookout.device.marks import draw_marks
+from lookout.device.ui_tree import Bounds
 
 BACKGROUND = (250, 250, 250)
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from clients.mcp.context_tools import history_text
+from lookout.clients.mcp.context_tools import history_text
 
 
 def _answer(*contents: str) -> dict[str, Any]:

@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
-from clients.mcp.lean_schema import lean_schema
+from lookout.clients.mcp.lean_schema import lean_schema
 
 
 class Until(BaseModel):

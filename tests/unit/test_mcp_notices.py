@@ -1,9 +1,9 @@
-"""The line an answer's `other_hands` field becomes in an MCP tool's text (clients.mcp.lease_tools.with_notice)."""
+"""The line an answer's `other_hands` field becomes in an MCP tool's text (lookout.clients.mcp.lease_tools.with_notice)."""
 from __future__ import annotations
 
 import json
 
-from clients.mcp.lease_tools import with_notice
+from lookout.clients.mcp.lease_tools import with_notice
 
 
 def test_other_hands_are_one_line_before_the_answer() -> None:

@@ -1,7 +1,7 @@
 """Every terminal MCP tool's input schema agrees with the OpenAPI schema of each route it calls (the rule of
 tests/support/mcp_contracts: the same fields with the same types and choices, no other bound or default).
 A tool that calls several routes is held against each, for the arguments that route takes; every argument
-but a tool's own choice of route is held against at least one. Both sides come from app.schemas.terminal,
+but a tool's own choice of route is held against at least one. Both sides come from lookout.schemas.terminal,
 so this holds as long as nobody copies a field again."""
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 from mcp.server import MCPServer
 
-from app.config import Settings
-from app.server import create_app
-from clients.mcp.server import create_server
-from clients.mcp.terminal_tools import MAX_WAIT_MS
+from lookout.clients.mcp.server import create_server
+from lookout.clients.mcp.terminal_tools import MAX_WAIT_MS
+from lookout.config import Settings
+from lookout.server import create_app
 from tests.support.mcp_contracts import assert_tool_matches_route, route_arguments
 
 TERMINAL = "/v1/terminals/{terminal_id}"

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from clients.mcp.server import TOOLSETS, create_server
-from clients.mcp.toolsets import NAMES, parse_toolsets
+from lookout.clients.mcp.server import TOOLSETS, create_server
+from lookout.clients.mcp.toolsets import NAMES, parse_toolsets
 
 
 @pytest.mark.parametrize("value", [None, "", "all", " all "])

@@ -1,4 +1,4 @@
-"""The observation store every domain shares (app.core.observations): records on disk with their files,
+"""The observation store every domain shares (lookout.core.observations): records on disk with their files,
 the latest per resource, and the one staleness check."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from app.core.errors import NotFound
-from app.core.observations import ObservationStore, Seen, staleness
+from lookout.core.errors import NotFound
+from lookout.core.observations import ObservationStore, Seen, staleness
 
 
 def _store(root: Path) -> ObservationStore:

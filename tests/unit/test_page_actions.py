@@ -1,4 +1,4 @@
-"""Page actions built from requests (app.browser.action_kinds.from_request): each kind, each refusal."""
+"""Page actions built from requests (lookout.browser.action_kinds.from_request): each kind, each refusal."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from app.browser.action_kinds import (
+from lookout.browser.action_kinds import (
     Action,
     Back,
     Check,
@@ -32,8 +32,8 @@ from app.browser.action_kinds import (
     describe,
     from_request,
 )
-from app.core.errors import BadInput
-from app.schemas.page import ActionRequest
+from lookout.core.errors import BadInput
+from lookout.schemas.page import ActionRequest
 
 
 def build(resolved: tuple[str, ...] = (), **fields: Any) -> Action:

@@ -1,12 +1,12 @@
-"""Several hands on one page (app.browser.hands, pure): each agent's own snapshot, who acted last, and the check
+"""Several hands on one page (lookout.browser.hands, pure): each agent's own snapshot, who acted last, and the check
 of a ref against the page after another hand's action (went, changed, or only moved or focused)."""
 from __future__ import annotations
 
 import pytest
 
-from app.browser.actions import RefCheck
-from app.browser.hands import MAX_AGENTS, Acted, PageHands, check_unchanged, ref_line
-from app.core.errors import Conflict
+from lookout.browser.actions import RefCheck
+from lookout.browser.hands import MAX_AGENTS, Acted, PageHands, check_unchanged, ref_line
+from lookout.core.errors import Conflict
 
 SEEN = """- generic [ref=e1]:
   - button "Save" [ref=e2] [cursor=pointer] [box=10,10,50,20]

@@ -1,10 +1,10 @@
-"""app.core.printable: what lookout prints to a person's terminal (names, commands, titles, errors) carries no
+"""lookout.core.printable: what lookout prints to a person's terminal (names, commands, titles, errors) carries no
 control character, as tmux shows session names (issue 35)."""
 from __future__ import annotations
 
 import pytest
 
-from app.core.printable import has_controls, printable, without_controls
+from lookout.core.printable import has_controls, printable, without_controls
 
 ATTACKS = {
     "OSC 52 (clipboard)": "\x1b]52;c;Y3VybCBldmlsfHNo\x07",
@@ -52,6 +52,6 @@ def test_labels_can_be_cleaned_instead() -> None:
 
 
 def test_agent_names_lose_c1_controls_too() -> None:
-    from app.api.agent import agent_name
+    from lookout.api.agent import agent_name
 
     assert agent_name("ag\u009b2J\u001b]0;x\u0007ent".encode()) == "ag2J]0;xent"

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from app.core.errors import Conflict
-from app.terminal import shell_integration
-from app.terminal.persistence import TerminalMeta
+from lookout.core.errors import Conflict
+from lookout.terminal.journal.persistence import TerminalMeta
+from lookout.terminal.process import shell_integration
 
 
 def _meta(shell: str) -> TerminalMeta:
@@ -31,7 +31,7 @@ def test_zsh_reads_the_install_tree_and_a_changed_rc_file_is_refused(
     started = shell_integration.launch(_meta("zsh"), {"ZDOTDIR": "/home/me/z"})
     assert started.env["ZDOTDIR"] == str(shell_integration.ZSH_DIR) and started.rc is None and started.nonce
     assert started.env["LOOKOUT_USER_ZDOTDIR"] == "/home/me/z"
-    assert shell_integration.ZSH_DIR.parts[-3:] == ("terminal", "shell", "zsh"), "lookout's own install tree"
+    assert shell_integration.ZSH_DIR.parts[-4:] == ("terminal", "process", "shell", "zsh"), "lookout's own install tree"
     copy = tmp_path / "zsh"
     copy.mkdir()
     for name in shell_integration.ZSH_FILES:

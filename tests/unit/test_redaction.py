@@ -1,9 +1,9 @@
-"""app.core.redaction: the secrets of the addresses lookout is configured with (a remote browser's password
+"""lookout.core.redaction: the secrets of the addresses lookout is configured with (a remote browser's password
 and query tokens, the summariser's key) and secret-shaped text leave lookout masked, whatever text quotes
 them (issue 35); what is not secret stays readable."""
 from __future__ import annotations
 
-from app.core.redaction import REDACTED, Scrubber, url_secrets
+from lookout.core.redaction import REDACTED, Scrubber, url_secrets
 
 ENDPOINT = "wss://someone:pa55%40word@browser.example:3000/chrome?token=tok-0123456789&apiKey=k3y-abcdef&x=1"
 

@@ -31,7 +31,7 @@ def test_no_tracked_file_is_over_1_mb() -> None:
     "made",
     ["dist/lookout-0.1.0-py3-none-any.whl", "py_spy-0.4.3-py2.py3-none-any.whl", ".bench-results.jsonl",
      ".venv/bin/python", "lookout.egg-info/PKG-INFO", "build/lib/app/__init__.py", "data/lookout.lock",
-     "app/web/node_modules/x/index.js", ".mypy_cache/3.11/app.json", ".lock-venv/bin/pip"],
+     "lookout/web/node_modules/x/index.js", ".mypy_cache/3.11/app.json", ".lock-venv/bin/pip"],
 )  # fmt: skip
 def test_made_and_downloaded_files_are_ignored(made: str) -> None:
     _tracked()

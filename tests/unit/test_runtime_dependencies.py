@@ -1,4 +1,4 @@
-"""Every third-party module that app/ and clients/ import (in functions too) comes from a distribution named in
+"""Every third-party module that lookout/ and lookout/clients/ import (in functions too) comes from a distribution named in
 `[project].dependencies`, not from the test extra or from another package's dependencies. The same check
 run for real, in a venv installed without the test extra, is `make check`'s (tests/support/runtime_install.py);
 this one reads the sources and answers in a second."""

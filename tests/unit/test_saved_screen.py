@@ -1,4 +1,4 @@
-"""What a later daemon takes a terminal up from: screen.snapshot.json read back (app.terminal.persistence)."""
+"""What a later daemon takes a terminal up from: screen.snapshot.json read back (lookout.terminal.journal.persistence)."""
 from __future__ import annotations
 
 import json
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from app.terminal.persistence import SavedScreen, load_snapshot
+from lookout.terminal.journal.persistence import SavedScreen, load_snapshot
 
 
 def _saved(tmp_path: Path, content: object) -> SavedScreen:

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.terminal.scanner import (
+from lookout.terminal.screen.scanner import (
     MAX_OSC_PAYLOAD,
     CwdChanged,
     ModeChanged,

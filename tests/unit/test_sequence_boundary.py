@@ -1,11 +1,11 @@
-"""Where a checkpoint may cut the output stream (app.terminal.sequence_boundary)."""
+"""Where a checkpoint may cut the output stream (lookout.terminal.screen.sequence_boundary)."""
 from __future__ import annotations
 
 from collections.abc import Callable
 
 import pytest
 
-from app.terminal.sequence_boundary import TAIL_BYTES, cut_before
+from lookout.terminal.screen.sequence_boundary import TAIL_BYTES, cut_before
 
 
 def cut(stream: bytes, good: int = 0) -> int | None:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from app.config import Settings
+from lookout.config import Settings
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -47,7 +47,7 @@ def test_a_bad_value_from_the_environment_is_refused(monkeypatch: pytest.MonkeyP
 def test_the_command_names_a_bad_setting_and_exits_2(tmp_path: Path, env: dict[str, str], args: list[str],
                                                       said: str) -> None:  # fmt: skip
     clean = {k: v for k, v in os.environ.items() if not k.upper().startswith("LOOKOUT_")}
-    done = subprocess.run([sys.executable, "-m", "app", *args, "--data-dir", str(tmp_path / "data")], cwd=REPO,
+    done = subprocess.run([sys.executable, "-m", "lookout", *args, "--data-dir", str(tmp_path / "data")], cwd=REPO,
                           env={**clean, **env}, capture_output=True, text=True, timeout=60)  # fmt: skip
     assert done.returncode == 2, done
     assert said in done.stderr and "Traceback" not in done.stderr, done.stderr

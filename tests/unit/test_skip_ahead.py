@@ -7,8 +7,8 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from app.terminal.engines import create_engine
-from app.terminal.skip_ahead import plan_feed
+from lookout.terminal.screen.engines import create_engine
+from lookout.terminal.screen.skip_ahead import plan_feed
 
 COLS, ROWS, SCROLLBACK = 20, 5, 7
 KEEP = ROWS + SCROLLBACK + 1

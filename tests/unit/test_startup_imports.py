@@ -10,15 +10,15 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 HEAVY = ("playwright", "adbutils", "quicktok", "PIL", "httpx", "mcp", "wcwidth")
-FIRST_USE = ("app.device.device", "app.device.ui_tree", "app.browser.page", "app.browser.snapshot_view",
-             "app.browser.action_kinds", "app.api.devices", "app.api.pages", "app.schemas.device", "app.schemas.page")
+FIRST_USE = ("lookout.device.device", "lookout.device.ui_tree", "lookout.browser.page", "lookout.browser.snapshot_view",
+             "lookout.browser.action_kinds", "lookout.api.devices", "lookout.api.pages", "lookout.schemas.device", "lookout.schemas.page")
 
 BUILD_APP = """
 import json, sys, tempfile
 from pathlib import Path
-import app.cli
-from app.config import Settings
-from app.server import create_app
+import lookout.cli
+from lookout.config import Settings
+from lookout.server import create_app
 create_app(Settings(data_dir=Path(tempfile.mkdtemp()) / "data", token="start-up-token-0123456789"))
 print(json.dumps(sorted({name.split(".")[0] for name in sys.modules} | set(sys.modules))))
 """

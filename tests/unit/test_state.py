@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from app.terminal.tty import TtyFlags
-from app.terminal.state import derive_state
+from lookout.terminal.process.state import derive_state
+from lookout.terminal.process.tty import TtyFlags
 
 RAW = TtyFlags(canonical=False, echo=False)
 COOKED = TtyFlags(canonical=True, echo=True)

@@ -2,19 +2,18 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
-
 import tempfile
+from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.core import storage
-from app.core.errors import NotFound
-from app.core.ids import check_id, new_id
-from app.core.private_files import read_bytes
-from app.core.storage import append_jsonl, atomic_write_json, cut_torn_tail, iter_jsonl, line_blocks, read_json
+from lookout.core import storage
+from lookout.core.errors import NotFound
+from lookout.core.ids import check_id, new_id
+from lookout.core.private_files import read_bytes
+from lookout.core.storage import append_jsonl, atomic_write_json, cut_torn_tail, iter_jsonl, line_blocks, read_json
 
 
 def test_torn_last_line_is_skipped(tmp_path: Path) -> None:
@@ -61,8 +60,8 @@ def test_a_torn_tail_is_cut_so_the_next_append_starts_clean(tmp_path: Path) -> N
 
 
 def test_answers_with_a_lone_surrogate_are_still_json() -> None:
-    from app.api.responses import JSONResponse
-    from app.api.text_guard import lone_surrogate
+    from lookout.api.responses import JSONResponse
+    from lookout.api.text_guard import lone_surrogate
 
     body = JSONResponse({"error": {"message": "unknown key '\ud800'"}}).body
     assert json.loads(body) == {"error": {"message": "unknown key '\ud800'"}}

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 
-from app.terminal.stream_text import clean_stream
+from lookout.terminal.waits.stream_text import clean_stream
 
 
 def test_escapes_and_carriage_returns_are_removed() -> None:

@@ -1,4 +1,4 @@
-"""Every size that enters lookout is checked where it enters, with the API's limits (app.terminal.holder.sizes;
+"""Every size that enters lookout is checked where it enters, with the API's limits (lookout.terminal.holder.sizes;
 issue 35, item 1): the screen engines refuse what would abort or exhaust the process, and the daemon's own
 files (output.idx, checkpoints, meta.json) are checked where they are read."""
 from __future__ import annotations
@@ -8,15 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from app.core.errors import BackendFailure, Gone
-from app.schemas.terminal import CreateTerminal, Resize
-from app.terminal.engines import ENGINE_NAMES, create_engine
-from app.terminal.holder.journal import JournalWriter, open_journal
-from app.terminal.holder.sizes import MAX_COLS, MAX_ROWS, MIN_SIZE
-from app.terminal.journal import read_index
-from app.terminal.persistence import TerminalMeta, latest_checkpoint, load_meta, save_checkpoint, save_meta
-from app.terminal.recording import asciicast
-from app.terminal.replay import screen_at
+from lookout.core.errors import BackendFailure, Gone
+from lookout.schemas.terminal import CreateTerminal, Resize
+from lookout.terminal.holder.journal import JournalWriter, open_journal
+from lookout.terminal.holder.sizes import MAX_COLS, MAX_ROWS, MIN_SIZE
+from lookout.terminal.journal.persistence import TerminalMeta, latest_checkpoint, load_meta, save_checkpoint, save_meta
+from lookout.terminal.journal.reader import read_index
+from lookout.terminal.journal.recording import asciicast
+from lookout.terminal.screen.engines import ENGINE_NAMES, create_engine
+from lookout.terminal.screen.replay import screen_at
 
 REFUSED = [(0, 0), (80, 0), (0, 24), (1, 24), (80, 1), (70000, -1), (65535, 65535), (MAX_COLS + 1, 24), (80, MAX_ROWS + 1)]
 

@@ -6,7 +6,7 @@ import httpx
 from fastapi import FastAPI
 from pydantic import BaseModel
 
-from app.api.text_guard import TextGuard
+from lookout.api.text_guard import TextGuard
 
 
 class Body(BaseModel):

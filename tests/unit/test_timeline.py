@@ -13,13 +13,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.core.tokens import count_tokens
-from app.timeline.compression import Compressor
-from app.timeline.linediff import line_diff
-from app.timeline.llm_summarizer import ChatSummarizer
-from app.timeline.recording import FrameInput
-from app.timeline.store import BLOCK
-from app.timeline.timeline import Timeline
+from lookout.core.tokens import count_tokens
+from lookout.timeline.compression import Compressor
+from lookout.timeline.linediff import line_diff
+from lookout.timeline.llm_summarizer import ChatSummarizer
+from lookout.timeline.recording import FrameInput
+from lookout.timeline.store import BLOCK
+from lookout.timeline.timeline import Timeline
 
 
 def screen(resource: str, n: int, rows: int = 40) -> FrameInput:

@@ -1,5 +1,5 @@
 """Token counts come from the real o200k_base tokenizer."""
-from app.core.tokens import count_tokens
+from lookout.core.tokens import count_tokens
 
 
 def test_known_counts() -> None:

@@ -8,10 +8,10 @@ from typing import Any
 import orjson
 import pytest
 
-from app.core.scaling import fit
-from app.core.tokens import count_tokens
-from app.device.shown import render_elements
-from app.device.ui_tree import UiNode, find, listing, parse_hierarchy, prefer_visible
+from lookout.core.scaling import fit
+from lookout.core.tokens import count_tokens
+from lookout.device.shown import render_elements
+from lookout.device.ui_tree import UiNode, find, listing, parse_hierarchy, prefer_visible
 
 DUMPS = Path(__file__).resolve().parents[1] / "data" / "ui_dumps"
 MOBILE_MCP_TOKENS = {"whatsapp_chats": 4363, "tiktok_feed": 4382, "wecom_list": 4389, "sayhi_list": 2217}

@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.core.tokens import count_tokens
-from app.device.shown import render_elements
-from app.device.ui_tree import (
+from lookout.core.tokens import count_tokens
+from lookout.device.shown import render_elements
+from lookout.device.ui_tree import (
     Bounds,
     UiNode,
     UiParseError,

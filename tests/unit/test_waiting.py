@@ -6,9 +6,9 @@ import time
 
 import pytest
 
-from app.core.errors import BadInput
-from app.core.hands import InputRecord
-from app.terminal.waiting import INLINE_SCAN, OVERLAP, Origin, compile_until, wait_until
+from lookout.core.errors import BadInput
+from lookout.core.hands import InputRecord
+from lookout.terminal.waits.waiting import INLINE_SCAN, OVERLAP, Origin, compile_until, wait_until
 from tests.support.terminals import FakeTerminal
 
 

@@ -1,0 +1,5 @@
+"""`python -m lookout` is the `lookout` command."""
+
+from lookout.launch import main
+
+main()

@@ -1,0 +1,302 @@
+"""`lookout serve`: the daemon's life around its app.
+
+- **One per data dir.** The data dir's lock (lookout.daemon.lock) is taken before anything is touched; a second
+  daemon exits at once naming the first.
+- **A socket that outlives it.** The listening socket comes from systemd, the supervisor or the daemon
+  before this one, or is bound here (lookout.daemon.listen).
+- **Hot restart** (`lookout restart`, SIGHUP), as nginx upgrades its binary: this daemon starts the new one on
+  the same listening socket and goes on serving while the new one imports; then it stops accepting (new
+  connections wait in the socket's backlog), holds the requests that still reach it, lets the short ones in
+  flight end, leaves the terminals and the timeline to the new one and lets go of the lock; the new one takes
+  the lock, adopts the terminals and accepts. Requests begun here end here (a wait runs to its end: the
+  terminals are still followed, read-only); those that still arrive here are passed to the new daemon
+  (lookout.api.handover). This daemon then ends once nothing is left in flight. If the new one cannot start, this
+  one never stopped serving.
+- **A clean stop** (SIGTERM, SIGINT) answers the waits in flight at once, with the cursor to resume from, and
+  leaves the terminals to their holders.
+- **systemd** is told READY, RELOADING, STOPPING and MAINPID (sd_notify: Type=notify, NotifyAccess=all), so it
+  follows the daemon across a hot restart.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+import socket
+import sys
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from lookout.daemon.control import ControlServer, Progress
+from lookout.daemon.handover import HandoverFailed, Predecessor, Successor
+from lookout.daemon.listen import LISTEN_FD_ENV, Listener
+from lookout.daemon.lock import DataDirLock
+from lookout.daemon.notify import notify
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
+
+    from lookout.api.handover import HandoverGate
+    from lookout.config import Settings
+    from lookout.daemon.http_server import DaemonServer
+
+log = logging.getLogger("lookout")
+
+IMPORT_TIMEOUT_S = 120.0
+"""How long a new daemon may take to load its code and build its app (a loaded machine: tens of seconds)."""
+SETTLE_S = 10.0
+"""How long the short requests in flight may take to end before the terminals are let go."""
+TAKEOVER_TIMEOUT_S = 300.0
+"""How long a new daemon may take to adopt the terminals once the data dir is its."""
+LOCK_WAIT_S = 30.0
+EXIT_CHECK_S = 0.1
+WARM_ENV = "LOOKOUT_WARM_MCP"
+"""The MCP toolset choices the daemon before served (`;`-separated), for the new daemon to build first."""
+LONGEST_DRAIN_S = 330.0
+"""After a hot restart, this daemon ends when nothing is in flight any more, at the latest after this long
+(the longest wait is 300 s)."""
+
+
+class Lifecycle:
+    """What the app's lifespan asks of the process it runs in (lookout.server), and hot restarts."""
+
+    def __init__(self, settings: Settings, argv: Sequence[str], listener: Listener, lock: DataDirLock,
+                 predecessor: Predecessor | None) -> None:  # fmt: skip
+        self.settings = settings
+        self.argv = list(argv)
+        self.listener = listener
+        self.lock = lock
+        self.predecessor = predecessor
+        self.app: FastAPI | None = None
+        self.server: DaemonServer | None = None
+        self.released = False
+        """This daemon has left the data dir to the daemon that replaced it."""
+        self._control = ControlServer(settings.data_dir, self._on_request)
+        self._restarting = False
+        self._spare: socket.socket | None = None
+        self._tasks: set[asyncio.Future[Any]] = set()
+
+    # ----------------------------------------------------------------- start
+
+    @property
+    def taking_over(self) -> bool:
+        """A daemon still holds the data dir until `take_over` returns (a hot restart)."""
+        return self.predecessor is not None
+
+    async def take_over(self) -> None:
+        """Before anything of the data dir is read: after a hot restart, wait until the daemon before has let
+        go of it, then take the lock (a daemon started otherwise took it before building its app)."""
+        if self.predecessor is None:
+            return
+        await self._warm()
+        await self.predecessor.tell("imported")
+        await self.predecessor.released(TAKEOVER_TIMEOUT_S)
+        await asyncio.to_thread(self.lock.acquire, LOCK_WAIT_S)
+
+    async def _warm(self) -> None:
+        """Before taking over: load what the daemon before had loaded (its MCP servers), include every route
+        (lookout.api.later_routes) and let every router work out its routes, while that daemon still serves, so the
+        first requests here wait for none of it."""
+        assert self.app is not None
+        warm = os.environ.pop(WARM_ENV, "")
+        await self.app.state.mcp.warm([choice for choice in warm.split(";") if choice])
+        await self.app.state.later_routes.ready()
+        for path in ("/v1/terminals", "/v1/devices", "/v1/pages", "/v1/profiles", "/v1/timeline/frames", "/mcp"):
+            for route in self.app.router.routes:
+                route.matches({"type": "http", "path": path, "method": "GET", "root_path": "", "headers": []})
+
+    async def serving(self) -> None:
+        """The app has started: listen for `lookout restart`, and say so (to the daemon before, to systemd)."""
+        await self._control.start()
+        loop = asyncio.get_running_loop()
+        loop.add_signal_handler(signal.SIGHUP, lambda: self._spawn(self.restart(None)))
+        notify(f"READY=1\nMAINPID={os.getpid()}\nSTATUS=serving")
+        host, port = self.listener.address
+        print(f"lookout: ready at http://{host}:{port} (pid {os.getpid()})", file=sys.stderr, flush=True)
+        if self.predecessor is not None:
+            await self.predecessor.tell("serving", pid=os.getpid())
+            self._spawn(self._record_forwarded_frames(self.predecessor))
+
+    async def _record_forwarded_frames(self, predecessor: Predecessor) -> None:
+        assert self.app is not None
+        async for item in predecessor.frames():
+            self.app.state.timeline.record_forwarded(item)
+
+    # ----------------------------------------------------------------- requests on the control socket
+
+    async def _on_request(self, request: dict[str, Any], progress: Progress) -> None:
+        op = request.get("op")
+        if op == "restart":  # its own task: the control socket closes under it, the restart goes on
+            await asyncio.shield(self._spawn(self.restart(progress)))
+        elif op == "prune" and self.app is not None:
+            from lookout.core.errors import LookoutError
+
+            try:
+                await progress(await self.app.state.terminals.prune(dry_run=bool(request.get("dry_run"))))
+            except LookoutError as exc:
+                await progress({"error": exc.message})
+        elif op == "status":
+            from lookout import __version__
+
+            await progress({"pid": os.getpid(), "version": __version__, "restarting": self._restarting})
+        else:
+            await progress({"error": f"unknown op {op!r}"})
+
+    # ----------------------------------------------------------------- hot restart
+
+    async def restart(self, progress: Progress | None) -> None:
+        """Hand the data dir and the listening socket over to a new daemon (see the module docstring)."""
+
+        async def say(message: dict[str, Any]) -> None:
+            log.info("restart: %s", message)
+            if progress is not None:
+                try:
+                    await progress(message)
+                except OSError:
+                    pass
+
+        if self._restarting or self.released:
+            await say({"error": "a restart is already under way"})
+            return
+        self._restarting = True
+        try:
+            await self._restart(say)
+        except Exception as exc:  # a fault must be told, not lost in a task
+            log.exception("restart failed")
+            await say({"error": f"the restart failed: {exc!r}; see the daemon's log"})
+        finally:
+            self._restarting = False
+
+    async def _restart(self, say: Progress) -> None:
+        notify("RELOADING=1\nSTATUS=starting a new daemon")
+        import httpx  # noqa: F401 (the handover gate passes requests with it: loaded now, not while they wait)
+
+        fd = self.listener.inheritable_fd()
+        assert self.app is not None
+        env = {**os.environ, LISTEN_FD_ENV: str(fd), WARM_ENV: ";".join(self.app.state.mcp.toolsets)}
+        successor = await Successor.start(self.argv, env, [fd])
+        await say({"step": "starting", "pid": successor.pid})
+        try:
+            await successor.expect("imported", IMPORT_TIMEOUT_S)
+        except HandoverFailed as exc:
+            await successor.kill()
+            notify("READY=1\nSTATUS=serving")
+            await say({"error": f"the new daemon did not start: {exc}; this one (pid {os.getpid()}) goes on"})
+            return
+        held = time.monotonic()
+        await self._release(successor)
+        released = time.monotonic()
+        try:
+            await successor.expect("serving", TAKEOVER_TIMEOUT_S)
+        except HandoverFailed as exc:
+            await successor.kill()
+            await self._take_back()
+            await say({"error": f"the new daemon failed while taking over: {exc}; this one (pid "
+                                f"{os.getpid()}) serves again"})  # fmt: skip
+            return
+        self._gate.pass_to(self.listener.address)
+        serving = time.monotonic()
+        log.info("restart: requests held %.0f ms (this daemon let go in %.0f ms, the new one took over in %.0f ms)",
+                 (serving - held) * 1000, (released - held) * 1000, (serving - released) * 1000)  # fmt: skip
+        await say({"step": "serving", "pid": successor.pid})
+        self._spawn(self._end_when_idle())
+
+    async def _release(self, successor: Successor) -> None:
+        """Stop accepting, hold new requests, let the short ones end, and leave the terminals, the timeline
+        and the data dir's lock to `successor`."""
+        assert self.app is not None and self.server is not None
+        state = self.app.state
+        self._spare = self.listener.sock.dup()  # to accept again should the new daemon fail
+        self.server.stop_accepting()
+        await self._gate.hold()
+        if not await self._gate.settled(SETTLE_S):
+            log.warning("restart: %d short requests still run; the terminals are let go anyway", self._gate.short)
+        await state.compressor.stop()
+        await state.terminals.release()
+        state.timeline.forward(successor.forward_frame)
+        self._control.stop()
+        self.lock.release()
+        self.released = True
+        successor.channel.send(step="released")
+
+    async def _take_back(self) -> None:
+        """The new daemon failed after this one let go: take the data dir back and serve again."""
+        assert self.app is not None and self.server is not None
+        state = self.app.state
+        await asyncio.to_thread(self.lock.acquire, LOCK_WAIT_S)
+        self.released = False
+        state.timeline.open()
+        state.terminals.take_back()
+        state.compressor.start()
+        await self._control.start()
+        assert self._spare is not None
+        self.listener = Listener.of(self._spare, self.listener.origin)
+        await self.server.accept_again(self._spare)
+        self._gate.resume()
+        notify("READY=1\nSTATUS=serving")
+
+    async def _end_when_idle(self) -> None:
+        """End this daemon once nothing is in flight and no connection is open (idle ones close after
+        uvicorn's keep-alive timeout), at the latest after LONGEST_DRAIN_S."""
+        assert self.server is not None
+        deadline = time.monotonic() + LONGEST_DRAIN_S
+        while time.monotonic() < deadline:
+            if not self._gate.busy and not self.server.server_state.connections:
+                break
+            await asyncio.sleep(EXIT_CHECK_S)
+        self.server.should_exit = True
+
+    # ----------------------------------------------------------------- stop
+
+    def stopping(self) -> None:
+        """SIGTERM or SIGINT: the waits in flight answer now (with their cursor), so the stop waits for nothing."""
+        notify("STOPPING=1")
+        if self.app is not None and not self.released:
+            self.app.state.terminals.stop_waits()
+
+    @property
+    def _gate(self) -> HandoverGate:
+        assert self.app is not None
+        gate: HandoverGate = self.app.state.handover
+        return gate
+
+    def _spawn(self, work: Any) -> asyncio.Future[Any]:
+        task = asyncio.ensure_future(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+
+def run(settings: Settings, argv: Sequence[str], listener: Listener, lock: DataDirLock,
+        predecessor: Predecessor | None) -> int:  # fmt: skip
+    """Serve until stopped (or replaced); the exit status."""
+    from lookout.core.gc_tuning import long_lived
+
+    with long_lived():  # the frameworks, the code and the app live as long as the daemon: frozen, never walked
+        import uvicorn
+
+        from lookout.api.header_timeout import header_deadline_protocol
+        from lookout.core.redaction import redact_all_handlers
+        from lookout.daemon.http_server import DaemonServer
+        from lookout.server import create_app
+
+        lifecycle = Lifecycle(settings, argv, listener, lock, predecessor)
+        try:
+            app = create_app(settings, lifecycle)
+        except OSError as exc:  # UnsafePath among them: says what to fix
+            print(f"lookout: refusing to start: {exc}", file=sys.stderr)
+            return 2
+    lifecycle.app = app
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    config = uvicorn.Config(
+        app, access_log=False, log_level="info", ws_per_message_deflate=settings.ws_compression,
+        http=header_deadline_protocol(settings.header_timeout_s),
+    )  # fmt: skip
+    server = DaemonServer(config, lifecycle.stopping)
+    lifecycle.server = server
+    redact_all_handlers(app.state.scrubber)  # after uvicorn set up its log
+    server.run(sockets=[listener.sock])
+    return 0 if server.started else 3  # as uvicorn.run: 3 when it never started

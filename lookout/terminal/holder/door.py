@@ -1,0 +1,64 @@
+"""The holder's listening socket: who it lets in, and what it does when its process runs out of descriptors.
+
+A program in the terminal can connect to its own holder as often as it likes (same user). The holder takes
+at most MAX_CLIENTS connections at once (one more is closed at once, so the backlog drains); when accept
+fails for want of descriptors (EMFILE, ENFILE) or memory, the socket is left unwatched for PAUSE_S instead
+of being accepted again in a loop, and the log says so once, when it starts and when it ends: the daemon's
+connection, already open, keeps being served.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import selectors
+import socket
+import time
+from collections.abc import Callable
+
+from lookout.terminal.holder import protocol as proto
+from lookout.terminal.holder.holder_log import log
+
+MAX_CLIENTS = 64
+PAUSE_S = 1.0
+_SHORT = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
+
+
+class Door:
+    def __init__(
+        self,
+        listener: socket.socket,
+        selector: selectors.BaseSelector,
+        on_connect: Callable[[int], None],
+        deadlines: dict[str, tuple[float, Callable[[], None]]],
+    ) -> None:
+        self.listener, self.selector, self.on_connect, self.deadlines = listener, selector, on_connect, deadlines
+        self.short = False
+        """Out of descriptors at the last accept (said once in the log, until an accept works again)."""
+
+    def open(self) -> None:
+        self.selector.register(self.listener, selectors.EVENT_READ, self.on_connect)
+
+    def accept(self, clients: int) -> socket.socket | None:
+        """The next connection to serve, or None: none waits, this holder is out of descriptors (the socket
+        rests PAUSE_S), it serves MAX_CLIENTS already, or the peer is another user (each closed at once)."""
+        try:
+            sock, _ = self.listener.accept()
+        except BlockingIOError:
+            return None
+        except OSError as exc:
+            if exc.errno not in _SHORT:
+                raise
+            if not self.short:
+                log(f"cannot take connections ({exc.strerror}): resting {PAUSE_S:g} s at a time until it can")
+            self.short = True
+            self.selector.unregister(self.listener)
+            self.deadlines["door"] = (time.monotonic() + PAUSE_S, self.open)
+            return None
+        if self.short:
+            log("taking connections again")
+            self.short = False
+        if clients >= MAX_CLIENTS or proto.peer_uid(sock) != os.getuid():
+            sock.close()
+            return None
+        return sock

@@ -1,0 +1,193 @@
+"""How a terminal comes to be, in one of four ways (the registry, lookout.terminal.registry, chooses which):
+
+- `start`: a new terminal, its program started under a holder of its own;
+- `adopt`: one an earlier run of the daemon left running (or lost): its screen, blocks and last input taken
+  up from its files, then followed through its holder again;
+- `recover`: one that had ended (or was lost), dormant: its files are served, and nothing is followed;
+- `unusable`: one whose files fail: listed `lost` with the reason, and never adopted again by itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+import time
+from pathlib import Path
+
+from lookout.core.events import EventBus
+from lookout.core.storage import dumps, jsonl_line
+from lookout.terminal.holder.protocol import ProtocolError
+from lookout.terminal.journal import persistence as files
+from lookout.terminal.journal.follower import JournalFollower
+from lookout.terminal.journal.reader import raw_size, stored_from
+from lookout.terminal.places import Place
+from lookout.terminal.process import ladder as session_ladder
+from lookout.terminal.process import shell_integration
+from lookout.terminal.process.holder_link import HolderLauncher, connect
+from lookout.terminal.screen.replay import screen_at
+from lookout.terminal.session import SessionLimits, TerminalSession
+from lookout.timeline.recording import Recorder
+
+log = logging.getLogger(__name__)
+
+
+async def start(
+    meta: files.TerminalMeta,
+    place: Place,
+    root: Path,
+    env: dict[str, str],
+    limits: SessionLimits,
+    holders: Path,
+    launcher: HolderLauncher,
+    *,
+    bus: EventBus,
+    recorder: Recorder,
+) -> TerminalSession:
+    """Start the program under a holder of its own (forked by `launcher`, with the files and socket of
+    `place`, whose id is the terminal's; `holders`: where the holders' sockets are) and follow it; its files
+    become `root`/<id>. No holder to take the spec raises HolderError, and leaves nothing of the terminal
+    behind; a holder that cannot take it up says why, and the terminal is then lost with that reason."""
+    try:
+        launch = shell_integration.launch(meta, env)
+        opened_at = time.time()
+        spec = {
+            "id": meta.id, "socket_dir": str(holders), "argv": launch.argv, "cwd": meta.cwd, "env": launch.env,
+            "cols": meta.cols, "rows": meta.rows, "nonce": launch.nonce, "rc": launch.rc,
+            "max_journal_bytes": limits.max_journal_bytes,
+            "started_at": opened_at,
+        }  # fmt: skip
+        try:
+            started = await launcher.start(spec, place.holder_fds)
+        finally:
+            place.handed_over()
+        meta.pid, meta.journal_started_at = started.greeting["pid"], opened_at
+        try:  # the holder starts the program while the session is made
+            meta.program_start = session_ladder.program_start(meta.pid)
+            session = TerminalSession(meta, root / meta.id, limits, holders=holders, bus=bus, recorder=recorder)
+            session.screen_model.start()
+            created = files.event_record({"type": "created", "pid": meta.pid})
+            directory = place.settle(root, dumps(meta.to_json()), jsonl_line(created))
+        except BaseException:  # (a full disk: not started)
+            started.close()
+            _kill(meta.pid)
+            raise
+    except BaseException:
+        place.discard()
+        raise
+    session.follow(JournalFollower(directory, 0, meta.journal_epoch)).follow_holder(started)
+    return session
+
+
+async def adopt(
+    directory: Path, limits: SessionLimits, holders: Path, *, bus: EventBus, recorder: Recorder
+) -> TerminalSession:
+    """A terminal an earlier run of the daemon left running (or lost): its screen and blocks taken up from
+    the last snapshot and rebuilt from the journal, then followed through its holder again. A holder that
+    has ended leaves the terminal `exited` with the exit code it recorded (or `lost`, with the reason, when
+    it recorded none); one that cannot be trusted or understood, or files from which its screen cannot be
+    rebuilt (a damaged journal, a screen engine that fails), leave it `lost` with the reason."""
+    meta = files.load_meta(directory)
+    size = raw_size(directory)
+    saved = files.load_snapshot(directory)
+    resume_at = saved.raw_offset
+    session = TerminalSession(meta, directory, limits, holders=holders, bus=bus, recorder=recorder,
+                              offset=min(resume_at or 0, size))  # fmt: skip
+    try:
+        if resume_at is None:
+            raise ValueError("screen.snapshot.json's raw_offset is not an offset")
+        resume_at = min(resume_at, size)
+        session.screen_model.title = saved.title
+        session.screen_model.bracketed_paste = saved.bracketed_paste
+        session.blocks.restore(saved.blocks)
+        session.hands.take_up(size, session.blocks)
+        past = await asyncio.to_thread(screen_at, directory, meta, resume_at, limits.scrollback)
+    except Exception as exc:  # noqa: BLE001 (damaged files, an engine that fails: this terminal, never the daemon)
+        log.warning("terminal %s is not adopted: its screen cannot be rebuilt: %s", meta.id, exc)
+        session.readopt = False
+        return session.lose(f"its screen cannot be rebuilt from its files: {exc}")
+    session.screen_model.take_up(past)
+    follower = JournalFollower(directory, resume_at, meta.journal_epoch)
+    try:
+        holder = await connect(holders, meta.id, meta.pid)
+    except ProtocolError as exc:
+        follower.close()
+        log.warning("terminal %s is not adopted: %s", meta.id, exc)
+        return session.lose(str(exc))
+    except OSError:  # its holder has ended: the journal is read to its end
+        session.follow(follower, saved.cwd).without_holder()
+        return session
+    answer_from = int(holder.greeting.get("size") or 0)  # the queries before were asked of no daemon: too late
+    session.follow(follower, saved.cwd, answer_from).follow_holder(holder)
+    if meta.status != "running":  # adopted again, after it was lost
+        meta.status, meta.lost_reason = "running", None
+        session.writes("meta.json", files.save_meta, directory, meta)
+        session.writes("events.jsonl", files.append_event, directory, {"type": "adopted"})
+    return session
+
+
+def recover(
+    directory: Path,
+    limits: SessionLimits,
+    holders: Path,
+    *,
+    bus: EventBus,
+    recorder: Recorder,
+    recorded: bool = False,
+) -> TerminalSession:
+    """A terminal from an earlier run of the daemon that had ended (or was lost: see TerminalSession.readopt);
+    `recorded`: one shown from its record only (a read-only lookout serving a replay archive), `lost` if the
+    record says it ran on, and never adopted."""
+    meta = files.load_meta(directory)
+    if recorded and meta.status == "running":
+        meta.status, meta.lost_reason = "lost", "shown from its record: its program went on elsewhere"
+    session = TerminalSession(
+        meta, directory, limits, holders=holders, bus=bus, recorder=recorder, offset=raw_size(directory)
+    )
+    session.stored_from = stored_from(directory)
+    session.readopt = not recorded
+    saved = files.load_snapshot(directory)
+    session.screen_model.title = saved.title
+    session.blocks.forged = saved.forged
+    session.hands.take_up(session.raw_offset, session.blocks)
+    return session
+
+
+def unusable(
+    directory: Path,
+    meta: files.TerminalMeta | None,
+    reason: str,
+    limits: SessionLimits,
+    holders: Path,
+    *,
+    engine: str,
+    bus: EventBus,
+    recorder: Recorder,
+) -> TerminalSession:
+    """A terminal whose files fail (its meta.json cannot be used, or loading it failed): listed `lost` with
+    the reason, never adopted again by itself. Without a meta, a stand-in one (never written) names it,
+    and nothing but its holder can end its program."""
+    session = TerminalSession(
+        meta or _stand_in(directory, engine), directory, limits, holders=holders, bus=bus, recorder=recorder,
+        offset=raw_size(directory),
+    )  # fmt: skip
+    session.readopt, session.meta_known = False, meta is not None
+    session.meta.status, session.meta.lost_reason = "lost", reason  # not written: its files stay as they are
+    return session
+
+
+def _stand_in(directory: Path, engine: str) -> files.TerminalMeta:
+    return files.TerminalMeta(
+        id=directory.name, name=directory.name, command="", argv=[], cwd="", cols=80, rows=24, engine=engine,
+        shell=False, created_at=directory.stat().st_mtime, status="lost",
+    )  # fmt: skip
+
+
+def _kill(pid: int | None) -> None:
+    """End a program whose holder could not be followed (its holder then ends with it)."""
+    if pid is not None:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass

@@ -1,0 +1,455 @@
+"""All terminals of the daemon: create, find, list, stop; after a restart, adopt the terminals whose holders
+still run and recover the others' files (how each comes to be: lookout.terminal.origins)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import pwd
+import shlex
+import shutil
+import time
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from lookout.core.archive import ArchivePart
+from lookout.core.errors import BadInput, Conflict, Gone, NotFound
+from lookout.core.events import EventBus
+from lookout.core.ids import check_id
+from lookout.core.leases import LeaseBook
+from lookout.core.private_files import make_dir
+from lookout.terminal import origins
+from lookout.terminal.frames import resource
+from lookout.terminal.holder.protocol import ProtocolError, socket_name
+from lookout.terminal.journal import retention
+from lookout.terminal.journal.persistence import TerminalMeta, latest_checkpoint, load_meta
+from lookout.terminal.places import Places
+from lookout.terminal.process.holder_link import HolderLauncher
+from lookout.terminal.process.holders import greet, remove_stale_socket
+from lookout.terminal.process.shell_integration import supported as integration_supported
+from lookout.terminal.screen.frame_screens import Recorded, rebuild
+from lookout.terminal.screen.model import RENDERS
+from lookout.terminal.session import SessionLimits, TerminalSession
+from lookout.timeline.recording import NullRecorder, Recorder, current_agent
+
+log = logging.getLogger(__name__)
+
+READOPT_TICK_S = 1.0
+READOPT_FIRST_S = 2.0
+READOPT_MOST_S = 60.0
+LISTING_GROUP = 20
+"""Terminals described between two turns of the event loop in a listing."""
+SHELLS = {"bash", "zsh", "sh", "dash", "fish", "ksh", "mksh", "tcsh", "csh"}
+_CHILD_ENV_DROP = ("LOOKOUT_",)
+
+
+@dataclass(frozen=True, slots=True)
+class TerminalSpec:
+    """What a client asks for; `command` is None (the user's shell), a string (run by the shell) or argv."""
+
+    command: str | list[str] | None = None
+    cwd: str | None = None
+    env: dict[str, str] | None = None
+    cols: int = 120
+    rows: int = 40
+    name: str | None = None
+    shell_integration: bool = True
+    """Lookout's hooks, for the user's shell or a bare bash or zsh (see lookout.terminal.process.shell_integration)."""
+
+
+def user_shell() -> str:
+    """$SHELL, else the password database's shell, else /bin/sh."""
+    shell = os.environ.get("SHELL")
+    if not shell:
+        try:
+            shell = pwd.getpwuid(os.getuid()).pw_shell
+        except KeyError:
+            shell = ""
+    return shell if shell and os.access(shell, os.X_OK) else "/bin/sh"
+
+
+class TerminalRegistry:
+    def __init__(
+        self,
+        root: Path,
+        engine: str,
+        limits: SessionLimits,
+        max_sessions: int,
+        bus: EventBus | None = None,
+        recorder: Recorder | None = None,
+        read_only: bool = False,
+        keep: retention.Retention | None = None,
+        leases: LeaseBook | None = None,
+    ) -> None:
+        """`read_only`: show the terminals of the data dir as recorded (a replay archive), adopting none; `keep`:
+        which exited terminals' files are kept (lookout.terminal.journal.retention; None: all, and `prune` refuses);
+        `leases`: the daemon's book of leases (lookout.core.leases), in memory only when not given."""
+        self.root = root
+        self.leases = leases or LeaseBook(None)
+        self.read_only = read_only
+        self.bus = bus or EventBus()
+        self.recorder = recorder or NullRecorder()
+        self.engine = engine
+        self.limits = limits
+        self.max_sessions = max_sessions
+        self._sessions: dict[str, TerminalSession] = {}
+        self._opening = 0
+        """Opens admitted and not yet listed: counted against `max_sessions` from their first step on."""
+        self.holders = root.parent / "holders"
+        """Where the holders' sockets are (see lookout.terminal.holder.protocol)."""
+        self.launcher = HolderLauncher()
+        self.places = Places(root.parent, self.holders)
+        self._readopting: asyncio.Task[None] | None = None
+        self._released = False
+        """Another daemon has taken the terminals over (`release`): none is adopted again here."""
+        self.keep = None if read_only else keep
+        self._pruning: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        """Adopt the terminals of earlier runs that still run; load the others (exited or lost)."""
+        make_dir(self.root)
+        make_dir(self.holders)
+        loading = []
+        for directory in sorted(self.root.iterdir()):
+            if directory.is_symlink():
+                log.warning("skipping terminal %s: it is a symbolic link, and lookout does not follow links in its "
+                            "data dir; remove it", directory.name)  # fmt: skip
+                continue
+            if not (directory / "meta.json").is_file():
+                continue
+            loading.append(self._load(directory))
+        for session in await asyncio.gather(*loading):
+            self._keep(session)
+        if not self.read_only:
+            self._readopting = asyncio.create_task(self._readopt_lost())
+            if self.keep is not None:
+                self._pruning = asyncio.create_task(self._prune_every(retention.PRUNE_EVERY_S))
+            await self.places.start()
+
+    async def _load(self, directory: Path) -> TerminalSession:
+        """The terminal of `directory`: adopted, recovered, or (its files fail) listed `lost` with the reason."""
+        meta = None
+        try:
+            meta = await asyncio.to_thread(load_meta, directory)
+            if meta.status == "running" and not self.read_only:
+                return await origins.adopt(directory, self.limits, self.holders, bus=self.bus, recorder=self.recorder)
+            return await asyncio.to_thread(partial(
+                origins.recover, directory, self.limits, self.holders, bus=self.bus, recorder=self.recorder,
+                recorded=self.read_only,
+            ))  # fmt: skip
+        except Exception as exc:  # noqa: BLE001 (one terminal's damaged files never stop the daemon)
+            what = "meta.json cannot be used" if meta is None else "files cannot be loaded"
+            log.warning("terminal %s is lost: its %s: %s", directory.name, what, exc)
+            return origins.unusable(
+                directory, meta, f"its {what}: {exc}", self.limits, self.holders,
+                engine=self.engine, bus=self.bus, recorder=self.recorder,
+            )  # fmt: skip
+
+    async def _readopt_lost(self) -> None:
+        """Adopt again, now and then, each `lost` terminal whose holder may live (its socket is there): one that
+        answered late, or whose socket was away for a while, is followed again once it answers, after the
+        same checks (socket owner, peer credentials, the program's pid). Each terminal is tried after
+        READOPT_FIRST_S, then less and less often, up to every READOPT_MOST_S."""
+        due: dict[str, tuple[float, float]] = {}
+        while True:
+            await asyncio.sleep(READOPT_TICK_S)
+            for session in list(self._sessions.values()):
+                if self._released or not (session.readopt and session.meta.status == "lost" and not session.ending):
+                    due.pop(session.id, None)
+                    continue
+                at, delay = due.setdefault(session.id, (time.monotonic() + READOPT_FIRST_S, READOPT_FIRST_S))
+                if time.monotonic() < at:
+                    continue
+                if await self._readopt(session):
+                    due.pop(session.id, None)
+                else:
+                    due[session.id] = (time.monotonic() + delay, min(delay * 2, READOPT_MOST_S))
+
+    async def _readopt(self, lost: TerminalSession) -> bool:
+        """Adopt `lost` again if its holder answers now; whether it was."""
+        if not await asyncio.to_thread(os.path.lexists, self.holders / socket_name(lost.id)):
+            return False
+        try:
+            await asyncio.to_thread(greet, self.holders, lost.meta)
+        except (ConnectionRefusedError, FileNotFoundError):
+            await asyncio.to_thread(remove_stale_socket, self.holders, lost.id)
+            return False
+        except (OSError, ProtocolError):
+            return False
+        try:
+            session = await origins.adopt(
+                lost.directory, self.limits, self.holders, bus=self.bus, recorder=self.recorder
+            )
+        except Exception as exc:  # noqa: BLE001 (as at start: this terminal stays lost, the daemon goes on)
+            log.warning("terminal %s is not adopted again: %s", lost.id, exc)
+            return False
+        if not session.running:
+            return False
+        if lost.ending or self._released or self._sessions.get(lost.id) is not lost:  # ended, purged, or released
+            await session.detach()
+            return True
+        self._keep(session)
+        log.info("terminal %s is adopted again: its holder answers", lost.id)
+        self.bus.publish("terminal.adopted", id=lost.id)
+        return True
+
+    async def _prune_every(self, period_s: float) -> None:
+        while True:
+            if not self._released:
+                try:
+                    await self.prune()
+                except Exception:  # a failed prune is logged; the next one tries again
+                    log.exception("pruning exited terminals failed")
+            await asyncio.sleep(period_s)
+
+    async def prune(self, dry_run: bool = False) -> dict[str, Any]:
+        """Remove (purge) the exited terminals the retention does not keep, oldest first (lookout.terminal.journal.retention);
+        `dry_run`: only say which. Conflict when this lookout keeps every terminal (read-only, handed over)."""
+        if self.keep is None or self._released:
+            raise Conflict("this lookout prunes no terminals (it is read-only, or another daemon took them over)")
+        exited = [s for s in self._sessions.values() if s.meta.status == "exited" and not s.running]
+        sizes = await asyncio.to_thread(lambda: [retention.size_of(s.directory) for s in exited])
+        ended = [
+            retention.Ended(s.id, s.meta.ended_at or s.meta.created_at, size)
+            for s, size in zip(exited, sizes, strict=True)
+        ]
+        pruned: list[dict[str, Any]] = []
+        for terminal, why in retention.to_prune(ended, time.time(), self.keep):
+            if not dry_run:
+                await self.close(terminal.id, purge=True)
+            pruned.append({"id": terminal.id, "ended_at": terminal.ended_at, "bytes": terminal.size, "reason": why})
+        if pruned and not dry_run:
+            log.info("pruned %d exited terminals (%d bytes)", len(pruned), sum(p["bytes"] for p in pruned))
+        return {
+            "pruned": pruned,
+            "dry_run": dry_run,
+            "kept": len(exited) - len(pruned),
+            "retention": self.keep.describe(),
+        }
+
+    async def shutdown(self) -> None:
+        """Leave every running terminal to its holder: it goes on, and the next daemon adopts it."""
+        if self._pruning is not None:
+            self._pruning.cancel()
+        if self._readopting is not None:
+            self._readopting.cancel()
+            await asyncio.gather(self._readopting, return_exceptions=True)
+        await asyncio.gather(*(s.detach() for s in self._sessions.values() if s.running))
+        await self.launcher.close()
+        await self.places.close()
+
+    async def release(self) -> None:
+        """Another daemon takes the terminals over (a hot restart): each is left to it, followed here only
+        for the answers already begun (see TerminalSession.release); its holders' fork server ends."""
+        self._released = True
+        self.leases.released = True  # the next daemon reads the book as it is now
+        await asyncio.gather(*(s.release() for s in self._sessions.values()))
+        await self.launcher.close()
+
+    def take_back(self) -> None:
+        """Undo `release` (the daemon that was to take the terminals over failed)."""
+        self._released = False
+        self.leases.released = False
+        for session in self._sessions.values():
+            session.take_back()
+
+    def stop_waits(self) -> None:
+        """The daemon is stopping: every wait in flight answers now, with the cursor to resume from."""
+        for session in self._sessions.values():
+            session.stop_waits()
+
+    async def stop_all(self) -> None:
+        """End every running terminal (`lookout kill --all`, tests)."""
+        await asyncio.gather(*(s.stop() for s in self._sessions.values() if s.running))
+
+    def sessions(self) -> list[TerminalSession]:
+        """Every terminal, oldest first."""
+        return sorted(self._sessions.values(), key=lambda s: s.meta.created_at)
+
+    async def describe_all(self) -> list[dict[str, Any]]:
+        """Every terminal's facts, oldest first, as listings show them (`describe(fresh=False)`), letting
+        the loop run other work between groups of LISTING_GROUP: a listing of hundreds of terminals (a
+        terminal-state syscall each) would otherwise hold every other request up for its whole length."""
+        out = []
+        for i, session in enumerate(self.sessions()):
+            if i and i % LISTING_GROUP == 0:
+                await asyncio.sleep(0)
+            out.append(session.describe(fresh=False))
+        return out
+
+    def get(self, terminal_id: str) -> TerminalSession:
+        check_id(terminal_id, "terminal")
+        try:
+            return self._sessions[terminal_id]
+        except KeyError:
+            raise NotFound(f"no terminal {terminal_id!r}") from None
+
+    async def create(self, spec: TerminalSpec) -> TerminalSession:
+        """A new terminal; Conflict when the running ones and those being opened reach `max_sessions`, counted
+        when the open is admitted (before its first await), so no number of concurrent opens passes it."""
+        if len(self._sessions) + self._opening >= self.max_sessions:  # (only then may the running ones be as many)
+            live = sum(1 for s in self._sessions.values() if s.running)
+            if live + self._opening >= self.max_sessions:
+                raise Conflict(f"{live} terminals are running and {self._opening} opening, the limit "
+                               f"is LOOKOUT_MAX_SESSIONS={self.max_sessions}; delete one first",
+                               limit="max_sessions", value=self.max_sessions)  # fmt: skip
+        self._opening += 1
+        try:
+            return await self._create(spec)
+        finally:
+            self._opening -= 1
+
+    async def _create(self, spec: TerminalSpec) -> TerminalSession:
+        argv, display, is_shell = _argv(spec.command)
+        cwd = _cwd(spec.cwd)
+        env = _child_env(spec.env)
+        _check_executable(argv[0], env.get("PATH"))
+        place = await self.places.take()
+        terminal_id = place.id
+        meta = TerminalMeta(
+            id=terminal_id,
+            name=spec.name or display.split(" ", 1)[0].rsplit("/", 1)[-1],
+            command=display,
+            argv=argv,
+            cwd=cwd,
+            cols=spec.cols,
+            rows=spec.rows,
+            engine=self.engine,
+            shell=is_shell,
+            created_at=time.time(),
+            shell_integration=spec.shell_integration and integration_supported(argv),
+        )
+        try:
+            session = await origins.start(meta, place, self.root, env, self.limits, self.holders, self.launcher,
+                                          bus=self.bus, recorder=self.recorder)  # fmt: skip
+        finally:
+            self.places.fill()
+        self._keep(session)
+        self.bus.publish("terminal.created", id=terminal_id, name=meta.name, command=meta.command)
+        return session
+
+    async def observed(self, terminal_id: str, refs: dict[str, Any]) -> dict[str, Any] | None:
+        """What a frame of this terminal showed the agent: the screen rebuilt at the frame's raw offset with
+        the view it asked for (lookout.terminal.screen.frame_screens; None for a frame that read no screen); Gone when
+        the terminal's records are gone."""
+        try:
+            recorded = Recorded.from_refs(refs)
+        except BadInput as exc:
+            raise Gone(f"the record of this frame of terminal {terminal_id} is unreadable: {exc}") from exc
+        if recorded is None:
+            return None
+        try:
+            session = self.get(terminal_id)
+        except NotFound:
+            raise Gone(f"terminal {terminal_id} is gone (purged): its screens cannot be shown again") from None
+        try:
+            shown = await RENDERS.run(partial(rebuild, session.directory, session.meta, recorded))
+        except BadInput as exc:
+            raise Gone(f"the screen of the frame at offset {recorded.offset} of terminal {terminal_id} cannot be "
+                       f"rebuilt: {exc}") from exc  # fmt: skip
+        out = {"kind": "terminal screen", "terminal_id": terminal_id, "raw_offset": recorded.offset,
+               "view": refs.get("view"), "replayed_bytes": shown.replayed, "screen": shown.screen}  # fmt: skip
+        if shown.incomplete is not None:
+            out["incomplete"] = shown.incomplete
+        return out
+
+    def exported(self, terminal_id: str, refs: list[dict[str, Any]]) -> list[ArchivePart]:
+        """The files that rebuild the screens the refs name (their raw offsets, blocks' ranges): the terminal's
+        meta, index and blocks, and the journal from the checkpoint before the first of them to the last,
+        with the checkpoints in that range."""
+        try:
+            session = self.get(terminal_id)
+        except NotFound:
+            return []
+        offsets = [r["raw_offset"] for r in refs if isinstance(r.get("raw_offset"), int)]
+        offsets += [_reach(r) for r in refs if isinstance(r.get("raw_offset"), int)]  # scrollback replays from there
+        offsets += [o for r in refs if isinstance(r.get("raw"), dict) for o in r["raw"].values() if isinstance(o, int)]
+        if not offsets:
+            return []
+        directory, name = session.directory, f"{self.root.name}/{terminal_id}"
+        first = latest_checkpoint(directory, min(offsets))
+        base, end = (int(first["offset"]) if first else 0), max(offsets)
+        parts = [ArchivePart(f"{name}/{file}", directory / file) for file in ("meta.json", "output.idx", "blocks.jsonl")
+                 if (directory / file).is_file()]  # fmt: skip
+        for path in sorted((directory / "checkpoints").glob("*.json")):
+            if path.stem.isdigit() and base <= int(path.stem) <= end:
+                parts.append(ArchivePart(f"{name}/checkpoints/{path.name}", path))
+        parts.append(ArchivePart(f"{name}/output.raw", directory / "output.raw", start=base, length=end - base))
+        return parts
+
+    def _keep(self, session: TerminalSession) -> None:
+        session.leases = self.leases
+        self._sessions[session.id] = session
+
+    async def close(self, terminal_id: str, purge: bool = False) -> TerminalSession:
+        """Stop the terminal (its files stay, and it stays listed, unless `purge`); another hand's lease
+        refuses it (Leased), and the lease ends with it."""
+        session = self.get(terminal_id)
+        self.leases.admit(resource(terminal_id), current_agent.get())
+        await session.stop()
+        self.leases.forget(resource(terminal_id))
+        if purge:
+            try:
+                await asyncio.to_thread(shutil.rmtree, session.directory)
+            except FileNotFoundError:
+                pass
+            except OSError as exc:
+                raise Conflict(f"terminal {terminal_id} is stopped, but its files in {session.directory} could not "
+                               f"all be removed ({exc}); it stays listed, not purged") from exc  # fmt: skip
+            del self._sessions[terminal_id]
+        self.bus.publish("terminal.deleted", id=terminal_id, purged=purge)
+        return session
+
+
+def _reach(refs: dict[str, Any]) -> int:
+    """Where a rebuild of the screen of a frame with these refs may replay from."""
+    try:
+        recorded = Recorded.from_refs(refs)
+    except BadInput:
+        return int(refs["raw_offset"])
+    return recorded.reach if recorded is not None else int(refs["raw_offset"])
+
+
+def _argv(command: str | list[str] | None) -> tuple[list[str], str, bool]:
+    """(argv, the command as shown, whether the leader is an interactive shell)."""
+    if command is None:
+        shell = user_shell()
+        return [shell], shell, True
+    if isinstance(command, str):
+        if not command.strip():
+            raise BadInput("command is empty", field="command")
+        words = command.split()
+        if os.path.basename(words[0]) in SHELLS and words[1:] in ([], ["-i"]):
+            return words, command, True  # a shell named bare: itself, so it is a shell session (with hooks)
+        return [user_shell(), "-c", command], command, False
+    if not command or not command[0]:
+        raise BadInput("command is an empty list", field="command")
+    is_shell = os.path.basename(command[0]) in SHELLS and "-c" not in command[1:]
+    return list(command), shlex.join(command), is_shell
+
+
+def _cwd(cwd: str | None) -> str:
+    path = Path(cwd).expanduser() if cwd else Path.home()
+    if not path.is_dir():
+        raise BadInput(f"cwd {str(path)!r} is not a directory", field="cwd")
+    return str(path.resolve())
+
+
+def _child_env(extra: dict[str, str] | None) -> dict[str, str]:
+    """The daemon's environment without its own secrets, a capable TERM, and what the client added."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(_CHILD_ENV_DROP)}
+    env.update(TERM="xterm-256color", COLORTERM="truecolor")
+    env.setdefault("LANG", "C.UTF-8")
+    for key, value in (extra or {}).items():
+        if not key or "=" in key or "\0" in key or "\0" in value:
+            raise BadInput(f"invalid environment variable {key!r}", field="env")
+        env[key] = value
+    return env
+
+
+def _check_executable(program: str, path: str | None) -> None:
+    if shutil.which(program, path=path) is None:
+        raise BadInput(f"command not found: {program!r}", field="command")

@@ -1,0 +1,402 @@
+"""A terminal's screen model: its screen engine, fed lazily (lookout.terminal.screen.lazy_feed), the rows changed since
+the last delta, the deltas (lookout.terminal.journal.deltas) with their rate limit and listeners, layered views built in
+worker threads, and the snapshot and checkpoints that keep the screen readable after a restart.
+
+The engine is changed (fed, resized) on the loop under `lock`, which a worker thread also holds while it
+copies a view of the engine.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from lookout.core.workers import BoundedPool
+from lookout.terminal.journal import persistence as files
+from lookout.terminal.journal.deltas import (
+    MIN_INTERVAL_S,
+    SCREEN_DELTAS,
+    UNWATCHED_INTERVAL_S,
+    Delta,
+    DeltaLog,
+    DeltaPage,
+    Throttle,
+)
+from lookout.terminal.journal.persistence import GuardedWrites, TerminalMeta, in_background
+from lookout.terminal.journal.reader import raw_size, read_raw
+from lookout.terminal.screen.cell_layers import CellLayers
+from lookout.terminal.screen.engines import create_engine
+from lookout.terminal.screen.engines.base import ScreenEngine
+from lookout.terminal.screen.layers import ScreenData, ViewOptions, render
+from lookout.terminal.screen.lazy_feed import LazyFeed
+from lookout.terminal.screen.replay import PastScreen, offset_at, screen_at
+from lookout.terminal.screen.sequence_boundary import cut_before
+from lookout.terminal.screen.view import screen_data, snapshot
+
+DELTA_STYLE_LAYERS = ("fgColors", "bgColors", "styles")
+RENDERS = BoundedPool("screens", 2)
+"""Layered views are built in these threads (a 1000x500 screen with every cell layer is seconds of CPU):
+the event loop stays free, and more big renders at once wait their turn."""
+SNAPSHOT_INTERVAL_S = 0.25
+DORMANT_KEPT = 32
+"""Dormant screens (of terminals not followed: exited, lost) kept loaded after an answer, the last used."""
+_DORMANT: OrderedDict[ScreenModel, None] = OrderedDict()
+CHECKPOINT_BYTES = 512 << 10
+"""Output between two engine checkpoints: the most any moment's screen is replayed (lookout.terminal.screen.replay)."""
+
+DeltaListener = Callable[[dict[str, Any]], None]
+
+
+class ScreenModel:
+    """The screen of one terminal. `offset` is the journal offset the screen reflects once what was given to
+    `feed` is fed; `title` and `bracketed_paste` are set by the ingest (they are screen state, as in tmux)."""
+
+    def __init__(
+        self,
+        directory: Path,
+        meta: TerminalMeta,
+        scrollback: int,
+        *,
+        offset: int,
+        writes: GuardedWrites,
+        ingest_state: Callable[[], dict[str, Any]],
+    ) -> None:
+        """`ingest_state`: what the ingest stores with each snapshot (see lookout.terminal.screen.view.snapshot)."""
+        self.directory = directory
+        self.scrollback = scrollback
+        self.offset = offset
+        self.title = ""
+        self.bracketed_paste = False
+        self.engine: ScreenEngine | None = None
+        """None until `start` (a live terminal) or `load` (a dormant one, rebuilt from its files)."""
+        self.lock = threading.Lock()
+        """Held while the engine changes (feed, resize) and while a worker thread copies a view of it."""
+        self._meta = meta
+        self._writes = writes
+        self._ingest_state = ingest_state
+        self._pending = LazyFeed(meta.engine)
+        self._dirty: set[int] = set()
+        self._resized = False
+        self._deltas = DeltaLog(directory)
+        self._throttle = Throttle(MIN_INTERVAL_S, time.monotonic)
+        self._delta_due: asyncio.Handle | None = None
+        self._listeners: set[Callable[[Delta], None]] = set()
+        self._snapshot_due: asyncio.TimerHandle | None = None
+        self._last_snapshot = 0.0
+        self._snapshots = 0
+        """How many snapshots were taken; each is stored unless a later one already is (`_store_snapshot`)."""
+        self._snapshot_stored = 0
+        self._snapshot_lock = threading.Lock()
+        self._writing: set[asyncio.Future[None]] = set()
+        self._since_checkpoint = 0
+        self._dormant = False
+        """Its engine was rebuilt from its files for an answer (`load`): it may be let go again."""
+        self.good_cut = 0
+        """The offset of the last checkpoint (or of the one the screen was rebuilt from): a clean cut of the
+        stream, from which the next checkpoint's is found."""
+
+    def start(self) -> None:
+        """A fresh screen for a live terminal, of the size in its meta."""
+        self.engine = create_engine(self._meta.engine, self._meta.cols, self._meta.rows, self.scrollback)
+
+    async def load(self) -> ScreenEngine:
+        """The engine, brought up to date; a dormant terminal's is rebuilt from its files, in a thread, and kept
+        while it is among the DORMANT_KEPT dormant screens used last (an exited terminal costs the daemon no
+        engine until it is asked for, and not for good: 500 exited terminals' screens read once held 190 MB)."""
+        if self.engine is None:
+            size = raw_size(self.directory)
+            past = await asyncio.to_thread(screen_at, self.directory, self._meta, size, self.scrollback)
+            self.take_up(past)
+            self._dormant = True
+        if self._dormant:
+            _DORMANT[self] = None
+            _DORMANT.move_to_end(self)
+            while len(_DORMANT) > DORMANT_KEPT:
+                _DORMANT.popitem(last=False)[0].engine = None
+        return self.current()
+
+    def take_up(self, past: PastScreen) -> None:
+        """Go on from a screen rebuilt from the terminal's files (lookout.terminal.screen.replay)."""
+        self.engine = past.engine
+        self.good_cut = past.offset - past.replayed
+
+    # ----------------------------------------------------------------- feeding
+
+    def feed(self, data: bytes, offset: int) -> None:
+        """Queue output for the engine (see lookout.terminal.screen.lazy_feed); the journal is at `offset` now."""
+        self.offset = offset
+        if data and self._pending.push(data):
+            self.current()
+
+    def current(self) -> ScreenEngine:
+        """The live engine, brought up to date with every byte given to `feed`."""
+        engine = self.engine
+        assert engine is not None
+        pieces = self._pending.take(engine.rows + self.scrollback + 1)
+        if pieces:
+            with self.lock:
+                for piece in pieces:
+                    self._dirty |= engine.feed(piece)
+        return engine
+
+    def output_read(self, size: int) -> None:
+        """`size` bytes of output were read: a delta is due, and a checkpoint every CHECKPOINT_BYTES."""
+        self._schedule_delta()
+        self._since_checkpoint += size
+        if self._since_checkpoint >= CHECKPOINT_BYTES:
+            self.checkpoint()
+
+    def resize(self, cols: int, rows: int) -> None:
+        engine = self.current()
+        with self.lock:
+            engine.resize(cols, rows)
+        self._dirty = set(range(rows))
+        self._resized = True
+        self._schedule_delta()
+
+    def alt_screen(self, fresh: bool = True) -> bool:
+        """Whether the alternate screen is on (not before the engine is loaded); `fresh=False` takes it as the
+        engine has it, without feeding it the output still pending (until the next delta)."""
+        if self.engine is None:
+            return False
+        return (self.current() if fresh else self.engine).alt_screen
+
+    def text(self) -> str:
+        return "\n".join(self.current().text_rows()) if self.engine is not None else ""
+
+    async def view(
+        self, options: ViewOptions, *, scrollback: int, changed_rows: set[int] | None, extra: dict[str, Any]
+    ) -> tuple[ScreenData, dict[str, Any] | str]:
+        """The layered view (see lookout.terminal.screen.layers) and the data it was rendered from; the engine must be
+        loaded. A worker copies the screen (a 1000x500 one with scrollback takes tens to hundreds of ms) and
+        renders the copy while output goes on."""
+        engine = await self.load()
+        title = self.title
+
+        def view() -> tuple[ScreenData, dict[str, Any] | str]:
+            with self.lock:
+                data = screen_data(engine, title=title, scrollback=scrollback, changed_rows=changed_rows, extra=extra)
+            return data, render(data, options)
+
+        return await RENDERS.run(view)
+
+    async def view_at(self, options: ViewOptions, offset: int | None, when: float | None) -> dict[str, Any] | str:
+        """The layered view of the screen as it was after `offset` bytes of output, or at Unix time `when`
+        (lookout.terminal.screen.replay), rebuilt and rendered in a worker. The terminal's state then is not known
+        (`state` is null); `at` says which offset the answer is and how much was replayed for it."""
+        directory, meta = self.directory, self._meta
+
+        def view() -> dict[str, Any] | str:
+            at = offset if offset is not None else offset_at(directory, meta, when or 0.0)
+            past = screen_at(directory, meta, at, 0)
+            extra = {"state": None, "raw_offset": at, "at": {"raw_offset": at, "replayed_bytes": past.replayed}}
+            return render(screen_data(past.engine, title=past.title, extra=extra), options)
+
+        return await RENDERS.run(view)
+
+    def hydration(self) -> str:
+        """An escape string that repaints the current screen (reset, content, cursor, title, modes) on a fresh
+        terminal. The engine must be loaded."""
+        engine = self.current()
+        parts = ["\x1bc", engine.dump()]
+        if self.title:
+            parts.append(f"\x1b]2;{self.title}\x07")
+        if self.bracketed_paste:
+            parts.append("\x1b[?2004h")
+        if engine.app_cursor_keys:
+            parts.append("\x1b[?1h")
+        return "".join(parts)
+
+    # ----------------------------------------------------------------- deltas
+
+    def _delta(self, engine: ScreenEngine, changed: tuple[tuple[int, str], ...], **flags: bool) -> Delta:
+        cur = engine.cursor()
+        return Delta(
+            t=time.time(), cols=engine.cols, rows=engine.rows, changed=changed,
+            cursor=(cur.col, cur.row, cur.visible), title=self.title, alt_screen=engine.alt_screen,
+            raw_offset=self.offset, **flags,
+        )  # fmt: skip
+
+    def _schedule_delta(self) -> None:
+        """Emit a delta now if the rate limit allows, else once it does (leading and trailing edge)."""
+        if self._delta_due is not None:
+            return
+        loop = asyncio.get_running_loop()
+        self._throttle.interval = MIN_INTERVAL_S if self._listeners else UNWATCHED_INTERVAL_S
+        delay = self._throttle.delay()
+        if delay == 0:
+            self._delta_due = loop.call_soon(self._emit_delta)
+        else:
+            self._delta_due = loop.call_later(delay, self._emit_delta)
+
+    def _emit_delta(self) -> None:
+        self._delta_due = None
+        engine = self.current()
+        self._schedule_snapshot()
+        if not self._dirty and not self._resized:
+            return
+        delta = self._delta(engine, _changed_rows(engine, self._dirty), resized=self._resized)
+        self._dirty.clear()
+        self._resized = False
+        self._writes(SCREEN_DELTAS, self._deltas.append, delta)
+        self._throttle.emitted()
+        for listener in tuple(self._listeners):
+            listener(delta)
+
+    def flush_delta(self) -> None:
+        """Write the delta that is waiting for the rate limit now: a reader sees every change so far."""
+        if self._delta_due is not None:
+            self._delta_due.cancel()
+            self._emit_delta()
+
+    def full_delta(self) -> Delta:
+        """Every row, as a delta (what a deltas stream starts with). The engine must be loaded."""
+        engine = self.current()
+        return self._delta(engine, tuple(enumerate(engine.text_rows())), full=True)
+
+    def with_styles(self, delta: Delta) -> dict[str, Any]:
+        """`delta` (JSON) plus `fgColors`, `bgColors` and `styles` runs of its changed rows (in the same order)
+        with their `colorPalette` and `styleLegend`, read from the screen as it is now."""
+        engine = self.current()
+        rows = [row for row, _ in delta.changed if row < engine.rows]
+        layers = CellLayers(DELTA_STYLE_LAYERS)
+        row_cells = engine.frozen_cells() if len(rows) > 1 else engine.row_cells  # one read of the screen
+        for row in rows:
+            layers.add_row(row_cells(row), 0, engine.cols)
+        encoded = layers.encode("runs", lambda runs, cells: runs)
+        legends = {"colorPalette": encoded.palette, "styleLegend": encoded.style_legend}
+        return {**delta.to_json(), **encoded.layers, **legends}
+
+    def subscribe(self, listener: DeltaListener, styles: bool = False) -> Callable[[], None]:
+        """Call `listener` with the JSON of every delta from now on (with `styles`, see `with_styles`); returns
+        the unsubscribe function."""
+        deliver: Callable[[Delta], None] = (
+            (lambda delta: listener(self.with_styles(delta))) if styles else (lambda delta: listener(delta.to_json()))
+        )
+        self._listeners.add(deliver)
+        self.flush_delta()  # the next one is due at the watched rate
+        return lambda: self._listeners.discard(deliver)
+
+    def delta_cursor(self) -> int:
+        return self._deltas.size()
+
+    async def read_deltas(self, cursor: int, limit: int, max_bytes: int | None = None) -> DeltaPage:
+        """Deltas from `cursor` on, the pending one included (the file is read in a thread); see
+        DeltaLog.read."""
+        self.flush_delta()
+        return await asyncio.to_thread(self._deltas.read, cursor, limit, max_bytes)
+
+    async def rows_changed_since(self, cursor: int) -> set[int] | None:
+        """Rows changed after delta cursor `cursor` (None: all of them, the size changed), including
+        changes not yet written as a delta. The delta log is read in a thread (it may be megabytes)."""
+        rows = await asyncio.to_thread(self._deltas.rows_changed_since, cursor)
+        if rows is None or self._resized:
+            return None
+        if self.engine is not None:
+            self.current()
+            rows |= self._dirty
+        return rows
+
+    # ----------------------------------------------------------------- snapshots and checkpoints
+
+    def snapshot(self) -> dict[str, Any]:
+        return snapshot(
+            self.current(), title=self.title, raw_offset=self.offset, ts=time.time(), **self._ingest_state()
+        )
+
+    def _schedule_snapshot(self) -> None:
+        """Rewrite screen.snapshot.json at most every SNAPSHOT_INTERVAL_S, always after the last change.
+        Called when a delta is due (after every output), so the snapshot is mostly taken right after the
+        delta brought the screen model up to date, and costs no second update."""
+        if self._snapshot_due is not None:
+            return
+        delay = max(0.0, self._last_snapshot + SNAPSHOT_INTERVAL_S - time.monotonic())
+        if delay == 0:
+            self._write_snapshot()
+        else:
+            self._snapshot_due = asyncio.get_running_loop().call_later(delay, self._write_snapshot)
+
+    def snapshot_now(self) -> None:
+        """Write a snapshot now (in the background: see `written`)."""
+        if self._snapshot_due is not None:
+            self._snapshot_due.cancel()
+        self._write_snapshot()
+
+    def _write_snapshot(self) -> None:
+        self._snapshot_due = None
+        self._last_snapshot = time.monotonic()
+        self._in_background(self._store_snapshot, self._take_snapshot())
+
+    def _take_snapshot(self) -> tuple[int, dict[str, Any]]:
+        self._snapshots += 1
+        return self._snapshots, self.snapshot()
+
+    def _store_snapshot(self, taken: tuple[int, dict[str, Any]]) -> None:
+        """Write a snapshot unless a later one is stored already (a slow write in the background may end
+        after the final one)."""
+        number, snapshot = taken
+        with self._snapshot_lock:
+            if number > self._snapshot_stored:
+                files.save_snapshot(self.directory, snapshot)
+                self._snapshot_stored = number
+
+    def checkpoint(self, in_thread: bool = True) -> None:
+        """Store the engine's dump (taken now, on the loop) with the journal offset it reflects: where the
+        stream is between sequences (lookout.terminal.screen.sequence_boundary), or where the unfinished one begins. When
+        that cannot be told, nothing is stored, and the next output tries again."""
+        engine = self.current()
+        cut = cut_before(partial(read_raw, self.directory), self.offset, self.good_cut)
+        if cut is None:
+            return
+        self._since_checkpoint = 0
+        self.good_cut = cut
+        args = (self.directory, cut, engine.cols, engine.rows, engine.dump(), engine.kept_state(), self.title)
+        if in_thread:
+            self._in_background(files.save_checkpoint, *args)
+        else:
+            files.save_checkpoint(*args)
+
+    def _in_background(self, write: Callable[..., None], *args: Any) -> None:
+        if self._writes.released:
+            return
+        future = in_background(write, *args)
+        self._writing.add(future)
+        future.add_done_callback(self._writing.discard)
+
+    async def save_now(self) -> None:
+        """Write the delta that waits for the rate limit and a snapshot now, and return once every write has
+        ended: what a daemon that takes the terminal up next goes on from."""
+        self.flush_delta()
+        self.snapshot_now()
+        await self.written()
+
+    async def written(self) -> None:
+        """Return once every file write started in the background has ended (its failure is logged)."""
+        while self._writing:
+            await asyncio.wait(set(self._writing))
+
+    def close(self) -> None:
+        """The process has exited and its output is all fed: the last delta, snapshot and checkpoint."""
+        if self._delta_due is not None:
+            self._delta_due.cancel()
+        self._emit_delta()
+        self._deltas.close()
+        if self._snapshot_due is not None:
+            self._snapshot_due.cancel()
+        self._writes("screen.snapshot.json", self._store_snapshot, self._take_snapshot())
+        self._writes("a checkpoint", self.checkpoint, False)
+
+
+def _changed_rows(engine: ScreenEngine, dirty: set[int]) -> tuple[tuple[int, str], ...]:
+    """(row, text) of each dirty row on the screen; many rows are read in one pass over the screen."""
+    rows = sorted(row for row in dirty if row < engine.rows)
+    if len(rows) > 4:
+        texts = engine.text_rows()
+        return tuple((row, texts[row]) for row in rows)
+    return tuple((row, engine.row_text(row)) for row in rows)
