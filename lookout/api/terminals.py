@@ -14,6 +14,7 @@ from fastapi.responses import PlainTextResponse, Response
 from lookout.api.leases import add_lease_routes
 from lookout.api.responses import JSONResponse
 from lookout.core.errors import BadInput, NotFound
+from lookout.core.hands import SINCE_INPUT, notice_line
 from lookout.schemas import terminal as schema
 from lookout.schemas.common import MAX_JSON_INT
 from lookout.terminal.act import act as act_on
@@ -24,6 +25,7 @@ from lookout.terminal.registry import TerminalRegistry, TerminalSpec
 from lookout.terminal.screen.layers import ViewOptions, parse_layers, parse_region
 from lookout.terminal.session import TerminalSession
 from lookout.terminal.waits.waiting import Until, compile_until
+from lookout.timeline.recording import current_agent
 
 router = APIRouter(prefix="/v1/terminals", tags=["terminals"])
 
@@ -113,12 +115,16 @@ async def resize_terminal(terminal_id: str, body: schema.Resize, request: Reques
 @router.get("/{terminal_id}/screen")
 async def get_screen(terminal_id: str, request: Request, options: Annotated[schema.ScreenQuery, Query()]) -> Response:
     """The layered screenshot: JSON, or text/plain for format=text; with `at` or `at_time`, the screen as it
-    was then (rebuilt from the journal)."""
+    was then (rebuilt from the journal). A live JSON screen names the inputs other hands sent since the caller's
+    own last input (`other_hands` and a `note`)."""
     session = _manager(request).get(terminal_id)
     if options.at is None and options.at_time is None:
         screen = await session.screen(
             _view(options), scrollback=options.scrollback, changed_since=options.changed_since
         )
+        others = session.hands.since_own(current_agent.get())
+        if others and isinstance(screen, dict):
+            screen = {**screen, "other_hands": others, "note": notice_line(others, SINCE_INPUT)}
     else:
         _check_past(options)
         when = _instant(options.at_time) if options.at_time is not None else None

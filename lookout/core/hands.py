@@ -198,8 +198,15 @@ def notice(records: list[InputRecord]) -> list[dict[str, Any]]:
     return [r.notice() for r in records[-NOTICE_MAX:]]
 
 
-def notice_line(other_hands: list[dict[str, Any]]) -> str:
-    """One line of text for the `other_hands` field (what the MCP text shows)."""
+WHILE_CALL = "while your call ran"
+"""When the inputs of an `act` or `wait` answer's `other_hands` came."""
+SINCE_INPUT = "since your last input"
+"""When the inputs of a screen read's `other_hands` came."""
+
+
+def notice_line(other_hands: list[dict[str, Any]], when: str = WHILE_CALL) -> str:
+    """One line of text for the `other_hands` field (what the MCP text shows); `when`: WHILE_CALL or
+    SINCE_INPUT."""
     hands = ", ".join(sorted({str(i.get("hand")) for i in other_hands}))
     last = other_hands[-1].get("text", "") if other_hands else ""
-    return f"another hand wrote to this terminal while your call ran: {hands} (last: {last!r})"
+    return f"another hand wrote to this terminal {when}: {hands} (last: {last!r})"

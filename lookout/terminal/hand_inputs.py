@@ -13,7 +13,7 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
-from lookout.core.hands import InputRecord, Ledger, Owner, preview, submitted_lines
+from lookout.core.hands import InputRecord, Ledger, Owner, notice, preview, submitted_lines
 from lookout.core.storage import append_jsonl, iter_jsonl
 from lookout.terminal import frames
 from lookout.terminal.blocks.blocks import Block, BlockTracker
@@ -61,6 +61,12 @@ class TerminalHands:
         if hand in self.by_hand:
             return self.by_hand[hand]
         return replace(self.last, hand=hand, input=None) if not self.by_hand else Origin(since=0, hand=hand)
+
+    def since_own(self, hand: str) -> list[dict[str, Any]]:
+        """The inputs of other hands since `hand`'s own last input (lookout.core.hands.notice: what a screen
+        read answers in `other_hands`); none for a hand that sent no input (nothing on the screen is its own)."""
+        mine = self.ledger.last_of(hand)
+        return notice(self.ledger.others(hand, mine)) if mine is not None else []
 
     def claim(self, block: Block) -> Owner:
         """Whose a block that started is (see lookout.core.hands)."""

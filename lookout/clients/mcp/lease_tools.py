@@ -14,7 +14,7 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from lookout.clients.mcp.daemon import call
-from lookout.core.hands import notice_line
+from lookout.core.hands import WHILE_CALL, notice_line
 
 
 async def hold(ctx: Context, id: str, seconds: Annotated[float, Field(ge=0, le=3600)] = 300) -> str:
@@ -26,9 +26,9 @@ async def hold(ctx: Context, id: str, seconds: Annotated[float, Field(ge=0, le=3
     return await call(ctx, "POST", path, body={"duration_s": seconds})
 
 
-def with_notice(answer: str) -> str:
-    """The answer, after one line saying which other hands wrote to the terminal while the call ran, when its
-    `other_hands` field lists any."""
+def with_notice(answer: str, when: str = WHILE_CALL) -> str:
+    """The answer, after one line saying which other hands wrote to the terminal while the call ran (`when`:
+    lookout.core.hands.WHILE_CALL, or SINCE_INPUT for a screen), when its `other_hands` field lists any."""
     if '"other_hands"' not in answer:
         return answer
     try:
@@ -37,7 +37,7 @@ def with_notice(answer: str) -> str:
         return answer
     if not others:
         return answer
-    return f"NOTE: {notice_line(others)}\n{answer}"
+    return f"NOTE: {notice_line(others, when)}\n{answer}"
 
 
 TOOLS: list[tuple[Callable[..., Awaitable[str]], ToolAnnotations | None]] = [(hold, None)]

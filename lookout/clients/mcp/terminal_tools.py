@@ -17,6 +17,7 @@ from pydantic import Field
 
 from lookout.clients.mcp.daemon import call
 from lookout.clients.mcp.lease_tools import with_notice
+from lookout.core.hands import SINCE_INPUT
 from lookout.schemas.terminal import ActRequest, ScreenOptions, TerminalInput, Until
 from lookout.terminal.holder.sizes import MAX_COLS, MAX_ROWS, MIN_SIZE
 
@@ -77,7 +78,7 @@ async def terminal_act(
     screen costs 500-1,500 tokens; screen.around_cursor/region/max_tokens cut it."""
     options = _dump(screen) if screen is not None else {"compact": True}
     if input is None and until is None and since is None:
-        return await call(ctx, "GET", _path(terminal_id, "screen"), params=options)
+        return with_notice(await call(ctx, "GET", _path(terminal_id, "screen"), params=options), SINCE_INPUT)
     body = {"input": _dump(input), "until": _dump(until), "since": since, "timeout_ms": timeout_ms,
             "screen": options, "detail": detail}  # fmt: skip
     return with_notice(await call(ctx, "POST", _path(terminal_id, "act"), body=body, wait_s=timeout_ms / 1000))
