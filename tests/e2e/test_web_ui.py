@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 import signal
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 from lookout.browser.browser import FLAGS, find_executable
 from tests.conftest import REPO, Daemon
+from tests.e2e.test_many_hands import GATE
 from tests.support.adb_fake import ui_dump, ui_node
 from tests.support.polling import eventually
 from tests.support.site import serve_directory
@@ -441,4 +443,44 @@ def test_a_held_terminal_shows_its_lease_and_a_person_types_only_after_taking_ov
         eventually(lambda: "taken-16" in screen(), what="the keys typed after taking over")
         assert "refused-9" not in screen()
         assert api.get(f"/v1/terminals/{tid}").json()["lease"]["taken_over_by"] == ["web-ui"]
+    assert not errors, errors
+
+
+def test_a_person_typing_in_the_card_while_an_agent_acts_is_named_in_the_agents_own_answer(
+    browser: Browser, daemon: Daemon, tmp_path: Path
+) -> None:
+    """Issue 44: a person types a command into the terminal card (the card's stream is the hand "web-ui") while
+    an agent's `act` waits for its own command's end; the agent's answer is its own block and exit code and names
+    "web-ui" in `other_hands`; the person's line, typed ahead, is its own block, credited to web-ui."""
+    tid = daemon_terminal(daemon, tmp_path)
+    page, errors = open_ui(browser, daemon)
+    page.evaluate(f"location.hash = '#/terminals/{tid}'")
+    expect(page.locator("[data-state]")).to_have_text("idle", timeout=15000)
+    line, typed = f"echo RUN-$((1+1)); {GATE}; (exit 9)", "echo PERSON-$((5*5)); (exit 2)"
+    body = {"input": {"text": line, "keys": ["Enter"]}, "until": {"block_end": True}, "timeout_ms": 60_000, "detail": True}
+    agent = {"X-Lookout-Agent": "agent-A"}
+    with daemon.client(timeout=90) as api, ThreadPoolExecutor(1) as pool:
+        acting = pool.submit(api.post, f"/v1/terminals/{tid}/act", json=body, headers=agent)
+        expect(rows(page)).to_contain_text("RUN-2", timeout=15000)  # the agent's command runs
+        page.locator(".xterm-host").click()
+        page.keyboard.type(typed)
+        page.keyboard.press("Enter")
+        expect(rows(page)).to_contain_text("(exit 2)")  # the person's keys reached the terminal
+        (tmp_path / "gate").touch()
+        answer = acting.result()
+    assert answer.status_code == 200, answer.text
+    act = answer.json()
+    assert act["exit_code"] == 9 and act["wait"]["block"]["command"] == line, act
+    assert act["wait"]["block"]["hand"] == "agent-A" and "standing" not in act["wait"], act
+    assert {i["hand"] for i in act["other_hands"]} == {"web-ui"}, act
+    assert "another hand wrote to this terminal while your call ran: web-ui" in act["note"]
+    person = page.locator(".card").filter(has=page.locator("header code", has_text="echo PERSON-"))
+    person = person.locator("[data-exit-code]")
+    expect(person).to_have_text("exit 2", timeout=15000)
+    for hand, (own, code), other in (("web-ui", (typed, 2), line), ("agent-A", (line, 9), typed)):
+        with daemon.client() as api:
+            params = {"agent": hand, "resource": f"terminal:{tid}"}
+            context = api.get("/v1/timeline/context", params=params, headers={"X-Lookout-Agent": hand}).json()
+        text = "\n".join(m["content"] for m in context["messages"])
+        assert f"`{own}` exited {code}" in text and f"`{other}` exited" not in text, text  # its own commands
     assert not errors, errors
