@@ -68,7 +68,7 @@ function card(block, output) {
 }
 
 export function showTerminal(main, id) {
-  const state = { closed: false, described: null, shown: new Set(), live: null, takeOver: false };
+  const state = { closed: false, described: null, shown: new Set(), live: null, takeOver: false, ended: null };
   const title = el("h2", {}, id);
   const facts = el("p", { class: "facts" });
   const problem = el("div");
@@ -141,6 +141,16 @@ export function showTerminal(main, id) {
     if (size && size.cols > 0 && size.rows > 0) send({ type: "resize", cols: size.cols, rows: size.rows });
   });
 
+  // The program's end, from the stream's exit message or the terminal's status (whichever comes first).
+  function ended(code, status = "exited") {
+    if (state.ended === null) {
+      state.ended = status === "exited" && code !== null && code !== undefined
+        ? `The program exited (code ${code}); this is its last screen.`
+        : `The terminal has ${status}; this is its last screen.`;
+    }
+    label.textContent = state.ended;
+  }
+
   function connect() {
     if (state.closed) return; // the view was left while it loaded
     ws = socket(`/v1/terminals/${id}/stream`, { mode: "raw" });
@@ -164,7 +174,7 @@ export function showTerminal(main, id) {
       } else if (event.type === "resize") {
         term.resize(event.cols, event.rows);
       } else if (event.type === "exit") {
-        label.textContent = `The program exited (code ${event.exit_code}); this is its last screen.`;
+        ended(event.exit_code);
       } else if (event.type === "error") {
         notice(problem, event.error.message, true);
         if (event.error.code === "leased") describe(); // show the lease and its take-over button
@@ -223,9 +233,10 @@ export function showTerminal(main, id) {
     ].filter(Boolean));
     banner.hidden = t.state !== "password";
     showLease(t.lease);
-    const running = t.status === "running";
+    // An answer sent before the program's end (the stream's exit message) is stale: the end stays shown.
+    const running = t.status === "running" && state.ended === null;
     closeButton.disabled = !running;
-    if (!running) label.textContent = label.textContent || `The terminal has ${t.status}; this is its last screen.`;
+    if (!running) ended(t.exit_code, t.status);
     else if (t.block) label.textContent = `Running: ${t.block.command}`;
     else label.textContent = t.shell_integration ? `Prompt in ${t.cwd}` : "Live terminal";
     prompt.hidden = !(running && t.shell_integration && !t.block && t.state === "idle");
