@@ -13,7 +13,7 @@ from typing import Any
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import APIResponse, Browser, Page, Route, expect, sync_playwright
 
 from lookout.browser.browser import FLAGS, find_executable
 from tests.conftest import REPO, Daemon
@@ -483,4 +483,41 @@ def test_a_person_typing_in_the_card_while_an_agent_acts_is_named_in_the_agents_
             context = api.get("/v1/timeline/context", params=params, headers={"X-Lookout-Agent": hand}).json()
         text = "\n".join(m["content"] for m in context["messages"])
         assert f"`{own}` exited {code}" in text and f"`{other}` exited" not in text, text  # its own commands
+    assert not errors, errors
+
+
+def test_an_answer_sent_before_the_program_ended_does_not_put_back_running(
+    browser: Browser, daemon: Daemon, tmp_path: Path
+) -> None:
+    """The view's poll of the terminal answered while a command ran, but delivered after the program's end (the
+    stream's exit message and a fresh poll): the view keeps saying the program exited (it said "Running: ..."
+    for good before)."""
+    tid = daemon_terminal(daemon, tmp_path)
+    page, errors = open_ui(browser, daemon)
+    page.evaluate(f"location.hash = '#/terminals/{tid}'")
+    live = page.get_by_role("region", name="Live terminal and input")
+    command = f"{GATE}; exit 3"
+    with daemon.client() as api:
+        api.post(f"/v1/terminals/{tid}/input", json={"text": command, "keys": ["Enter"]}).raise_for_status()
+    expect(live).to_contain_text(f"Running: {command}", timeout=15000)
+    held: list[tuple[Route, APIResponse]] = []
+
+    def hold_one(route: Route) -> None:
+        if held or route.request.method != "GET":
+            route.continue_()
+            return
+        held.append((route, route.fetch()))  # answered now (the command runs), delivered later
+
+    page.route(re.compile(rf"/v1/terminals/{tid}$"), hold_one)
+    eventually(lambda: page.wait_for_timeout(50) or bool(held), what="a poll of the terminal to be held")
+    (tmp_path / "gate").touch()
+    expect(live).to_contain_text("The program exited (code 3)", timeout=15000)
+    route, stale = held[0]
+    assert stale.json()["status"] == "running" and stale.json()["block"]["command"] == command
+    with page.expect_response(lambda r: r.url.endswith(f"/v1/terminals/{tid}") and r.request.method == "GET"):
+        route.fulfill(response=stale)  # the stale answer lands; the next poll's answer comes after it
+    with page.expect_response(lambda r: r.url.endswith(f"/v1/terminals/{tid}") and r.request.method == "GET"):
+        pass
+    expect(live).to_contain_text("The program exited (code 3)")
+    expect(live).not_to_contain_text("Running:")
     assert not errors, errors
