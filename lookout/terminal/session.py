@@ -28,8 +28,7 @@ from lookout.terminal.input.steps import InputStep, encode_within
 from lookout.terminal.journal import persistence as files
 from lookout.terminal.journal.follower import JournalFollower
 from lookout.terminal.journal.reader import read_raw
-from lookout.terminal.process import holders as held
-from lookout.terminal.process import ladder as session_ladder
+from lookout.terminal.process import holders, ladder
 from lookout.terminal.process.program import TerminalProcess
 from lookout.terminal.process.state import LINE_EDITOR_SHELLS, State
 from lookout.terminal.screen.layers import ViewOptions
@@ -151,7 +150,7 @@ class TerminalSession(Holdable):
         """The program has exited (or its holder ended without saying how: `lost` says so) and its output is
         all read: record the end, write the final delta, snapshot and checkpoint."""
         assert self._process is not None
-        if lost is not None and session_ladder.program_runs(self.meta):
+        if lost is not None and ladder.program_runs(self.meta):
             lost += f"; its program runs on as pid {self.meta.pid} (DELETE, or `lookout kill {self.id}`, ends it)"
         self.meta.status = "exited" if exit_code is not None else "lost"
         self.meta.exit_code = exit_code
@@ -170,7 +169,7 @@ class TerminalSession(Holdable):
         elif lost:
             log.warning("terminal %s is lost: %s", self.id, lost)
             self.bus.publish("terminal.lost", id=self.id, reason=lost)
-            files.in_background(held.remove_stale_socket, self.holders, self.id)  # its holder was killed
+            files.in_background(holders.remove_stale_socket, self.holders, self.id)  # its holder was killed
         else:
             self.bus.publish("terminal.exited", id=self.id, exit_code=exit_code)
             self.recorder.record(
@@ -390,9 +389,9 @@ class TerminalSession(Holdable):
         if self.meta.status == "lost":
             try:
                 ending = await asyncio.to_thread(
-                    held.end_lost, self.holders, self.directory, self.meta, self.meta_known, holder_failed
+                    holders.end_lost, self.holders, self.directory, self.meta, self.meta_known, holder_failed
                 )
-            except held.NotEnded as exc:
+            except holders.NotEnded as exc:
                 self.ending = False
                 raise Conflict(f"terminal {self.id} is not ended: {exc}") from None
             self.bus.publish("terminal.exited", id=self.id, exit_code=ending.code, ended_by=ending.signal)
