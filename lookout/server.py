@@ -14,6 +14,7 @@ from lookout import __version__
 from lookout.api import health, mcp_http, streams, terminals, timeline, web
 from lookout.api.agent import AgentContext
 from lookout.api.errors import install_error_handlers
+from lookout.api.front_door import FrontDoor, Streams
 from lookout.api.guard import Guard
 from lookout.api.handover import Handover, HandoverGate
 from lookout.api.later_routes import IncludeOnFirstUse, LaterRoutes
@@ -150,8 +151,12 @@ def create_app(settings: Settings | None = None, lifecycle: Lifecycle | None = N
         app.add_middleware(ReadOnly)
     app.add_middleware(AgentContext)
     app.add_middleware(TextGuard)
+    open_streams = Streams(settings.max_streams)
+    app.state.front_door = FrontDoor(
+        open_streams, settings.allowed_hosts, gate
+    )  # for the HTTP protocol (lookout serve)
     app.add_middleware(Guard, token=token, max_body=settings.max_request_bytes, allowed_hosts=settings.allowed_hosts,
-                       body_timeout_s=settings.body_timeout_s, max_streams=settings.max_streams)  # fmt: skip
+                       body_timeout_s=settings.body_timeout_s, streams=open_streams)  # fmt: skip
     app.add_middleware(Handover, gate=gate)  # outermost: what a daemon being replaced still receives
     return app
 

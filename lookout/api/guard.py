@@ -11,6 +11,7 @@ import orjson
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from lookout.api.auth_throttle import AuthThrottle
+from lookout.api.front_door import Streams
 from lookout.api.hosts import host_allowed, normalized_hosts, origin_allowed
 from lookout.api.responses import error_response
 from lookout.core.auth_token import token_matches
@@ -36,16 +37,15 @@ class Guard:
 
     def __init__(self, app: ASGIApp, token: str, max_body: int, allowed_hosts: tuple[str, ...] = (),
                  body_timeout_s: float = 30.0, throttle: AuthThrottle | None = None,
-                 max_streams: int = 256) -> None:  # fmt: skip
+                 max_streams: int = 256, streams: Streams | None = None) -> None:  # fmt: skip
         self.app = app
         self.token = token
         self.max_body = max_body
         self.allowed_hosts = normalized_hosts(allowed_hosts)
         self.body_timeout_s = body_timeout_s
         self.throttle = throttle or AuthThrottle()
-        self.max_streams = max_streams
-        self.streams = 0
-        """WebSocket connections let in and not yet ended."""
+        self.streams = streams or Streams(max_streams)
+        """WebSocket connections let in and not yet ended (shared with the front door, lookout.api.front_door)."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket"):
@@ -92,16 +92,14 @@ class Guard:
 
     async def _websocket(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Within `max_streams`, the connection goes on (counted until it ends), else it is refused with the limit."""
-        if self.streams >= self.max_streams:
-            await _refuse_websocket(scope, send, 503, "too_many_streams", (
-                f"{self.streams} WebSocket connections are open, the limit is LOOKOUT_MAX_STREAMS="
-                f"{self.max_streams}: close one, or retry later"))  # fmt: skip
+        if self.streams.full:
+            await _refuse_websocket(scope, send, 503, "too_many_streams", self.streams.refusal())
             return
-        self.streams += 1
+        self.streams.open += 1
         try:
             await self._websocket_app(scope, receive, send)
         finally:
-            self.streams -= 1
+            self.streams.open -= 1
 
     async def _websocket_app(self, scope: Scope, receive: Receive, send: Send) -> None:
         """The app sees no bearer subprotocol; when the client offered `lookout`, the accept names it (a browser

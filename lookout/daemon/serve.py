@@ -293,7 +293,7 @@ def run(settings: Settings, argv: Sequence[str], listener: Listener, lock: DataD
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     config = uvicorn.Config(
         app, access_log=False, log_level="info", ws_per_message_deflate=settings.ws_compression,
-        http=header_deadline_protocol(settings.header_timeout_s),
+        http=header_deadline_protocol(settings.header_timeout_s, app.state.front_door),
     )  # fmt: skip
     server = DaemonServer(config, lifecycle.stopping)
     lifecycle.server = server

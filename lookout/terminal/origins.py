@@ -25,6 +25,7 @@ from lookout.terminal.journal.reader import raw_size, stored_from
 from lookout.terminal.places import Place
 from lookout.terminal.process import ladder as session_ladder
 from lookout.terminal.process import shell_integration
+from lookout.terminal.process.clean_stop import CleanStop
 from lookout.terminal.process.holder_link import HolderLauncher, connect
 from lookout.terminal.screen.replay import screen_at
 from lookout.terminal.session import SessionLimits, TerminalSession
@@ -81,12 +82,18 @@ async def start(
 
 
 async def adopt(
-    directory: Path, limits: SessionLimits, holders: Path, *, bus: EventBus, recorder: Recorder
+    directory: Path,
+    limits: SessionLimits,
+    holders: Path,
+    *,
+    bus: EventBus,
+    recorder: Recorder,
+    stopped: CleanStop | None = None,
 ) -> TerminalSession:
     """A terminal an earlier run of the daemon left running (or lost): its screen and blocks taken up from
     the last snapshot and rebuilt from the journal, then followed through its holder again. A holder that
     has ended leaves the terminal `exited` with the exit code it recorded (or `lost`, with the reason, when
-    it recorded none); one that cannot be trusted or understood, or files from which its screen cannot be
+    it recorded none: `stopped`, the daemon's clean stop before, may explain it); one that cannot be trusted or understood, or files from which its screen cannot be
     rebuilt (a damaged journal, a screen engine that fails), leave it `lost` with the reason."""
     meta = files.load_meta(directory)
     size = raw_size(directory)
@@ -116,7 +123,7 @@ async def adopt(
         log.warning("terminal %s is not adopted: %s", meta.id, exc)
         return session.lose(str(exc))
     except OSError:  # its holder has ended: the journal is read to its end
-        session.follow(follower, saved.cwd).without_holder()
+        session.follow(follower, saved.cwd).without_holder(stopped.reason(meta.id) if stopped else None)
         return session
     answer_from = int(holder.greeting.get("size") or 0)  # the queries before were asked of no daemon: too late
     session.follow(follower, saved.cwd, answer_from).follow_holder(holder)

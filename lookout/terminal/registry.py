@@ -27,6 +27,7 @@ from lookout.terminal.holder.protocol import ProtocolError, socket_name
 from lookout.terminal.journal import retention
 from lookout.terminal.journal.persistence import TerminalMeta, latest_checkpoint, load_meta
 from lookout.terminal.places import Places
+from lookout.terminal.process import clean_stop
 from lookout.terminal.process.holder_link import HolderLauncher
 from lookout.terminal.process.holders import greet, remove_stale_socket
 from lookout.terminal.process.shell_integration import supported as integration_supported
@@ -112,6 +113,7 @@ class TerminalRegistry:
         """Adopt the terminals of earlier runs that still run; load the others (exited or lost)."""
         make_dir(self.root)
         make_dir(self.holders)
+        stopped = None if self.read_only else clean_stop.take(self.root.parent)
         loading = []
         for directory in sorted(self.root.iterdir()):
             if directory.is_symlink():
@@ -120,7 +122,7 @@ class TerminalRegistry:
                 continue
             if not (directory / "meta.json").is_file():
                 continue
-            loading.append(self._load(directory))
+            loading.append(self._load(directory, stopped))
         for session in await asyncio.gather(*loading):
             self._keep(session)
         if not self.read_only:
@@ -129,13 +131,15 @@ class TerminalRegistry:
                 self._pruning = asyncio.create_task(self._prune_every(retention.PRUNE_EVERY_S))
             await self.places.start()
 
-    async def _load(self, directory: Path) -> TerminalSession:
-        """The terminal of `directory`: adopted, recovered, or (its files fail) listed `lost` with the reason."""
+    async def _load(self, directory: Path, stopped: clean_stop.CleanStop | None = None) -> TerminalSession:
+        """The terminal of `directory`: adopted, recovered, or (its files fail) listed `lost` with the reason
+        (`stopped`: the clean stop of the daemon before, if it stopped cleanly)."""
         meta = None
         try:
             meta = await asyncio.to_thread(load_meta, directory)
             if meta.status == "running" and not self.read_only:
-                return await origins.adopt(directory, self.limits, self.holders, bus=self.bus, recorder=self.recorder)
+                return await origins.adopt(directory, self.limits, self.holders, bus=self.bus, recorder=self.recorder,
+                                           stopped=stopped)  # fmt: skip
             return await asyncio.to_thread(partial(
                 origins.recover, directory, self.limits, self.holders, bus=self.bus, recorder=self.recorder,
                 recorded=self.read_only,
@@ -231,7 +235,11 @@ class TerminalRegistry:
         }
 
     async def shutdown(self) -> None:
-        """Leave every running terminal to its holder: it goes on, and the next daemon adopts it."""
+        """Leave every running terminal to its holder: it goes on, and the next daemon adopts it (a clean
+        stop is recorded, so that those a container's stop ends with it say so: lookout.terminal.process.clean_stop)."""
+        if not (self.read_only or self._released):
+            running = [s.id for s in self._sessions.values() if s.running]
+            await asyncio.to_thread(clean_stop.record, self.root.parent, running)
         if self._pruning is not None:
             self._pruning.cancel()
         if self._readopting is not None:

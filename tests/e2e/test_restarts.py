@@ -156,7 +156,7 @@ def test_a_socket_passed_as_systemd_does_is_used_and_outlives_a_crash(tmp_path: 
     log = (tmp_path / "daemon.log").open("ab")
     # fd 3 in the daemon, as systemd passes it; LISTEN_PID is the daemon's own pid (the wrapper execs it)
     wrapper = (f"import os, sys; os.dup2({listening.fileno()}, 3); os.environ.update(LISTEN_PID=str(os.getpid()), "
-               f"LISTEN_FDS='1'); os.execv(sys.executable, [sys.executable, '-m', 'app', 'serve', '--port', '1', "
+               f"LISTEN_FDS='1'); os.execv(sys.executable, [sys.executable, '-m', 'lookout', 'serve', '--port', '1', "
                f"'--data-dir', {str(data)!r}])")  # fmt: skip
 
     def start() -> subprocess.Popen[bytes]:

@@ -6,6 +6,7 @@ the terminal, the holder's limit lowered with prlimit(1)."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -32,19 +33,49 @@ print(f"flood done: {len(held)} held", flush=True)
 time.sleep(30)
 """
 
+# In and out of the holder's limit: connect until nothing is taken for a second, let every connection go, wait,
+# again.
+FLAPPING = r"""
+import socket, sys, time
+path, spells = sys.argv[1], 0
+end = time.monotonic() + 12
+while time.monotonic() < end:
+    held, last = [], time.monotonic()
+    while time.monotonic() - last < 1.0:  # until nothing is taken for a second: the holder rests its socket
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(0.05)
+        try:
+            s.connect(path)
+            held.append(s)
+            last = time.monotonic()
+        except OSError:
+            s.close()
+    spells += 1
+    for s in held:
+        s.close()
+    time.sleep(1.5)
+print(f"flapping done: {spells} spells", flush=True)
+"""
 
-def test_a_holder_flooded_to_its_descriptor_limit_still_serves_act(
-    daemon: Daemon, api: httpx.Client, tmp_path: Path
-) -> None:
+
+def _flooded(api: httpx.Client, daemon: Daemon, tmp_path: Path, flood: str) -> str:
+    """A terminal whose holder's descriptor limit is 40, and the flood `flood` started inside it: its id."""
     assert shutil.which("prlimit")
     bash = ["bash", "--norc", "--noprofile"]
     term = api.post("/v1/terminals", json={"command": bash, "shell_integration": False}).json()
     tid = term["id"]
     holder = int(Path(f"/proc/{term['pid']}/stat").read_text().rsplit(")", 1)[1].split()[1])
     subprocess.run(["prlimit", f"--pid={holder}", "--nofile=40:40"], check=True)
-    (tmp_path / "flood.py").write_text(FLOOD)
+    (tmp_path / "flood.py").write_text(flood)
     sock = daemon.data_dir / "holders" / f"{tid}.sock"
     api.post(f"/v1/terminals/{tid}/input", json={"text": f"{sys.executable} {tmp_path / 'flood.py'} {sock} &\r"})
+    return tid
+
+
+def test_a_holder_flooded_to_its_descriptor_limit_still_serves_act(
+    daemon: Daemon, api: httpx.Client, tmp_path: Path
+) -> None:
+    tid = _flooded(api, daemon, tmp_path, FLOOD)
     time.sleep(3)  # the flood is under way
     body = {"input": {"text": "echo ok-$((6*7))\r"}, "until": {"regex": "ok-42"}, "timeout_ms": 30_000}
     acted = api.post(f"/v1/terminals/{tid}/act", json=body).json()
@@ -60,3 +91,22 @@ def test_a_holder_flooded_to_its_descriptor_limit_still_serves_act(
     assert len(log) < 2000, log[-500:]
     again = {**body, "input": {"text": "echo again-$((6*7))\r"}, "until": {"regex": "again-42"}}
     assert api.post(f"/v1/terminals/{tid}/act", json=again).json()["ended"] == "regex"
+
+
+def test_a_holder_kept_going_in_and_out_of_its_limit_logs_one_spell(
+    daemon: Daemon, api: httpx.Client, tmp_path: Path
+) -> None:
+    tid = _flooded(api, daemon, tmp_path, FLAPPING)
+    body = {"until": {"regex": r"flapping done: \d+ spells"}, "timeout_ms": 60_000}
+    done = api.post(f"/v1/terminals/{tid}/wait", json=body).json()
+    assert done["matched"], done
+    said = re.search(r"flapping done: (\d+) spells", "\n".join(api.get(f"/v1/terminals/{tid}/screen").json()["text"]))
+    assert said is not None
+    spells = int(said[1])
+    log = (daemon.data_dir / "terminals" / tid / "holder.log").read_text()
+    print(f"{spells} spells at the limit: holder.log {len(log)} bytes, {len(log.splitlines())} lines")
+    assert spells >= 3, "the flood took the holder to its limit again and again"
+    assert log.count("cannot take connections") == 1, log
+    assert len(log) < 1000, log
+    acted = {"input": {"text": "echo ok-$((6*7))\r"}, "until": {"regex": "ok-42"}, "timeout_ms": 30_000}
+    assert api.post(f"/v1/terminals/{tid}/act", json=acted).json()["ended"] == "regex"

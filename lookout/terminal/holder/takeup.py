@@ -9,8 +9,8 @@ import socket
 from collections.abc import Callable
 from typing import Any
 
+from lookout.terminal.holder import holder_log, pty
 from lookout.terminal.holder import protocol as proto
-from lookout.terminal.holder import pty
 from lookout.terminal.holder.holder_log import log
 from lookout.terminal.holder.journal import JournalWriter
 from lookout.terminal.holder.loop import Holder, Started
@@ -31,6 +31,7 @@ def start(spec: dict[str, Any], fds: list[int], ahead: Ahead) -> Started:
     raw_fd, idx_fd, log_fd, _ = fds
     os.dup2(log_fd, 2)
     os.close(log_fd)
+    holder_log.keep_to_cap()
     cols, rows = check_size(spec["cols"], spec["rows"])
     journal = JournalWriter(raw_fd, idx_fd, int(spec["max_journal_bytes"]), float(started_at))
     journal.record("r", f"{cols}x{rows}")

@@ -25,6 +25,7 @@ from lookout.core.ids import check_id
 from lookout.terminal.holder import protocol as proto
 from lookout.terminal.journal.persistence import TerminalMeta, append_event, load_meta, save_meta
 from lookout.terminal.journal.reader import read_kind
+from lookout.terminal.process import clean_stop
 from lookout.terminal.process import ladder as session_ladder
 
 GREET_TIMEOUT_S = 5.0
@@ -138,7 +139,8 @@ def _without_holder(directory: Path, meta: TerminalMeta) -> tuple[str, str]:
         return "exited", f"exit {code}, while no daemon followed it"
     if session_ladder.program_runs(meta):
         return "orphaned", f"its holder is gone, its program runs on as pid {meta.pid} (`lookout kill` ends it)"
-    return "lost", meta.lost_reason or "its holder ended without recording the program's exit (was it killed?)"
+    stop = clean_stop.read(directory.parent.parent)
+    return "lost", meta.lost_reason or (stop.reason(meta.id) if stop else None) or clean_stop.KILLED
 
 
 def recorded_exit(directory: Path) -> int | None:

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from lookout.terminal.journal.follower import Batch, JournalFollower
+from lookout.terminal.process.clean_stop import KILLED
 from lookout.terminal.process.holder_link import Greeted, HolderLink
 from lookout.terminal.process.state import State, derive_state
 from lookout.terminal.process.tty import Tty
@@ -57,7 +58,7 @@ class TerminalProcess:
         self.ended_by: str | None = None
         """The stop ladder's signal after which the program ended, when the holder says."""
         self._holder_gone = False
-        self._gone_reason = "its holder ended without recording the program's exit (was it killed?)"
+        self._gone_reason = KILLED
         self._scheduled = False
         self._syncs: dict[int, asyncio.Future[int]] = {}
         self._next_sync = 0
@@ -70,8 +71,10 @@ class TerminalProcess:
         self.failure = holder.greeting.get("failure") or None
         self._schedule()
 
-    def without_holder(self) -> None:
-        """The holder has ended: read the journal to its end, then end with its recorded exit."""
+    def without_holder(self, gone_reason: str | None = None) -> None:
+        """The holder has ended: read the journal to its end, then end with its recorded exit (or, when it
+        recorded none, `lost` with `gone_reason`, by default that it may have been killed)."""
+        self._gone_reason = gone_reason or self._gone_reason
         self._on_closed()
 
     @property
