@@ -2,7 +2,7 @@
 the ones imported only inside a function on first use: it fails, naming each module that cannot be imported,
 when a runtime dependency is missing from `[project].dependencies`.
 
-Run it with the interpreter of the environment to check, from outside the source tree (there, `import app`
+Run it with the interpreter of the environment to check, from outside the source tree (there, `import lookout`
 would find the sources instead of the installed package): the Dockerfile's build runs it, and so does
 `make check` in a throwaway venv made without the test extra (tests/support/runtime_install.py).
 Standard library only: it checks an environment, it must not need one.
