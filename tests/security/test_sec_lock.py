@@ -33,9 +33,10 @@ def locked(tmp_path: Path) -> Iterator[tuple[Path, subprocess.Popen[bytes]]]:
     holder.wait()
 
 
-def _lookout(*args: str, data: Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+def _lookout(*args: str, data: Path, timeout: float = 120, within: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
+    """`lookout ARGS --data-dir DATA`; `within`: a command that runs it (as `unshare -m sh -c ...`)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("LOOKOUT_")} | {"LOOKOUT_TOKEN": TOKEN}
-    command = [sys.executable, "-m", "lookout", *args, "--data-dir", str(data)]
+    command = [*within, sys.executable, "-m", "lookout", *args, "--data-dir", str(data)]
     return subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout, check=False)
 
 
@@ -72,3 +73,18 @@ def test_supervise_ends_with_status_2_when_the_daemon_refuses_its_data_dir(tmp_p
     assert done.returncode == 2, done.stderr
     assert "refusing to start" in done.stderr and "refused to start" in done.stderr, done.stderr
     assert done.stderr.count("started the daemon") == 1, "not started again"
+
+
+def test_supervise_ends_with_status_2_on_a_read_only_volume(tmp_path: Path) -> None:
+    """A volume mounted read-only, in a mount namespace of the command's own (`unshare -m`: nothing is left
+    mounted): the same command the image runs, without a container."""
+    data = tmp_path / "data"
+    data.mkdir(mode=0o700)
+    read_only = 'mount --bind "$1" "$1" && mount -o remount,ro,bind "$1" && shift && exec "$@"'
+    done = _lookout("supervise", "--port", str(free_port()), data=data,
+                    within=("unshare", "-m", "sh", "-c", read_only, "sh", str(data)))  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert "Read-only file system" in done.stderr and "refused to start" in done.stderr, done.stderr
+    assert done.stderr.count("started the daemon") == 1, "not started again"
+    assert not (data / "daemon.lock").exists(), "nothing was written on the volume"
+
