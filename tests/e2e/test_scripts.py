@@ -14,7 +14,7 @@ from PIL import Image
 
 from tests.conftest import REPO, Daemon
 
-SCRIPTS = REPO / "clients" / "scripts"
+SCRIPTS = REPO / "lookout" / "clients" / "scripts"
 HELLO = re.compile(r"\Ahello from lookout\nLinux\n\Z")
 TICKS = re.compile(r"\A" + "".join(rf"row {i - 1}: tick {i}\n" for i in range(1, 6)) + r"\Z")
 EXPECTED = {

@@ -11,7 +11,6 @@ from tests.support.imports import module_imports
 
 PACKAGE = Path(lookout.__file__).parent
 RULE = PACKAGE / "core" / "hands.py"
-ROOTS = (PACKAGE, PACKAGE.parent / "clients")
 
 
 def _defined(path: Path) -> set[str]:
@@ -20,7 +19,7 @@ def _defined(path: Path) -> set[str]:
 
 
 def _modules() -> list[Path]:
-    return [path for root in ROOTS for path in root.rglob("*.py") if "node_modules" not in path.parts]
+    return [path for path in PACKAGE.rglob("*.py") if "node_modules" not in path.parts]
 
 
 def test_no_module_but_the_rule_defines_its_names_or_words_its_notice() -> None:
