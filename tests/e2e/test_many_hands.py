@@ -8,7 +8,6 @@ import signal
 import subprocess
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -18,13 +17,10 @@ from websockets.sync.client import connect
 
 from lookout.clients.attach.client import AGENT as ATTACH_AGENT
 from tests.conftest import Daemon
+from tests.support.hands import GATE, ORDERS, act_line, bash_terminal, hands
 from tests.support.http import ok_json
 from tests.support.polling import eventually
 
-ORDERS = [("A", "B"), ("B", "A")]
-GATE = "until [ -e gate ]; do sleep 0.05; done; rm gate"
-"""What a long command waits on: the test opens the gate (`_open`) once the other hand's input is written, so the
-input comes while the command runs however loaded the machine is."""
 LONG = f"echo RUN-$((1+1)); {GATE}; (exit 3)"
 READ = 'echo RUN-$((1+1)); read -r line; echo "GOT:$line"; (exit 7)'
 PERSON_WAITS = f"echo RUN-$((1+1)); {GATE}; (exit 9)"
@@ -44,37 +40,6 @@ def load(request: pytest.FixtureRequest) -> Iterator[bool]:
         hog.wait()
 
 
-@contextmanager
-def hands(daemon: Daemon, *names: str) -> Iterator[dict[str, httpx.Client]]:
-    """An HTTP client per hand, each naming its agent; a connection a request (a hand's act runs in a thread
-    while another request of the same hand is made)."""
-    clients = {
-        name: httpx.Client(base_url=daemon.url, timeout=60, limits=httpx.Limits(max_keepalive_connections=0),
-                           headers={"Authorization": f"Bearer {daemon.token}", "X-Lookout-Agent": name})
-        for name in names
-    }  # fmt: skip
-    try:
-        yield clients
-    finally:
-        for client in clients.values():
-            client.close()
-
-
-def _bash(api: httpx.Client, home: Path) -> str:
-    home.mkdir(exist_ok=True)
-    body = {"command": ["bash"], "cwd": str(home), "env": {"HOME": str(home)}, "cols": 100, "rows": 30}
-    tid = ok_json(api.post("/v1/terminals", json=body), 201)["id"]
-    ready = api.post(f"/v1/terminals/{tid}/wait", json={"until": {"state_in": ["idle"]}, "timeout_ms": 30_000})
-    assert ready.json()["matched"], ready.text
-    return tid
-
-
-def _act(api: httpx.Client, tid: str, line: str, until: dict[str, Any] | None = None) -> dict[str, Any]:
-    body = {"input": {"text": line, "keys": ["Enter"]}, "until": until or {"block_end": True}, "timeout_ms": 30_000,
-            "detail": True}  # fmt: skip
-    return ok_json(api.post(f"/v1/terminals/{tid}/act", json=body))
-
-
 def _size(api: httpx.Client, tid: str) -> int:
     return int(ok_json(api.get(f"/v1/terminals/{tid}"))["raw_size"])
 
@@ -89,7 +54,7 @@ def _written(api: httpx.Client, tid: str, pattern: str, since: int) -> None:
 def _acting(pool: ThreadPoolExecutor, api: httpx.Client, tid: str, line: str, **until: Any) -> Future[dict[str, Any]]:
     """The act of `line` (which begins by printing RUN-2) under way in a thread; returns once it runs."""
     since = _size(api, tid)
-    future = pool.submit(_act, api, tid, line, until or None)
+    future = pool.submit(act_line, api, tid, line, until or None)
     _written(api, tid, "RUN-2", since)
     return future
 
@@ -104,10 +69,10 @@ def test_a_long_command_then_a_short_one_each_answered_with_its_own_block(
 ) -> None:
     home = tmp_path / "home"
     with hands(daemon, first, second) as h, ThreadPoolExecutor(2) as pool:
-        tid = _bash(h[first], home)
+        tid = bash_terminal(h[first], home)
         since = _size(h[first], tid)
         long = _acting(pool, h[first], tid, LONG)
-        later = pool.submit(_act, h[second], tid, "(exit 5)")
+        later = pool.submit(act_line, h[second], tid, "(exit 5)")
         _written(h[first], tid, re.escape("(exit 5)"), since)
         _open(home)
         mine, short = long.result(), later.result()
@@ -134,7 +99,7 @@ def test_a_line_typed_ahead_is_answered_by_its_own_block_in_a_wait_without_since
 ) -> None:
     home = tmp_path / "home"
     with hands(daemon, first, second) as h, ThreadPoolExecutor(1) as pool:
-        tid = _bash(h[first], home)
+        tid = bash_terminal(h[first], home)
         since = _size(h[first], tid)
         long = _acting(pool, h[first], tid, f"echo RUN-$((1+1)); {GATE}; (exit 4)")
         ok_json(h[second].post(f"/v1/terminals/{tid}/input", json={"text": "echo AHEAD; (exit 6)", "keys": ["Enter"]}))
@@ -153,9 +118,9 @@ def test_input_into_another_hands_running_program_is_answered_as_such(
     daemon: Daemon, tmp_path: Path, first: str, second: str, load: bool
 ) -> None:
     with hands(daemon, first, second) as h, ThreadPoolExecutor(1) as pool:
-        tid = _bash(h[first], tmp_path / "home")
+        tid = bash_terminal(h[first], tmp_path / "home")
         program = _acting(pool, h[first], tid, READ)
-        into = _act(h[second], tid, "from-the-other-hand")
+        into = act_line(h[second], tid, "from-the-other-hand")
         mine = program.result()
         blocks = ok_json(h[first].get(f"/v1/terminals/{tid}/blocks"))["blocks"]
     assert into["wait"]["standing"] == "before" and "exit_code" not in into, into  # not the caller's exit code
@@ -172,10 +137,10 @@ def test_a_regex_is_not_met_by_the_echo_of_another_hands_input(
 ) -> None:
     home = tmp_path / "home"
     with hands(daemon, first, second) as h, ThreadPoolExecutor(2) as pool:
-        tid = _bash(h[first], home)
+        tid = bash_terminal(h[first], home)
         since = _size(h[first], tid)
         waiting = _acting(pool, h[first], tid, f"echo RUN-$((1+1)); {GATE}; echo X-$((40+2))", regex=r"X-\w+")
-        later = pool.submit(_act, h[second], tid, "echo X-other")
+        later = pool.submit(act_line, h[second], tid, "echo X-other")
         _written(h[first], tid, "X-other", since)
         _open(home)
         mine, other = waiting.result(), later.result()
@@ -189,9 +154,9 @@ def test_a_wait_without_since_starts_at_the_callers_own_last_input(
     daemon: Daemon, tmp_path: Path, first: str, second: str, load: bool
 ) -> None:
     with hands(daemon, first, second) as h:
-        tid = _bash(h[first], tmp_path / "home")
-        assert _act(h[first], tid, "echo OWN-$((6*7))")["exit_code"] == 0
-        assert _act(h[second], tid, "echo THEIRS")["exit_code"] == 0
+        tid = bash_terminal(h[first], tmp_path / "home")
+        assert act_line(h[first], tid, "echo OWN-$((6*7))")["exit_code"] == 0
+        assert act_line(h[second], tid, "echo THEIRS")["exit_code"] == 0
         found = ok_json(h[first].post(f"/v1/terminals/{tid}/wait", json={"until": {"regex": "OWN-42"},
                                                                         "timeout_ms": 5_000}))  # fmt: skip
     assert found["matched"] and found["match"]["text"] == "OWN-42", found
@@ -204,7 +169,7 @@ def test_a_person_typing_while_an_agent_acts(daemon: Daemon, tmp_path: Path, per
     `agent` parameter as they name it), one key a message as they send them, while an agent's act runs."""
     home = tmp_path / "home"
     with hands(daemon, "agent") as h, ThreadPoolExecutor(1) as pool:
-        tid = _bash(h["agent"], home)
+        tid = bash_terminal(h["agent"], home)
         since = _size(h["agent"], tid)
         acting = _acting(pool, h["agent"], tid, PERSON_WAITS)
         url = daemon.url.replace("http", "ws", 1) + f"/v1/terminals/{tid}/stream?mode=raw&agent={person}&token={daemon.token}"
@@ -239,7 +204,7 @@ def test_whose_commands_are_is_known_after_a_restart(daemon: Daemon, tmp_path: P
     and each hand's wait without since answered, by the daemon that adopts the terminal."""
     home = tmp_path / "home"
     with hands(daemon, "A", "B") as h:
-        tid = _bash(h["A"], home)
+        tid = bash_terminal(h["A"], home)
         since = _size(h["A"], tid)
         ok_json(h["A"].post(f"/v1/terminals/{tid}/input", json={"text": LONG, "keys": ["Enter"]}))
         _written(h["A"], tid, "RUN-2", since)

@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from tests.conftest import Daemon
-from tests.e2e.test_many_hands import ORDERS, _act, _bash, hands
+from tests.support.hands import ORDERS, act_line, bash_terminal, hands
 from tests.support.http import ok_json
 from tests.support.mcp_client import call, over_http, tool_text
 
@@ -23,12 +23,12 @@ def test_a_screen_says_which_other_hands_wrote_since_the_callers_last_input(
     daemon: Daemon, tmp_path: Path, first: str, second: str
 ) -> None:
     with hands(daemon, first, second, "reader") as h:
-        tid = _bash(h[first], tmp_path / "home")
-        assert _act(h[first], tid, "echo FIRST-$((1+1))")["exit_code"] == 0
+        tid = bash_terminal(h[first], tmp_path / "home")
+        assert act_line(h[first], tid, "echo FIRST-$((1+1))")["exit_code"] == 0
         alone = _screen(h[first], tid)
         assert "FIRST-2" in str(alone) and "other_hands" not in alone and "note" not in alone
 
-        assert _act(h[second], tid, "echo SECOND-$((2+2))")["exit_code"] == 0
+        assert act_line(h[second], tid, "echo SECOND-$((2+2))")["exit_code"] == 0
         seen = _screen(h[first], tid)
         assert [i["hand"] for i in seen["other_hands"]] == [second]
         assert "SECOND-$((2+2))" in seen["other_hands"][0]["text"] and seen["other_hands"][0]["raw_offset"] > 0
@@ -36,7 +36,7 @@ def test_a_screen_says_which_other_hands_wrote_since_the_callers_last_input(
         assert "other_hands" not in _screen(h[second], tid)  # nobody wrote after the second hand's input
         assert "other_hands" not in _screen(h["reader"], tid)  # a hand that sent nothing: nothing is its own
 
-        _act(h[first], tid, "echo AGAIN")
+        act_line(h[first], tid, "echo AGAIN")
         assert "other_hands" not in _screen(h[first], tid)
         assert [i["hand"] for i in _screen(h[second], tid)["other_hands"]] == [first]
 

@@ -6,51 +6,21 @@ from __future__ import annotations
 
 import re
 import signal
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Browser, expect
 
-from lookout.browser.browser import FLAGS, find_executable
-from tests.conftest import REPO, Daemon
+from tests.conftest import Daemon
 from tests.support.adb_fake import ui_dump, ui_node
 from tests.support.polling import eventually
 from tests.support.site import serve_directory
+from tests.support.web_ui import browser, daemon_terminal, open_ui, rows, shot  # noqa: F401 (browser: a fixture)
 
-SHOTS = REPO / "build" / "ui-screenshots"
 UI_XML = ui_dump(ui_node("Button", "Log in", "login", (90, 1500, 990, 1650), clickable=True))
-
-
-@pytest.fixture
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as p:
-        launched = p.chromium.launch(executable_path=find_executable(None), args=list(FLAGS))
-        yield launched
-        launched.close()
-
-
-def open_ui(browser: Browser, daemon: Daemon, width: int = 1280, height: int = 720) -> tuple[Page, list[str]]:
-    """A new browser window on the UI, signed in; the page's script errors are collected."""
-    page = browser.new_context(viewport={"width": width, "height": height}).new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.goto(f"{daemon.url}/")
-    page.get_by_label("API token").fill(daemon.token)
-    page.get_by_role("button", name="Sign in").click()
-    expect(page.get_by_role("navigation", name="Views")).to_be_visible()
-    return page, errors
-
-
-def shot(page: Page, name: str) -> None:
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=SHOTS / f"{name}.png")
-
-
-def rows(page: Page) -> Any:
-    return page.locator(".xterm-rows")
 
 
 def test_a_wrong_token_is_refused(browser: Browser, daemon: Daemon) -> None:
@@ -103,15 +73,6 @@ def test_what_a_person_types_before_the_live_stream_connects_is_sent_once_it_doe
         daemon.proc.send_signal(signal.SIGCONT)
     expect(rows(page)).to_contain_text("early-42", timeout=15000)
     assert not errors, errors
-
-
-def daemon_terminal(daemon: Daemon, cwd: Path) -> str:
-    """A bash opened over the API, idle at its prompt; its id."""
-    with daemon.client() as api:
-        tid = api.post("/v1/terminals", json={"command": "bash", "cwd": str(cwd)}).json()["id"]
-        ready = api.post(f"/v1/terminals/{tid}/wait", json={"until": {"state_in": ["idle"]}, "since": 0})
-        assert ready.json()["matched"], ready.text
-    return str(tid)
 
 
 def test_terminal_cards_live_input_take_over_second_window_and_reload(

@@ -9,12 +9,9 @@ from pathlib import Path
 from playwright.sync_api import APIResponse, Browser, Route, expect
 
 from tests.conftest import Daemon
-from tests.e2e import test_web_ui as ui
-from tests.e2e.test_many_hands import GATE
+from tests.support.hands import GATE
 from tests.support.polling import eventually
-
-browser = ui.browser
-daemon_terminal, open_ui, rows = ui.daemon_terminal, ui.open_ui, ui.rows
+from tests.support.web_ui import browser, daemon_terminal, open_ui, rows  # noqa: F401 (browser: a fixture)
 
 
 def test_a_person_typing_in_the_card_while_an_agent_acts_is_named_in_the_agents_own_answer(
