@@ -148,9 +148,35 @@ TIMER_MS = 1000
 """A timer of up to this delay that an action's handlers start (not one a timer starts: a clock, a poll) is part
 of what the action does: settling waits for it to fire."""
 
+TIMERS = (
+    "() => {"
+    + f"const TIMER_MS = {TIMER_MS};"
+    + r"""
+  if (window.__lookoutTimers) return window.__lookoutTimers;
+  const t = {pending: new Set(), on: false, depth: 0, set: window.setTimeout, clear: window.clearTimeout, started: 0};
+  window.setTimeout = function (fn, ms, ...args) {
+    if (typeof fn !== 'function') return t.set.call(window, fn, ms, ...args);
+    let id;
+    const run = (...a) => { t.pending.delete(id); t.depth++; try { return fn.apply(this, a); } finally { t.depth--; } };
+    id = t.set.call(window, run, ms, ...args);
+    if (t.on && !t.depth && (+ms || 0) <= TIMER_MS) { t.pending.add(id); t.started++; }
+    return id;
+  };
+  window.clearTimeout = function (id) { t.pending.delete(id); return t.clear.call(window, id); };
+  Object.defineProperty(window, '__lookoutTimers', {value: t, configurable: true, enumerable: false});
+  return t;
+}"""
+)
+"""Installs (once per document) and returns the count of timers: while `on`, a timer of up to TIMER_MS set
+outside any timer's callback is the action's. Run at every document's start (`TIMERS_AT_START`, so that a
+chain a page started before lookout's first action is known as one), and again by `BEFORE_ACTION` for a
+document that was there before (a browser lookout connected to)."""
+
+TIMERS_AT_START = f"({TIMERS})();"
+"""The init script of every context lookout opens."""
+
 BEFORE_ACTION = (
     "(el, check) => {"
-    + f"const TIMER_MS = {TIMER_MS};"
     + _HELPERS
     + _PROBLEM
     + r"""
@@ -159,20 +185,9 @@ BEFORE_ACTION = (
   const cover = el && check && check.hit ? coverOf(el) : null;
   if (cover) return {problem: {control: describe(el), covered: coverName(cover)}};
   if (window.__lookoutWatch) window.__lookoutWatch.observers.forEach(o => o.disconnect());  // left by a failed action
-  const timers = window.__lookoutTimers || (() => {  // the timers the action's handlers start, to settle on them
-    const t = {pending: new Set(), on: false, depth: 0, set: window.setTimeout, clear: window.clearTimeout, started: 0};
-    window.setTimeout = function (fn, ms, ...args) {
-      if (typeof fn !== 'function') return t.set.call(window, fn, ms, ...args);
-      let id;
-      const run = (...a) => { t.pending.delete(id); t.depth++; try { return fn.apply(this, a); } finally { t.depth--; } };
-      id = t.set.call(window, run, ms, ...args);
-      if (t.on && !t.depth && (+ms || 0) <= TIMER_MS) { t.pending.add(id); t.started++; }
-      return id;
-    };
-    window.clearTimeout = function (id) { t.pending.delete(id); return t.clear.call(window, id); };
-    Object.defineProperty(window, '__lookoutTimers', {value: t, configurable: true, enumerable: false});
-    return t;
-  })();
+  const timers = ("""
+    + TIMERS
+    + r""")();  // the timers the action's handlers start, to settle on them
   timers.pending.clear(); timers.started = 0; timers.on = true;
   const added = new Set(), revealed = new Set(), all = roots();
   const observers = all.map(root => {

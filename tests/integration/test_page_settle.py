@@ -22,12 +22,17 @@ FORM = """<!doctype html><title>Form</title><body>
 <script>const tick = () => { document.getElementById('clock').textContent = Date.now() % 1000000; setTimeout(tick, 500); };
 setTimeout(tick, 500);</script></body>"""
 
+POLL = """<!doctype html><title>Clock</title><body><button onclick="this.textContent = 'Pressed'">Press</button>
+<script>window.polls = 0; const poll = () => { window.polls++; setTimeout(poll, 20); }; setTimeout(poll, 20);</script>
+</body>"""
+
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     root = tmp_path_factory.mktemp("site")
     for delay in (150, 400, 900):
         (root / f"form{delay}.html").write_text(FORM.replace("DELAY", str(delay)))
+    (root / "poll.html").write_text(POLL)
     with serve_directory(root) as url:
         yield url
 
@@ -45,3 +50,15 @@ async def test_a_message_a_timer_shows_after_the_submit_is_in_the_clicks_answer(
     again = await page.act(Click(ref=save), None)  # the clock's timers run inside timers: never the action's
     assert {"kind": "message", "text": "Saved the product."} in again["effects"].get("text", []), again
     assert "its 1 timer fired" in again["settled"], again["settled"]
+
+
+async def test_a_poll_the_page_started_before_the_first_action_is_never_the_actions(
+    pages: PageRegistry, site: str
+) -> None:
+    """A timer chain armed at load (before lookout ever ran a script in the page) re-arms itself during the action:
+    its timers are the poll's, not the click's (before: "its 1 timer fired", and under load 2 for a later click)."""
+    page = pages.get((await pages.create(f"{site}/poll.html", (1280, 720)))["id"])
+    press = ref_of((await page.snapshot(SnapshotOptions()))["text"], '- button "Press"')
+    for _ in range(3):
+        done = await page.act(Click(ref=press), None)
+        assert done["settled"].startswith("requests ended, DOM quiet"), done["settled"]

@@ -33,7 +33,13 @@ def _staged(data: Path) -> list[Path]:
 
 
 async def _made_ahead(data: Path) -> None:
-    await asyncio.to_thread(eventually, lambda: len(_staged(data)) == places.POOL, what="the places made ahead")
+    """Until POOL places are made whole (a place's holder socket is the last thing made for it)."""
+
+    def whole() -> bool:
+        staged = _staged(data)
+        return len(staged) == places.POOL and all((data / "holders" / proto.socket_name(s.name)).exists() for s in staged)
+
+    await asyncio.to_thread(eventually, whole, what="the places made ahead")
 
 
 async def test_an_open_makes_no_file_on_the_event_loop_and_the_terminal_appears_whole(
