@@ -290,7 +290,7 @@ class Page(Holdable):
         action (or its failure) is recorded in the timeline before the snapshot it asked for. Another hand's
         lease refuses it; actions run one at a time, so each one's effects are its own."""
         agent = current_agent.get()
-        self.leases.admit(resource(self.id), agent)
+        self.admit(agent)
         try:
             async with self._acting:
                 result = await self._act(action, agent)
@@ -373,7 +373,7 @@ class Page(Holdable):
         """Run steps in order (actions, "snapshot", "screenshot"); stop at the first error, or at a
         navigation that a later step's refs would not survive (a step that is not navigate, back, forward
         or reload and is not the last). Then one budgeted snapshot of where the page ended."""
-        self.leases.admit(resource(self.id), current_agent.get())
+        self.admit(current_agent.get())
         results: list[dict[str, Any]] = []
         stopped: dict[str, Any] | None = None
         for index, step in enumerate(steps):

@@ -194,3 +194,7 @@ class Holdable:
 
     def lease(self) -> dict[str, Any] | None:
         return self.leases.describe(self.lease_key())
+
+    def admit(self, hand: str, take_over: bool = False) -> Lease | None:
+        """Let `hand` act on it, or raise Leased (see LeaseBook.admit)."""
+        return self.leases.admit(self.lease_key(), hand, take_over)

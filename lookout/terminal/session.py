@@ -289,8 +289,7 @@ class TerminalSession(Holdable):
         encoded = encode_within(steps, self.screen_model.bracketed_paste, self.screen_model.current().app_cursor_keys,
                                 self.limits.max_input_bytes, pending, self.id)  # fmt: skip
         data, offset, hidden = encoded.data, self.raw_offset, not self._process.echoing()
-        taken = self.leases.admit(frames.resource(self.id), current_agent.get(), take_over)
-        if taken is not None:
+        if (taken := self.admit(current_agent.get(), take_over)) is not None:
             self.recorder.record(frames.take_over_frame(self.id, taken))
         self.recorder.record(frames.input_frame(self.id, steps, hidden))
         self.hands.record(current_agent.get(), offset, steps, encoded, hidden, self.state(fresh=False))
@@ -304,10 +303,11 @@ class TerminalSession(Holdable):
         return None if self.running else f"terminal {self.id} has {self.meta.status}: there is nothing to hold"
 
     def resize(self, cols: int, rows: int) -> None:
-        """Resize the PTY (its holder records where in the output it did; the screen takes the size there, see
-        `_size_taken`); a frame in the timeline names who asked (the request's agent)."""
+        """Resize the PTY (its holder records where in the output it did; the screen takes it there: `_size_taken`);
+        a frame names who asked (the request's agent). Another hand's lease refuses it (Leased)."""
         if not self.running or self._process is None:
             raise Conflict(f"terminal {self.id} has {self.meta.status}; it cannot be resized")
+        self.admit(current_agent.get())
         before = (self.meta.cols, self.meta.rows)
         self._process.resize(cols, rows)
         self.recorder.record(frames.resize_frame(self.id, before, (cols, rows)))

@@ -46,6 +46,9 @@ def test_a_held_terminal_refuses_another_hand_and_takes_its_holder(daemon: Daemo
     assert acted.status_code == 409
     assert _type(api, tid, "echo from-A\r", A).status_code == 200
     assert api.delete(f"/v1/terminals/{tid}", headers=B).status_code == 409  # nor may B end it
+    resized = api.post(f"/v1/terminals/{tid}/resize", json={"cols": 100, "rows": 30}, headers=B)
+    assert resized.status_code == 409 and resized.json()["error"]["code"] == "leased"  # nor resize it
+    assert api.post(f"/v1/terminals/{tid}/resize", json={"cols": 90, "rows": 30}, headers=A).status_code == 200
     listed = {t["id"]: t for t in api.get("/v1/terminals").json()["terminals"]}
     assert listed[tid]["lease"]["holder"] == "agent-A"
     assert api.get(f"/v1/terminals/{tid}").json()["lease"]["holder"] == "agent-A"
