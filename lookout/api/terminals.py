@@ -203,12 +203,12 @@ async def list_blocks(
     since: Annotated[int | None, Query(ge=0, le=MAX_JSON_INT, description="only blocks numbered above this")] = None,
     last: Annotated[int | None, Query(ge=1, le=MAX_JSON_INT, description="only the last N of them")] = None,
 ) -> JSONResponse:
-    """Finished command blocks (without their output) and the running one."""
-    tracker = _manager(request).get(terminal_id).blocks
-    current = tracker.current
+    """Finished command blocks (without their output) and the running one, each with its `hand`."""
+    session = _manager(request).get(terminal_id)
+    current, hands = session.blocks.current, session.hands
     return JSONResponse({
-        "blocks": [block.to_json() for block in tracker.finished(since, last)],
-        "current": current.to_json() if current is not None else None,
+        "blocks": [hands.with_hand(block.to_json()) for block in session.blocks.finished(since, last)],
+        "current": hands.with_hand(current.to_json()) if current is not None else None,
     })  # fmt: skip
 
 
@@ -220,7 +220,8 @@ async def get_block(
     max_tokens: Annotated[int, Query(ge=50, le=100_000)] = DEFAULT_BLOCK_TOKENS,
 ) -> JSONResponse:
     """One block with its output rendered as text: redraws collapsed, repeats folded, head and tail kept."""
-    block = await block_with_output(_manager(request).get(terminal_id), n, max_tokens)
+    session = _manager(request).get(terminal_id)
+    block = await block_with_output(session, n, max_tokens)
     if block is None:
         raise NotFound(f"terminal {terminal_id} has no block {n}")
-    return JSONResponse(block)
+    return JSONResponse(session.hands.with_hand(block))

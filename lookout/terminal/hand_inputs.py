@@ -72,6 +72,12 @@ class TerminalHands:
         """Whose a block that started is (see lookout.core.hands)."""
         return self.ledger.claim(block.n, block.start, block.command)
 
+    def with_hand(self, block: dict[str, Any]) -> dict[str, Any]:
+        """A block's JSON with `hand`: the hand whose input carried its command line; null when lookout cannot
+        tell (another hand's command was running, or the line was typed before lookout kept records)."""
+        owner = self.ledger.owner(block["n"])
+        return {**block, "hand": owner.hand if owner is not None else None}
+
     def hand_of(self, block: Block) -> str:
         """The hand a block's frames are credited to: its owner's, DEFAULT_AGENT when lookout cannot tell."""
         owner = self.ledger.owner(block.n)

@@ -221,4 +221,4 @@ def test_whose_commands_are_is_known_after_a_restart(daemon: Daemon, tmp_path: P
     assert theirs["exit_code"] == 6 and theirs["block"] == {"n": 2, "exit_code": 6, "command": "echo AFTER; (exit 6)",
                                                             "hand": "B"}, theirs  # fmt: skip
     assert mine["exit_code"] == 3 and mine["block"]["hand"] == "A" and mine["block"]["n"] == 1, mine
-    assert [b["exit_code"] for b in blocks] == [3, 6]
+    assert [(b["exit_code"], b["hand"]) for b in blocks] == [(3, "A"), (6, "B")]  # the listing says whose each is
