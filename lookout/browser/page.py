@@ -370,9 +370,10 @@ class Page(Holdable):
         check_unchanged(action.ref, known.obs_id, seen["raw"], now, other)
 
     async def script(self, steps: list[Action | str], snapshot: SnapshotOptions) -> dict[str, Any]:
-        """Run steps in order (actions, "snapshot", "screenshot"); stop at the first error, or at a
-        navigation that a later step's refs would not survive (a step that is not navigate, back, forward
-        or reload and is not the last). Then one budgeted snapshot of where the page ended."""
+        """Run steps in order (actions, "snapshot", "screenshot"); stop at the first error, or at a new
+        document, whose refs a later step's would not be (a step that is not navigate, back, forward or reload
+        and is not the last; a same-document navigation keeps refs). Then one budgeted snapshot of where the
+        page ended."""
         self.admit(current_agent.get())
         results: list[dict[str, Any]] = []
         stopped: dict[str, Any] | None = None
@@ -388,6 +389,7 @@ class Page(Holdable):
                                     "url": done["url"]})  # fmt: skip
                     continue
                 assert not isinstance(step, str)
+                document_before = self.navigated_at
                 done = await self.act(step, None)
             except LookoutError as exc:
                 name = step if isinstance(step, str) else step.name
@@ -395,7 +397,7 @@ class Page(Holdable):
                 stopped = {"step": index, "reason": exc.message}
                 break
             results.append({"step": index, "action": step.name, "ok": True, "effects": done["effects"]})
-            moved = "navigation" in done["effects"] and not isinstance(step, NAVIGATIONS)
+            moved = self.navigated_at != document_before and not isinstance(step, NAVIGATIONS)  # a new document
             if moved and index < len(steps) - 1:
                 stopped = {
                     "step": index,

@@ -58,3 +58,19 @@ async def test_a_new_document_makes_every_ref_stale(pages: PageRegistry, site: s
     with pytest.raises(Conflict) as stale:
         await page.act(Click(ref=counter), None)
     assert "the page navigated" in stale.value.message and "snapshot again" in stale.value.message
+
+
+async def test_a_script_goes_on_after_a_route_change_and_stops_at_a_new_document(pages: PageRegistry, site: str) -> None:
+    """A script's later steps keep their refs across a pushState (it goes on); a new document stops it there."""
+    page = pages.get((await pages.create(f"{site}/app.html", (1280, 720)))["id"])
+    text = (await page.snapshot(SnapshotOptions()))["text"]
+    about, counter = ref_of(text, '- button "About"'), ref_of(text, '- button "Clicks 0"')
+    done = await page.script([Click(ref=about), Click(ref=counter)], SnapshotOptions())
+    assert "stopped_at" not in done and [r["ok"] for r in done["results"]] == [True, True], done
+    assert await page.page.text_content("#count") == "Clicks 1"
+    await page.page.evaluate("() => { document.getElementById('about').onclick = () => { location.href = '/x.html'; }; }")
+    text = (await page.snapshot(SnapshotOptions()))["text"]
+    about, counter = ref_of(text, '- button "About"'), ref_of(text, '- button "Clicks 1"')
+    done = await page.script([Click(ref=about), Click(ref=counter)], SnapshotOptions())
+    assert done["stopped_at"]["step"] == 0 and "refs are stale" in done["stopped_at"]["reason"], done
+    assert len(done["results"]) == 1
