@@ -23,7 +23,8 @@ some lines), and `--sessions` busy terminals (each printing a line every 20 ms).
 (`kill -9`, the daemon alone) and started again, `--runs` times; each run is timed from the new process's start
 until `GET /v1/terminals` lists every busy one running and each one's screen was answered (one after the other).
 Beside it, in the same run and on the same machine, tmux with as many busy panes: a new client's
-`tmux list-panes -a`, then a `capture-pane -p` of each (tmux keeps nothing of ended sessions). The daemon's
+`tmux list-panes -a`, then a `capture-pane -p` of each (tmux keeps nothing of ended sessions). While one side
+is timed, the other side's programs are stopped (SIGSTOP), so that each meets its own busy programs only. The daemon's
 memory (RSS and PSS) once the screens were read, then once every exited terminal was listed and its screen read
 once; then the exited terminals are purged and the same is measured with none. Goals: every screen within 1.5x
 of tmux's list and capture, and the daemon's memory with the exited terminals within 10% of none.
@@ -39,12 +40,14 @@ import asyncio
 import json
 import os
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from contextlib import ExitStack
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -191,15 +194,33 @@ def tmux_list_and_capture(tmux: TmuxServer, sessions: int) -> float:
     return time.perf_counter() - start
 
 
+@contextmanager
+def stopped(pids: list[int]) -> Iterator[None]:
+    """The programs `pids` stopped (SIGSTOP) meanwhile."""
+    for pid in pids:
+        os.kill(pid, signal.SIGSTOP)
+    try:
+        yield
+    finally:
+        for pid in pids:
+            os.kill(pid, signal.SIGCONT)
+
+
 def recovered(daemon: Daemon, tmux: TmuxServer, busy: list[str], runs: int) -> dict[str, float]:
     """Median seconds of `runs` kill -9 recoveries (until listed running, until every screen), each beside
-    tmux's list and capture; the new daemon's memory (KB) after the last."""
+    tmux's list and capture (each with the other's programs stopped); the new daemon's memory (KB) after the
+    last."""
+    with daemon.client() as api:
+        programs = [t["pid"] for t in api.get("/v1/terminals").json()["terminals"] if t["id"] in set(busy)]
+    panes = [int(pid) for pid in tmux("list-panes", "-a", "-F", "#{pane_pid}").split()]
     runnings, screens, tmuxes = [], [], []
     for run in range(1, runs + 1):
-        running, screened = restart(daemon, busy)
+        with stopped(panes):
+            running, screened = restart(daemon, busy)
         runnings.append(running)
         screens.append(screened)
-        tmuxes.append(tmux_list_and_capture(tmux, len(busy)))
+        with stopped(programs):
+            tmuxes.append(tmux_list_and_capture(tmux, len(busy)))
         _progress(f"  run {run}/{runs}: all running {running:.2f} s, every screen {screened:.2f} s; "
                   f"tmux list-panes and capture-pane {tmuxes[-1]:.2f} s")  # fmt: skip
     assert daemon.proc is not None
