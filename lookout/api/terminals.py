@@ -94,8 +94,7 @@ async def get_terminal(terminal_id: str, request: Request) -> JSONResponse:
 
 @router.delete("/{terminal_id}")
 async def delete_terminal(terminal_id: str, request: Request, purge: bool = False) -> JSONResponse:
-    session = await _manager(request).close(terminal_id, purge=purge)
-    return JSONResponse({**session.describe(), "purged": purge})
+    return JSONResponse({**await _manager(request).close(terminal_id, purge=purge), "purged": purge})
 
 
 @router.post("/{terminal_id}/input")

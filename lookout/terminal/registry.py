@@ -427,26 +427,34 @@ class TerminalRegistry:
         session.leases = self.leases
         self._sessions[session.id] = session
 
-    async def close(self, terminal_id: str, purge: bool = False) -> TerminalSession:
+    async def close(self, terminal_id: str, purge: bool = False) -> dict[str, Any]:
         """Stop the terminal (its files stay, and it stays listed, unless `purge`); another hand's lease
-        refuses it (Leased), and the lease ends with it."""
-        session = await self.get(terminal_id)
+        refuses it (Leased), and the lease ends with it. Returns its facts; an exited terminal let go has nothing
+        to stop, and is not built for it."""
+        check_id(terminal_id, "terminal")
+        record = None if terminal_id in self._building else self._dormant.get(terminal_id)
+        session = None if record is not None else await self.get(terminal_id)
         self.leases.admit(resource(terminal_id), current_agent.get())
-        await session.stop()
+        if session is not None:
+            await session.stop()
         self.leases.forget(resource(terminal_id))
+        directory = session.directory if session is not None else self._files(terminal_id)[0]
         if purge:
             try:
-                await asyncio.to_thread(shutil.rmtree, session.directory)
+                await asyncio.to_thread(shutil.rmtree, directory)
             except FileNotFoundError:
                 pass
             except OSError as exc:
-                raise Conflict(f"terminal {terminal_id} is stopped, but its files in {session.directory} could not "
+                raise Conflict(f"terminal {terminal_id} is stopped, but its files in {directory} could not "
                                f"all be removed ({exc}); it stays listed, not purged") from exc  # fmt: skip
             self._sessions.pop(terminal_id, None)
             self._dormant.pop(terminal_id, None)  # (let go while it stopped)
             self._recent.forget(terminal_id)
         self.bus.publish("terminal.deleted", id=terminal_id, purged=purge)
-        return session
+        if session is not None:
+            return session.describe()
+        assert record is not None
+        return record.describe(self.leases)
 
 
 def _reach(refs: dict[str, Any]) -> int:

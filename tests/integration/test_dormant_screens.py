@@ -102,7 +102,7 @@ async def test_terminals_that_end_in_this_run_are_let_go_beyond_the_last_asked_f
 ) -> None:
     """A daemon's memory does not grow with the terminals that end while it runs: beyond the KEPT exited
     terminals asked for last, sessions are let go (listed the same, from their records), and a purge removes
-    one let go."""
+    one let go without building it."""
     registry = TerminalRegistry(tmp_path / "terminals", "avt", LIMITS, max_sessions=8)
     await registry.start()
     try:
@@ -113,7 +113,8 @@ async def test_terminals_that_end_in_this_run_are_let_go_beyond_the_last_asked_f
         described = [s.describe(fresh=False) for s in registry.sessions()]
         assert await registry.describe_all() == described
         assert [s.id for s in registry.sessions()] == ids[2:]
-        await registry.close(ids[0], purge=True)
+        assert await registry.close(ids[0], purge=True) == described[0], "its facts, from its record"
+        assert [s.id for s in registry.sessions()] == ids[2:], "not built to be purged"
         assert [t["id"] for t in await registry.describe_all()] == ids[1:]
         assert not (tmp_path / "terminals" / ids[0]).exists()
         with pytest.raises(NotFound):
