@@ -17,7 +17,20 @@
 The goals (issue 36): opening costs no more than tmux's new-session (1.0x), and a holder at most 2 MB PSS;
 (issue 47) ending them within 2x of tmux's kill-session.
 
+With `--case recovery` (issue 47, item 6): what the terminals that have ended cost a daemon. A data dir holds
+`--exited` terminals (default 500) whose programs have ended, opened and ended through the daemon (each printed
+some lines), and `--sessions` busy terminals (each printing a line every 20 ms). The daemon is killed
+(`kill -9`, the daemon alone) and started again, `--runs` times; each run is timed from the new process's start
+until `GET /v1/terminals` lists every busy one running and each one's screen was answered (one after the other).
+Beside it, in the same run and on the same machine, tmux with as many busy panes: a new client's
+`tmux list-panes -a`, then a `capture-pane -p` of each (tmux keeps nothing of ended sessions). While one side
+is timed, the other side's programs are stopped (SIGSTOP), so that each meets its own busy programs only. The daemon's
+memory (RSS and PSS) once the screens were read, then once every exited terminal was listed and its screen read
+once; then the exited terminals are purged and the same is measured with none. Goals: every screen within 1.5x
+of tmux's list and capture, and the daemon's memory with the exited terminals within 10% of none.
+
     .venv/bin/python bench/terminal_cost.py [--sessions 100] [--batch 1] [--end kill|delete]
+    .venv/bin/python bench/terminal_cost.py --case recovery [--sessions 100] [--exited 500] [--runs 3]
 """
 
 from __future__ import annotations
@@ -27,16 +40,20 @@ import asyncio
 import json
 import os
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from contextlib import ExitStack
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
+from typing import Any
 
 import httpx
 from terminal_ingest import REPO, TOKEN, Daemon
+from terminal_restart import BUSY, restart
 from tmux_server import TmuxServer
 
 os.environ.setdefault("PYENV_REHASH_TIMEOUT", "1")
@@ -46,6 +63,8 @@ killed in the middle of one leaves its lock behind, and every later shell would 
 GOAL_OPEN_RATIO = 1.0
 GOAL_HOLDER_MB = 2.0
 GOAL_END_RATIO = 2.0
+GOAL_RECOVERY_RATIO = 1.5
+GOAL_EXITED_MEMORY_RATIO = 1.1
 SHELL = os.environ.get("BENCH_SHELL", "bash")
 
 
@@ -130,12 +149,179 @@ def holders_kb(daemon: Daemon) -> list[int]:
     return [pss_kb(parent(pid)) for pid in pids]
 
 
+def memory_kb(pid: int) -> tuple[int, int]:
+    """(RSS, PSS) of a process, KB."""
+    rss = next(int(line.split()[1]) for line in Path(f"/proc/{pid}/status").read_text().splitlines()
+               if line.startswith("VmRSS:"))  # fmt: skip
+    return rss, pss_kb(pid)
+
+
+async def _in_parallel(url: str, requests: list[tuple[str, str, dict[str, Any] | None]], at_once: int) -> list[Any]:
+    """The JSON answers of (method, path, body) requests, `at_once` in flight."""
+    gate = asyncio.Semaphore(at_once)
+    async with httpx.AsyncClient(base_url=url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=600) as api:
+
+        async def one(method: str, path: str, body: dict[str, Any] | None) -> Any:
+            async with gate:
+                answer = await api.request(method, path, json=body)
+                answer.raise_for_status()
+                return answer.json()
+
+        return await asyncio.gather(*(one(*request) for request in requests))
+
+
+def made_exited(daemon: Daemon, count: int) -> list[str]:
+    """`count` terminals opened through the daemon whose programs printed some lines and ended."""
+    spec = {"command": "seq 1 200; echo ended", "cols": 80, "rows": 24}
+    made = asyncio.run(_in_parallel(daemon.url, [("POST", "/v1/terminals", spec)] * count, 8))
+    ids = {t["id"] for t in made}
+    with daemon.client() as api:
+        while (
+            sum(t["status"] == "exited" for t in api.get("/v1/terminals").json()["terminals"] if t["id"] in ids) < count
+        ):
+            time.sleep(0.2)
+    return sorted(ids)
+
+
+def tmux_list_and_capture(tmux: TmuxServer, sessions: int) -> float:
+    """Seconds a new client takes to list every pane (`list-panes -a`), and a client each to capture them."""
+    start = time.perf_counter()
+    panes = tmux("list-panes", "-a", "-F", "#{pane_id}").split()
+    if len(panes) != sessions:
+        raise RuntimeError(f"tmux lists {len(panes)} panes, not {sessions}")
+    for pane in panes:
+        tmux("capture-pane", "-p", "-t", pane)
+    return time.perf_counter() - start
+
+
+@contextmanager
+def stopped(pids: list[int]) -> Iterator[None]:
+    """The programs `pids` stopped (SIGSTOP) meanwhile."""
+    for pid in pids:
+        os.kill(pid, signal.SIGSTOP)
+    try:
+        yield
+    finally:
+        for pid in pids:
+            os.kill(pid, signal.SIGCONT)
+
+
+def recovered(daemon: Daemon, tmux: TmuxServer, busy: list[str], runs: int) -> dict[str, float]:
+    """Median seconds of `runs` kill -9 recoveries (until listed running, until every screen), each beside
+    tmux's list and capture (each with the other's programs stopped); the new daemon's memory (KB) after the
+    last."""
+    with daemon.client() as api:
+        programs = [t["pid"] for t in api.get("/v1/terminals").json()["terminals"] if t["id"] in set(busy)]
+    panes = [int(pid) for pid in tmux("list-panes", "-a", "-F", "#{pane_pid}").split()]
+    runnings, screens, tmuxes = [], [], []
+    for run in range(1, runs + 1):
+        with stopped(panes):
+            running, screened = restart(daemon, busy)
+        runnings.append(running)
+        screens.append(screened)
+        with stopped(programs):
+            tmuxes.append(tmux_list_and_capture(tmux, len(busy)))
+        _progress(f"  run {run}/{runs}: all running {running:.2f} s, every screen {screened:.2f} s; "
+                  f"tmux list-panes and capture-pane {tmuxes[-1]:.2f} s")  # fmt: skip
+    assert daemon.proc is not None
+    rss, pss = memory_kb(daemon.proc.pid)
+    return {"running_s": statistics.median(runnings), "screens_s": statistics.median(screens),
+            "tmux_s": statistics.median(tmuxes), "rss_kb": rss, "pss_kb": pss}  # fmt: skip
+
+
+def recovery_case(args: argparse.Namespace) -> None:
+    """See the module's docstring (`--case recovery`)."""
+    with ExitStack() as stack:
+        workdir = Path(tempfile.mkdtemp(prefix="lookout-bench-recovery-"))
+        stack.callback(shutil.rmtree, workdir, True)
+        daemon = Daemon(workdir, env={"LOOKOUT_MAX_SESSIONS": str(args.sessions + 20)})
+        stack.callback(daemon.stop)
+        stack.push(daemon.show_log_on_error)
+        daemon.start()
+        tmux = stack.enter_context(TmuxServer("bench-recovery"))
+        _progress(f"{args.exited} terminals that end ...")
+        exited = made_exited(daemon, args.exited)
+        _progress(f"{args.sessions} busy terminals and {args.sessions} busy tmux sessions ...")
+        busy = [t["id"] for t in asyncio.run(_in_parallel(
+            daemon.url, [("POST", "/v1/terminals", {"command": BUSY, "cols": 80, "rows": 24})] * args.sessions, 4,
+        ))]  # fmt: skip
+        for i in range(args.sessions):
+            tmux("new-session", "-d", "-s", f"s{i}", "-x", "80", "-y", "24", "sh", "-c", BUSY)
+        time.sleep(2)
+        _progress(f"kill -9 with {args.exited} exited terminals in the data dir ...")
+        full = recovered(daemon, tmux, busy, args.runs)
+        asyncio.run(_in_parallel(daemon.url, [("GET", "/v1/terminals", None)]
+                                 + [("GET", f"/v1/terminals/{tid}/screen", None) for tid in exited], 4))  # fmt: skip
+        assert daemon.proc is not None
+        full_asked_rss, full_asked_pss = memory_kb(daemon.proc.pid)
+        _progress(f"purging the {args.exited} exited terminals; kill -9 with none ...")
+        asyncio.run(
+            _in_parallel(daemon.url, [("DELETE", f"/v1/terminals/{tid}?purge=true", None) for tid in exited], 8)
+        )
+        empty = recovered(daemon, tmux, busy, args.runs)
+    version = subprocess.run(["tmux", "-V"], capture_output=True, text=True, check=False).stdout.strip()
+    ratio, empty_ratio = full["screens_s"] / full["tmux_s"], empty["screens_s"] / empty["tmux_s"]
+    memory_ratio = full["rss_kb"] / empty["rss_kb"]
+    print(f"\nterminal_cost (recovery): {args.sessions} busy terminals, kill -9 of the daemon, median of {args.runs} "
+          f"runs, with {args.exited} exited terminals in the data dir and with none\n")  # fmt: skip
+    print(f"{'what':<62} {args.exited:>5} exited {'none':>8}")
+    print(f"{'lookout: new daemon until all are listed running, s':<62} {full['running_s']:12.2f} "
+          f"{empty['running_s']:8.2f}")  # fmt: skip
+    print(f"{'lookout: new daemon until every screen was answered, s':<62} {full['screens_s']:12.2f} "
+          f"{empty['screens_s']:8.2f}")  # fmt: skip
+    print(
+        f"{version + ': list-panes -a and capture-pane of each, s':<62} {full['tmux_s']:12.2f} {empty['tmux_s']:8.2f}"
+    )
+    print(
+        f"{'lookout: daemon RSS after the screens, MB':<62} {full['rss_kb'] / 1024:12.1f} {empty['rss_kb'] / 1024:8.1f}"
+    )
+    print(
+        f"{'lookout: daemon PSS after the screens, MB':<62} {full['pss_kb'] / 1024:12.1f} {empty['pss_kb'] / 1024:8.1f}"
+    )
+    print(f"{'lookout: daemon RSS once every exited screen was read, MB':<62} {full_asked_rss / 1024:12.1f}")
+    verdict = "PASS" if ratio <= GOAL_RECOVERY_RATIO else "MISS"
+    print(f"\ngoal: every screen within {GOAL_RECOVERY_RATIO}x of tmux's list and capture: {ratio:.2f}x "
+          f"(with none: {empty_ratio:.2f}x) ..... {verdict}")  # fmt: skip
+    memory_verdict = "PASS" if memory_ratio <= GOAL_EXITED_MEMORY_RATIO else "MISS"
+    print(f"goal: the daemon's RSS with {args.exited} exited terminals within {GOAL_EXITED_MEMORY_RATIO}x of none: "
+          f"{memory_ratio:.2f}x ..... {memory_verdict}")  # fmt: skip
+    figures = {
+        "bench": "terminal_cost_recovery",
+        "sessions": args.sessions,
+        "exited": args.exited,
+        "runs": args.runs,
+        "restart_to_running_s": round(full["running_s"], 3),
+        "restart_to_every_screen_s": round(full["screens_s"], 3),
+        "tmux_list_and_capture_s": round(full["tmux_s"], 3),
+        "screens_vs_tmux": round(ratio, 2),
+        "none_restart_to_every_screen_s": round(empty["screens_s"], 3),
+        "none_tmux_list_and_capture_s": round(empty["tmux_s"], 3),
+        "none_screens_vs_tmux": round(empty_ratio, 2),
+        "daemon_rss_mb": round(full["rss_kb"] / 1024, 1),
+        "daemon_pss_mb": round(full["pss_kb"] / 1024, 1),
+        "none_daemon_rss_mb": round(empty["rss_kb"] / 1024, 1),
+        "none_daemon_pss_mb": round(empty["pss_kb"] / 1024, 1),
+        "daemon_rss_every_exited_read_mb": round(full_asked_rss / 1024, 1),
+        "daemon_pss_every_exited_read_mb": round(full_asked_pss / 1024, 1),
+        "exited_memory_vs_none": round(memory_ratio, 2),
+        "goal_screens_within_1_5x_tmux": ratio <= GOAL_RECOVERY_RATIO,
+        "goal_exited_memory_within_1_1x_none": memory_ratio <= GOAL_EXITED_MEMORY_RATIO,
+    }
+    print(json.dumps(figures))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--case", choices=["open-end", "recovery"], default="open-end")
     parser.add_argument("--sessions", type=int, default=100)
     parser.add_argument("--batch", type=int, default=1)
     parser.add_argument("--end", choices=["kill", "delete"], default="kill")
+    parser.add_argument("--exited", type=int, default=500)
+    parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
+    if args.case == "recovery":
+        recovery_case(args)
+        return
     with ExitStack() as stack:
         workdir = Path(tempfile.mkdtemp(prefix="lookout-bench-cost-"))
         stack.callback(shutil.rmtree, workdir, True)

@@ -73,7 +73,11 @@ def _page(request: Request, page_id: str) -> Page:
     return _registry(request).get(page_id)
 
 
-add_lease_routes(router, "page", _page)
+async def _found(request: Request, page_id: str) -> Page:
+    return _page(request, page_id)
+
+
+add_lease_routes(router, "page", _found)
 
 
 @router.post("", status_code=201)

@@ -52,7 +52,7 @@ async def read_deltas(
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
 ) -> JSONResponse:
     """Up to `limit` deltas and about MAX_DELTAS_BYTES of them (at least one): page on from resume_cursor."""
-    session = _manager(request.app.state).get(terminal_id)
+    session = await _manager(request.app.state).get(terminal_id)
     page = await session.screen_model.read_deltas(cursor, limit, MAX_DELTAS_BYTES)
     return JSONResponse(
         {"cursor": page.cursor, "resume_cursor": page.resume_cursor, "file_size": page.file_size, "deltas": page.deltas}
@@ -64,7 +64,7 @@ async def recording(
     terminal_id: str, request: Request, version: Annotated[int, Query(ge=2, le=3)] = 3
 ) -> StreamingResponse:
     """The session as asciicast (v3 by default; v2 for players that only read v2)."""
-    session = _manager(request.app.state).get(terminal_id)
+    session = await _manager(request.app.state).get(terminal_id)
     cast = await asyncio.to_thread(asciicast, session.directory, session.meta, version)  # reads the index
     lines = (line.encode() for line in cast)
     headers = {"Content-Disposition": f'inline; filename="{terminal_id}.cast"'}
@@ -87,7 +87,7 @@ async def stream(
     gets an `error` message) or binary input; an `exit` message ends the stream. `take_over=true`: all this
     connection's input is typed knowingly despite another hand's lease (`lookout attach --take-over`)."""
     try:
-        session = _manager(websocket.app.state).get(terminal_id)
+        session = await _manager(websocket.app.state).get(terminal_id)
     except LookoutError as exc:
         await websocket.close(code=4404, reason=exc.message)
         return

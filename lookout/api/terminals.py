@@ -62,8 +62,8 @@ def _view(options: schema.ScreenOptions) -> ViewOptions:
     )
 
 
-def _session(request: Request, terminal_id: str) -> TerminalSession:
-    return _manager(request).get(terminal_id)
+async def _session(request: Request, terminal_id: str) -> TerminalSession:
+    return await _manager(request).get(terminal_id)
 
 
 add_lease_routes(router, "terminal", _session)
@@ -89,24 +89,23 @@ async def prune_terminals(request: Request, dry_run: bool = False) -> JSONRespon
 
 @router.get("/{terminal_id}")
 async def get_terminal(terminal_id: str, request: Request) -> JSONResponse:
-    return JSONResponse(_manager(request).get(terminal_id).describe())
+    return JSONResponse((await _manager(request).get(terminal_id)).describe())
 
 
 @router.delete("/{terminal_id}")
 async def delete_terminal(terminal_id: str, request: Request, purge: bool = False) -> JSONResponse:
-    session = await _manager(request).close(terminal_id, purge=purge)
-    return JSONResponse({**session.describe(), "purged": purge})
+    return JSONResponse({**await _manager(request).close(terminal_id, purge=purge), "purged": purge})
 
 
 @router.post("/{terminal_id}/input")
 async def send_input(terminal_id: str, body: schema.TerminalInput, request: Request) -> JSONResponse:
     """An object (paste, then text, then keys) or a list of such steps, sent in order."""
-    return JSONResponse(_manager(request).get(terminal_id).send(*input_steps(body)))
+    return JSONResponse((await _manager(request).get(terminal_id)).send(*input_steps(body)))
 
 
 @router.post("/{terminal_id}/resize")
 async def resize_terminal(terminal_id: str, body: schema.Resize, request: Request) -> JSONResponse:
-    session = _manager(request).get(terminal_id)
+    session = await _manager(request).get(terminal_id)
     session.resize(body.cols, body.rows)
     await session.catch_up()  # the screen has taken the size where the holder resized the PTY
     return JSONResponse(session.describe())
@@ -117,7 +116,7 @@ async def get_screen(terminal_id: str, request: Request, options: Annotated[sche
     """The layered screenshot: JSON, or text/plain for format=text; with `at` or `at_time`, the screen as it
     was then (rebuilt from the journal). A live JSON screen names the inputs other hands sent since the caller's
     own last input (`other_hands` and a `note`)."""
-    session = _manager(request).get(terminal_id)
+    session = await _manager(request).get(terminal_id)
     if options.at is None and options.at_time is None:
         screen = await session.screen(
             _view(options), scrollback=options.scrollback, changed_since=options.changed_since
@@ -156,7 +155,7 @@ def _instant(text: str) -> float:
 
 @router.post("/{terminal_id}/wait")
 async def wait_terminal(terminal_id: str, body: schema.WaitRequest, request: Request) -> JSONResponse:
-    session = _manager(request).get(terminal_id)
+    session = await _manager(request).get(terminal_id)
     until = _until(body.until)
     check_until(session, until)
     return JSONResponse((await session.wait(until, body.since, body.timeout_ms)).to_json())
@@ -165,7 +164,7 @@ async def wait_terminal(terminal_id: str, body: schema.WaitRequest, request: Req
 @router.post("/{terminal_id}/act")
 async def act(terminal_id: str, body: schema.ActRequest, request: Request) -> JSONResponse:
     """Input, then wait, then the screen: one round trip for the usual agent step."""
-    session = _manager(request).get(terminal_id)
+    session = await _manager(request).get(terminal_id)
     view = _view(body.screen)
     steps = input_steps(body.input) if body.input is not None else None
     options = body.screen
@@ -181,7 +180,7 @@ async def read_raw(
     offset: Annotated[int, Query(ge=0, le=MAX_JSON_INT)] = 0,
     limit: Annotated[int, Query(ge=1, le=MAX_RAW_READ)] = 65536,
 ) -> JSONResponse:
-    session = _manager(request).get(terminal_id)
+    session = await _manager(request).get(terminal_id)
     size = session.raw_offset
     if offset > size:
         raise BadInput(f"offset {offset} is beyond the end of the output ({size} bytes)", field="offset")
@@ -204,7 +203,7 @@ async def list_blocks(
     last: Annotated[int | None, Query(ge=1, le=MAX_JSON_INT, description="only the last N of them")] = None,
 ) -> JSONResponse:
     """Finished command blocks (without their output) and the running one, each with its `hand`."""
-    session = _manager(request).get(terminal_id)
+    session = await _manager(request).get(terminal_id)
     current, hands = session.blocks.current, session.hands
     return JSONResponse({
         "blocks": [hands.with_hand(block.to_json()) for block in session.blocks.finished(since, last)],
@@ -220,7 +219,7 @@ async def get_block(
     max_tokens: Annotated[int, Query(ge=50, le=100_000)] = DEFAULT_BLOCK_TOKENS,
 ) -> JSONResponse:
     """One block with its output rendered as text: redraws collapsed, repeats folded, head and tail kept."""
-    session = _manager(request).get(terminal_id)
+    session = await _manager(request).get(terminal_id)
     block = await block_with_output(session, n, max_tokens)
     if block is None:
         raise NotFound(f"terminal {terminal_id} has no block {n}")

@@ -1,13 +1,12 @@
 """All terminals of the daemon: create, find, list, stop; after a restart, adopt the terminals whose holders
-still run and recover the others' files (how each comes to be: lookout.terminal.origins)."""
+still run and recover the others' files (how each comes to be: lookout.terminal.origins). Exited terminals are
+held as small records until asked for (lookout.terminal.dormant)."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 import os
-import pwd
-import shlex
 import shutil
 import time
 from dataclasses import dataclass
@@ -21,7 +20,7 @@ from lookout.core.events import EventBus
 from lookout.core.ids import check_id
 from lookout.core.leases import LeaseBook
 from lookout.core.private_files import make_dir
-from lookout.terminal import origins
+from lookout.terminal import commands, dormant, origins
 from lookout.terminal.frames import resource
 from lookout.terminal.holder.protocol import ProtocolError, socket_name
 from lookout.terminal.journal import retention
@@ -43,8 +42,6 @@ READOPT_FIRST_S = 2.0
 READOPT_MOST_S = 60.0
 LISTING_GROUP = 20
 """Terminals described between two turns of the event loop in a listing."""
-SHELLS = {"bash", "zsh", "sh", "dash", "fish", "ksh", "mksh", "tcsh", "csh"}
-_CHILD_ENV_DROP = ("LOOKOUT_",)
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,17 +56,6 @@ class TerminalSpec:
     name: str | None = None
     shell_integration: bool = True
     """Lookout's hooks, for the user's shell or a bare bash or zsh (see lookout.terminal.process.shell_integration)."""
-
-
-def user_shell() -> str:
-    """$SHELL, else the password database's shell, else /bin/sh."""
-    shell = os.environ.get("SHELL")
-    if not shell:
-        try:
-            shell = pwd.getpwuid(os.getuid()).pw_shell
-        except KeyError:
-            shell = ""
-    return shell if shell and os.access(shell, os.X_OK) else "/bin/sh"
 
 
 class TerminalRegistry:
@@ -97,6 +83,11 @@ class TerminalRegistry:
         self.limits = limits
         self.max_sessions = max_sessions
         self._sessions: dict[str, TerminalSession] = {}
+        """The terminals whose sessions are built: every one but those let go (`_dormant`)."""
+        self._dormant: dict[str, dormant.Dormant] = {}
+        """Exited terminals let go (lookout.terminal.dormant): listed from their records, built when asked for."""
+        self._recent = dormant.Recent()
+        self._building: dict[str, asyncio.Future[TerminalSession]] = {}
         self._opening = 0
         """Opens admitted and not yet listed: counted against `max_sessions` from their first step on."""
         self.holders = root.parent / "holders"
@@ -125,6 +116,7 @@ class TerminalRegistry:
             loading.append(self._load(directory, stopped))
         for session in await asyncio.gather(*loading):
             self._keep(session)
+        self._let_go()
         if not self.read_only:
             self._readopting = asyncio.create_task(self._readopt_lost())
             if self.keep is not None:
@@ -214,11 +206,12 @@ class TerminalRegistry:
         `dry_run`: only say which. Conflict when this lookout keeps every terminal (read-only, handed over)."""
         if self.keep is None or self._released:
             raise Conflict("this lookout prunes no terminals (it is read-only, or another daemon took them over)")
-        exited = [s for s in self._sessions.values() if s.meta.status == "exited" and not s.running]
-        sizes = await asyncio.to_thread(lambda: [retention.size_of(s.directory) for s in exited])
+        exited = [(s.meta, s.directory) for s in self._sessions.values() if s.meta.status == "exited" and not s.running]
+        exited += [(d.meta, d.directory) for d in self._dormant.values()]
+        sizes = await asyncio.to_thread(lambda: [retention.size_of(directory) for _meta, directory in exited])
         ended = [
-            retention.Ended(s.id, s.meta.ended_at or s.meta.created_at, size)
-            for s, size in zip(exited, sizes, strict=True)
+            retention.Ended(meta.id, meta.ended_at or meta.created_at, size)
+            for (meta, _directory), size in zip(exited, sizes, strict=True)
         ]
         pruned: list[dict[str, Any]] = []
         for terminal, why in retention.to_prune(ended, time.time(), self.keep):
@@ -274,26 +267,67 @@ class TerminalRegistry:
         await asyncio.gather(*(s.stop() for s in self._sessions.values() if s.running))
 
     def sessions(self) -> list[TerminalSession]:
-        """Every terminal, oldest first."""
+        """Every terminal whose session is built (not the exited ones let go), oldest first."""
         return sorted(self._sessions.values(), key=lambda s: s.meta.created_at)
 
     async def describe_all(self) -> list[dict[str, Any]]:
-        """Every terminal's facts, oldest first, as listings show them (`describe(fresh=False)`), letting
-        the loop run other work between groups of LISTING_GROUP: a listing of hundreds of terminals (a
-        terminal-state syscall each) would otherwise hold every other request up for its whole length."""
+        """Every terminal's facts, oldest first, as listings show them (`describe(fresh=False)`; an exited
+        terminal let go from its record), letting the loop run other work between groups of LISTING_GROUP: a
+        listing of hundreds of terminals (a terminal-state syscall each) would otherwise hold every other
+        request up for its whole length."""
+        self._let_go()
+        every: list[TerminalSession | dormant.Dormant] = [*self._sessions.values(), *self._dormant.values()]
         out = []
-        for i, session in enumerate(self.sessions()):
+        for i, terminal in enumerate(sorted(every, key=lambda t: t.meta.created_at)):
             if i and i % LISTING_GROUP == 0:
                 await asyncio.sleep(0)
-            out.append(session.describe(fresh=False))
+            out.append(terminal.describe(fresh=False) if isinstance(terminal, TerminalSession)
+                       else terminal.describe(self.leases))  # fmt: skip
         return out
 
-    def get(self, terminal_id: str) -> TerminalSession:
+    async def get(self, terminal_id: str) -> TerminalSession:
+        """The terminal's session: an exited one let go is built again from its files (in a thread)."""
         check_id(terminal_id, "terminal")
-        try:
-            return self._sessions[terminal_id]
-        except KeyError:
-            raise NotFound(f"no terminal {terminal_id!r}") from None
+        session = self._sessions.get(terminal_id)
+        if session is None:
+            session = await self._build(terminal_id)
+        self._recent.used(terminal_id)
+        self._let_go()
+        return session
+
+    def _files(self, terminal_id: str) -> tuple[Path, TerminalMeta]:
+        """A terminal's directory and meta, without building its session."""
+        check_id(terminal_id, "terminal")
+        terminal = self._sessions.get(terminal_id) or self._dormant.get(terminal_id)
+        if terminal is None:
+            raise NotFound(f"no terminal {terminal_id!r}")
+        return terminal.directory, terminal.meta
+
+    async def _build(self, terminal_id: str) -> TerminalSession:
+        """The session of an exited terminal let go, built from its files once for all who ask meanwhile."""
+        building = self._building.get(terminal_id)
+        if building is None:
+            if terminal_id not in self._dormant:
+                raise NotFound(f"no terminal {terminal_id!r}")
+            building = asyncio.ensure_future(self._load(self._dormant[terminal_id].directory))
+            self._building[terminal_id] = building
+            building.add_done_callback(lambda _: self._building.pop(terminal_id, None))
+        session = await asyncio.shield(building)
+        if terminal_id not in self._sessions:
+            if self._dormant.pop(terminal_id, None) is None:  # purged meanwhile
+                raise NotFound(f"no terminal {terminal_id!r}")
+            session.writes.released = self._released
+            self._keep(session)
+        return self._sessions[terminal_id]
+
+    def _let_go(self) -> None:
+        """Let the exited sessions go that were not asked for, or not among the last asked for (their records
+        stay listed: lookout.terminal.dormant)."""
+        exited = [s for s in self._sessions.values() if dormant.may_let_go(s) and s.id not in self._building]
+        for session in self._recent.beyond(exited):
+            self._dormant[session.id] = dormant.let_go(session)
+            del self._sessions[session.id]
+            self._recent.forget(session.id)
 
     async def create(self, spec: TerminalSpec) -> TerminalSession:
         """A new terminal; Conflict when the running ones and those being opened reach `max_sessions`, counted
@@ -311,10 +345,10 @@ class TerminalRegistry:
             self._opening -= 1
 
     async def _create(self, spec: TerminalSpec) -> TerminalSession:
-        argv, display, is_shell = _argv(spec.command)
-        cwd = _cwd(spec.cwd)
-        env = _child_env(spec.env)
-        _check_executable(argv[0], env.get("PATH"))
+        argv, display, is_shell = commands.argv_of(spec.command)
+        cwd = commands.checked_cwd(spec.cwd)
+        env = commands.child_env(spec.env)
+        commands.check_executable(argv[0], env.get("PATH"))
         place = await self.places.take()
         terminal_id = place.id
         meta = TerminalMeta(
@@ -336,6 +370,7 @@ class TerminalRegistry:
         finally:
             self.places.fill()
         self._keep(session)
+        self._recent.used(terminal_id)
         self.bus.publish("terminal.created", id=terminal_id, name=meta.name, command=meta.command)
         return session
 
@@ -350,11 +385,11 @@ class TerminalRegistry:
         if recorded is None:
             return None
         try:
-            session = self.get(terminal_id)
+            directory, meta = self._files(terminal_id)
         except NotFound:
             raise Gone(f"terminal {terminal_id} is gone (purged): its screens cannot be shown again") from None
         try:
-            shown = await RENDERS.run(partial(rebuild, session.directory, session.meta, recorded))
+            shown = await RENDERS.run(partial(rebuild, directory, meta, recorded))
         except BadInput as exc:
             raise Gone(f"the screen of the frame at offset {recorded.offset} of terminal {terminal_id} cannot be "
                        f"rebuilt: {exc}") from exc  # fmt: skip
@@ -369,7 +404,7 @@ class TerminalRegistry:
         meta, index and blocks, and the journal from the checkpoint before the first of them to the last,
         with the checkpoints in that range."""
         try:
-            session = self.get(terminal_id)
+            directory = self._files(terminal_id)[0]
         except NotFound:
             return []
         offsets = [r["raw_offset"] for r in refs if isinstance(r.get("raw_offset"), int)]
@@ -377,7 +412,7 @@ class TerminalRegistry:
         offsets += [o for r in refs if isinstance(r.get("raw"), dict) for o in r["raw"].values() if isinstance(o, int)]
         if not offsets:
             return []
-        directory, name = session.directory, f"{self.root.name}/{terminal_id}"
+        name = f"{self.root.name}/{terminal_id}"
         first = latest_checkpoint(directory, min(offsets))
         base, end = (int(first["offset"]) if first else 0), max(offsets)
         parts = [ArchivePart(f"{name}/{file}", directory / file) for file in ("meta.json", "output.idx", "blocks.jsonl")
@@ -392,24 +427,34 @@ class TerminalRegistry:
         session.leases = self.leases
         self._sessions[session.id] = session
 
-    async def close(self, terminal_id: str, purge: bool = False) -> TerminalSession:
+    async def close(self, terminal_id: str, purge: bool = False) -> dict[str, Any]:
         """Stop the terminal (its files stay, and it stays listed, unless `purge`); another hand's lease
-        refuses it (Leased), and the lease ends with it."""
-        session = self.get(terminal_id)
+        refuses it (Leased), and the lease ends with it. Returns its facts; an exited terminal let go has nothing
+        to stop, and is not built for it."""
+        check_id(terminal_id, "terminal")
+        record = None if terminal_id in self._building else self._dormant.get(terminal_id)
+        session = None if record is not None else await self.get(terminal_id)
         self.leases.admit(resource(terminal_id), current_agent.get())
-        await session.stop()
+        if session is not None:
+            await session.stop()
         self.leases.forget(resource(terminal_id))
+        directory = session.directory if session is not None else self._files(terminal_id)[0]
         if purge:
             try:
-                await asyncio.to_thread(shutil.rmtree, session.directory)
+                await asyncio.to_thread(shutil.rmtree, directory)
             except FileNotFoundError:
                 pass
             except OSError as exc:
-                raise Conflict(f"terminal {terminal_id} is stopped, but its files in {session.directory} could not "
+                raise Conflict(f"terminal {terminal_id} is stopped, but its files in {directory} could not "
                                f"all be removed ({exc}); it stays listed, not purged") from exc  # fmt: skip
-            del self._sessions[terminal_id]
+            self._sessions.pop(terminal_id, None)
+            self._dormant.pop(terminal_id, None)  # (let go while it stopped)
+            self._recent.forget(terminal_id)
         self.bus.publish("terminal.deleted", id=terminal_id, purged=purge)
-        return session
+        if session is not None:
+            return session.describe()
+        assert record is not None
+        return record.describe(self.leases)
 
 
 def _reach(refs: dict[str, Any]) -> int:
@@ -419,45 +464,3 @@ def _reach(refs: dict[str, Any]) -> int:
     except BadInput:
         return int(refs["raw_offset"])
     return recorded.reach if recorded is not None else int(refs["raw_offset"])
-
-
-def _argv(command: str | list[str] | None) -> tuple[list[str], str, bool]:
-    """(argv, the command as shown, whether the leader is an interactive shell)."""
-    if command is None:
-        shell = user_shell()
-        return [shell], shell, True
-    if isinstance(command, str):
-        if not command.strip():
-            raise BadInput("command is empty", field="command")
-        words = command.split()
-        if os.path.basename(words[0]) in SHELLS and words[1:] in ([], ["-i"]):
-            return words, command, True  # a shell named bare: itself, so it is a shell session (with hooks)
-        return [user_shell(), "-c", command], command, False
-    if not command or not command[0]:
-        raise BadInput("command is an empty list", field="command")
-    is_shell = os.path.basename(command[0]) in SHELLS and "-c" not in command[1:]
-    return list(command), shlex.join(command), is_shell
-
-
-def _cwd(cwd: str | None) -> str:
-    path = Path(cwd).expanduser() if cwd else Path.home()
-    if not path.is_dir():
-        raise BadInput(f"cwd {str(path)!r} is not a directory", field="cwd")
-    return str(path.resolve())
-
-
-def _child_env(extra: dict[str, str] | None) -> dict[str, str]:
-    """The daemon's environment without its own secrets, a capable TERM, and what the client added."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(_CHILD_ENV_DROP)}
-    env.update(TERM="xterm-256color", COLORTERM="truecolor")
-    env.setdefault("LANG", "C.UTF-8")
-    for key, value in (extra or {}).items():
-        if not key or "=" in key or "\0" in key or "\0" in value:
-            raise BadInput(f"invalid environment variable {key!r}", field="env")
-        env[key] = value
-    return env
-
-
-def _check_executable(program: str, path: str | None) -> None:
-    if shutil.which(program, path=path) is None:
-        raise BadInput(f"command not found: {program!r}", field="command")

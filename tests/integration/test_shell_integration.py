@@ -219,7 +219,7 @@ async def test_blocks_and_the_shell_survive_a_restart(tmp_path: Path, shell: str
     second = TerminalRegistry(root, "avt", LIMITS, max_sessions=8)
     await second.start()
     try:
-        again = second.get(s.id)
+        again = await second.get(s.id)
         assert again.running and again.describe()["pid"] == s.describe()["pid"]
         assert again.blocks.finished() == blocks, "blocks.jsonl is read again"
         current = again.blocks.current

@@ -303,7 +303,7 @@ async def test_a_holder_whose_program_is_not_the_terminals_is_not_adopted(tmp_pa
     again = TerminalRegistry(tmp_path / "terminals", "avt", LIMITS, max_sessions=2)
     await again.start()
     try:
-        lost = again.get(s.id)
+        lost = await again.get(s.id)
         assert (lost.meta.status, lost.running) == ("lost", False)
         assert lost.meta.lost_reason == f"its holder runs pid {pid}, not the terminal's pid {pid + 1}"
         assert load_meta(s.directory).status == "lost" and Path(f"/proc/{pid}").exists(), "its program is left alone"
@@ -345,7 +345,7 @@ async def test_a_session_reports_to_the_bus_and_recorder_it_was_made_with_also_a
     again, later = _Frames(), EventBus()
     restarted = TerminalRegistry(tmp_path / "terminals", "avt", LIMITS, max_sessions=2, bus=later, recorder=again)
     await restarted.start()
-    dormant = restarted.get(s.id)
+    dormant = await restarted.get(s.id)
     assert dormant.bus is later and dormant.recorder is again and dormant.describe()["exit_code"] == 3
     await dormant.screen()
     assert [f.category for f in again.frames] == ["terminal screen"] and not recorder.frames[4:]

@@ -121,6 +121,17 @@ class ScreenModel:
                 _DORMANT.popitem(last=False)[0].engine = None
         return self.current()
 
+    @property
+    def settled(self) -> bool:
+        """No file write is under way or due (the last delta and snapshot are written)."""
+        due = (self._delta_due, self._snapshot_due)
+        return not self._writing and all(handle is None or handle.cancelled() for handle in due)
+
+    def let_go(self) -> None:
+        """Its terminal's session is let go (lookout.terminal.dormant): so is its engine."""
+        _DORMANT.pop(self, None)
+        self.engine = None
+
     def take_up(self, past: PastScreen) -> None:
         """Go on from a screen rebuilt from the terminal's files (lookout.terminal.screen.replay)."""
         self.engine = past.engine

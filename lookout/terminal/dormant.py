@@ -1,0 +1,76 @@
+"""Exited terminals that cost the daemon no session until they are asked for.
+
+An exited terminal whose files say all its session knows is let go: the registry keeps a small record of it (its
+meta and what a listing shows) and builds its session again from its files (lookout.terminal.origins.recover)
+when a client asks for it. The exited sessions asked for last are kept, KEPT at most; those of an earlier run
+of the daemon are let go at start, so a daemon's memory does not grow with the terminals that have ended.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from lookout.core.leases import LeaseBook
+from lookout.terminal.frames import resource
+from lookout.terminal.journal.persistence import TerminalMeta
+from lookout.terminal.session import TerminalSession
+
+KEPT = 32
+"""Exited sessions kept built, the ones asked for last."""
+
+
+@dataclass(frozen=True, slots=True)
+class Dormant:
+    """An exited terminal let go: its meta, its files, and its session's facts as a listing shows them."""
+
+    meta: TerminalMeta
+    directory: Path
+    listed: dict[str, Any]
+    """Its session's `describe(fresh=False)` when it was let go, without the lease (read at each listing)."""
+
+    def describe(self, leases: LeaseBook) -> dict[str, Any]:
+        return {**self.listed, "lease": leases.describe(resource(self.meta.id))}
+
+
+def may_let_go(session: TerminalSession) -> bool:
+    """Whether `session` has exited and its files hold all it knows: its meta is its own and written, nothing
+    failed to be written, and no write is under way (a session whose terminal another daemon took over stays)."""
+    return (
+        session.meta.status == "exited"
+        and not session.running
+        and session.meta_known
+        and session.degraded is None
+        and not session.writes.released
+        and session.screen_model.settled
+    )
+
+
+def let_go(session: TerminalSession) -> Dormant:
+    """The record that stands for `session` from now on (see `may_let_go`); its screen engine is let go too."""
+    listed = session.describe(fresh=False)
+    del listed["lease"]
+    session.screen_model.let_go()
+    return Dormant(session.meta, session.directory, listed)
+
+
+class Recent:
+    """The terminals asked for, the last one last: which exited sessions are kept."""
+
+    def __init__(self) -> None:
+        self._order: OrderedDict[str, None] = OrderedDict()
+
+    def used(self, terminal_id: str) -> None:
+        self._order[terminal_id] = None
+        self._order.move_to_end(terminal_id)
+
+    def forget(self, terminal_id: str) -> None:
+        self._order.pop(terminal_id, None)
+
+    def beyond(self, exited: list[TerminalSession]) -> list[TerminalSession]:
+        """Which of `exited` to let go: those not asked for in this run, and those beyond the KEPT asked for last."""
+        rank = {terminal_id: n for n, terminal_id in enumerate(self._order)}
+        asked = sorted((s for s in exited if s.id in rank), key=lambda s: rank[s.id])
+        return [s for s in exited if s.id not in rank] + asked[: max(0, len(asked) - KEPT)]
