@@ -179,10 +179,8 @@ def _items(root: AriaNode, ctx: PageContext) -> list[_Item]:
         if node.children:
             stack.extend((child, item) for child in reversed(_seen_children(node)))
     for item in out:  # parents before their children
-        if item.parent is not None and item.parent.many:
-            item.many = True
-        children = item.children
-        if not children:
+        item.many = item.many or (item.parent is not None and item.parent.many)
+        if not (children := item.children):
             continue
         roles = [child.node.role for child in children]
         many_rows = roles.count("row") >= MANY_ROWS
@@ -251,12 +249,8 @@ def _choose(wanted: list[_Item], options: SnapshotOptions, ctx: PageContext, tot
     """For each chosen item, how many of its children are not chosen (it has a fold line while any is not)."""
     used_tokens = used_elements = 0
     reasons = {"filters"} if len(wanted) < total else set()
-    ranked = sorted(
-        (not on_screen, on_screen and i.many, -i.score, i.order, on_screen, i)
-        for i in wanted
-        for on_screen in (_on_screen_control(i),)
-    )  # controls on screen first, those of repeated rows last among them (`order` is unique: items never compared)
-    for *_, exempt, item in ranked:  # the element limit never cuts a control on screen
+    ranked = sorted((not (on := _on_screen_control(i)), on and i.many, -i.score, i.order, on, i) for i in wanted)
+    for *_, exempt, item in ranked:  # controls on screen first, those of many rows last; `order` is unique
         if id(item) in chosen:
             continue
         if used_elements >= options.max_elements and not exempt:
