@@ -115,7 +115,7 @@ def _other_line(body: str, parent: AriaNode, number: Callable[[], int]) -> AriaN
         parent.props[key.strip()] = _value(value.strip())
         return None
     if body.startswith("text:") or body == "text":
-        return AriaNode("text", text=_value(body[5:].strip()))
+        return AriaNode("text", "", None, None, {}, _value(body[5:].strip()), {}, [])
     match = _NODE.fullmatch(body)
     if match is None:
         raise AriaParseError(f'line {number()}: not `role "name" [attr]...` in {body[:60]!r}')
@@ -141,22 +141,23 @@ def _unquote_key(body: str, number: int) -> str:
 
 
 def _built(role: str, name: str | None, attrs: str, value: str | None) -> AriaNode:
+    """A node from its line's parts (positional arguments: the dataclass's keyword defaults cost a call each)."""
+    text = _value(value.strip()) if value else ""
     if role == "text" and name is None and not attrs:
-        return AriaNode("text", text=_value(value.strip()) if value else "")
+        return AriaNode("text", "", None, None, {}, text, {}, [])
     name = (json.loads(name) if "\\" in name else name[1:-1]) if name else ""
-    node = AriaNode(role, name, None, None, {}, "", {}, [])
+    ref = box = None
+    flags: dict[str, str] = {}
     if attrs:  # " [a] [b=c]": no `]` inside a bracket, so "] [" only ever separates two
         for attr in attrs[2:-1].split("] ["):
             key, _, value_ = attr.partition("=")
             if key == "ref":
-                node.ref = value_
+                ref = value_
             elif key == "box":
-                node.box = _box(value_)
+                box = _box(value_)
             else:
-                node.flags[key] = value_
-    if value:
-        node.text = _value(value.strip())
-    return node
+                flags[key] = value_
+    return AriaNode(role, name, ref, box, flags, text, {}, [])
 
 
 def _box(value: str) -> tuple[int, int, int, int]:

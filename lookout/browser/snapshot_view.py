@@ -180,11 +180,14 @@ def _items(root: AriaNode, ctx: PageContext) -> list[_Item]:
             stack.extend((child, item) for child in reversed(_seen_children(node)))
     for item in out:  # parents before their children
         item.many = item.many or (item.parent is not None and item.parent.many)
-        rows = Counter(child.node.role for child in item.children if child.node.role == "row")
-        for child in item.children:
-            child.many = rows.get(child.node.role, 0) >= MANY_ROWS
-        if item.children and any(child.node.role == "text" for child in item.children):
-            item.inline = [child for child in item.children if child.node.role in INLINE]
+        if not (children := item.children):
+            continue
+        roles = [child.node.role for child in children]
+        many_rows = roles.count("row") >= MANY_ROWS
+        for child, role in zip(children, roles, strict=True):
+            child.many = many_rows and role == "row"
+        if "text" in roles:
+            item.inline = [child for child, role in zip(children, roles, strict=True) if role in INLINE]
             for child in item.inline:
                 child.in_unit = True
     return out
@@ -246,12 +249,10 @@ def _choose(wanted: list[_Item], options: SnapshotOptions, ctx: PageContext, tot
     """For each chosen item, how many of its children are not chosen (it has a fold line while any is not)."""
     used_tokens = used_elements = 0
     reasons = {"filters"} if len(wanted) < total else set()
-    for item in sorted(
-        wanted, key=lambda i: (not (on_screen := _on_screen_control(i)), on_screen and i.many, -i.score, i.order)
-    ):  # controls on screen first, those of repeated rows last among them
+    ranked = sorted((not (on := _on_screen_control(i)), on and i.many, -i.score, i.order, on, i) for i in wanted)
+    for *_, exempt, item in ranked:  # controls on screen first, those of many rows last; `order` is unique
         if id(item) in chosen:
             continue
-        exempt = _on_screen_control(item)  # the element limit never cuts a control on screen
         if used_elements >= options.max_elements and not exempt:
             reasons.add("element limit")
             continue
