@@ -189,7 +189,8 @@ BEFORE_ACTION = (
     + TIMERS
     + r""")();  // the timers the action's handlers start, to settle on them
   timers.pending.clear(); timers.started = 0; timers.on = true;
-  const added = new Set(), revealed = new Set(), all = roots();
+  const added = new Set(), revealed = new Set(), all = roots(), own = el && el.getRootNode();
+  if (own && own !== document && !all.includes(own)) all.push(own);  // a closed shadow root (reached by CDP)
   const observers = all.map(root => {
     const observer = new MutationObserver(records => { for (const r of records) {
       if (r.type === 'childList') r.addedNodes.forEach(n => added.add(n.nodeType === 1 ? n : n.parentElement));

@@ -1,0 +1,291 @@
+"""Controls inside closed shadow roots, which neither Playwright's snapshot nor a page script reaches, read from
+Chromium's accessibility tree over the DevTools protocol and spliced into the snapshot's raw text.
+
+Cost on a page without closed roots: nothing but a number read with the title. `COUNT_AT_START`, an init script
+of every context lookout opens, counts the closed roots a document attaches (`attachShadow({mode: "closed"})`,
+and `setHTMLUnsafe` of HTML that declares one); only a page whose count is above zero is read over CDP: one
+`DOM.getDocument` (pierce) for the closed roots and their hosts, one `Accessibility.queryAXTree` per host and one
+`DOM.getBoxModel` per node shown. Not seen: closed roots the HTML parser makes from the document's source
+(`<template shadowrootmode="closed">`), those of a document that was open before lookout connected, and those in
+iframes.
+
+The nodes of a closed root are lines of the same grammar (lookout.browser.aria) with refs `s<N>` (N: Chromium's
+backend node id, stable while the element lives; Playwright's refs are `e<N>` and `f<N>e<N>`, so they never
+collide), placed under the deepest line of the snapshot whose box holds the host's box, among its children in
+the order of their boxes. Everything after the read (views, diffs, find, ref checks) works on them as on others;
+actions on them are lookout.browser.shadow_actions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from lookout.browser.aria import _LINE
+
+if TYPE_CHECKING:
+    from playwright.async_api import CDPSession
+    from playwright.async_api import Page as PlaywrightPage
+
+Box = tuple[int, int, int, int]
+KEY = "__lookoutClosedRoots"
+COUNT_AT_START = (
+    "(() => { const KEY = '" + KEY + "';"
+    + r"""
+  const count = doc => { if (doc) Object.defineProperty(doc, KEY, {value: (doc[KEY] || 0) + 1, configurable: true}); };
+  const attach = Element.prototype.attachShadow;
+  Element.prototype.attachShadow = function (init) {
+    const root = attach.call(this, init);
+    if (init && init.mode === 'closed') count(this.ownerDocument);
+    return root;
+  };
+  const declares = html => /shadowrootmode\s*=\s*["']?closed/i.test(String(html));
+  for (const proto of [Element.prototype, ShadowRoot.prototype]) {
+    const set = proto.setHTMLUnsafe;
+    if (set) proto.setHTMLUnsafe = function (html, ...rest) {
+      const out = set.call(this, html, ...rest);
+      if (declares(html)) count(this.ownerDocument);
+      return out;
+    };
+  }
+})();"""
+)  # fmt: skip
+"""The init script that counts a document's closed shadow roots (the count only grows)."""
+PROBE = f"() => [document.title, document.{KEY} || 0]"
+"""The page's title and its count of closed shadow roots, in one round trip."""
+MAX_BOXES = 300
+"""Boxes asked for at most per read (a node beyond has none: it is graded as its parent)."""
+HOISTED = frozenset({"generic", "none", "presentation", "LabelText", "MenuListPopup", "InlineTextBox"})
+"""Chromium's roles shown as their children (an unnamed wrapper, a label's box, a select's popup)."""
+VALUED = frozenset({"textbox", "searchbox", "spinbutton", "slider", "combobox"})
+"""Roles shown with their value inline and without their inner nodes (an input's editor)."""
+ROLES = {"StaticText": "text", "image": "img"}
+FLAGS = {"checked": "checked", "pressed": "pressed", "disabled": "disabled", "expanded": "expanded",
+         "selected": "selected", "focused": "active"}  # fmt: skip
+
+
+class ClosedShadow:
+    """One page's reader of closed shadow roots: its CDP session (opened on first use) and how often it read."""
+
+    def __init__(self) -> None:
+        self._cdp: CDPSession | None = None
+        self.reads = 0
+        """How many times the page was read over CDP (a page without closed roots never is)."""
+
+    async def session(self, page: PlaywrightPage) -> CDPSession:
+        if self._cdp is None:
+            self._cdp = await page.context.new_cdp_session(page)
+        return self._cdp
+
+    async def spliced(self, page: PlaywrightPage, raw: str) -> str:
+        """`raw` (Playwright's snapshot of `page`) with the nodes of the page's closed shadow roots."""
+        self.reads += 1
+        cdp = await self.session(page)
+        document = await cdp.send("DOM.getDocument", {"depth": -1, "pierce": True})
+        await cdp.send("DOM.disable")  # no DOM events for every later mutation; backend ids stay valid
+        hosts, hidden = closed_roots(document["root"])
+        if not hosts:
+            return raw
+        trees = await asyncio.gather(*(cdp.send("Accessibility.queryAXTree", {"backendNodeId": h}) for h in hosts))
+        shown = [shown_ids(tree["nodes"], host, hidden) for host, tree in zip(hosts, trees, strict=True)]
+        wanted = [*hosts, *(i for ids in shown for i in ids)][:MAX_BOXES]
+        found = await asyncio.gather(*(_box(cdp, i) for i in wanted))
+        boxes = {i: box for i, box in zip(wanted, found, strict=True) if box is not None}
+        sections = []
+        for host, tree, ids in zip(hosts, trees, shown, strict=True):
+            lines = section(tree["nodes"], host, hidden, boxes)
+            if lines:
+                sections.append((boxes.get(host) or _union([boxes.get(i) for i in ids]), lines))
+        return splice(raw, sections)
+
+
+async def _box(cdp: CDPSession, backend_id: int) -> Box | None:
+    try:
+        model = await cdp.send("DOM.getBoxModel", {"backendNodeId": backend_id})
+    except Exception:  # noqa: BLE001 (Playwright's Error: a node without a layout box has none)
+        return None
+    quad = model["model"]["border"]
+    xs, ys = quad[0::2], quad[1::2]
+    return round(min(xs)), round(min(ys)), round(max(xs) - min(xs)), round(max(ys) - min(ys))
+
+
+def _union(boxes: list[Box | None]) -> Box | None:
+    real = [b for b in boxes if b is not None and (b[2] or b[3])]
+    if not real:
+        return None
+    left, top = min(b[0] for b in real), min(b[1] for b in real)
+    return left, top, max(b[0] + b[2] for b in real) - left, max(b[1] + b[3] for b in real) - top
+
+
+def closed_roots(root: dict[str, Any]) -> tuple[list[int], set[int]]:
+    """The hosts of the document's outermost closed shadow roots (backend node ids, in document order) and every
+    node inside a closed root (nested roots too). Frames' documents are not entered."""
+    hosts: list[int] = []
+    hidden: set[int] = set()
+    stack: list[tuple[dict[str, Any], bool]] = [(root, False)]
+    while stack:
+        node, inside = stack.pop()
+        if inside:
+            hidden.add(node["backendNodeId"])
+        below: list[tuple[dict[str, Any], bool]] = []
+        for shadow in node.get("shadowRoots", ()):
+            closed = shadow.get("shadowRootType") == "closed"
+            if closed and not inside:
+                hosts.append(node["backendNodeId"])
+            if shadow.get("shadowRootType") != "user-agent":
+                below.append((shadow, inside or closed))
+        below += [(child, inside) for child in node.get("children", ())]
+        stack.extend(reversed(below))
+    return hosts, hidden
+
+
+def _walk(nodes: list[dict[str, Any]], host: int, hidden: set[int]) -> Iterator[tuple[dict[str, Any], int, str]]:
+    """The accessibility nodes of the host's closed root to show, depth first, with their depth and the name of
+    the node shown above them (wrappers hoisted, light children and inline boxes left out)."""
+    by_id = {n["nodeId"]: n for n in nodes}
+    top = next((n for n in nodes if n.get("backendDOMNodeId") == host), None)
+    if top is None:
+        return
+    stack = [(by_id[c], 0, "") for c in reversed(top.get("childIds", ())) if c in by_id]
+    while stack:
+        node, depth, above = stack.pop()
+        if node.get("backendDOMNodeId") not in hidden:
+            continue  # the host's light children (Playwright shows them) and inline text boxes
+        role = _value(node, "role")
+        hoisted = node.get("ignored") or (role in HOISTED and not _value(node, "name"))
+        if not hoisted:
+            yield node, depth, above
+        if role in VALUED or role == "StaticText":
+            continue
+        name = above if hoisted else str(_value(node, "name") or "")
+        inner = depth if hoisted else depth + 1
+        stack.extend((by_id[c], inner, name) for c in reversed(node.get("childIds", ())) if c in by_id)
+
+
+def shown_ids(nodes: list[dict[str, Any]], host: int, hidden: set[int]) -> list[int]:
+    """The backend ids of the nodes `section` shows (text nodes aside)."""
+    return [n["backendDOMNodeId"] for n, _, _ in _walk(nodes, host, hidden) if _value(n, "role") != "StaticText"]
+
+
+def section(nodes: list[dict[str, Any]], host: int, hidden: set[int], boxes: dict[int, Box]) -> list[str]:
+    """The lines of the host's closed root (`nodes`: Accessibility.queryAXTree of the host), indented from 0."""
+    lines: list[str] = []
+    for node, depth, above in _walk(nodes, host, hidden):
+        role, name = str(_value(node, "role")), str(_value(node, "name") or "")
+        indent = "  " * depth
+        if role == "StaticText":
+            if name.strip() and name.strip() != above.strip():
+                lines.append(f"{indent}- text: {_quoted(name)}")
+            continue
+        backend = node["backendDOMNodeId"]
+        line = f"{indent}- {ROLES.get(role, role)}" + (f" {_quoted(name)}" if name else "")
+        line += "".join(f" [{flag}]" for flag in _flags(node)) + f" [ref=s{backend}]"
+        if (box := boxes.get(backend)) is not None:
+            line += " [box={},{},{},{}]".format(*box)
+        value = _value(node, "value")
+        if role in VALUED and value not in (None, ""):
+            line += f": {_quoted(str(value))}"
+        lines.append(line)
+    for i in range(len(lines) - 1):  # a text child under its parent
+        if _depth(lines[i + 1]) > _depth(lines[i]) and not lines[i].endswith(":"):
+            lines[i] += ":"
+    return lines
+
+
+def _depth(line: str) -> int:
+    return (len(line) - len(line.lstrip(" "))) // 2
+
+
+def _quoted(text: str) -> str:
+    return json.dumps(" ".join(text.split()), ensure_ascii=False)
+
+
+def _value(node: dict[str, Any], key: str) -> Any:
+    return (node.get(key) or {}).get("value")
+
+
+def _flags(node: dict[str, Any]) -> list[str]:
+    out = []
+    for prop in node.get("properties", ()):
+        flag, value = FLAGS.get(prop["name"]), (prop.get("value") or {}).get("value")
+        if prop["name"] == "level":
+            out.append(f"level={value}")
+        elif flag is not None and value in (True, "true"):
+            out.append(flag)
+        elif flag is not None and value == "mixed":
+            out.append(f"{flag}=mixed")
+    return out
+
+
+def splice(raw: str, sections: list[tuple[Box | None, list[str]]]) -> str:
+    """`raw` with each section's lines placed under the deepest line whose box holds the section's box (the
+    document's top level when none does, or the section has no box), before the first child that comes after
+    it on the page. A line that held inline text (`- generic [ref=e4]: light child`) gets it as a text child."""
+    lines = raw.split("\n") if raw else []
+    info = [_line_info(line) for line in lines]
+    before: dict[int, list[str]] = {}
+    opened: set[int] = set()
+    for box, body in sections:
+        at, indent, parent = _place(info, len(lines), box)
+        if parent is not None:
+            opened.add(parent)
+        before.setdefault(at, []).extend(" " * indent + line for line in body)
+    out: list[str] = []
+    for i, line in enumerate([*lines, None]):
+        out.extend(before.get(i, ()))
+        if line is None:
+            break
+        if i in opened:
+            head, value = info[i][3]
+            out.append(head + ":")
+            if value:
+                out.append(" " * (info[i][0] + 2) + "- text: " + value)
+        else:
+            out.append(line)
+    return "\n".join(out)
+
+
+_Info = tuple[int, Box | None, bool, tuple[str, str]]
+"""A line's indent, box, whether it is a node a section may go under, and its head and inline value."""
+
+
+def _line_info(line: str) -> _Info:
+    match = _LINE.fullmatch(line)
+    if match is None or match.group("other") is not None or match.group("role") == "text":
+        return len(line) - len(line.lstrip(" ")), None, False, (line, "")
+    attrs, value = match.group("attrs") or "", match.group("value") or ""
+    box = None
+    if "[box=" in attrs:
+        try:
+            x, y, w, h = (int(float(v)) for v in attrs.split("[box=")[1].split("]")[0].split(","))
+            box = (x, y, w, h)
+        except ValueError:
+            box = None
+    head = line[: match.end("attrs")]
+    return len(match.group("indent")), box, True, (head, value)
+
+
+def _place(info: list[_Info], end: int, box: Box | None) -> tuple[int, int, int | None]:
+    """Where a section with `box` goes: the line index to insert before, its indent, and its parent line."""
+    if box is None:
+        return end, 0, None
+    cx, cy = box[0] + box[2] / 2, box[1] + box[3] / 2
+    lo, hi, indent, parent = 0, end, min((i[0] for i in info if i[2]), default=0), None
+    while True:
+        children = [i for i in range(lo, hi) if info[i][0] == indent and info[i][2]]
+        hit = next((i for i in children if _holds(info[i][1], cx, cy)), None)
+        if hit is None:
+            break
+        parent, lo, indent = hit, hit + 1, info[hit][0] + 2
+        hi = next((j for j in range(hit + 1, hi) if info[j][0] <= info[hit][0]), hi)
+    for i in children:
+        other = info[i][1]
+        if other is not None and (other[1], other[0]) > (box[1], box[0]):
+            return i, indent, parent
+    return hi, indent, parent
+
+
+def _holds(box: Box | None, x: float, y: float) -> bool:
+    return box is not None and box[0] <= x <= box[0] + box[2] and box[1] <= y <= box[1] + box[3]

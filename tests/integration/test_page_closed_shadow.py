@@ -1,0 +1,119 @@
+"""Controls inside closed shadow roots, which Playwright's snapshot never reaches, are in lookout's snapshot with
+refs `s<N>` and are acted on by those refs (real headless Chromium, pages served from 127.0.0.1); a page without
+closed roots is never read over the DevTools protocol."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from lookout.browser.action_kinds import Check, Click, Fill, Hover, Press, Select, Type, WaitElement
+from lookout.browser.page import Page
+from lookout.browser.registry import PageRegistry
+from lookout.browser.snapshot_view import SnapshotOptions
+from lookout.core.errors import Conflict
+from tests.support.pages import ref_of
+from tests.support.site import serve_directory
+
+CARD = """<!doctype html><title>Card</title><body>
+<h1>Account</h1><button>Outside</button>
+<x-card aria-label="Card" role="group"><span>light child</span></x-card>
+<p id="out">-</p>
+<script>
+customElements.define('x-card', class extends HTMLElement { constructor() { super();
+  const root = this.attachShadow({mode: 'closed'});
+  root.innerHTML = '<label>Email <input id="email"></label><button id="save">Save</button><slot></slot>'
+    + '<label><input type="checkbox" id="agree"> Agree</label>'
+    + '<select aria-label="Size" id="size"><option>Small</option><option>Large</option></select>'
+    + '<button id="gone">Remove me</button><span id="hovered"></span>';
+  const out = document.getElementById('out');
+  root.getElementById('save').onclick = () => { out.textContent = 'Saved ' + root.getElementById('email').value; };
+  root.getElementById('agree').onchange = e => { out.textContent = 'Agree ' + e.target.checked; };
+  root.getElementById('size').onchange = e => { out.textContent = 'Size ' + e.target.value; };
+  root.getElementById('gone').onclick = e => e.target.remove();
+  root.getElementById('email').onkeydown = e => { if (e.key === 'Enter') out.textContent = 'Enter pressed'; };
+  root.getElementById('save').onmouseenter = () => { out.textContent = 'Hovering'; };
+}});
+</script></body>"""
+PLAIN = """<!doctype html><title>Plain</title><h1>Plain</h1><x-open></x-open><button>Go</button>
+<script>customElements.define('x-open', class extends HTMLElement { constructor() { super();
+  this.attachShadow({mode: 'open'}).innerHTML = '<button>Inside open</button>'; } });</script>"""
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    root = tmp_path_factory.mktemp("site")
+    (root / "card.html").write_text(CARD)
+    (root / "plain.html").write_text(PLAIN)
+    with serve_directory(root) as url:
+        yield url
+
+
+async def _open(pages: PageRegistry, url: str) -> tuple[Page, str]:
+    page = pages.get((await pages.create(url, (1280, 720)))["id"])
+    return page, (await page.snapshot(SnapshotOptions()))["text"]
+
+
+async def test_controls_of_a_closed_root_are_in_the_snapshot_with_refs(pages: PageRegistry, site: str) -> None:
+    page, text = await _open(pages, f"{site}/card.html")
+    assert "aria-ref" not in text
+    for line in ('- textbox "Email" [ref=s', '- button "Save" [ref=s', '- checkbox "Agree" [ref=s',
+                 '- combobox "Size" [ref=s'):  # fmt: skip
+        assert ref_of(text, line).startswith("s"), text
+    lines = text.splitlines()
+    card = next(i for i, line in enumerate(lines) if line.strip().startswith('- group "Card"'))
+    save = next(i for i, line in enumerate(lines) if '- button "Save"' in line)
+    indent = len(lines[card]) - len(lines[card].lstrip())
+    assert save > card and len(lines[save]) - len(lines[save].lstrip()) > indent, "under the host's line"
+    assert text.count("light child") == 1, "the host's light child once, as Playwright shows it"
+    assert page.shadow.reads == 1
+
+
+async def test_a_closed_root_button_clicked_by_its_ref_runs_its_handler(pages: PageRegistry, site: str) -> None:
+    page, text = await _open(pages, f"{site}/card.html")
+    filled = await page.act(Fill(ref=ref_of(text, '- textbox "Email"'), text="ann@example.org"), None)
+    assert filled["effects"]["controls"], filled
+    done = await page.act(Click(ref=ref_of(text, '- button "Save"')), SnapshotOptions())
+    assert "Saved ann@example.org" in done["snapshot"]["text"]
+    after = (await page.snapshot(SnapshotOptions()))["text"]
+    email = ref_of(text, '- textbox "Email"')
+    assert f'- textbox "Email" [ref={email}]: ann@example.org' in after, "the value the fill set, in the snapshot"
+
+
+async def test_check_select_type_press_and_hover_by_closed_root_refs(pages: PageRegistry, site: str) -> None:
+    page, text = await _open(pages, f"{site}/card.html")
+    await page.act(Check(ref=ref_of(text, '- checkbox "Agree"')), None)
+    assert await page.page.text_content("#out") == "Agree true"
+    await page.act(Select(ref=ref_of(text, '- combobox "Size"'), values=("Large",)), None)
+    assert await page.page.text_content("#out") == "Size Large"
+    email = ref_of(text, '- textbox "Email"')
+    await page.act(Type(ref=email, text="bo"), None)
+    await page.act(Press(ref=email, key="Enter"), None)
+    assert await page.page.text_content("#out") == "Enter pressed"
+    await page.act(Hover(ref=ref_of(text, '- button "Save"')), None)
+    assert await page.page.text_content("#out") == "Hovering"
+    again = (await page.snapshot(SnapshotOptions()))["text"]
+    assert ref_of(again, '- checkbox "Agree" [checked]') == ref_of(text, '- checkbox "Agree"'), "the ref stays"
+    assert f'- textbox "Email" [ref={email}]: bo' in again, "the typed value, in the snapshot"
+
+
+async def test_a_stale_closed_root_ref_and_a_wait_on_one_are_refused(pages: PageRegistry, site: str) -> None:
+    page, text = await _open(pages, f"{site}/card.html")
+    gone = ref_of(text, '- button "Remove me"')
+    await page.act(Click(ref=gone), None)
+    with pytest.raises(Conflict) as stale:
+        await page.act(Click(ref=gone), None)
+    assert f"ref {gone} is no longer on the page" in stale.value.message
+    with pytest.raises(Conflict) as wait:
+        await page.act(WaitElement(ref=ref_of(text, '- button "Save"')), None)
+    assert "closed shadow root" in wait.value.message
+
+
+async def test_a_page_without_closed_roots_is_never_read_over_cdp(pages: PageRegistry, site: str) -> None:
+    page, text = await _open(pages, f"{site}/plain.html")
+    await page.act(Click(ref=ref_of(text, '- button "Go"')), SnapshotOptions())
+    assert "[ref=s" not in text and 'button "Inside open"' in text
+    assert page.shadow.reads == 0
+    raw = page.observation(page.last_obs or "")["raw"]
+    assert raw == await page.page.aria_snapshot(mode="ai", boxes=True), "the raw text is Playwright's own"
