@@ -268,23 +268,27 @@ def _line_info(line: str) -> _Info:
 
 
 def _place(info: list[_Info], end: int, box: Box | None) -> tuple[int, int, int | None]:
-    """Where a section with `box` goes: the line index to insert before, its indent, and its parent line."""
+    """Where a section with `box` goes: the line index to insert before, its indent, and its parent line (the
+    deepest line whose box holds the centre of `box`, the smallest of those; containers need not hold their
+    children's boxes)."""
     if box is None:
         return end, 0, None
     cx, cy = box[0] + box[2] / 2, box[1] + box[3] / 2
+    holding = [i for i in range(end) if info[i][2] and _holds(info[i][1], cx, cy)]
     lo, hi, indent, parent = 0, end, min((i[0] for i in info if i[2]), default=0), None
-    while True:
-        children = [i for i in range(lo, hi) if info[i][0] == indent and info[i][2]]
-        hit = next((i for i in children if _holds(info[i][1], cx, cy)), None)
-        if hit is None:
-            break
-        parent, lo, indent = hit, hit + 1, info[hit][0] + 2
-        hi = next((j for j in range(hit + 1, hi) if info[j][0] <= info[hit][0]), hi)
-    for i in children:
+    if holding:
+        parent = max(holding, key=lambda i: (info[i][0], -_area(info[i][1])))
+        lo, indent = parent + 1, info[parent][0] + 2
+        hi = next((j for j in range(lo, end) if info[j][0] <= info[parent][0]), end)
+    for i in range(lo, hi):
         other = info[i][1]
-        if other is not None and (other[1], other[0]) > (box[1], box[0]):
+        if info[i][0] == indent and info[i][2] and other is not None and (other[1], other[0]) > (box[1], box[0]):
             return i, indent, parent
     return hi, indent, parent
+
+
+def _area(box: Box | None) -> int:
+    return 0 if box is None else box[2] * box[3]
 
 
 def _holds(box: Box | None, x: float, y: float) -> bool:

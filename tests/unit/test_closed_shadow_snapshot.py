@@ -1,0 +1,112 @@
+"""The pure parts of reading closed shadow roots into a snapshot (lookout.browser.closed_shadow): which nodes are
+inside closed roots, the lines of a root's accessibility nodes, and where those lines go in Playwright's text."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lookout.browser.aria import parse
+from lookout.browser.closed_shadow import closed_roots, section, shown_ids, splice
+
+
+def _dom(node_id: int, *children: dict[str, Any], shadow: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    node: dict[str, Any] = {"backendNodeId": node_id, "children": list(children)}
+    if shadow is not None:
+        node["shadowRoots"] = shadow
+    return node
+
+
+def _root(kind: str, node_id: int, *children: dict[str, Any]) -> dict[str, Any]:
+    return {**_dom(node_id, *children), "shadowRootType": kind}
+
+
+def _ax(node_id: int, role: str, name: str = "", children: tuple[int, ...] = (), **extra: Any) -> dict[str, Any]:
+    return {"nodeId": str(node_id), "backendDOMNodeId": node_id, "role": {"value": role}, "name": {"value": name},
+            "childIds": [str(c) for c in children], **extra}  # fmt: skip
+
+
+def test_closed_roots_are_the_outermost_hosts_and_everything_inside_them() -> None:
+    document = _dom(1, _dom(2, _dom(3), shadow=[_root("closed", 4, _dom(5, shadow=[_root("open", 6, _dom(7))]),
+                                                       _dom(8, shadow=[_root("closed", 9, _dom(10))]))]),
+                    _dom(11, shadow=[_root("open", 12, _dom(13))]), _dom(14, shadow=[_root("user-agent", 15)]),
+                    _dom(16, shadow=[_root("closed", 17, _dom(18))]))  # fmt: skip
+    hosts, hidden = closed_roots(document)
+    assert hosts == [2, 16], "nested closed roots (8) are read with their outer root"
+    assert hidden == {4, 5, 6, 7, 8, 9, 10, 17, 18}, "light children (3) and open roots outside (12, 13) are not"
+
+
+DISABLED = {"name": "disabled", "value": {"value": True}}
+NODES = [
+    _ax(13, "generic", "", (15, 21, 23, 25, 2)),
+    _ax(15, "LabelText", "", (16, 17)),
+    _ax(16, "StaticText", "Email "),
+    _ax(17, "textbox", "Email", (19,), value={"type": "string", "value": "hi"}),
+    _ax(19, "generic", "", (20,)),
+    _ax(20, "StaticText", "hi"),
+    _ax(21, "button", "Save", (22,)),
+    _ax(22, "StaticText", "Save"),
+    _ax(23, "generic", "", (46,), ignored=True),
+    _ax(46, "StaticText", "light child"),
+    _ax(25, "checkbox", "Agree", properties=[{"name": "checked", "value": {"value": "true"}}, DISABLED]),
+    _ax(2, "combobox", "Size", (30,), value={"value": "S"}),
+    _ax(30, "MenuListPopup", "", (32,)),
+    _ax(32, "option", "S"),
+]
+HIDDEN = {14, 15, 16, 17, 19, 20, 21, 22, 23, 25, 2, 30, 32}
+"""Node 46 is the host's light child, shown through a slot: Playwright has it."""
+
+
+def test_a_section_shows_the_roots_nodes_in_the_snapshot_grammar() -> None:
+    lines = section(NODES, 13, HIDDEN, {21: (10, 20, 30, 40)})
+    assert lines == [
+        '- text: "Email"',
+        '- textbox "Email" [ref=s17]: "hi"',
+        '- button "Save" [ref=s21] [box=10,20,30,40]',
+        '- checkbox "Agree" [checked] [disabled] [ref=s25]',
+        '- combobox "Size" [ref=s2]: "S"',
+    ]
+    tree = parse("\n".join(lines))
+    assert [(n.role, n.ref) for n in tree.children][1:] == [
+        ("textbox", "s17"), ("button", "s21"), ("checkbox", "s25"), ("combobox", "s2")]  # fmt: skip
+    assert shown_ids(NODES, 13, HIDDEN) == [17, 21, 25, 2]
+
+
+def test_a_named_node_holds_its_children() -> None:
+    nodes = [_ax(1, "generic", "", (2,)), _ax(2, "list", "Steps", (3,)), _ax(3, "listitem", "", (4,)),
+             _ax(4, "link", "One", (5,)), _ax(5, "StaticText", "One")]  # fmt: skip
+    lines = section(nodes, 1, {2, 3, 4, 5}, {})
+    assert lines == ['- list "Steps" [ref=s2]:', "  - listitem [ref=s3]:", '    - link "One" [ref=s4]']
+
+
+PLAYWRIGHT = """- generic [active] [ref=e1] [box=8,21,1264,114]:
+  - heading "Top" [level=1] [ref=e2] [box=8,21,1264,37]
+  - button "Outside" [ref=e3] [box=8,81,62,21]
+  - generic [ref=e4] [box=74,82,382,17]: light child
+  - paragraph [ref=e5] [box=8,118,1264,18]: "-"
+  - list [ref=e6] [box=8,140,600,100]:
+    - listitem [ref=e7] [box=8,140,600,20]: one
+    - listitem [ref=e8] [box=8,200,600,20]: three"""
+
+
+def test_splice_puts_a_section_under_the_deepest_line_holding_its_host() -> None:
+    out = splice(PLAYWRIGHT, [((74, 82, 382, 17), ['- button "Save" [ref=s21]'])])
+    assert out.splitlines()[3:6] == [
+        "  - generic [ref=e4] [box=74,82,382,17]:",
+        "    - text: light child",
+        '    - button "Save" [ref=s21]',
+    ]
+    host = next(n for n in parse(out).walk() if n.ref == "e4")
+    assert [(n.role, n.text or n.name) for n in host.children] == [("text", "light child"), ("button", "Save")]
+
+
+def test_splice_keeps_the_order_of_the_page_among_children() -> None:
+    out = splice(PLAYWRIGHT, [((8, 170, 600, 20), ["- listitem [ref=s9]: two"])])
+    lines = out.splitlines()
+    assert lines[lines.index("    - listitem [ref=e7] [box=8,140,600,20]: one") + 1] == "    - listitem [ref=s9]: two"
+    assert lines[-1].endswith("three")
+
+
+def test_splice_without_a_box_appends_at_the_top_level() -> None:
+    out = splice(PLAYWRIGHT, [(None, ['- button "Hidden" [ref=s3]', '  - text: "x"'])])
+    assert out == PLAYWRIGHT + '\n- button "Hidden" [ref=s3]\n  - text: "x"'
+    assert splice(PLAYWRIGHT, []) == PLAYWRIGHT
