@@ -4,7 +4,7 @@ Chromium's accessibility tree over the DevTools protocol and spliced into the sn
 Cost on a page without closed roots: nothing but a number read with the title. `COUNT_AT_START`, an init script
 of every context lookout opens, counts the closed roots a document attaches (`attachShadow({mode: "closed"})`,
 and `setHTMLUnsafe` of HTML that declares one); only a page whose count is above zero is read over CDP: one
-`DOM.getDocument` (pierce) for the closed roots and their hosts, one `Accessibility.queryAXTree` per host and one
+`DOM.getDocument` (pierce) for the closed roots and their hosts, one `Accessibility.getFullAXTree` and one
 `DOM.getBoxModel` per node shown. Not seen: closed roots the HTML parser makes from the document's source
 (`<template shadowrootmode="closed">`), those of a document that was open before lookout connected, and those in
 iframes.
@@ -85,19 +85,22 @@ class ClosedShadow:
         cdp = await self.session(page)
         document = await cdp.send("DOM.getDocument", {"depth": -1, "pierce": True})
         await cdp.send("DOM.disable")  # no DOM events for every later mutation; backend ids stay valid
-        hosts, hidden = closed_roots(document["root"])
+        hosts, owner = closed_roots(document["root"])
         if not hosts:
             return raw
-        trees = await asyncio.gather(*(cdp.send("Accessibility.queryAXTree", {"backendNodeId": h}) for h in hosts))
-        shown = [shown_ids(tree["nodes"], host, hidden) for host, tree in zip(hosts, trees, strict=True)]
-        wanted = [*hosts, *(i for ids in shown for i in ids)][:MAX_BOXES]
+        # the whole tree: a host without a role of its own is ignored, and a query of its subtree finds nothing
+        tree = await cdp.send("Accessibility.getFullAXTree")
+        by_id = {n["nodeId"]: n for n in tree["nodes"]}
+        starts = tops(tree["nodes"], owner)
+        shown = {host: shown_ids(by_id, starts.get(host, []), owner) for host in hosts}
+        wanted = [*hosts, *(i for ids in shown.values() for i in ids)][:MAX_BOXES]
         found = await asyncio.gather(*(_box(cdp, i) for i in wanted))
         boxes = {i: box for i, box in zip(wanted, found, strict=True) if box is not None}
         sections = []
-        for host, tree, ids in zip(hosts, trees, shown, strict=True):
-            lines = section(tree["nodes"], host, hidden, boxes)
+        for host in hosts:
+            lines = section(by_id, starts.get(host, []), owner, boxes)
             if lines:
-                sections.append((boxes.get(host) or _union([boxes.get(i) for i in ids]), lines))
+                sections.append((boxes.get(host) or _union([boxes.get(i) for i in shown[host]]), lines))
         return splice(raw, sections)
 
 
@@ -119,40 +122,58 @@ def _union(boxes: list[Box | None]) -> Box | None:
     return left, top, max(b[0] + b[2] for b in real) - left, max(b[1] + b[3] for b in real) - top
 
 
-def closed_roots(root: dict[str, Any]) -> tuple[list[int], set[int]]:
-    """The hosts of the document's outermost closed shadow roots (backend node ids, in document order) and every
-    node inside a closed root (nested roots too). Frames' documents are not entered."""
+def closed_roots(root: dict[str, Any]) -> tuple[list[int], dict[int, int]]:
+    """The hosts of the document's outermost closed shadow roots (backend node ids, in document order), and for
+    every node inside a closed root (nested roots too) the outermost host it is under. Frames' documents are
+    not entered."""
     hosts: list[int] = []
-    hidden: set[int] = set()
-    stack: list[tuple[dict[str, Any], bool]] = [(root, False)]
+    owner: dict[int, int] = {}
+    stack: list[tuple[dict[str, Any], int | None]] = [(root, None)]
     while stack:
-        node, inside = stack.pop()
-        if inside:
-            hidden.add(node["backendNodeId"])
-        below: list[tuple[dict[str, Any], bool]] = []
+        node, host = stack.pop()
+        if host is not None:
+            owner[node["backendNodeId"]] = host
+        below: list[tuple[dict[str, Any], int | None]] = []
         for shadow in node.get("shadowRoots", ()):
-            closed = shadow.get("shadowRootType") == "closed"
-            if closed and not inside:
+            kind = shadow.get("shadowRootType")
+            if kind == "closed" and host is None:
                 hosts.append(node["backendNodeId"])
-            if shadow.get("shadowRootType") != "user-agent":
-                below.append((shadow, inside or closed))
-        below += [(child, inside) for child in node.get("children", ())]
+                below.append((shadow, node["backendNodeId"]))
+            elif kind != "user-agent":
+                below.append((shadow, host))
+        below += [(child, host) for child in node.get("children", ())]
         stack.extend(reversed(below))
-    return hosts, hidden
+    return hosts, owner
 
 
-def _walk(nodes: list[dict[str, Any]], host: int, hidden: set[int]) -> Iterator[tuple[dict[str, Any], int, str]]:
-    """The accessibility nodes of the host's closed root to show, depth first, with their depth and the name of
-    the node shown above them (wrappers hoisted, light children and inline boxes left out)."""
+def tops(nodes: list[dict[str, Any]], owner: dict[int, int]) -> dict[int, list[str]]:
+    """For each host, the accessibility nodes (ids) of its closed root that are not under another of them, in
+    document order (`nodes`: Accessibility.getFullAXTree, where an ignored host's children are its parent's)."""
     by_id = {n["nodeId"]: n for n in nodes}
-    top = next((n for n in nodes if n.get("backendDOMNodeId") == host), None)
-    if top is None:
-        return
-    stack = [(by_id[c], 0, "") for c in reversed(top.get("childIds", ())) if c in by_id]
+    out: dict[int, list[str]] = {}
+    stack = [n for n in nodes if "parentId" not in n][:1]
+    while stack:
+        node = stack.pop()
+        host = owner.get(node.get("backendDOMNodeId", -1))
+        if host is not None:
+            out.setdefault(host, []).append(node["nodeId"])
+            continue
+        stack.extend(by_id[c] for c in reversed(node.get("childIds", ())) if c in by_id)
+    return out
+
+
+Nodes = dict[str, dict[str, Any]]
+"""Accessibility nodes by their ids."""
+
+
+def _walk(by_id: Nodes, starts: list[str], inside: dict[int, int]) -> Iterator[tuple[dict[str, Any], int, str]]:
+    """The accessibility nodes under `starts` to show, depth first, with their depth and the name of the node
+    shown above them (wrappers hoisted; light children, which Playwright shows, and inline boxes left out)."""
+    stack = [(by_id[c], 0, "") for c in reversed(starts) if c in by_id]
     while stack:
         node, depth, above = stack.pop()
-        if node.get("backendDOMNodeId") not in hidden:
-            continue  # the host's light children (Playwright shows them) and inline text boxes
+        if node.get("backendDOMNodeId") not in inside:
+            continue
         role = _value(node, "role")
         hoisted = node.get("ignored") or (role in HOISTED and not _value(node, "name"))
         if not hoisted:
@@ -164,15 +185,15 @@ def _walk(nodes: list[dict[str, Any]], host: int, hidden: set[int]) -> Iterator[
         stack.extend((by_id[c], inner, name) for c in reversed(node.get("childIds", ())) if c in by_id)
 
 
-def shown_ids(nodes: list[dict[str, Any]], host: int, hidden: set[int]) -> list[int]:
+def shown_ids(by_id: Nodes, starts: list[str], inside: dict[int, int]) -> list[int]:
     """The backend ids of the nodes `section` shows (text nodes aside)."""
-    return [n["backendDOMNodeId"] for n, _, _ in _walk(nodes, host, hidden) if _value(n, "role") != "StaticText"]
+    return [n["backendDOMNodeId"] for n, _, _ in _walk(by_id, starts, inside) if _value(n, "role") != "StaticText"]
 
 
-def section(nodes: list[dict[str, Any]], host: int, hidden: set[int], boxes: dict[int, Box]) -> list[str]:
-    """The lines of the host's closed root (`nodes`: Accessibility.queryAXTree of the host), indented from 0."""
+def section(by_id: Nodes, starts: list[str], inside: dict[int, int], boxes: dict[int, Box]) -> list[str]:
+    """The lines of the nodes under `starts` (a host's `tops`) that are `inside` closed roots, indented from 0."""
     lines: list[str] = []
-    for node, depth, above in _walk(nodes, host, hidden):
+    for node, depth, above in _walk(by_id, starts, inside):
         role, name = str(_value(node, "role")), str(_value(node, "name") or "")
         indent = "  " * depth
         if role == "StaticText":

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from lookout.browser.aria import parse
-from lookout.browser.closed_shadow import closed_roots, section, shown_ids, splice
+from lookout.browser.closed_shadow import closed_roots, section, shown_ids, splice, tops
 
 
 def _dom(node_id: int, *children: dict[str, Any], shadow: list[dict[str, Any]] | None = None) -> dict[str, Any]:
@@ -30,14 +30,18 @@ def test_closed_roots_are_the_outermost_hosts_and_everything_inside_them() -> No
                                                        _dom(8, shadow=[_root("closed", 9, _dom(10))]))]),
                     _dom(11, shadow=[_root("open", 12, _dom(13))]), _dom(14, shadow=[_root("user-agent", 15)]),
                     _dom(16, shadow=[_root("closed", 17, _dom(18))]))  # fmt: skip
-    hosts, hidden = closed_roots(document)
+    hosts, owner = closed_roots(document)
     assert hosts == [2, 16], "nested closed roots (8) are read with their outer root"
-    assert hidden == {4, 5, 6, 7, 8, 9, 10, 17, 18}, "light children (3) and open roots outside (12, 13) are not"
+    assert owner == {4: 2, 5: 2, 6: 2, 7: 2, 8: 2, 9: 2, 10: 2, 17: 16, 18: 16}, (
+        "light children (3) and open roots outside (12, 13) are not inside")
 
 
 DISABLED = {"name": "disabled", "value": {"value": True}}
 NODES = [
-    _ax(13, "generic", "", (15, 21, 23, 25, 2)),
+    _ax(1, "RootWebArea", "Card", (8,)),
+    _ax(8, "generic", "", (7, 15, 21, 23, 25, 2, 9)),
+    _ax(7, "button", "Outside"),
+    _ax(9, "paragraph", "After"),
     _ax(15, "LabelText", "", (16, 17)),
     _ax(16, "StaticText", "Email "),
     _ax(17, "textbox", "Email", (19,), value={"type": "string", "value": "hi"}),
@@ -52,12 +56,18 @@ NODES = [
     _ax(30, "MenuListPopup", "", (32,)),
     _ax(32, "option", "S"),
 ]
-HIDDEN = {14, 15, 16, 17, 19, 20, 21, 22, 23, 25, 2, 30, 32}
-"""Node 46 is the host's light child, shown through a slot: Playwright has it."""
+for _node in NODES[1:]:
+    _node["parentId"] = "0"
+HIDDEN = dict.fromkeys((14, 15, 16, 17, 19, 20, 21, 22, 23, 25, 2, 30, 32), 13)
+"""The nodes inside host 13's closed root; 46 is the host's light child, shown through a slot: Playwright has it.
+The host itself is ignored (no role of its own): its children are the body's in Chromium's full tree."""
+BY_ID = {n["nodeId"]: n for n in NODES}
 
 
 def test_a_section_shows_the_roots_nodes_in_the_snapshot_grammar() -> None:
-    lines = section(NODES, 13, HIDDEN, {21: (10, 20, 30, 40)})
+    starts = tops(NODES, HIDDEN)
+    assert starts == {13: ["15", "21", "23", "25", "2"]}, "its top nodes, in document order"
+    lines = section(BY_ID, starts[13], HIDDEN, {21: (10, 20, 30, 40)})
     assert lines == [
         '- text: "Email"',
         '- textbox "Email" [ref=s17]: "hi"',
@@ -68,13 +78,13 @@ def test_a_section_shows_the_roots_nodes_in_the_snapshot_grammar() -> None:
     tree = parse("\n".join(lines))
     assert [(n.role, n.ref) for n in tree.children][1:] == [
         ("textbox", "s17"), ("button", "s21"), ("checkbox", "s25"), ("combobox", "s2")]  # fmt: skip
-    assert shown_ids(NODES, 13, HIDDEN) == [17, 21, 25, 2]
+    assert shown_ids(BY_ID, starts[13], HIDDEN) == [17, 21, 25, 2]
 
 
 def test_a_named_node_holds_its_children() -> None:
     nodes = [_ax(1, "generic", "", (2,)), _ax(2, "list", "Steps", (3,)), _ax(3, "listitem", "", (4,)),
              _ax(4, "link", "One", (5,)), _ax(5, "StaticText", "One")]  # fmt: skip
-    lines = section(nodes, 1, {2, 3, 4, 5}, {})
+    lines = section({n["nodeId"]: n for n in nodes}, ["2"], dict.fromkeys((2, 3, 4, 5), 1), {})
     assert lines == ['- list "Steps" [ref=s2]:', "  - listitem [ref=s3]:", '    - link "One" [ref=s4]']
 
 
