@@ -4,10 +4,10 @@ Chromium's accessibility tree over the DevTools protocol and spliced into the sn
 Cost on a page without closed roots: nothing but a number read with the title. `COUNT_AT_START`, an init script
 of every context lookout opens, counts the closed roots a document attaches (`attachShadow({mode: "closed"})`,
 and `setHTMLUnsafe` of HTML that declares one); only a page whose count is above zero is read over CDP: one
-`DOM.getDocument` (pierce) for the closed roots and their hosts, one `Accessibility.getFullAXTree` and one
-`DOM.getBoxModel` per node shown. Not seen: closed roots the HTML parser makes from the document's source
-(`<template shadowrootmode="closed">`), those of a document that was open before lookout connected, and those in
-iframes.
+`DOMSnapshot.captureSnapshot` (the closed roots, their hosts and every node's box; cheaper than
+`DOM.getDocument` with pierce alone) and one `Accessibility.getFullAXTree`. Not seen: closed roots the HTML
+parser makes from the document's source (`<template shadowrootmode="closed">`), those of a document that was open
+before lookout connected, and those in iframes.
 
 The nodes of a closed root are lines of the same grammar (lookout.browser.aria) with refs `s<N>` (N: Chromium's
 backend node id, stable while the element lives; Playwright's refs are `e<N>` and `f<N>e<N>`, so they never
@@ -18,7 +18,6 @@ actions on them are lookout.browser.shadow_actions.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
@@ -55,8 +54,6 @@ COUNT_AT_START = (
 """The init script that counts a document's closed shadow roots (the count only grows)."""
 PROBE = f"() => [document.title, document.{KEY} || 0]"
 """The page's title and its count of closed shadow roots, in one round trip."""
-MAX_BOXES = 300
-"""Boxes asked for at most per read (a node beyond has none: it is graded as its parent)."""
 HOISTED = frozenset({"generic", "none", "presentation", "LabelText", "MenuListPopup", "InlineTextBox"})
 """Chromium's roles shown as their children (an unnamed wrapper, a label's box, a select's popup)."""
 VALUED = frozenset({"textbox", "searchbox", "spinbutton", "slider", "combobox"})
@@ -83,35 +80,21 @@ class ClosedShadow:
         """`raw` (Playwright's snapshot of `page`) with the nodes of the page's closed shadow roots."""
         self.reads += 1
         cdp = await self.session(page)
-        document = await cdp.send("DOM.getDocument", {"depth": -1, "pierce": True})
-        await cdp.send("DOM.disable")  # no DOM events for every later mutation; backend ids stay valid
-        hosts, owner = closed_roots(document["root"])
+        layout = await cdp.send("DOMSnapshot.captureSnapshot", {"computedStyles": []})
+        hosts, owner, boxes = closed_roots(layout)
         if not hosts:
             return raw
         # the whole tree: a host without a role of its own is ignored, and a query of its subtree finds nothing
         tree = await cdp.send("Accessibility.getFullAXTree")
         by_id = {n["nodeId"]: n for n in tree["nodes"]}
         starts = tops(tree["nodes"], owner)
-        shown = {host: shown_ids(by_id, starts.get(host, []), owner) for host in hosts}
-        wanted = [*hosts, *(i for ids in shown.values() for i in ids)][:MAX_BOXES]
-        found = await asyncio.gather(*(_box(cdp, i) for i in wanted))
-        boxes = {i: box for i, box in zip(wanted, found, strict=True) if box is not None}
         sections = []
         for host in hosts:
             lines = section(by_id, starts.get(host, []), owner, boxes)
             if lines:
-                sections.append((boxes.get(host) or _union([boxes.get(i) for i in shown[host]]), lines))
+                shown = shown_ids(by_id, starts.get(host, []), owner)
+                sections.append((boxes.get(host) or _union([boxes.get(i) for i in shown]), lines))
         return splice(raw, sections)
-
-
-async def _box(cdp: CDPSession, backend_id: int) -> Box | None:
-    try:
-        model = await cdp.send("DOM.getBoxModel", {"backendNodeId": backend_id})
-    except Exception:  # noqa: BLE001 (Playwright's Error: a node without a layout box has none)
-        return None
-    quad = model["model"]["border"]
-    xs, ys = quad[0::2], quad[1::2]
-    return round(min(xs)), round(min(ys)), round(max(xs) - min(xs)), round(max(ys) - min(ys))
 
 
 def _union(boxes: list[Box | None]) -> Box | None:
@@ -122,28 +105,39 @@ def _union(boxes: list[Box | None]) -> Box | None:
     return left, top, max(b[0] + b[2] for b in real) - left, max(b[1] + b[3] for b in real) - top
 
 
-def closed_roots(root: dict[str, Any]) -> tuple[list[int], dict[int, int]]:
-    """The hosts of the document's outermost closed shadow roots (backend node ids, in document order), and for
-    every node inside a closed root (nested roots too) the outermost host it is under. Frames' documents are
-    not entered."""
+def closed_roots(layout: dict[str, Any]) -> tuple[list[int], dict[int, int], dict[int, Box]]:
+    """From `DOMSnapshot.captureSnapshot` of the page: the hosts of the main document's outermost closed shadow
+    roots (backend node ids, in document order); for every node inside a closed root (nested roots too) the
+    outermost host it is under; and the viewport box of every node with a layout box. The snapshot lists the
+    flat tree (a root's nodes under their host, slotted light children under their slot), each node of a shadow
+    tree with the kind of root it is in; frames are documents of their own."""
+    document, strings = layout["documents"][0], layout["strings"]
+    nodes = document["nodes"]
+    parents, backend = nodes["parentIndex"], nodes["backendNodeId"]
+    rare = nodes.get("shadowRootType") or {"index": [], "value": []}
+    kind = {i: strings[v] for i, v in zip(rare["index"], rare["value"], strict=True)}
     hosts: list[int] = []
+    known: set[int] = set()
+    under: list[int | None] = []
+    """For each node (by index), the outermost host of the closed root it is in."""
     owner: dict[int, int] = {}
-    stack: list[tuple[dict[str, Any], int | None]] = [(root, None)]
-    while stack:
-        node, host = stack.pop()
+    for i, parent in enumerate(parents):
+        inside = kind.get(i)  # a node of the document's own tree (a host's light child, slotted) has none
+        host = under[parent] if inside and parent >= 0 else None
+        if host is None and inside == "closed":
+            host = backend[parent]
+            if host not in known:
+                known.add(host)
+                hosts.append(host)
+        under.append(host)
         if host is not None:
-            owner[node["backendNodeId"]] = host
-        below: list[tuple[dict[str, Any], int | None]] = []
-        for shadow in node.get("shadowRoots", ()):
-            kind = shadow.get("shadowRootType")
-            if kind == "closed" and host is None:
-                hosts.append(node["backendNodeId"])
-                below.append((shadow, node["backendNodeId"]))
-            elif kind != "user-agent":
-                below.append((shadow, host))
-        below += [(child, host) for child in node.get("children", ())]
-        stack.extend(reversed(below))
-    return hosts, owner
+            owner[backend[i]] = host
+    dx, dy = document.get("scrollOffsetX", 0), document.get("scrollOffsetY", 0)
+    boxes: dict[int, Box] = {}
+    boxed = document.get("layout") or {"nodeIndex": [], "bounds": []}
+    for index, (x, y, w, h) in zip(boxed["nodeIndex"], boxed["bounds"], strict=True):
+        boxes.setdefault(backend[index], (round(x - dx), round(y - dy), round(w), round(h)))
+    return hosts, owner, boxes
 
 
 def tops(nodes: list[dict[str, Any]], owner: dict[int, int]) -> dict[int, list[str]]:

@@ -9,31 +9,42 @@ from lookout.browser.aria import parse
 from lookout.browser.closed_shadow import closed_roots, section, shown_ids, splice, tops
 
 
-def _dom(node_id: int, *children: dict[str, Any], shadow: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    node: dict[str, Any] = {"backendNodeId": node_id, "children": list(children)}
-    if shadow is not None:
-        node["shadowRoots"] = shadow
-    return node
-
-
-def _root(kind: str, node_id: int, *children: dict[str, Any]) -> dict[str, Any]:
-    return {**_dom(node_id, *children), "shadowRootType": kind}
-
-
 def _ax(node_id: int, role: str, name: str = "", children: tuple[int, ...] = (), **extra: Any) -> dict[str, Any]:
     return {"nodeId": str(node_id), "backendDOMNodeId": node_id, "role": {"value": role}, "name": {"value": name},
             "childIds": [str(c) for c in children], **extra}  # fmt: skip
 
 
+def _layout(nodes: list[tuple[int, int, str | None]], scroll_y: int = 0) -> dict[str, Any]:
+    """A DOMSnapshot.captureSnapshot answer: nodes as (parent index, backend id, kind of root it is in), each with
+    a box 10 px high at y = 100 * its index (in the document)."""
+    strings = ["closed", "open"]
+    rare = [(i, strings.index(kind)) for i, (_, _, kind) in enumerate(nodes) if kind]
+    return {"strings": strings, "documents": [{
+        "nodes": {"parentIndex": [n[0] for n in nodes], "backendNodeId": [n[1] for n in nodes],
+                  "shadowRootType": {"index": [i for i, _ in rare], "value": [v for _, v in rare]}},
+        "layout": {"nodeIndex": list(range(len(nodes))), "bounds": [[0, 100 * i, 50, 10] for i in range(len(nodes))]},
+        "scrollOffsetX": 0, "scrollOffsetY": scroll_y}]}  # fmt: skip
+
+
 def test_closed_roots_are_the_outermost_hosts_and_everything_inside_them() -> None:
-    document = _dom(1, _dom(2, _dom(3), shadow=[_root("closed", 4, _dom(5, shadow=[_root("open", 6, _dom(7))]),
-                                                       _dom(8, shadow=[_root("closed", 9, _dom(10))]))]),
-                    _dom(11, shadow=[_root("open", 12, _dom(13))]), _dom(14, shadow=[_root("user-agent", 15)]),
-                    _dom(16, shadow=[_root("closed", 17, _dom(18))]))  # fmt: skip
-    hosts, owner = closed_roots(document)
-    assert hosts == [2, 16], "nested closed roots (8) are read with their outer root"
-    assert owner == {4: 2, 5: 2, 6: 2, 7: 2, 8: 2, 9: 2, 10: 2, 17: 16, 18: 16}, (
-        "light children (3) and open roots outside (12, 13) are not inside")
+    layout = _layout([
+        (-1, 1, None),  # 0 the document
+        (0, 2, None),  # 1 a host
+        (1, 3, None),  # 2 its light child
+        (1, 4, "closed"),  # 3 its closed root's node
+        (3, 5, "closed"),  # 4
+        (4, 6, "open"),  # 5 an open root inside the closed one
+        (4, 7, "closed"),  # 6 a closed root inside the closed one
+        (4, 12, None),  # 7 a light child of host 2, slotted (the flat tree)
+        (0, 8, None),  # 8 a host of an open root
+        (8, 9, "open"),  # 9
+        (0, 10, None),  # 10 another closed host
+        (10, 11, "closed"),  # 11
+    ], scroll_y=50)  # fmt: skip
+    hosts, owner, boxes = closed_roots(layout)
+    assert hosts == [2, 10], "nested closed roots are read with their outer root"
+    assert owner == {4: 2, 5: 2, 6: 2, 7: 2, 11: 10}, "light children (3, 12) and open roots outside (9) are not inside"
+    assert boxes[4] == (0, 250, 50, 10), "in the viewport: the document's scroll taken off"
 
 
 DISABLED = {"name": "disabled", "value": {"value": True}}
