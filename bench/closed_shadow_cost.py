@@ -5,7 +5,9 @@ On the same tab, alternating within each round so that a shared machine's load w
 - `before`: the read lookout made before closed roots were read (`aria_snapshot(mode="ai", boxes=True)` beside
   `page.title()`);
 - `now`: lookout's read now (`lookout.browser.page.read_page`: the same, with the title and the count of closed
-  roots in one evaluate, and the CDP read of the closed roots only when the count is above zero).
+  roots in one evaluate, and the CDP read of the closed roots only when the count is above zero);
+- `title` and `probe`: `page.title()` (what read the title before) and the evaluate that reads the title and the
+  count now, alone: the whole difference on a page without closed roots.
 Pages: Python's documentation as Debian ships it (no closed roots) and a generated page with `--hosts` custom
 elements, each with a closed root holding a form (the CDP read's cost). Medians of `--repeat` rounds; the last
 line is one JSON object with the figures.
@@ -31,6 +33,7 @@ sys.path.insert(0, str(REPO))
 import orjson  # noqa: E402
 
 from lookout.browser.browser import BrowserHost  # noqa: E402
+from lookout.browser.closed_shadow import PROBE  # noqa: E402
 from lookout.browser.page import read_page  # noqa: E402
 from lookout.browser.registry import PageRegistry  # noqa: E402
 from lookout.core.events import EventBus  # noqa: E402
@@ -61,16 +64,19 @@ async def measure(registry: PageRegistry, url: str, repeat: int) -> dict[str, An
         "peer": lambda: tab.aria_snapshot(mode="ai"),
         "before": lambda: asyncio.gather(tab.title(), tab.aria_snapshot(mode="ai", boxes=True)),
         "now": lambda: read_page(tab, shadow),
+        "title": tab.title,
+        "probe": lambda: tab.evaluate(PROBE),
     }
     times: dict[str, list[float]] = {name: [] for name in reads}
     for call in reads.values():  # warm up
         await call()
     for round_ in range(repeat):
         order = list(reads.items())
-        for name, call in order[round_ % 3 :] + order[: round_ % 3]:
+        for name, call in order[round_ % len(order) :] + order[: round_ % len(order)]:
             times[name].append(await _ms(call))
     medians = {name: statistics.median(values) for name, values in times.items()}
-    return {**{f"{k}_ms": round(v, 1) for k, v in medians.items()}, "cdp_reads": shadow.reads,
+    refs = (await read_page(tab, shadow))[2].count("[ref=s")
+    return {**{f"{k}_ms": round(v, 1) for k, v in medians.items()}, "cdp_reads": shadow.reads, "s_refs": refs,
             "now_over_before": round(medians["now"] / medians["before"], 3),
             "now_over_peer": round(medians["now"] / medians["peer"], 3),
             "added_ms": round(medians["now"] - medians["before"], 1)}  # fmt: skip
@@ -100,12 +106,12 @@ def main() -> None:
     figures = asyncio.run(run(parser.parse_args()))
     print(f"load average {figures['load'][0]:.1f} before, {figures['load'][1]:.1f} after; medians of "
           f"{figures['repeat']} rounds")  # fmt: skip
-    print(
-        f"{'page':42} {'peer ms':>8} {'before ms':>9} {'now ms':>7} {'now/before':>10} {'now/peer':>8} {'CDP reads':>9}"
-    )
+    print(f"{'page':38} {'peer ms':>8} {'before ms':>9} {'now ms':>7} {'now/before':>10} {'now/peer':>8} "
+          f"{'title ms':>8} {'probe ms':>8} {'CDP reads':>9} {'s refs':>6}")  # fmt: skip
     for name, row in figures["pages"].items():
-        print(f"{name:42} {row['peer_ms']:8.1f} {row['before_ms']:9.1f} {row['now_ms']:7.1f} "
-              f"{row['now_over_before']:10.3f} {row['now_over_peer']:8.3f} {row['cdp_reads']:9d}")  # fmt: skip
+        print(f"{name:38} {row['peer_ms']:8.1f} {row['before_ms']:9.1f} {row['now_ms']:7.1f} "
+              f"{row['now_over_before']:10.3f} {row['now_over_peer']:8.3f} {row['title_ms']:8.2f} "
+              f"{row['probe_ms']:8.2f} {row['cdp_reads']:9d} {row['s_refs']:6d}")  # fmt: skip
     print(orjson.dumps(figures).decode())
 
 
