@@ -13,31 +13,9 @@ from lookout.browser.page import Page
 from lookout.browser.registry import PageRegistry
 from lookout.browser.snapshot_view import SnapshotOptions
 from lookout.core.errors import Conflict
-from tests.support.pages import ref_of
+from tests.support.pages import CLOSED_CARD, ref_of
 from tests.support.site import serve_directory
 
-CARD = """<!doctype html><title>Card</title><body>
-<h1>Account</h1><button>Outside</button>
-<x-card aria-label="Card" role="group"><span>light child</span></x-card>
-<p id="out">-</p><x-bare></x-bare>
-<script>
-customElements.define('x-bare', class extends HTMLElement { constructor() { super();
-  this.attachShadow({mode: 'closed'}).innerHTML = '<a href="#more">More</a>'; } });
-customElements.define('x-card', class extends HTMLElement { constructor() { super();
-  const root = this.attachShadow({mode: 'closed'});
-  root.innerHTML = '<label>Email <input id="email"></label><button id="save">Save</button><slot></slot>'
-    + '<label><input type="checkbox" id="agree"> Agree</label>'
-    + '<select aria-label="Size" id="size"><option>Small</option><option>Large</option></select>'
-    + '<button id="gone">Remove me</button><span id="hovered"></span>';
-  const out = document.getElementById('out');
-  root.getElementById('save').onclick = () => { out.textContent = 'Saved ' + root.getElementById('email').value; };
-  root.getElementById('agree').onchange = e => { out.textContent = 'Agree ' + e.target.checked; };
-  root.getElementById('size').onchange = e => { out.textContent = 'Size ' + e.target.value; };
-  root.getElementById('gone').onclick = e => e.target.remove();
-  root.getElementById('email').onkeydown = e => { if (e.key === 'Enter') out.textContent = 'Enter pressed'; };
-  root.getElementById('save').onmouseenter = () => { out.textContent = 'Hovering'; };
-}});
-</script></body>"""
 PLAIN = """<!doctype html><title>Plain</title><h1>Plain</h1><x-open></x-open><button>Go</button>
 <script>customElements.define('x-open', class extends HTMLElement { constructor() { super();
   this.attachShadow({mode: 'open'}).innerHTML = '<button>Inside open</button>'; } });</script>"""
@@ -46,7 +24,7 @@ PLAIN = """<!doctype html><title>Plain</title><h1>Plain</h1><x-open></x-open><bu
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     root = tmp_path_factory.mktemp("site")
-    (root / "card.html").write_text(CARD)
+    (root / "card.html").write_text(CLOSED_CARD)
     (root / "plain.html").write_text(PLAIN)
     with serve_directory(root) as url:
         yield url
