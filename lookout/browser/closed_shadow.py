@@ -3,7 +3,7 @@ Chromium's accessibility tree over the DevTools protocol and spliced into the sn
 
 Cost on a page without closed roots: nothing but a number read with the title. `COUNT_AT_START`, an init script
 of every context lookout opens, counts the closed roots a document attaches (`attachShadow({mode: "closed"})`,
-and `setHTMLUnsafe` of HTML that declares one); only a page whose count is above zero is read over CDP: one
+and `setHTMLUnsafe` or `Document.parseHTMLUnsafe` of HTML that declares one); only a page whose count is above zero is read over CDP: one
 `DOMSnapshot.captureSnapshot` (the closed roots, their hosts and every node's box; cheaper than
 `DOM.getDocument` with pierce alone) and one `Accessibility.getFullAXTree`. Not seen: closed roots the HTML
 parser makes from the document's source (`<template shadowrootmode="closed">`), those of a document that was open
@@ -22,6 +22,7 @@ import json
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from lookout.browser import playwright_api as pw
 from lookout.browser.aria import _LINE
 
 if TYPE_CHECKING:
@@ -49,6 +50,11 @@ COUNT_AT_START = (
       return out;
     };
   }
+  const parse = Document.parseHTMLUnsafe;  // a document of its own, whose nodes this one may adopt
+  if (parse) Document.parseHTMLUnsafe = function (html, ...rest) {
+    if (declares(html)) count(document);
+    return parse.call(this, html, ...rest);
+  };
 })();"""
 )  # fmt: skip
 """The init script that counts a document's closed shadow roots (the count only grows)."""
@@ -80,12 +86,16 @@ class ClosedShadow:
         """`raw` (Playwright's snapshot of `page`) with the nodes of the page's closed shadow roots."""
         self.reads += 1
         cdp = await self.session(page)
-        layout = await cdp.send("DOMSnapshot.captureSnapshot", {"computedStyles": []})
-        hosts, owner, boxes = closed_roots(layout)
-        if not hosts:
-            return raw
-        # the whole tree: a host without a role of its own is ignored, and a query of its subtree finds nothing
-        tree = await cdp.send("Accessibility.getFullAXTree")
+        try:
+            layout = await cdp.send("DOMSnapshot.captureSnapshot", {"computedStyles": []})
+            hosts, owner, boxes = closed_roots(layout)
+            if not hosts:
+                return raw
+            # the whole tree: a host without a role of its own is ignored, and a query of its subtree finds nothing
+            tree = await cdp.send("Accessibility.getFullAXTree")
+        except pw.Error:
+            self._cdp = None  # a session that went with its target: the next read opens another
+            raise
         by_id = {n["nodeId"]: n for n in tree["nodes"]}
         starts = tops(tree["nodes"], owner)
         sections = []

@@ -25,12 +25,17 @@ PLAIN = """<!doctype html><title>Plain</title><h1>Plain</h1><x-open></x-open><bu
 <script>customElements.define('x-open', class extends HTMLElement { constructor() { super();
   this.attachShadow({mode: 'open'}).innerHTML = '<button>Inside open</button>'; } });</script>"""
 
+DECLARED = """<!doctype html><title>Declared</title><h1>Declared</h1><section id="box"></section>
+<script>document.getElementById('box').setHTMLUnsafe(
+  '<div><template shadowrootmode="closed"><button>Declared</button></template></div>');</script>"""
+
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     root = tmp_path_factory.mktemp("site")
     (root / "card.html").write_text(CLOSED_CARD)
     (root / "plain.html").write_text(PLAIN)
+    (root / "declared.html").write_text(DECLARED)
     with serve_directory(root) as url:
         yield url
 
@@ -119,3 +124,9 @@ async def test_closed_roots_on_a_browser_elsewhere(tmp_path: Path, site: str, ki
     finally:
         await registry.shutdown()
         far.stop()
+
+
+async def test_a_closed_root_declared_in_html_set_by_script_is_read(pages: PageRegistry, site: str) -> None:
+    page, text = await _open(pages, f"{site}/declared.html")
+    assert ref_of(text, '- button "Declared"').startswith("s"), text
+    assert page.shadow.reads == 1, "counted by the init script's hook of setHTMLUnsafe"
