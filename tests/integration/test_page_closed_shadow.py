@@ -16,6 +16,7 @@ from lookout.browser.registry import PageRegistry
 from lookout.browser.snapshot_view import SnapshotOptions
 from lookout.core.errors import Conflict
 from lookout.core.events import EventBus
+from lookout.timeline.recording import current_agent
 from tests.conftest import free_port
 from tests.support.pages import CLOSED_CARD, ref_of
 from tests.support.remote_browsers import CdpChromium, PlaywrightServer
@@ -130,3 +131,23 @@ async def test_a_closed_root_declared_in_html_set_by_script_is_read(pages: PageR
     page, text = await _open(pages, f"{site}/declared.html")
     assert ref_of(text, '- button "Declared"').startswith("s"), text
     assert page.shadow.reads == 1, "counted by the init script's hook of setHTMLUnsafe"
+
+
+async def test_a_closed_root_ref_after_another_hands_action(pages: PageRegistry, site: str) -> None:
+    """Another hand acted after the agent's snapshot: a closed root's ref whose element stayed as it was works,
+    one whose element that hand removed is a 409 that names the hand."""
+    token = current_agent.set("A")
+    try:
+        page, text = await _open(pages, f"{site}/card.html")
+        gone, save = ref_of(text, '- button "Remove me"'), ref_of(text, '- button "Save"')
+        current_agent.set("B")
+        await page.snapshot(SnapshotOptions())
+        await page.act(Click(ref=gone), None)
+        current_agent.set("A")
+        with pytest.raises(Conflict) as removed:
+            await page.act(Click(ref=gone), None)
+        assert f"ref {gone}" in removed.value.message and "'B'" in removed.value.message
+        await page.act(Click(ref=save), None)
+        assert await page.page.text_content("#out") == "Saved "
+    finally:
+        current_agent.reset(token)
