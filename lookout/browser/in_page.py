@@ -201,7 +201,7 @@ BEFORE_ACTION = (
                             attributeFilter: ['hidden', 'open', 'style', 'class', 'aria-hidden']});
     return observer;
   });
-  window.__lookoutWatch = {observers, added, revealed, states: controlStates(all),
+  window.__lookoutWatch = {observers, added, revealed, states: controlStates(all), own,
                            before: norm(document.body && document.body.innerText)};
   return {problem: null, focus: describe(deepActive())};
 }"""
@@ -250,8 +250,10 @@ AFTER_ACTION = (
     return name && text && !text.startsWith(name) ? `${name}: ${text}` : text;
   };
   if (window.__lookoutTimers) window.__lookoutTimers.on = false;
-  const result = {focus: describe(deepActive()), title: document.title, text: out, controls: []};
   const pending = window.__lookoutWatch;
+  let active = deepActive();  // inside the action's closed shadow root: the element focused there, not its host
+  if (pending && pending.own && active && active === pending.own.host && pending.own.activeElement) active = pending.own.activeElement;
+  const result = {focus: describe(active), title: document.title, text: out, controls: []};
   if (pending) {  // the same document: what the action added, changed or revealed
     pending.observers.forEach(o => o.disconnect());
     delete window.__lookoutWatch;

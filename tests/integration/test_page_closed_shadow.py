@@ -65,7 +65,8 @@ async def test_controls_of_a_closed_root_are_in_the_snapshot_with_refs(pages: Pa
 async def test_a_closed_root_button_clicked_by_its_ref_runs_its_handler(pages: PageRegistry, site: str) -> None:
     page, text = await _open(pages, f"{site}/card.html")
     filled = await page.act(Fill(ref=ref_of(text, '- textbox "Email"'), text="ann@example.org"), None)
-    assert filled["effects"]["controls"], filled
+    assert filled["effects"]["controls"] == [{"control": 'textbox "Email"', "value": "ann@example.org"}], filled
+    assert filled["effects"]["focus"] == 'textbox "Email"', "the element focused in the closed root, not its host"
     done = await page.act(Click(ref=ref_of(text, '- button "Save"')), SnapshotOptions())
     assert "Saved ann@example.org" in done["snapshot"]["text"]
     after = (await page.snapshot(SnapshotOptions()))["text"]
