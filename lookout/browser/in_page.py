@@ -131,7 +131,8 @@ const coverOf = el => {  // what takes a pointer aimed at el (an open modal it i
   if (!box || !box.width || !box.height) return null;
   const x = box.left + box.width / 2, y = box.top + box.height / 2;
   let hit = doc.elementFromPoint(x, y);
-  while (hit && hit.shadowRoot) { const inner = hit.shadowRoot.elementFromPoint(x, y); if (!inner || inner === hit) break; hit = inner; }
+  const shadowOf = h => h.shadowRoot || (h === el.getRootNode().host ? el.getRootNode() : null);  // el's closed root too
+  while (hit && shadowOf(hit)) { const inner = shadowOf(hit).elementFromPoint(x, y); if (!inner || inner === hit) break; hit = inner; }
   if (!hit || within(el, hit) || within(hit, el)) return null;  // el, inside it, or around it (a gap in its text)
   const label = hit.closest('label');
   if (label && (label.control === el || within(label, el))) return null;

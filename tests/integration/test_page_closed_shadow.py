@@ -152,3 +152,12 @@ async def test_a_closed_root_ref_after_another_hands_action(pages: PageRegistry,
         assert await page.page.text_content("#out") == "Saved "
     finally:
         current_agent.reset(token)
+
+
+async def test_a_click_covered_inside_the_closed_root_names_what_covers_it(pages: PageRegistry, site: str) -> None:
+    page, text = await _open(pages, f"{site}/card.html")
+    await page.act(Click(ref=ref_of(text, '- button "Busy"')), None)
+    with pytest.raises(Conflict) as covered:
+        await page.act(Click(ref=ref_of(text, '- button "Save"')), None)
+    assert 'is covered by dialog "Busy"' in covered.value.message
+    assert await page.page.text_content("#out") == "-", "the click did not go through"

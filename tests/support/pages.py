@@ -34,7 +34,7 @@ customElements.define('x-card', class extends HTMLElement { constructor() { supe
   root.innerHTML = '<label>Email <input id="email"></label><button id="save">Save</button><slot></slot>'
     + '<label><input type="checkbox" id="agree"> Agree</label>'
     + '<select aria-label="Size" id="size"><option>Small</option><option>Large</option></select>'
-    + '<button id="gone">Remove me</button><span id="hovered"></span>';
+    + '<button id="gone">Remove me</button><button id="busy">Busy</button>';
   const out = document.getElementById('out');
   root.getElementById('save').onclick = () => { out.textContent = 'Saved ' + root.getElementById('email').value; };
   root.getElementById('agree').onchange = e => { out.textContent = 'Agree ' + e.target.checked; };
@@ -42,10 +42,14 @@ customElements.define('x-card', class extends HTMLElement { constructor() { supe
   root.getElementById('gone').onclick = e => e.target.remove();
   root.getElementById('email').onkeydown = e => { if (e.key === 'Enter') out.textContent = 'Enter pressed'; };
   root.getElementById('save').onmouseenter = () => { out.textContent = 'Hovering'; };
+  root.getElementById('busy').onclick = () => {
+    root.getElementById('save').insertAdjacentHTML('afterend', '<div role="dialog" aria-label="Busy" '
+      + 'style="position: fixed; inset: 0; background: #8888">Please wait</div>'); };
 }});
 </script></body>"""
 """A custom element whose closed shadow root holds an email field, a button that shows it in `#out`, a checkbox,
-a select, a button that removes itself and (through a slot) the host's light child; and a bare host (no role)
+a select, a button that removes itself, one that covers the page with a dialog of the root's own and (through a
+slot) the host's light child; and a bare host (no role)
 whose closed root holds a link."""
 
 
