@@ -18,6 +18,7 @@ actions on them are lookout.browser.shadow_actions.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
@@ -88,7 +89,7 @@ class ClosedShadow:
         cdp = await self.session(page)
         try:
             layout = await cdp.send("DOMSnapshot.captureSnapshot", {"computedStyles": []})
-            hosts, owner, boxes = closed_roots(layout)
+            hosts, owner, boxes = await asyncio.to_thread(closed_roots, layout)  # a pass over every node: not here
             if not hosts:
                 return raw
             # the whole tree: a host without a role of its own is ignored, and a query of its subtree finds nothing
@@ -96,15 +97,22 @@ class ClosedShadow:
         except pw.Error:
             self._cdp = None  # a session that went with its target: the next read opens another
             raise
-        by_id = {n["nodeId"]: n for n in tree["nodes"]}
-        starts = tops(tree["nodes"], owner)
-        sections = []
-        for host in hosts:
-            lines = section(by_id, starts.get(host, []), owner, boxes)
-            if lines:
-                shown = shown_ids(by_id, starts.get(host, []), owner)
-                sections.append((boxes.get(host) or _union([boxes.get(i) for i in shown]), lines))
-        return splice(raw, sections)
+        return await asyncio.to_thread(with_sections, raw, tree["nodes"], hosts, owner, boxes)
+
+
+def with_sections(
+    raw: str, nodes: list[dict[str, Any]], hosts: list[int], owner: dict[int, int], boxes: dict[int, Box]
+) -> str:
+    """`raw` with a section for each host (`nodes`: Accessibility.getFullAXTree; the rest: `closed_roots`)."""
+    by_id = {n["nodeId"]: n for n in nodes}
+    starts = tops(nodes, owner)
+    sections = []
+    for host in hosts:
+        lines = section(by_id, starts.get(host, []), owner, boxes)
+        if lines:
+            shown = shown_ids(by_id, starts.get(host, []), owner)
+            sections.append((boxes.get(host) or _union([boxes.get(i) for i in shown]), lines))
+    return splice(raw, sections)
 
 
 def _union(boxes: list[Box | None]) -> Box | None:
