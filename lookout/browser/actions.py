@@ -56,6 +56,8 @@ from lookout.core.observations import Seen, staleness
 
 if TYPE_CHECKING:
     from playwright.async_api import Frame, Locator, Page
+
+    from lookout.browser.shadow_actions import ShadowElement
 DOM_QUIET_MS = 300
 """The `dom_quiet` wait's quiet: the DOM has not changed for this long."""
 SETTLE_QUIET_MS = 100
@@ -132,7 +134,7 @@ async def frame_of(page: Page, element: Locator | None) -> Frame | None:
     return None if frame is None or frame == page.main_frame else frame
 
 
-async def before(page: Page, element: Locator | None, action: Action) -> str | None:
+async def before(page: Page, element: Locator | ShadowElement | None, action: Action) -> str | None:
     """Check what the action gives its control (BadInput naming the control and what it accepts) and that
     nothing covers the element a pointer action aims at (a Conflict naming what covers it: a modal, an
     overlay, at once rather than after the action's timeout), start

@@ -131,7 +131,8 @@ const coverOf = el => {  // what takes a pointer aimed at el (an open modal it i
   if (!box || !box.width || !box.height) return null;
   const x = box.left + box.width / 2, y = box.top + box.height / 2;
   let hit = doc.elementFromPoint(x, y);
-  while (hit && hit.shadowRoot) { const inner = hit.shadowRoot.elementFromPoint(x, y); if (!inner || inner === hit) break; hit = inner; }
+  const shadowOf = h => h.shadowRoot || (h === el.getRootNode().host ? el.getRootNode() : null);  // el's closed root too
+  while (hit && shadowOf(hit)) { const inner = shadowOf(hit).elementFromPoint(x, y); if (!inner || inner === hit) break; hit = inner; }
   if (!hit || within(el, hit) || within(hit, el)) return null;  // el, inside it, or around it (a gap in its text)
   const label = hit.closest('label');
   if (label && (label.control === el || within(label, el))) return null;
@@ -189,7 +190,8 @@ BEFORE_ACTION = (
     + TIMERS
     + r""")();  // the timers the action's handlers start, to settle on them
   timers.pending.clear(); timers.started = 0; timers.on = true;
-  const added = new Set(), revealed = new Set(), all = roots();
+  const added = new Set(), revealed = new Set(), all = roots(), own = el && el.getRootNode();
+  if (own && own !== document && !all.includes(own)) all.push(own);  // a closed shadow root (reached by CDP)
   const observers = all.map(root => {
     const observer = new MutationObserver(records => { for (const r of records) {
       if (r.type === 'childList') r.addedNodes.forEach(n => added.add(n.nodeType === 1 ? n : n.parentElement));
@@ -200,7 +202,7 @@ BEFORE_ACTION = (
                             attributeFilter: ['hidden', 'open', 'style', 'class', 'aria-hidden']});
     return observer;
   });
-  window.__lookoutWatch = {observers, added, revealed, states: controlStates(all),
+  window.__lookoutWatch = {observers, added, revealed, states: controlStates(all), own,
                            before: norm(document.body && document.body.innerText)};
   return {problem: null, focus: describe(deepActive())};
 }"""
@@ -249,8 +251,10 @@ AFTER_ACTION = (
     return name && text && !text.startsWith(name) ? `${name}: ${text}` : text;
   };
   if (window.__lookoutTimers) window.__lookoutTimers.on = false;
-  const result = {focus: describe(deepActive()), title: document.title, text: out, controls: []};
   const pending = window.__lookoutWatch;
+  let active = deepActive();  // inside the action's closed shadow root: the element focused there, not its host
+  if (pending && pending.own && active && active === pending.own.host && pending.own.activeElement) active = pending.own.activeElement;
+  const result = {focus: describe(active), title: document.title, text: out, controls: []};
   if (pending) {  // the same document: what the action added, changed or revealed
     pending.observers.forEach(o => o.disconnect());
     delete window.__lookoutWatch;

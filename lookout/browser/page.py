@@ -32,9 +32,11 @@ from lookout.browser.actions import (
     settle,
 )
 from lookout.browser.aria import AriaNode, holds_dialog, parse
+from lookout.browser.closed_shadow import PROBE, ClosedShadow
 from lookout.browser.frames import action_frame, resource, screenshot_frame, snapshot_frame
 from lookout.browser.hands import PageHands, check_unchanged
 from lookout.browser.search import find
+from lookout.browser.shadow_actions import ShadowElement, shadow_ref
 from lookout.browser.snapshot_view import PageContext, SnapshotOptions
 from lookout.browser.views import Answer, Earlier, snapshot_text
 from lookout.core.errors import BadInput, Conflict, LookoutError, Unavailable
@@ -66,11 +68,14 @@ _MODAL_JS = """() => {
 """The accessible name of the page's open modal dialog ("" for one without a name), null when none is open."""
 
 
-async def read_page(page: PlaywrightPage) -> tuple[str, str | None, str]:
+async def read_page(page: PlaywrightPage, shadow: ClosedShadow) -> tuple[str, str | None, str]:
     """The page's title, the name of its open modal dialog (None when none is open) and its AI snapshot with
     boxes, read now. The modal check, a script on the page's main thread, runs only when the snapshot holds a
-    dialog: without one there is nothing a modal could be (the view shows a modal only as a dialog's node)."""
-    title, raw = await asyncio.gather(page.title(), page.aria_snapshot(mode="ai", boxes=True))
+    dialog: without one there is nothing a modal could be (the view shows a modal only as a dialog's node). The
+    nodes of closed shadow roots are read only when the page has any (lookout.browser.closed_shadow)."""
+    (title, closed), raw = await asyncio.gather(page.evaluate(PROBE), page.aria_snapshot(mode="ai", boxes=True))
+    if closed:
+        raw = await shadow.spliced(page, raw)
     modal = await page.evaluate(_MODAL_JS) if holds_dialog(raw) else None
     return title, modal, raw
 
@@ -126,6 +131,8 @@ class Page(Holdable):
     """The daemon's leases (the registry's book): whose actions are let in."""
     hands: PageHands = field(default_factory=PageHands)
     """Each agent's last snapshot and the last action (lookout.browser.hands)."""
+    shadow: ClosedShadow = field(default_factory=ClosedShadow)
+    """The reader of the page's closed shadow roots (and its CDP session)."""
     _acting: asyncio.Lock = field(default_factory=asyncio.Lock)
     """One action at a time: the events between an action's start and its end are its own effects."""
 
@@ -191,7 +198,7 @@ class Page(Holdable):
 
     async def _read(self) -> Read:
         page = self.page
-        title, modal, raw = await read_page(page)
+        title, modal, raw = await read_page(page, self.shadow)
         return Read(page.url, title, modal, raw)
 
     async def _earlier(self, since: str | None) -> Earlier | None:
@@ -325,9 +332,11 @@ class Page(Holdable):
             await self._check_since_others(action, agent, known)
         page = self.page
         started, seq, url_before = time.monotonic(), self.seq, page.url
-        element = await element_of(page, action) if point is None else None
+        backend_id = shadow_ref(action)  # an `s` ref: inside a closed shadow root, acted on over CDP
+        inside = None if backend_id is None else await ShadowElement.resolve(page, self.shadow, backend_id)
+        element = await element_of(page, action) if point is None and inside is None else None
         frame = await frame_of(page, element)  # an action in an iframe is watched, settled and read there
-        focus_before = await before(page, element, action)
+        focus_before = await before(page, inside or element, action)
         self.hands.acted(agent, action.name)  # from here on the page may change, until it ends (below)
 
         def navigated() -> bool:
@@ -335,7 +344,7 @@ class Page(Holdable):
 
         where = frame if frame is not None and not frame.is_detached() else page
         try:
-            await perform(page, action, element, point)
+            await (inside.perform(page, action) if inside is not None else perform(page, action, element, point))
             settled = await settle(
                 where, lambda: any(t >= started for t in self.pending.values()) or self._saving(), navigated,
                 quiet_ms(action),
@@ -365,6 +374,8 @@ class Page(Holdable):
         seen = await asyncio.to_thread(self._snapshot_observation, known.obs_id)
         try:
             now = await self.page.aria_snapshot(mode="ai")
+            if shadow_ref(action) is not None:
+                now = await self.shadow.spliced(self.page, now)
         except pw.Error as exc:
             raise Unavailable(f"the page did not answer the check of ref {action.ref}: {exc}") from exc
         check_unchanged(action.ref, known.obs_id, seen["raw"], now, other)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
-from lookout.browser import in_page
+from lookout.browser import closed_shadow, in_page
 from lookout.browser import playwright_api as pw
 from lookout.browser.browser import BrowserHost
 from lookout.browser.profiles import ProfileFiles, check_name, storage_state
@@ -32,7 +32,7 @@ class ProfileContexts:
         async with self._lock:
             if name not in self._live:
                 context = await self._open(name, viewport)
-                await context.add_init_script(script=in_page.TIMERS_AT_START)
+                await context.add_init_script(script=in_page.TIMERS_AT_START + closed_shadow.COUNT_AT_START)
                 self._live[name] = context
             return self._live[name]
 

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lookout.browser import in_page
+from lookout.browser import closed_shadow, in_page
 from lookout.browser import playwright_api as pw
 from lookout.browser.browser import BrowserHost
 from lookout.browser.downloads import download_path, kept_name, save
@@ -104,7 +104,7 @@ class PageRegistry:
         if profile is None:
             browser = await self.host.browser()
             context = await browser.new_context(viewport=size, accept_downloads=True)  # type: ignore[arg-type]
-            await context.add_init_script(script=in_page.TIMERS_AT_START)
+            await context.add_init_script(script=in_page.TIMERS_AT_START + closed_shadow.COUNT_AT_START)
             return await context.new_page()
         context = await self.profiles.context(profile, viewport)
         used = {p.page for p in self._pages.values()}

@@ -22,6 +22,36 @@ FORMS = """<!doctype html><title>Forms</title>
 <label>Size <select id="size"><option>Small</option><option>Large</option></select></label>"""
 """Dialogs (prompt, confirm) and a file input."""
 
+CLOSED_CARD = """<!doctype html><title>Card</title><body>
+<h1>Account</h1><button>Outside</button>
+<x-card aria-label="Card" role="group"><span>light child</span></x-card>
+<p id="out">-</p><x-bare></x-bare>
+<script>
+customElements.define('x-bare', class extends HTMLElement { constructor() { super();
+  this.attachShadow({mode: 'closed'}).innerHTML = '<a href="#more">More</a>'; } });
+customElements.define('x-card', class extends HTMLElement { constructor() { super();
+  const root = this.attachShadow({mode: 'closed'});
+  root.innerHTML = '<label>Email <input id="email"></label><button id="save">Save</button><slot></slot>'
+    + '<label><input type="checkbox" id="agree"> Agree</label>'
+    + '<select aria-label="Size" id="size"><option>Small</option><option>Large</option></select>'
+    + '<button id="gone">Remove me</button><button id="busy">Busy</button>';
+  const out = document.getElementById('out');
+  root.getElementById('save').onclick = () => { out.textContent = 'Saved ' + root.getElementById('email').value; };
+  root.getElementById('agree').onchange = e => { out.textContent = 'Agree ' + e.target.checked; };
+  root.getElementById('size').onchange = e => { out.textContent = 'Size ' + e.target.value; };
+  root.getElementById('gone').onclick = e => e.target.remove();
+  root.getElementById('email').onkeydown = e => { if (e.key === 'Enter') out.textContent = 'Enter pressed'; };
+  root.getElementById('save').onmouseenter = () => { out.textContent = 'Hovering'; };
+  root.getElementById('busy').onclick = () => {
+    root.getElementById('save').insertAdjacentHTML('afterend', '<div role="dialog" aria-label="Busy" '
+      + 'style="position: fixed; inset: 0; background: #8888">Please wait</div>'); };
+}});
+</script></body>"""
+"""A custom element whose closed shadow root holds an email field, a button that shows it in `#out`, a checkbox,
+a select, a button that removes itself, one that covers the page with a dialog of the root's own and (through a
+slot) the host's light child; and a bare host (no role)
+whose closed root holds a link."""
+
 
 def ref_of(text: str, line_start: str) -> str:
     """The `[ref=...]` of the first snapshot line that starts (after its indent) with `line_start`."""
