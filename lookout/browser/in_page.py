@@ -174,7 +174,7 @@ chain a page started before lookout's first action is known as one), and again b
 document that was there before (a browser lookout connected to)."""
 
 TIMERS_AT_START = f"({TIMERS})();"
-"""The init script of every context lookout opens."""
+"""Part of the init script of every context lookout opens (lookout.browser.profile_contexts.AT_DOCUMENT_START)."""
 
 BEFORE_ACTION = (
     "(el, check) => {"

@@ -12,6 +12,10 @@ from lookout.browser.browser import BrowserHost
 from lookout.browser.profiles import ProfileFiles, check_name, storage_state
 from lookout.core.errors import Conflict, Unavailable
 
+AT_DOCUMENT_START = in_page.TIMERS_AT_START + closed_shadow.COUNT_AT_START
+"""The init script of every context lookout opens (a profile's here, an isolated page's in the registry): the
+timer count of actions, and the count of a document's closed shadow roots."""
+
 if TYPE_CHECKING:
     from playwright.async_api import BrowserContext
 
@@ -32,7 +36,7 @@ class ProfileContexts:
         async with self._lock:
             if name not in self._live:
                 context = await self._open(name, viewport)
-                await context.add_init_script(script=in_page.TIMERS_AT_START + closed_shadow.COUNT_AT_START)
+                await context.add_init_script(script=AT_DOCUMENT_START)
                 self._live[name] = context
             return self._live[name]
 

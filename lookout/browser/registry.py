@@ -16,12 +16,11 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lookout.browser import closed_shadow, in_page
 from lookout.browser import playwright_api as pw
 from lookout.browser.browser import BrowserHost
 from lookout.browser.downloads import download_path, kept_name, save
 from lookout.browser.frames import closed_frame, opened_frame, resource
-from lookout.browser.profile_contexts import ProfileContexts
+from lookout.browser.profile_contexts import AT_DOCUMENT_START, ProfileContexts
 from lookout.browser.profiles import ProfileFiles, check_name
 from lookout.core.archive import ArchivePart
 from lookout.core.errors import BadInput, Conflict, Gone, LookoutError, NotFound, Unavailable
@@ -104,7 +103,7 @@ class PageRegistry:
         if profile is None:
             browser = await self.host.browser()
             context = await browser.new_context(viewport=size, accept_downloads=True)  # type: ignore[arg-type]
-            await context.add_init_script(script=in_page.TIMERS_AT_START + closed_shadow.COUNT_AT_START)
+            await context.add_init_script(script=AT_DOCUMENT_START)
             return await context.new_page()
         context = await self.profiles.context(profile, viewport)
         used = {p.page for p in self._pages.values()}
