@@ -14,8 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from lookout.core.leases import LeaseBook
+from lookout.terminal.blocks.blocks import BlockTracker
+from lookout.terminal.facts import facts
 from lookout.terminal.frames import resource
-from lookout.terminal.journal.persistence import TerminalMeta
+from lookout.terminal.journal.persistence import GuardedWrites, TerminalMeta, load_meta, load_snapshot
+from lookout.terminal.journal.reader import raw_size
 from lookout.terminal.session import TerminalSession
 
 KEPT = 32
@@ -33,6 +36,22 @@ class Dormant:
 
     def describe(self, leases: LeaseBook) -> dict[str, Any]:
         return {**self.listed, "lease": leases.describe(resource(self.meta.id))}
+
+
+def recorded(directory: Path) -> Dormant | None:
+    """The record of a terminal of an earlier run read from its files, if it has exited (else None), without
+    building its session: what `let_go` makes of the session lookout.terminal.origins.recover builds of it.
+    Blocking: call it in a thread."""
+    meta = load_meta(directory)
+    if meta.status != "exited":
+        return None
+    saved = load_snapshot(directory)
+    blocks = BlockTracker(directory, meta.shell_integration, GuardedWrites(meta.id))
+    blocks.forged = saved.forged
+    listed = facts(meta, state="exited", cwd=None, blocks=blocks.describe(), title=saved.title, degraded=None,
+                   alt_screen=False, raw_size=raw_size(directory), lease=None)  # fmt: skip
+    del listed["lease"]
+    return Dormant(meta, directory, listed)
 
 
 def may_let_go(session: TerminalSession) -> bool:
