@@ -14,8 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from lookout.core.leases import LeaseBook
+from lookout.terminal.blocks.blocks import BlockTracker
+from lookout.terminal.facts import facts
 from lookout.terminal.frames import resource
-from lookout.terminal.journal.persistence import TerminalMeta
+from lookout.terminal.journal.persistence import GuardedWrites, TerminalMeta, load_meta, load_snapshot
+from lookout.terminal.journal.reader import raw_size
 from lookout.terminal.session import TerminalSession
 
 KEPT = 32
@@ -24,15 +27,35 @@ KEPT = 32
 
 @dataclass(frozen=True, slots=True)
 class Dormant:
-    """An exited terminal let go: its meta, its files, and its session's facts as a listing shows them."""
+    """An exited terminal let go: its meta, its files, and what its session said beyond its meta (as a listing
+    shows it), so that it is listed the same (lookout.terminal.facts)."""
 
     meta: TerminalMeta
     directory: Path
-    listed: dict[str, Any]
-    """Its session's `describe(fresh=False)` when it was let go, without the lease (read at each listing)."""
+    cwd: str | None
+    blocks: dict[str, Any]
+    title: str
+    alt_screen: bool
+    raw_size: int
 
     def describe(self, leases: LeaseBook) -> dict[str, Any]:
-        return {**self.listed, "lease": leases.describe(resource(self.meta.id))}
+        return facts(
+            self.meta, state="exited", cwd=self.cwd, blocks=self.blocks, title=self.title, degraded=None,
+            alt_screen=self.alt_screen, raw_size=self.raw_size, lease=leases.describe(resource(self.meta.id)),
+        )  # fmt: skip
+
+
+def recorded(directory: Path) -> Dormant | None:
+    """The record of a terminal of an earlier run read from its files, if it has exited (else None), without
+    building its session: what `let_go` makes of the session lookout.terminal.origins.recover builds of it.
+    Blocking: call it in a thread."""
+    meta = load_meta(directory)
+    if meta.status != "exited":
+        return None
+    saved = load_snapshot(directory)
+    blocks = BlockTracker(directory, meta.shell_integration, GuardedWrites(meta.id))
+    blocks.forged = saved.forged
+    return Dormant(meta, directory, None, blocks.describe(), saved.title, False, raw_size(directory))
 
 
 def may_let_go(session: TerminalSession) -> bool:
@@ -51,9 +74,10 @@ def may_let_go(session: TerminalSession) -> bool:
 def let_go(session: TerminalSession) -> Dormant:
     """The record that stands for `session` from now on (see `may_let_go`); its screen engine is let go too."""
     listed = session.describe(fresh=False)
-    del listed["lease"]
+    record = Dormant(session.meta, session.directory, session.reported_cwd, session.blocks.describe(),
+                     listed["title"], listed["alt_screen"], listed["raw_size"])  # fmt: skip
     session.screen_model.let_go()
-    return Dormant(session.meta, session.directory, listed)
+    return record
 
 
 class Recent:

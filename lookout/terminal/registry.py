@@ -113,15 +113,28 @@ class TerminalRegistry:
                 continue
             if not (directory / "meta.json").is_file():
                 continue
-            loading.append(self._load(directory, stopped))
-        for session in await asyncio.gather(*loading):
-            self._keep(session)
-        self._let_go()
+            loading.append(self._load_or_record(directory, stopped))
+        for loaded in await asyncio.gather(*loading):
+            if isinstance(loaded, dormant.Dormant):
+                self._dormant[loaded.meta.id] = loaded
+            else:
+                self._keep(loaded)
         if not self.read_only:
             self._readopting = asyncio.create_task(self._readopt_lost())
             if self.keep is not None:
                 self._pruning = asyncio.create_task(self._prune_every(retention.PRUNE_EVERY_S))
             await self.places.start()
+
+    async def _load_or_record(
+        self, directory: Path, stopped: clean_stop.CleanStop | None
+    ) -> TerminalSession | dormant.Dormant:
+        """An exited terminal's record, read without building its session (lookout.terminal.dormant), else the
+        terminal's session (see `_load`)."""
+        try:
+            record = await asyncio.to_thread(dormant.recorded, directory)
+        except Exception:  # noqa: BLE001 (its files fail: `_load` says how)
+            record = None
+        return record if record is not None else await self._load(directory, stopped)
 
     async def _load(self, directory: Path, stopped: clean_stop.CleanStop | None = None) -> TerminalSession:
         """The terminal of `directory`: adopted, recovered, or (its files fail) listed `lost` with the reason

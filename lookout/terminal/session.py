@@ -22,6 +22,7 @@ from lookout.core.hands import Ledger
 from lookout.core.leases import Holdable, LeaseBook
 from lookout.terminal import frames
 from lookout.terminal.blocks.blocks import Block, BlockTracker
+from lookout.terminal.facts import facts
 from lookout.terminal.hand_inputs import TerminalHands
 from lookout.terminal.ingest import Ingest
 from lookout.terminal.input.steps import InputStep, encode_within
@@ -244,16 +245,11 @@ class TerminalSession(Holdable):
 
     def describe(self, fresh: bool = True) -> dict[str, Any]:
         """The terminal's facts; listings pass `fresh=False` (see `state`: it holds no loop on flooding terminals)."""
-        m = self.meta
-        return {
-            "id": m.id, "name": m.name, "command": m.command, "argv": m.argv, "pid": m.pid, "status": m.status,
-            "exit_code": m.exit_code, "cols": m.cols, "rows": m.rows, "state": self.state(fresh),
-            "cwd": self.reported_cwd or m.cwd, "shell_integration": m.shell_integration, **self.blocks.describe(),
-            "title": self.screen_model.title, "degraded": self.degraded, "lost_reason": m.lost_reason,
-            "ended_by": m.ended_by, "alt_screen": self.screen_model.alt_screen(fresh),
-            "raw_size": self._process.journal_size if self._process is not None else self.raw_offset,
-            "engine": m.engine, "created_at": m.created_at, "ended_at": m.ended_at, "lease": self.lease(),
-        }  # fmt: skip
+        return facts(
+            self.meta, state=self.state(fresh), cwd=self.reported_cwd, blocks=self.blocks.describe(),
+            title=self.screen_model.title, degraded=self.degraded, alt_screen=self.screen_model.alt_screen(fresh),
+            raw_size=self._process.journal_size if self._process is not None else self.raw_offset, lease=self.lease(),
+        )  # fmt: skip
 
     async def screen(
         self, options: ViewOptions = ViewOptions(), scrollback: int = 0, changed_since: int | None = None

@@ -1,0 +1,31 @@
+"""A terminal's facts as the API shows them (`GET /v1/terminals/{id}`, listings): its meta and what its session,
+or for an exited terminal let go its files, say of the rest (pure)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lookout.terminal.journal.persistence import TerminalMeta
+
+
+def facts(
+    meta: TerminalMeta,
+    *,
+    state: str,
+    cwd: str | None,
+    blocks: dict[str, Any],
+    title: str,
+    degraded: str | None,
+    alt_screen: bool,
+    raw_size: int,
+    lease: dict[str, Any] | None,
+) -> dict[str, Any]:
+    """`cwd`: the one its shell reported last (None: the one it started in); `blocks`: BlockTracker.describe."""
+    m = meta
+    return {
+        "id": m.id, "name": m.name, "command": m.command, "argv": m.argv, "pid": m.pid, "status": m.status,
+        "exit_code": m.exit_code, "cols": m.cols, "rows": m.rows, "state": state, "cwd": cwd or m.cwd,
+        "shell_integration": m.shell_integration, **blocks, "title": title, "degraded": degraded,
+        "lost_reason": m.lost_reason, "ended_by": m.ended_by, "alt_screen": alt_screen, "raw_size": raw_size,
+        "engine": m.engine, "created_at": m.created_at, "ended_at": m.ended_at, "lease": lease,
+    }  # fmt: skip
