@@ -128,7 +128,7 @@ def create_app(settings: Settings | None = None, lifecycle: Lifecycle | None = N
         lifespan=lifespan,
     )
     app.state.settings = settings
-    registries: dict[str, Registry[object]] = {"terminals": manager, "devices": device_registry,
+    registries: dict[str, Registry] = {"terminals": manager, "devices": device_registry,
                                                "pages": page_registry}  # fmt: skip
     for name, registry in registries.items():  # one role in every domain (lookout.core.registry), checked by mypy
         setattr(app.state, name, registry)

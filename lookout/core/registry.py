@@ -1,6 +1,8 @@
 """The role every domain's registry plays: terminals (lookout.terminal.registry), devices (lookout.device.registry)
-and pages (lookout.browser.registry) each have one, naming their resources by id, listing them, and showing again what a
-frame of the timeline gave the agent (GET /v1/timeline/frames/{seq}).
+and pages (lookout.browser.registry) each have one, listing their resources and showing again what a frame of the
+timeline gave the agent (GET /v1/timeline/frames/{seq}). Each also names its resources by id with its own `get`
+(the terminals' is async: an exited terminal's session is built when asked for), which nothing calls through
+this role.
 
 Registries whose resources lookout makes and ends also have `create` and `close` (terminals, pages); the
 devices' has neither, since the adb server connects them.
@@ -8,18 +10,12 @@ devices' has neither, since the adb server connects them.
 
 from __future__ import annotations
 
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol
 
 from lookout.core.archive import ArchivePart
 
-Resource_co = TypeVar("Resource_co", covariant=True)
 
-
-class Registry(Protocol[Resource_co]):
-    def get(self, key: str, /) -> Resource_co:
-        """The resource named `key` (NotFound when there is none)."""
-        ...
-
+class Registry(Protocol):
     async def describe_all(self) -> list[dict[str, Any]]:
         """Every resource's facts, as listings show them."""
         ...

@@ -23,7 +23,7 @@ KINDS = {"terminal": "terminals", "device": "devices", "page": "pages"}
 
 def export_run(
     timeline: Timeline,
-    registries: Mapping[str, Registry[object]],
+    registries: Mapping[str, Registry],
     agent: str | None,
     first: int | None,
     last: int | None,
