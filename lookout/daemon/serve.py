@@ -103,10 +103,16 @@ class Lifecycle:
             await self.server.accepting.wait()
             log.info("restart: this daemon (pid %d) accepts on the shared socket; it serves once it has taken over",
                      os.getpid())  # fmt: skip
+            accepting = time.monotonic()
             await self.predecessor.tell("imported")
             await self.predecessor.released(TAKEOVER_TIMEOUT_S)
+            released = time.monotonic()
             await asyncio.to_thread(self.lock.acquire, LOCK_WAIT_S)
+            locked = time.monotonic()
             await adopt()
+            log.info("restart: took over %.0f ms after accepting (the daemon before let go in %.0f ms; the lock in %.0f "
+                     "ms, adopting in %.0f ms)", (time.monotonic() - accepting) * 1000, (released - accepting) * 1000,
+                     (locked - released) * 1000, (time.monotonic() - locked) * 1000)  # fmt: skip
         except Exception as exc:  # told to the daemon before and to the requests that wait, then this one ends
             log.exception("restart: taking over failed")
             self.failed = True
