@@ -1,22 +1,24 @@
 """Restart-under-load benchmark: what clients see while `lookout restart` replaces the daemon, beside the same
-clients on a quiet daemon (no restart) in the same invocation.
+clients on a quiet daemon (never restarted) run at the same time in the same invocation.
 
-Each of two daemons runs `--restarts` rounds (default 3) of the same load; the second is hot restarted once in
-each round (`lookout restart`), the first never:
+Two daemons serve side by side, the same load on each at the same moments (so the machine's own stalls fall on
+both); in each of `--restarts` rounds (default 3) the second is hot restarted once (`lookout restart`):
 
-- a client opens a new connection every 10 ms for `GET /healthz`, and another one every 10 ms for
-  `GET /v1/terminals/{id}` (which needs the terminal the new daemon adopts);
-- the official MCP SDK client, over Streamable HTTP, calls `terminal_list` every 100 ms through one session;
-- 20 clients each send an input and hold a wait open (`POST /act`, until a line their terminal prints 4 s
-  later; 60 s timeout), begun 0.5 s before the restart.
+- every 10 ms a new connection to each daemon for `GET /healthz`, and another for `GET /v1/terminals/{id}`
+  (which needs the terminal the new daemon adopts);
+- the official MCP SDK client, over Streamable HTTP, calls `terminal_list` every 100 ms through one session
+  on each daemon;
+- 20 clients on each daemon send an input and hold a wait open (`POST /act`, until a line their terminal
+  prints 4 s later; 60 s timeout), begun 0.5 s before the restart.
 
-Then a clean stop (SIGTERM to the daemon that serves) while the 20 clients each hold a wait of 300 s: how long
+Then a clean stop (SIGTERM to the daemon that serves) while 20 clients each hold a wait of 300 s on it: how long
 until the daemon is gone, and how many waits got the resumable answer (reason `stopping`, with a cursor).
 
-Figures: for each kind of request, the worst and median latency on the quiet daemon and through the restarts,
-and the worst added latency (worst through the restarts less worst on the quiet daemon); connections refused or
-failed, inputs refused, waits answered wrongly, MCP calls failed, how long `lookout restart` took. The goals
-(issue 47): 0 refused, no connection waits more than 300 ms longer than on the quiet daemon.
+Figures: for each kind of request, the median and worst latency on each daemon, and the worst added latency
+(the most a request to the restarted daemon took longer than the same request sent to the quiet one at the
+same moment); connections refused or failed, inputs refused, waits answered wrongly, MCP calls failed, how long
+`lookout restart` took. The goals (issue 47): 0 refused, no connection waits more than 300 ms longer than on the
+quiet daemon.
 
     .venv/bin/python bench/restart_load.py [--restarts 3]
 """
@@ -34,8 +36,10 @@ import sys
 import tempfile
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -57,28 +61,35 @@ def _progress(message: str) -> None:
 
 
 class Knocker(threading.Thread):
-    """`GET path` on a new connection every 10 ms until stopped: (when it began, seconds, pid or None) of each
-    answered knock, and what failed (refused, reset, or not a 200)."""
+    """`GET path` on a new connection every 10 ms to each daemon at once (the quiet one and the restarted one, a
+    thread each) until stopped: (when it began, seconds on each, None where it failed) of each knock, and what
+    failed on each (refused, reset, or not a 200)."""
 
-    def __init__(self, url: str, path: str) -> None:
+    def __init__(self, targets: tuple[str, str]) -> None:
         super().__init__(daemon=True)
-        self.url, self.path = url, path
+        self.targets = targets
         self.done = threading.Event()
-        self.failures: list[str] = []
-        self.answers: list[tuple[float, float, int | None]] = []
+        self.failures: tuple[list[str], list[str]] = ([], [])
+        self.knocks: list[tuple[float, float | None, float | None]] = []
+
+    def _one(self, side: int) -> float | None:
+        began = time.monotonic()
+        try:
+            answer = httpx.get(self.targets[side], headers=AUTH, timeout=120)
+            if answer.status_code == 200:
+                return time.monotonic() - began
+            self.failures[side].append(f"{answer.status_code} {answer.text[:200]}")
+        except httpx.HTTPError as exc:
+            self.failures[side].append(repr(exc))
+        return None
 
     def run(self) -> None:
-        while not self.done.is_set():
-            began = time.monotonic()
-            try:
-                answer = httpx.get(f"{self.url}{self.path}", headers=AUTH, timeout=120)
-                if answer.status_code != 200:
-                    self.failures.append(f"{answer.status_code} {answer.text[:200]}")
-                else:
-                    self.answers.append((began, time.monotonic() - began, answer.json().get("pid")))
-            except (httpx.HTTPError, ValueError) as exc:
-                self.failures.append(repr(exc))
-            time.sleep(0.01)
+        with ThreadPoolExecutor(2) as pool:
+            while not self.done.is_set():
+                began = time.monotonic()
+                quiet, restarted = pool.map(self._one, (0, 1))
+                self.knocks.append((began, quiet, restarted))
+                time.sleep(0.01)
 
     def stop(self) -> None:
         self.done.set()
@@ -101,21 +112,29 @@ def waiter(url: str, tid: str, marker: str, results: list[str]) -> None:
         results.append(f"failed: {exc!r}")
 
 
-async def mcp_calls(url: str, stop: asyncio.Event, calls: list[tuple[float, float, str | None]]) -> None:
-    """`terminal_list` every 100 ms: (start, seconds, error or None) of each call."""
+async def mcp_calls(urls: tuple[str, str], stop: asyncio.Event, calls: list[tuple[float, float | None, float | None]],
+                    errors: tuple[list[str], list[str]]) -> None:  # fmt: skip
+    """`terminal_list` every 100 ms on each daemon at once, through one session each: (start, seconds on each,
+    None where it failed) of each call."""
+
+    async def timed(session: Any, side: int) -> float | None:
+        start = time.monotonic()
+        try:
+            await call(session, "terminal_list")
+        except Exception as exc:  # noqa: BLE001 (every failure is a figure)
+            errors[side].append(repr(exc))
+            return None
+        return time.monotonic() - start
+
     try:
-        async with over_http(url, TOKEN) as session:
+        async with over_http(urls[0], TOKEN) as quiet, over_http(urls[1], TOKEN) as restarted:
             while not stop.is_set():
                 start = time.monotonic()
-                error = None
-                try:
-                    await call(session, "terminal_list")
-                except Exception as exc:  # noqa: BLE001 (every failure is a figure)
-                    error = repr(exc)
-                calls.append((start, time.monotonic() - start, error))
+                on_quiet, on_restarted = await asyncio.gather(timed(quiet, 0), timed(restarted, 1))
+                calls.append((start, on_quiet, on_restarted))
                 await asyncio.sleep(0.1)
-    except Exception as exc:  # noqa: BLE001 (the session itself ended: a figure too, not a crash of the bench)
-        calls.append((time.monotonic(), 0.0, f"the MCP session ended: {exc!r}"))
+    except Exception as exc:  # noqa: BLE001 (a session itself ended: a figure too, not a crash of the bench)
+        errors[1].append(f"an MCP session ended: {exc!r}")
 
 
 def stopping_waiter(url: str, tid: str, results: list[str]) -> None:
@@ -169,53 +188,61 @@ def restart(daemon: Daemon) -> tuple[float, float, int]:
     return began, time.monotonic(), pid
 
 
+Knocks = list[tuple[float, float | None, float | None]]
+"""(when it began, seconds on the quiet daemon, seconds on the restarted one; None where it failed)."""
+
+
 @dataclass
 class Run:
-    """What the clients saw on one daemon."""
+    """What the clients saw on the two daemons."""
 
-    latencies: dict[str, list[tuple[float, float]]] = field(default_factory=dict)
-    """By kind of request: (when it began, seconds) of each answered one."""
-    failures: dict[str, list[str]] = field(default_factory=dict)
-    waits: list[str] = field(default_factory=list)
+    knocks: dict[str, Knocks] = field(default_factory=dict)
+    failures: dict[str, tuple[list[str], list[str]]] = field(default_factory=dict)
+    """By kind of request: what failed on the quiet daemon, and on the restarted one."""
+    waits: tuple[list[str], list[str]] = field(default_factory=lambda: ([], []))
     windows: list[tuple[float, float]] = field(default_factory=list)
     """(began, returned) of each `lookout restart`."""
     stop_s: float = 0.0
     stopped_waits: list[str] = field(default_factory=list)
 
 
-async def scenario(rounds: int, restarting: bool) -> Run:
-    """`rounds` rounds of the load on a new daemon, hot restarted once in each when `restarting`; then (when
-    restarting) the clean stop."""
-    workdir = Path(tempfile.mkdtemp(prefix="lookout-bench-restart-load-"))
-    daemon = Daemon(workdir)
-    daemon.start()
+def _terminals(daemon: Daemon) -> list[str]:
+    with daemon.client() as api:
+        tids = [api.post("/v1/terminals", json={"command": ["bash", "--norc"], "cols": 80, "rows": 24}).json()["id"]
+                for _ in range(WAITERS)]  # fmt: skip
+        for tid in tids:
+            api.post(f"/v1/terminals/{tid}/wait", json={"until": {"state_in": ["idle"]}, "since": 0,
+                                                         "timeout_ms": 30_000})  # fmt: skip
+    return tids
+
+
+async def side_by_side(rounds: int) -> Run:
+    """`rounds` rounds of the same load on two daemons at once, the second hot restarted once in each round;
+    then the clean stop of the second."""
+    quiet, restarted = (Daemon(Path(tempfile.mkdtemp(prefix="lookout-bench-restart-load-"))) for _ in range(2))
     run = Run()
     try:
-        with daemon.client() as api:
-            tids = [api.post("/v1/terminals", json={"command": ["bash", "--norc"], "cols": 80, "rows": 24}).json()["id"]
-                    for _ in range(WAITERS)]  # fmt: skip
-            for tid in tids:
-                api.post(f"/v1/terminals/{tid}/wait", json={"until": {"state_in": ["idle"]}, "since": 0,
-                                                             "timeout_ms": 30_000})  # fmt: skip
+        quiet.start()
+        restarted.start()
+        tids = (_terminals(quiet), _terminals(restarted))
         knockers = {
-            KINDS[0]: Knocker(daemon.url, "/healthz"),
-            KINDS[1]: Knocker(daemon.url, f"/v1/terminals/{tids[0]}"),
+            KINDS[0]: Knocker((f"{quiet.url}/healthz", f"{restarted.url}/healthz")),
+            KINDS[1]: Knocker((f"{quiet.url}/v1/terminals/{tids[0][0]}", f"{restarted.url}/v1/terminals/{tids[1][0]}")),
         }
         for knocker in knockers.values():
             knocker.start()
-        stop, calls = asyncio.Event(), list[tuple[float, float, str | None]]()
-        mcp = asyncio.create_task(mcp_calls(daemon.url, stop, calls))
+        stop, calls, errors = asyncio.Event(), Knocks(), (list[str](), list[str]())
+        mcp = asyncio.create_task(mcp_calls((quiet.url, restarted.url), stop, calls, errors))
         await asyncio.sleep(2)
         for number in range(rounds):
-            _progress(f"{'restart' if restarting else 'quiet round'} {number + 1}/{rounds} ...")
-            threads = [threading.Thread(target=waiter, args=(daemon.url, tid, f"R{number}W{i}", run.waits))
-                       for i, tid in enumerate(tids)]  # fmt: skip
+            _progress(f"restart {number + 1}/{rounds} ...")
+            threads = [threading.Thread(target=waiter, args=(daemon.url, tid, f"R{number}W{i}", run.waits[side]))
+                       for side, daemon in enumerate((quiet, restarted)) for i, tid in enumerate(tids[side])]  # fmt: skip
             for thread in threads:
                 thread.start()
             await asyncio.sleep(0.5)
-            if restarting:
-                began, returned, _ = await asyncio.to_thread(restart, daemon)
-                run.windows.append((began, returned))
+            began, returned, _ = await asyncio.to_thread(restart, restarted)
+            run.windows.append((began, returned))
             for thread in threads:
                 await asyncio.to_thread(thread.join, 90)
             await asyncio.sleep(2)
@@ -223,15 +250,13 @@ async def scenario(rounds: int, restarting: bool) -> Run:
         await mcp
         for kind, knocker in knockers.items():
             knocker.stop()
-            run.latencies[kind] = [(began, seconds) for began, seconds, _ in knocker.answers]
-            run.failures[kind] = knocker.failures
-        run.latencies[KINDS[2]] = [(began, seconds) for began, seconds, error in calls if error is None]
-        run.failures[KINDS[2]] = [error for _, _, error in calls if error is not None]
-        if restarting:
-            _progress("clean stop with a 300 s wait on every terminal ...")
-            run.stop_s, run.stopped_waits = await asyncio.to_thread(clean_stop, daemon, tids)
+            run.knocks[kind], run.failures[kind] = knocker.knocks, knocker.failures
+        run.knocks[KINDS[2]], run.failures[KINDS[2]] = calls, errors
+        _progress("clean stop with a 300 s wait on every terminal ...")
+        run.stop_s, run.stopped_waits = await asyncio.to_thread(clean_stop, restarted, tids[1])
     finally:
-        daemon.stop()
+        quiet.stop()
+        restarted.stop()
     return run
 
 
@@ -239,63 +264,61 @@ def _ms(seconds: float | None) -> float | None:
     return None if seconds is None else round(seconds * 1000, 1)
 
 
-def latency_rows(quiet: Run, restarted: Run) -> dict[str, dict[str, object]]:
-    """Per kind of request: worst and median on each daemon, and the worst added (None where none answered)."""
-    rows: dict[str, dict[str, object]] = {}
-    for kind in KINDS:
-        q = [seconds for _, seconds in quiet.latencies.get(kind, [])]
-        r = [seconds for _, seconds in restarted.latencies.get(kind, [])]
-        added = max(r) - max(q) if q and r else None
-        rows[kind] = {
-            "quiet_count": len(q), "quiet_median_ms": _ms(statistics.median(q) if q else None),
-            "quiet_worst_ms": _ms(max(q) if q else None),
-            "restarts_count": len(r), "restarts_median_ms": _ms(statistics.median(r) if r else None),
-            "restarts_worst_ms": _ms(max(r) if r else None), "added_worst_ms": _ms(added),
-        }  # fmt: skip
-    return rows
+def latency_row(knocks: Knocks) -> dict[str, object]:
+    """Worst and median on each daemon, and the worst added: the most a request on the restarted daemon took
+    longer than the same request on the quiet one, sent at the same moment (None where none was answered)."""
+    quiet = [q for _, q, _ in knocks if q is not None]
+    restarted = [r for _, _, r in knocks if r is not None]
+    added = [r - q for _, q, r in knocks if q is not None and r is not None]
+    return {
+        "count": len(knocks), "quiet_median_ms": _ms(statistics.median(quiet) if quiet else None),
+        "quiet_worst_ms": _ms(max(quiet, default=None)),
+        "restarted_median_ms": _ms(statistics.median(restarted) if restarted else None),
+        "restarted_worst_ms": _ms(max(restarted, default=None)), "added_worst_ms": _ms(max(added, default=None)),
+    }  # fmt: skip
 
 
-def _worst_in_restarts(run: Run) -> None:
-    """The slowest requests of the restarted daemon, and when they began in the restart, to stderr."""
-    for kind, latencies in run.latencies.items():
-        for began, seconds in sorted(latencies, key=lambda item: -item[1])[:3]:
+def _slowest_added(run: Run) -> None:
+    """The requests the restarts slowed most, and when they began in their restart, to stderr."""
+    for kind, knocks in run.knocks.items():
+        paired = [(began, r - q) for began, q, r in knocks if q is not None and r is not None]
+        for began, added in sorted(paired, key=lambda item: -item[1])[:3]:
             where = [
                 f"{began - a:+.2f} s into a restart of {b - a:.2f} s" for a, b in run.windows if a - 1 <= began <= b + 1
             ]
-            _progress(f"slow {kind}: {seconds * 1000:.0f} ms, began {where[0] if where else 'outside the restarts'}")
+            _progress(f"{kind}: {added * 1000:+.0f} ms beside the quiet daemon, began "
+                      f"{where[0] if where else 'outside the restarts'}")  # fmt: skip
 
 
 async def measure(rounds: int) -> dict[str, object]:
-    _progress("the quiet daemon (no restart) ...")
-    quiet = await scenario(rounds, restarting=False)
-    _progress("the daemon restarted ...")
-    restarted = await scenario(rounds, restarting=True)
-    _worst_in_restarts(restarted)
-    rows = latency_rows(quiet, restarted)
-    connections_added = [rows[kind]["added_worst_ms"] for kind in KINDS[:2]]
-    worst_added_ms = max((float(v) for v in connections_added if isinstance(v, float)), default=None)
-    refused = {kind: len(failures) for kind, failures in restarted.failures.items()}
-    for kind, failures in restarted.failures.items():
-        for failure in failures[:3]:
+    run = await side_by_side(rounds)
+    _slowest_added(run)
+    rows = {kind: latency_row(knocks) for kind, knocks in run.knocks.items()}
+    added = [rows[kind]["added_worst_ms"] for kind in KINDS[:2]]
+    worst_added_ms = max((float(v) for v in added if isinstance(v, float)), default=None)
+    for kind, (_, on_restarted) in run.failures.items():
+        for failure in on_restarted[:3]:
             _progress(f"failed {kind}: {failure}")
-    for wait in [w for w in restarted.waits if w != "ok"][:3]:
+    for wait in [w for w in run.waits[1] if w != "ok"][:3]:
         _progress(f"wait: {wait}")
+    failed = {kind: len(on_restarted) for kind, (_, on_restarted) in run.failures.items()}
     return {
         "bench": "restart_load",
         "restarts": rounds,
         "latency": rows,
         "connections_worst_added_ms": worst_added_ms,
-        "connections_refused_or_failed": refused[KINDS[0]] + refused[KINDS[1]],
-        "connections_failed_on_the_quiet_daemon": sum(len(quiet.failures[kind]) for kind in KINDS[:2]),
-        "mcp_calls_failed": refused[KINDS[2]],
-        "waits": len(restarted.waits),
-        "inputs_refused": sum(w.startswith("refused") for w in restarted.waits),
-        "waits_wrong_or_failed": sum(w != "ok" and not w.startswith("refused") for w in restarted.waits),
-        "restart_returned_s": round(statistics.median(b - a for a, b in restarted.windows), 3),
-        "clean_stop_s": round(restarted.stop_s, 3),
-        "clean_stop_waits": len(restarted.stopped_waits),
-        "clean_stop_waits_not_resumable": sum(result != "ok" for result in restarted.stopped_waits),
-        "goal_no_refused": not any(refused.values()),
+        "connections_refused_or_failed": failed[KINDS[0]] + failed[KINDS[1]],
+        "connections_failed_on_the_quiet_daemon": sum(len(run.failures[kind][0]) for kind in KINDS[:2]),
+        "mcp_calls_failed": failed[KINDS[2]],
+        "waits": len(run.waits[1]),
+        "inputs_refused": sum(w.startswith("refused") for w in run.waits[1]),
+        "waits_wrong_or_failed": sum(w != "ok" and not w.startswith("refused") for w in run.waits[1]),
+        "waits_wrong_or_failed_on_the_quiet_daemon": sum(w != "ok" for w in run.waits[0]),
+        "restart_returned_s": round(statistics.median(b - a for a, b in run.windows), 3),
+        "clean_stop_s": round(run.stop_s, 3),
+        "clean_stop_waits": len(run.stopped_waits),
+        "clean_stop_waits_not_resumable": sum(result != "ok" for result in run.stopped_waits),
+        "goal_no_refused": not any(failed.values()),
         "goal_worst_added_le_300ms": worst_added_ms is not None and worst_added_ms <= GOAL_ADDED_WORST_S * 1000,
     }
 
@@ -307,16 +330,16 @@ def main() -> None:
     figures = asyncio.run(measure(args.restarts))
     print(f"\nrestart_load: {args.restarts} x `lookout restart` beside {args.restarts} rounds on a quiet daemon; a new "
           f"connection every 10 ms for each of two requests, an MCP client calling every 100 ms, {WAITERS} waits\n")  # fmt: skip
-    print(f"{'request':<26} {'quiet median':>13} {'quiet worst':>12} {'restarts median':>16} {'restarts worst':>15} "
+    print(f"{'request':<26} {'quiet median':>13} {'quiet worst':>12} {'restarted median':>17} {'restarted worst':>16} "
           f"{'added worst':>12}  (ms)")  # fmt: skip
     rows = figures["latency"]
     assert isinstance(rows, dict)
     for kind, row in rows.items():
-        cells = [row[k] for k in ("quiet_median_ms", "quiet_worst_ms", "restarts_median_ms", "restarts_worst_ms",
+        cells = [row[k] for k in ("quiet_median_ms", "quiet_worst_ms", "restarted_median_ms", "restarted_worst_ms",
                                   "added_worst_ms")]  # fmt: skip
         print(
             f"{kind:<26} "
-            + " ".join(f"{'-' if c is None else c:>{w}}" for c, w in zip(cells, (13, 12, 16, 15, 12), strict=True))
+            + " ".join(f"{'-' if c is None else c:>{w}}" for c, w in zip(cells, (13, 12, 17, 16, 12), strict=True))
         )
     print()
     for key, value in figures.items():

@@ -121,8 +121,8 @@ class Lifecycle:
             await self.predecessor.tell("failed", error=str(exc) or type(exc).__name__)
             self.server.should_exit = True
             return
+        await self.serving()  # first: the daemon before passes what it holds as this one serves what waited here
         self._gate.adopted()
-        await self.serving()
 
     async def _warm(self) -> None:
         """Before accepting: load what the daemon before had loaded (its MCP servers), include every route
