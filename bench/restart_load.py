@@ -48,6 +48,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from terminal_ingest import REPO, TOKEN, Daemon
 
 from lookout.daemon.lock import lock_holder
+from tests.support.in_flight import InFlight
 from tests.support.mcp_client import call, over_http
 
 WAITERS = 20
@@ -137,25 +138,14 @@ async def mcp_calls(urls: tuple[str, str], stop: asyncio.Event, calls: list[tupl
         errors[1].append(f"an MCP session ended: {exc!r}")
 
 
-def stopping_waiter(url: str, tid: str, results: list[str]) -> None:
-    body = {"until": {"regex": "never-printed"}, "timeout_ms": 300_000}
-    try:
-        with httpx.Client(base_url=url, headers=AUTH, timeout=400) as api:
-            answer = api.post(f"/v1/terminals/{tid}/wait", json=body).json()
-        resumable = answer.get("reason") == "stopping" and isinstance(answer.get("cursor"), int)
-        results.append("ok" if resumable else f"wrong: {answer}")
-    except httpx.HTTPError as exc:
-        results.append(f"failed: {exc!r}")
-
-
 def clean_stop(daemon: Daemon, tids: list[str]) -> tuple[float, list[str]]:
-    """Seconds from SIGTERM to the serving daemon (with a 300 s wait open on every terminal) until it is gone,
-    and what each wait was answered."""
-    answers: list[str] = []
-    threads = [threading.Thread(target=stopping_waiter, args=(daemon.url, tid, answers)) for tid in tids]
-    for thread in threads:
-        thread.start()
-    time.sleep(1)
+    """Seconds from SIGTERM to the serving daemon (once it has read a 300 s wait on every terminal) until it is
+    gone, and what each wait was answered."""
+    body = {"until": {"regex": "never-printed"}, "timeout_ms": 300_000}
+    waits = [InFlight(daemon.port, TOKEN, f"/v1/terminals/{tid}/wait", body) for tid in tids]
+    deadline = time.monotonic() + 120
+    while not all(wait.read_by_daemon() for wait in waits) and time.monotonic() < deadline:
+        time.sleep(0.05)
     pid = lock_holder(daemon.workdir / "data")
     if pid is None:
         raise RuntimeError("no daemon holds the data dir")
@@ -164,8 +154,12 @@ def clean_stop(daemon: Daemon, tids: list[str]) -> tuple[float, list[str]]:
     while _alive(pid) and time.monotonic() - began < 300:
         time.sleep(0.005)
     gone = time.monotonic() - began
-    for thread in threads:
-        thread.join(60)
+    answers = []
+    for wait in waits:
+        answered = wait.answer(60)
+        answer = answered[1] if answered is not None else {}
+        resumable = answer.get("reason") == "stopping" and isinstance(answer.get("cursor"), int)
+        answers.append("ok" if resumable else f"wrong: {answered}")
     return gone, answers
 
 
@@ -299,7 +293,7 @@ async def measure(rounds: int) -> dict[str, object]:
     for kind, (_, on_restarted) in run.failures.items():
         for failure in on_restarted[:3]:
             _progress(f"failed {kind}: {failure}")
-    for wait in [w for w in run.waits[1] if w != "ok"][:3]:
+    for wait in [w for w in [*run.waits[1], *run.stopped_waits] if w != "ok"][:3]:
         _progress(f"wait: {wait}")
     failed = {kind: len(on_restarted) for kind, (_, on_restarted) in run.failures.items()}
     return {
