@@ -39,6 +39,11 @@ class Settings(BaseModel):
         10.0, gt=0, le=600, description="a request's line and headers must arrive within it"
     )
     body_timeout_s: float = Field(30.0, gt=0, le=3600, description="a request's body must arrive within it")
+    takeover_wait_s: float = Field(
+        60.0, gt=0, le=3600,
+        description="in a hot restart, a request the new daemon accepted waits at most this long for it to take the "
+        "terminals over, then is answered 503 (send it again)",
+    )  # fmt: skip
     screen_engine: Literal["avt", "pyte"] = "avt"
     scrollback_lines: int = Field(2000, ge=0, le=100_000)
     max_sessions: int = Field(64, ge=1)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Protocol
 
@@ -54,13 +54,16 @@ class Lifecycle(Protocol):
 
     @property
     def taking_over(self) -> bool:
-        """A daemon still holds the data dir until `take_over` returns (a hot restart)."""
+        """A daemon still holds the data dir until `take_over` has taken it (a hot restart)."""
 
-    async def take_over(self) -> None:
-        """Before anything of the data dir is read (it may still be another daemon's)."""
+    async def prepare(self) -> None:
+        """When taking over, before this daemon accepts: requests it accepts wait until it has taken over."""
+
+    async def take_over(self, adopt: Callable[[], Awaitable[None]]) -> None:
+        """When taking over, once this daemon accepts: take the data dir, `adopt` it, then serve (and say so)."""
 
     async def serving(self) -> None:
-        """Once the app has started."""
+        """Once the app has started with the data dir its own."""
 
 
 def create_app(settings: Settings | None = None, lifecycle: Lifecycle | None = None) -> FastAPI:
@@ -96,10 +99,11 @@ def create_app(settings: Settings | None = None, lifecycle: Lifecycle | None = N
     page_registry = PageRegistry(settings.data_dir / "pages", host, bus, uploads, recorder,
                                  idle_s=settings.page_idle_s, max_pages=settings.max_pages, leases=leases)  # fmt: skip
 
-    @asynccontextmanager
-    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        if lifecycle is not None:
-            await lifecycle.take_over()
+    adopted = False
+
+    async def adopt() -> None:
+        """Take up the data dir (once it is this daemon's alone)."""
+        nonlocal adopted
         if taking_over:
             history.open()
         await asyncio.to_thread(leases.load)  # held before a restart or a crash, still held
@@ -107,17 +111,32 @@ def create_app(settings: Settings | None = None, lifecycle: Lifecycle | None = N
         if not settings.read_only:  # summaries are records too
             compressor.start()
         freeze_long_lived()
-        if lifecycle is not None:
-            await lifecycle.serving()
+        adopted = True
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        taking: asyncio.Task[None] | None = None
+        if lifecycle is not None and taking_over:  # accept first, take over then (lookout.daemon.serve)
+            await lifecycle.prepare()
+            taking = asyncio.create_task(lifecycle.take_over(adopt))
+        else:
+            await adopt()
+            if lifecycle is not None:
+                await lifecycle.serving()
         try:
             yield
         finally:
+            if taking is not None:
+                taking.cancel()
+                await asyncio.gather(taking, return_exceptions=True)
             await mcp_endpoint.close()
-            await compressor.stop()
-            await manager.shutdown()
+            if adopted:  # a daemon that never took over leaves the data dir to the one that holds it
+                await compressor.stop()
+                await manager.shutdown()
             await page_registry.shutdown()
             device_registry.shutdown()
-            await asyncio.to_thread(history.close)
+            if adopted:
+                await asyncio.to_thread(history.close)
             await gate.close()
 
     app = FastAPI(
@@ -138,7 +157,7 @@ def create_app(settings: Settings | None = None, lifecycle: Lifecycle | None = N
     app.state.compressor = compressor
     app.state.token = token
     app.state.scrubber = scrubber(settings, token)
-    gate = app.state.handover = HandoverGate()
+    gate = app.state.handover = HandoverGate(settings.takeover_wait_s)
     install_error_handlers(app, app.state.scrubber)
     app.include_router(health.router)
     for api in (terminals, streams, timeline):

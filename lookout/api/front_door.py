@@ -6,7 +6,8 @@ behind them waited for all of those (1.7 to 3.8 s in bench/stream_flood.py). So 
 (lookout.api.header_timeout) asks the front door first: a WebSocket upgrade while `max_streams` are open is
 refused here with the 503 the Guard would give, and `GET /healthz` is answered here; both only for an
 allowed Host and Origin (anything else goes on to the Guard, which refuses it with the reason) and only
-while the daemon serves (during a handover the middleware decides)."""
+while the daemon serves or, new in a hot restart, takes over (while it is being replaced the middleware
+decides)."""
 
 from __future__ import annotations
 
@@ -50,7 +51,7 @@ class FrontDoor:
 
     def answer(self, method: bytes, path: bytes, headers: list[tuple[bytes, bytes]], upgrade: bool) -> bytes | None:
         """The whole HTTP answer to give at once (the connection is then closed), or None: the app answers."""
-        if self.gate is not None and self.gate.phase != "serving":
+        if self.gate is not None and self.gate.phase not in ("serving", "adopting"):
             return None
         if upgrade:
             if not self.streams.full:

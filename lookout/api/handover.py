@@ -1,6 +1,14 @@
-"""Requests while the daemon hands over to the one that replaces it (`lookout restart`, lookout.daemon.restart).
+"""Requests while the daemon hands over to the one that replaces it (`lookout restart`, lookout.daemon.serve).
 
-The gate is the outermost middleware. While the new daemon takes the data dir over (`hold`), requests that
+The gate is the outermost middleware, in both daemons of a hot restart.
+
+In the new daemon, which accepts on the shared socket before it takes anything over (`adopting`), every
+request but `GET /healthz` waits until it holds the data dir and has adopted every terminal (`adopted`), then is
+served: never a 404 for a terminal being adopted, never a listing without it. One that waits longer than
+`LOOKOUT_TAKEOVER_WAIT_S`, or whose daemon fails to take over (`adoption_failed`), is answered 503 `restarting`
+saying to send it again. WebSockets wait the same way.
+
+In the old daemon: while the new daemon takes the data dir over (`hold`), requests that
 arrive here wait, and live WebSockets are closed with 1012 (service restart: clients connect again, to the
 new daemon); once it serves (`pass_to`), requests that still arrive here (on connections already open) are
 passed to it, and every answer given from then on closes its connection, so clients move over. Requests begun
@@ -21,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from lookout.api.front_door import HEALTH
 from lookout.api.responses import error_response
 
 if TYPE_CHECKING:
@@ -42,8 +51,11 @@ _HOP_BY_HOP = frozenset(
 class HandoverGate:
     """Where the daemon is in a handover, shared by the middleware and the restart that drives it."""
 
-    def __init__(self) -> None:
-        self.phase: Literal["serving", "holding", "passing"] = "serving"
+    def __init__(self, adopt_wait_s: float = 60.0) -> None:
+        self.phase: Literal["adopting", "serving", "holding", "passing"] = "serving"
+        self.adopt_wait_s = adopt_wait_s
+        self._refusal: str | None = None
+        """Why requests held while adopting are refused (the take-over failed)."""
         self.target: tuple[str, int] | None = None
         self._open = asyncio.Event()
         self._open.set()
@@ -61,6 +73,29 @@ class HandoverGate:
     @property
     def busy(self) -> bool:
         return bool(self.short or self.long)
+
+    def adopting(self) -> None:
+        """This daemon accepts before it holds the data dir: requests wait for `adopted`."""
+        self.phase = "adopting"
+        self._open.clear()
+
+    def adopted(self) -> None:
+        self.phase = "serving"
+        self._open.set()
+
+    def adoption_failed(self, why: str) -> None:
+        """The take-over failed (this daemon ends): the requests that wait here are refused with `why`."""
+        self._refusal = why
+        self._open.set()
+
+    async def until_adopted(self) -> str | None:
+        """Wait until this daemon has taken over; None once it has, else why the request is refused."""
+        try:
+            await asyncio.wait_for(self._open.wait(), self.adopt_wait_s)
+        except TimeoutError:
+            return (f"lookout is restarting: this new daemon has not taken the terminals over from the one before "
+                    f"it within {self.adopt_wait_s:g} s (LOOKOUT_TAKEOVER_WAIT_S); send the request again")  # fmt: skip
+        return self._refusal
 
     async def hold(self) -> None:
         """New requests wait; live WebSockets are closed (1012)."""
@@ -145,6 +180,13 @@ class HandoverGate:
             await self._client.aclose()
 
 
+async def _refuse(scope: Scope, receive: Receive, send: Send, why: str) -> None:
+    if scope["type"] == "websocket":
+        await send({"type": "websocket.close", "code": RESTARTING, "reason": "lookout is restarting"})
+    else:
+        await error_response(503, "restarting", why, headers={"Retry-After": "1"})(scope, receive, send)
+
+
 async def _body(receive: Receive) -> AsyncIterator[bytes]:
     while True:
         message = await receive()
@@ -185,11 +227,14 @@ class Handover:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         gate = self.gate
+        if scope["type"] not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+        if gate.phase == "adopting" and scope["path"] != HEALTH and (refusal := await gate.until_adopted()):
+            await _refuse(scope, receive, send, refusal)
+            return
         if scope["type"] == "websocket":
             await self._websocket(scope, receive, send)
-            return
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
             return
         if gate.phase == "holding":
             await gate.wait_open()

@@ -2,11 +2,12 @@
 one makes when it starts the new one (the new one finds its end in `LOOKOUT_HANDOVER_FD`), one JSON object a
 line:
 
-- new -> old `{"step": "imported"}`: its code is loaded and its app built; it can take over;
+- new -> old `{"step": "imported"}`: its code is loaded, its app built, and it accepts on the shared socket
+  (what it accepts waits inside it until it has taken over); the old one stops accepting;
 - old -> new `{"step": "released"}`: the old one accepts no more connections, has written what the new one
   takes up from, and has let go of the data dir's lock;
-- new -> old `{"step": "serving", "pid": N}`: it holds the lock, has taken the terminals over and accepts
-  connections (or `{"step": "failed", "error": "..."}`);
+- new -> old `{"step": "serving", "pid": N}`: it holds the lock, has taken the terminals over and serves
+  (or `{"step": "failed", "error": "..."}`: the old one takes everything back);
 - old -> new `{"frame": {...}, "agent": ..., "ts": ...}`: a frame recorded by an answer the old one had
   begun and ends after the handover (the new one writes the timeline now).
 """

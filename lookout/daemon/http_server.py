@@ -1,5 +1,5 @@
 """uvicorn's server, with what a daemon that hands over to another needs: it tells its lifecycle of a stop
-signal first, stops accepting without stopping, and accepts again."""
+signal first, says when it accepts, stops accepting without stopping, and accepts again."""
 
 from __future__ import annotations
 
@@ -15,6 +15,12 @@ class DaemonServer(uvicorn.Server):
     def __init__(self, config: uvicorn.Config, on_stop: Callable[[], None]) -> None:
         super().__init__(config)
         self._on_stop = on_stop
+        self.accepting = asyncio.Event()
+        """Set once the app has started and the listening sockets are served."""
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets)
+        self.accepting.set()
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
         self._on_stop()

@@ -5,10 +5,10 @@
 - **A socket that outlives it.** The listening socket comes from systemd, the supervisor or the daemon
   before this one, or is bound here (lookout.daemon.listen).
 - **Hot restart** (`lookout restart`, SIGHUP), as nginx upgrades its binary: this daemon starts the new one on
-  the same listening socket and goes on serving while the new one imports; then it stops accepting (new
-  connections wait in the socket's backlog), holds the requests that still reach it, lets the short ones in
-  flight end, leaves the terminals and the timeline to the new one and lets go of the lock; the new one takes
-  the lock, adopts the terminals and accepts. Requests begun here end here (a wait runs to its end: the
+  the same listening socket and goes on serving while the new one imports; the new one accepts on the socket
+  (requests wait inside it, `GET /healthz` answers at once), then this one stops accepting, holds the requests
+  that still reach it, lets the short ones in flight end, leaves the terminals and the timeline to the new one
+  and lets go of the lock; the new one takes the lock, adopts the terminals and serves what waited. Requests begun here end here (a wait runs to its end: the
   terminals are still followed, read-only); those that still arrive here are passed to the new daemon
   (lookout.api.handover). This daemon then ends once nothing is left in flight. If the new one cannot start, this
   one never stopped serving.
@@ -27,7 +27,7 @@ import signal
 import socket
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from lookout.daemon.control import ControlServer, Progress
@@ -76,6 +76,8 @@ class Lifecycle:
         """This daemon has left the data dir to the daemon that replaced it."""
         self._control = ControlServer(settings.data_dir, self._on_request)
         self._restarting = False
+        self.failed = False
+        """This daemon could not take over from the one before it (it ends)."""
         self._spare: socket.socket | None = None
         self._tasks: set[asyncio.Future[Any]] = set()
 
@@ -83,21 +85,47 @@ class Lifecycle:
 
     @property
     def taking_over(self) -> bool:
-        """A daemon still holds the data dir until `take_over` returns (a hot restart)."""
+        """A daemon still holds the data dir until `take_over` has taken it (a hot restart)."""
         return self.predecessor is not None
 
-    async def take_over(self) -> None:
-        """Before anything of the data dir is read: after a hot restart, wait until the daemon before has let
-        go of it, then take the lock (a daemon started otherwise took it before building its app)."""
-        if self.predecessor is None:
-            return
+    async def prepare(self) -> None:
+        """Before this daemon accepts, in a hot restart: load what the daemon before had loaded, and make the
+        requests it will accept wait until it has taken over (lookout.api.handover)."""
         await self._warm()
-        await self.predecessor.tell("imported")
-        await self.predecessor.released(TAKEOVER_TIMEOUT_S)
-        await asyncio.to_thread(self.lock.acquire, LOCK_WAIT_S)
+        self._gate.adopting()
+
+    async def take_over(self, adopt: Callable[[], Awaitable[None]]) -> None:
+        """Once this daemon accepts on the shared socket: ask the daemon before to stop accepting and let go of
+        the data dir, take its lock, `adopt` what it holds, then serve the requests that waited. If that fails,
+        they are refused (503, send it again), the daemon before takes everything back and this one ends."""
+        assert self.predecessor is not None and self.server is not None
+        try:
+            await self.server.accepting.wait()
+            log.info("restart: this daemon (pid %d) accepts on the shared socket; it serves once it has taken over",
+                     os.getpid())  # fmt: skip
+            accepting = time.monotonic()
+            await self.predecessor.tell("imported")
+            await self.predecessor.released(TAKEOVER_TIMEOUT_S)
+            released = time.monotonic()
+            await asyncio.to_thread(self.lock.acquire, LOCK_WAIT_S)
+            locked = time.monotonic()
+            await adopt()
+            log.info("restart: took over %.0f ms after accepting (the daemon before let go in %.0f ms; the lock in %.0f "
+                     "ms, adopting in %.0f ms)", (time.monotonic() - accepting) * 1000, (released - accepting) * 1000,
+                     (locked - released) * 1000, (time.monotonic() - locked) * 1000)  # fmt: skip
+        except Exception as exc:  # told to the daemon before and to the requests that wait, then this one ends
+            log.exception("restart: taking over failed")
+            self.failed = True
+            self._gate.adoption_failed(f"lookout's restart failed: the new daemon could not take over ({exc}); the "
+                                       "daemon before it serves again: send the request again")  # fmt: skip
+            await self.predecessor.tell("failed", error=str(exc) or type(exc).__name__)
+            self.server.should_exit = True
+            return
+        await self.serving()  # first: the daemon before passes what it holds as this one serves what waited here
+        self._gate.adopted()
 
     async def _warm(self) -> None:
-        """Before taking over: load what the daemon before had loaded (its MCP servers), include every route
+        """Before accepting: load what the daemon before had loaded (its MCP servers), include every route
         (lookout.api.later_routes) and let every router work out its routes, while that daemon still serves, so the
         first requests here wait for none of it."""
         assert self.app is not None
@@ -211,6 +239,8 @@ class Lifecycle:
         state = self.app.state
         self._spare = self.listener.sock.dup()  # to accept again should the new daemon fail
         self.server.stop_accepting()
+        log.info("restart: this daemon (pid %d) stops accepting; the new one (pid %d) accepts", os.getpid(),
+                 successor.pid)  # fmt: skip
         await self._gate.hold()
         if not await self._gate.settled(SETTLE_S):
             log.warning("restart: %d short requests still run; the terminals are let go anyway", self._gate.short)
@@ -299,4 +329,4 @@ def run(settings: Settings, argv: Sequence[str], listener: Listener, lock: DataD
     lifecycle.server = server
     redact_all_handlers(app.state.scrubber)  # after uvicorn set up its log
     server.run(sockets=[listener.sock])
-    return 0 if server.started else 3  # as uvicorn.run: 3 when it never started
+    return 0 if server.started and not lifecycle.failed else 3  # as uvicorn.run: 3 when it never started

@@ -6,6 +6,7 @@ hands once the kernel shows its bytes acknowledged and the daemon's end of the c
 from __future__ import annotations
 
 import json
+import select
 import socket
 from pathlib import Path
 from typing import Any
@@ -27,21 +28,31 @@ def _queues() -> dict[tuple[int, int], tuple[int, int]]:
 
 
 class InFlight:
-    """`POST path` with the JSON `body` to the daemon on `port`."""
+    """`POST path` with the JSON `body` to the daemon on `port` (`body` None: `GET path`); `held`: only its line
+    and headers are sent, its body once `send_body` is called (a request the daemon has begun and cannot end)."""
 
-    def __init__(self, port: int, token: str, path: str, body: dict[str, Any]) -> None:
+    def __init__(self, port: int, token: str, path: str, body: dict[str, Any] | None, held: bool = False) -> None:
         self.port = port
         self.sock = socket.create_connection(("127.0.0.1", port))
         self.mine = self.sock.getsockname()[1]
-        data = json.dumps(body).encode()
-        head = (f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {token}\r\n"
-                f"Content-Type: application/json\r\nContent-Length: {len(data)}\r\nConnection: close\r\n\r\n")  # fmt: skip
-        self.sock.sendall(head.encode() + data)
+        self._body = b"" if body is None else json.dumps(body).encode()
+        head = (f"{'GET' if body is None else 'POST'} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+                f"Authorization: Bearer {token}\r\nConnection: close\r\n")
+        if body is not None:
+            head += f"Content-Type: application/json\r\nContent-Length: {len(self._body)}\r\n"
+        self.sock.sendall(head.encode() + b"\r\n" + (b"" if held else self._body))
+
+    def send_body(self) -> None:
+        self.sock.sendall(self._body)
 
     def read_by_daemon(self) -> bool:
         queues = _queues()
         mine, theirs = queues.get((self.mine, self.port)), queues.get((self.port, self.mine))
         return mine is not None and theirs is not None and mine[0] == 0 and theirs[1] == 0
+
+    def answered(self) -> bool:
+        """Whether any of the answer has arrived (or the connection ended)."""
+        return bool(select.select([self.sock], [], [], 0)[0])
 
     def answer(self, timeout: float = 60) -> tuple[int, dict[str, Any]] | None:
         """The status and JSON of the answer; None when the connection ended without one."""

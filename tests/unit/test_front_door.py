@@ -45,3 +45,11 @@ def test_foreign_hosts_and_origins_and_a_handover_are_left_to_the_app() -> None:
     gate = HandoverGate()
     gate.phase = "holding"
     assert FrontDoor(streams, (), gate).answer(b"GET", b"/healthz", LOCAL, upgrade=False) is None
+
+
+def test_healthz_is_answered_at_the_door_while_a_new_daemon_takes_over() -> None:
+    gate = HandoverGate()
+    gate.adopting()
+    status, body = _split(FrontDoor(Streams(4), (), gate).answer(b"GET", b"/healthz", LOCAL, upgrade=False))
+    assert status == b"HTTP/1.1 200 OK" and body["pid"] == os.getpid()
+    assert FrontDoor(Streams(4), (), gate).answer(b"GET", b"/v1/terminals", LOCAL, upgrade=False) is None

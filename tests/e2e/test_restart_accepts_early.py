@@ -1,0 +1,116 @@
+"""A hot restart holds no connection in the kernel's backlog (lookout.daemon.serve): the new daemon accepts on the
+shared socket before the old one stops accepting, answers `GET /healthz` at once, and holds the requests that
+need the terminals until it has adopted them: a terminal asked for then is answered as it is (never a 404), a
+listing lists it, and a request that waits too long is told to send it again (503), never answered wrongly.
+
+The old daemon is kept from letting go by a short request it has begun and cannot end (an input whose body the
+test holds back): the events are then ordered by what the test does, not by how fast anything runs."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+
+from lookout.daemon.lock import lock_holder
+from tests.conftest import REPO, Daemon
+from tests.support.hands import bash_terminal
+from tests.support.in_flight import InFlight
+from tests.support.polling import eventually
+
+
+def _restart(data: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "lookout", "restart", "--data-dir", str(data)], cwd=REPO,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+
+
+def _new_daemon_answers(url: str, old_pid: int) -> int | None:
+    """The pid of a daemon other than `old_pid` that answered `GET /healthz` on a new connection, or None."""
+    pid = httpx.get(f"{url}/healthz", timeout=30).json()["pid"]
+    return pid if pid != old_pid else None
+
+
+def _held_input(daemon: Daemon, tid: str) -> InFlight:
+    """An input the old daemon has begun (its headers read) and cannot end: its body is held back."""
+    held = InFlight(daemon.port, daemon.token, f"/v1/terminals/{tid}/input", {"text": "echo HELD-$((2*3))\r"}, held=True)
+    eventually(held.read_by_daemon, what="the old daemon to read the input's headers")
+    return held
+
+
+def _stopped_accepting(daemon: Daemon, old_pid: int) -> bool:
+    return f"this daemon (pid {old_pid}) stops accepting".encode() in daemon.log.read_bytes()
+
+
+def test_the_new_daemon_accepts_before_the_old_stops_and_answers_for_a_terminal_it_adopts(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    daemon = Daemon(data, LOOKOUT_BODY_TIMEOUT_S="600").start()
+    assert daemon.proc is not None
+    old_pid = daemon.proc.pid
+    with daemon.client(timeout=120) as api:
+        tid = bash_terminal(api, tmp_path / "home")
+        before = api.get(f"/v1/terminals/{tid}").json()
+        held = _held_input(daemon, tid)
+        restart = _restart(data)
+        new_pid = eventually(lambda: _new_daemon_answers(daemon.url, old_pid), timeout=120,
+                             what="the new daemon to answer /healthz")  # fmt: skip
+        assert lock_holder(data) == old_pid, "the new daemon accepted while the old one still held the data dir"
+        eventually(lambda: _stopped_accepting(daemon, old_pid), what="the old daemon to stop accepting")
+        log = daemon.log.read_bytes()
+        accepts = log.index(f"this daemon (pid {new_pid}) accepts on the shared socket".encode())
+        assert accepts < log.index(f"this daemon (pid {old_pid}) stops accepting".encode()), "new accepts, then old stops"
+
+        # Sent while the old daemon holds the terminals: they reach the new one, which has not adopted them yet.
+        one = InFlight(daemon.port, daemon.token, f"/v1/terminals/{tid}", None)
+        listing = InFlight(daemon.port, daemon.token, "/v1/terminals", None)
+        eventually(lambda: one.read_by_daemon() and listing.read_by_daemon(), what="the new daemon to read them")
+        assert not one.answered() and not listing.answered(), "nothing is answered before the terminals are adopted"
+        assert lock_holder(data) == old_pid
+
+        held.send_body()  # the old daemon ends the input and lets go; the new one adopts and answers
+        written = held.answer(120)
+        assert written is not None and written[0] == 200, written
+        answered, listed = one.answer(120), listing.answer(120)
+        assert answered is not None and answered[0] == 200, answered
+        assert answered[1]["id"] == tid and answered[1]["pid"] == before["pid"], answered
+        assert answered[1]["status"] == "running", answered
+        assert listed is not None and listed[0] == 200, listed
+        assert [t["id"] for t in listed[1]["terminals"]] == [tid], listed
+
+        out, err = restart.communicate(timeout=300)
+        assert restart.returncode == 0 and f"the new daemon (pid {new_pid}) serves" in out, (out, err)
+        assert lock_holder(data) == new_pid
+        act = api.post(f"/v1/terminals/{tid}/act", json={"input": {"text": "echo AFTER-$((2*4))\r"},
+                                                        "until": {"regex": "AFTER-8"}, "timeout_ms": 30_000})  # fmt: skip
+        assert act.status_code == 200 and act.json()["ended"] == "regex", act.text
+        assert "HELD-6" in "\n".join(act.json()["screen"]["text"]), "the held input was written (by the old daemon)"
+    daemon.finish()
+
+
+def test_a_request_that_waits_longer_than_the_takeover_wait_is_told_to_send_it_again(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    daemon = Daemon(data, LOOKOUT_BODY_TIMEOUT_S="600", LOOKOUT_TAKEOVER_WAIT_S="1").start()
+    assert daemon.proc is not None
+    old_pid = daemon.proc.pid
+    with daemon.client(timeout=120) as api:
+        tid = bash_terminal(api, tmp_path / "home")
+        held = _held_input(daemon, tid)
+        restart = _restart(data)
+        new_pid = eventually(lambda: _new_daemon_answers(daemon.url, old_pid), timeout=120,
+                             what="the new daemon to answer /healthz")  # fmt: skip
+        eventually(lambda: _stopped_accepting(daemon, old_pid), what="the old daemon to stop accepting")
+        refused = InFlight(daemon.port, daemon.token, f"/v1/terminals/{tid}", None).answer(120)
+        assert lock_holder(data) == old_pid, "refused while the old daemon still held the terminals"
+        assert refused is not None and refused[0] == 503, refused
+        assert refused[1]["error"]["code"] == "restarting", refused
+        assert "LOOKOUT_TAKEOVER_WAIT_S" in refused[1]["error"]["message"], refused
+        assert "send the request again" in refused[1]["error"]["message"], refused
+
+        held.send_body()
+        assert (written := held.answer(120)) is not None and written[0] == 200, written
+        out, err = restart.communicate(timeout=300)
+        assert restart.returncode == 0 and f"the new daemon (pid {new_pid}) serves" in out, (out, err)
+        again = api.get(f"/v1/terminals/{tid}")
+        assert again.status_code == 200 and again.json()["status"] == "running", again.text
+    daemon.finish()
