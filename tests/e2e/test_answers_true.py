@@ -149,12 +149,12 @@ def test_ended_marks_carry_the_holders_times_not_the_readers(tmp_path: Path) -> 
     assert daemon.proc is not None
     with daemon.client() as api:
         tid = _shell(api, home)
-        command = _command(daemon, api, tid, "sleep 1")
+        command = _command(daemon, api, tid, "sleep 3")
         os.kill(daemon.proc.pid, signal.SIGSTOP)
         longest_ms = _ended(daemon, tid, *command)
         os.kill(daemon.proc.pid, signal.SIGCONT)
-        block = eventually(lambda: (b := api.get(f"/v1/terminals/{tid}/blocks").json()["blocks"][-1])["ended_at"] and b,
-                           what="the block to end")  # fmt: skip
+        block = eventually(lambda: next((b for b in api.get(f"/v1/terminals/{tid}/blocks").json()["blocks"]
+                                         if b["command"] == "sleep 3" and b["ended_at"]), None), what="the block to end")  # fmt: skip
     daemon.finish()
     assert 500 <= block["duration_ms"] <= longest_ms, (block, longest_ms)
 
