@@ -6,7 +6,6 @@ searched for refs again (the part of a snapshot's time that is lookout's own).""
 
 from __future__ import annotations
 
-import re
 import threading
 from collections import OrderedDict
 from dataclasses import replace
@@ -22,14 +21,13 @@ from lookout.core.gc_tuning import gc_paused
 ANSWERS_KEPT = 8
 ANSWER_CHARS_KEPT = 8_000_000
 """At most this many characters of raw text are kept with the answers (a huge page's text is not kept)."""
-_REF = re.compile(r"\[ref=([^\]]+)\]")
 
 
 class Answer(NamedTuple):
     text: str
     metadata: dict[str, Any]
     refs: frozenset[str]
-    """Every ref of the raw snapshot (shown or folded)."""
+    """Every ref of the raw snapshot (shown or folded): the nodes', never a "[ref=..]" in a page's text."""
     root: AriaNode | None = None
     """The parsed tree, when it was parsed for this answer (None for a kept answer)."""
 
@@ -64,7 +62,7 @@ def snapshot_text(
             text, metadata = _view_of(root, options, ctx, before, expand)
     except AriaParseError as exc:
         raise BackendFailure(f"the page's accessibility snapshot could not be read: {exc}") from exc
-    answer = Answer(text, metadata, frozenset(_REF.findall(raw)), root)
+    answer = Answer(text, metadata, frozenset(n.ref for n in root.walk() if n.ref is not None), root)
     if len(raw) <= ANSWER_CHARS_KEPT:
         with _answers_lock:
             _answers[key] = answer._replace(metadata=dict(metadata), root=None)

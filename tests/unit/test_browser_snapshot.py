@@ -317,3 +317,10 @@ def test_a_tight_budget_keeps_the_filters_beside_a_tables_many_rows() -> None:
     for name in ("All", "Books", "Garden", "Kitchen", "Tools", "Toys"):
         assert f'- link "{name}"' in view.text, view.text
     assert '- checkbox "Select product 0"' in view.text and '- checkbox "Select product 29"' not in view.text
+
+
+def test_the_refs_of_a_snapshot_are_its_nodes_never_a_ref_written_in_the_pages_text() -> None:
+    raw = ('- paragraph: "Use [ref=e77] to click"\n- button "Go [ref=e78]" [ref=e5]\n'
+           '- text: see [ref=e79]\n- link "Home" [ref=e6]:\n  - /url: /x[ref=e80]')  # fmt: skip
+    answer = views.snapshot_text(raw, SnapshotOptions(), CTX, None)
+    assert answer.refs == {"e5", "e6"}
