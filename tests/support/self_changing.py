@@ -84,10 +84,16 @@ def shows(text: str, spec: Kind, changed: bool) -> bool:
     return new and gone
 
 
+_IN_EFFECT = ("await Promise.all(document.getAnimations().map(a => a.finished));"
+              " await new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)));")
+"""A change is applied when the animations it started have finished and two frames have been drawn (a Web
+Animation or SMIL begins at the next frame: said applied before it, a snapshot would rightly show the page unchanged)."""
+
+
 def page_html(kind: str) -> str:
     spec = KINDS[kind]
     return (f"<!doctype html><title>{kind}</title><body>{spec.body}{_STEADY}<script>"
-            f"fetch('/wait/{kind}').then(() => {{ {spec.change}; return fetch('/applied/{kind}'); }});"
+            f"fetch('/wait/{kind}').then(async () => {{ {spec.change}; {_IN_EFFECT} return fetch('/applied/{kind}'); }});"
             "</script></body>")  # fmt: skip
 
 
