@@ -3,11 +3,16 @@ shared socket before the old one stops accepting, answers `GET /healthz` at once
 need the terminals until it has adopted them: a terminal asked for then is answered as it is (never a 404), a
 listing lists it, and a request that waits too long is told to send it again (503), never answered wrongly.
 
+A new daemon that dies while taking over (killed the way the OOM killer kills) leaves the old one serving
+everything again: what it had begun, what waited in the kernel meanwhile, the terminals and the data dir.
+
 The old daemon is kept from letting go by a short request it has begun and cannot end (an input whose body the
 test holds back): the events are then ordered by what the test does, not by how fast anything runs."""
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -113,4 +118,47 @@ def test_a_request_that_waits_longer_than_the_takeover_wait_is_told_to_send_it_a
         assert restart.returncode == 0 and f"the new daemon (pid {new_pid}) serves" in out, (out, err)
         again = api.get(f"/v1/terminals/{tid}")
         assert again.status_code == 200 and again.json()["status"] == "running", again.text
+    daemon.finish()
+
+
+def _ended(pid: int) -> bool:
+    """Whether process `pid` has ended (a zombie not yet reaped by its parent has)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+def test_a_new_daemon_killed_while_taking_over_leaves_the_old_one_serving_everything(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    daemon = Daemon(data, LOOKOUT_BODY_TIMEOUT_S="600").start()
+    assert daemon.proc is not None
+    old_pid = daemon.proc.pid
+    with daemon.client(timeout=120) as api:
+        tid = bash_terminal(api, tmp_path / "home")
+        before = api.get(f"/v1/terminals/{tid}").json()
+        held = _held_input(daemon, tid)
+        restart = _restart(data)
+        new_pid = eventually(lambda: _new_daemon_answers(daemon.url, old_pid), timeout=120,
+                             what="the new daemon to answer /healthz")  # fmt: skip
+        eventually(lambda: _stopped_accepting(daemon, old_pid), what="the old daemon to stop accepting")
+        os.kill(new_pid, signal.SIGKILL)
+        eventually(lambda: _ended(new_pid), what="the new daemon to end")
+        waiting = InFlight(daemon.port, daemon.token, f"/v1/terminals/{tid}", None)  # nobody accepts it yet
+
+        held.send_body()  # the old daemon ends the input, lets go, finds the new one gone and takes everything back
+        written = held.answer(120)
+        assert written is not None and written[0] == 200, written
+        answered = waiting.answer(120)
+        assert answered is not None and answered[0] == 200, answered
+        assert answered[1]["pid"] == before["pid"] and answered[1]["status"] == "running", answered
+        out, err = restart.communicate(timeout=300)
+        assert restart.returncode == 1 and "serves again" in err, (out, err)
+        assert lock_holder(data) == old_pid
+        assert httpx.get(f"{daemon.url}/healthz", timeout=30).json()["pid"] == old_pid
+        act = api.post(f"/v1/terminals/{tid}/act", json={"input": {"text": "echo AFTER-$((2*4))\r"},
+                                                        "until": {"regex": "AFTER-8"}, "timeout_ms": 30_000})  # fmt: skip
+        assert act.status_code == 200 and act.json()["ended"] == "regex", act.text
+        screen = "\n".join(act.json()["screen"]["text"])
+        assert screen.count("HELD-6") == 1, screen  # the held input's answer, written once
     daemon.finish()
