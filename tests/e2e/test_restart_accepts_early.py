@@ -3,7 +3,9 @@ shared socket before the old one stops accepting, answers `GET /healthz` at once
 need the terminals until it has adopted them: a terminal asked for then is answered as it is (never a 404), a
 listing lists it, and a request that waits too long is told to send it again (503), never answered wrongly.
 
-A new daemon that dies while taking over (killed the way the OOM killer kills) leaves the old one serving
+A new daemon that cannot take over (another process took the data dir's lock as the old one let go) tells the
+requests it held to send them again (503), never answers them wrongly, and the old daemon serves again; one that
+dies while taking over (killed the way the OOM killer kills) leaves the old one serving
 everything again: what it had begun, what waited in the kernel meanwhile, the terminals and the data dir.
 
 The old daemon is kept from letting go by a short request it has begun and cannot end (an input whose body the
@@ -19,7 +21,7 @@ from pathlib import Path
 
 import httpx
 
-from lookout.daemon.lock import lock_holder
+from lookout.daemon.lock import LOCK_FILE, lock_holder
 from tests.conftest import REPO, Daemon
 from tests.support.hands import bash_terminal
 from tests.support.in_flight import InFlight
@@ -39,7 +41,9 @@ def _new_daemon_answers(url: str, old_pid: int) -> int | None:
 
 def _held_input(daemon: Daemon, tid: str) -> InFlight:
     """An input the old daemon has begun (its headers read) and cannot end: its body is held back."""
-    held = InFlight(daemon.port, daemon.token, f"/v1/terminals/{tid}/input", {"text": "echo HELD-$((2*3))\r"}, held=True)
+    held = InFlight(
+        daemon.port, daemon.token, f"/v1/terminals/{tid}/input", {"text": "echo HELD-$((2*3))\r"}, held=True
+    )
     eventually(held.read_by_daemon, what="the old daemon to read the input's headers")
     return held
 
@@ -64,7 +68,9 @@ def test_the_new_daemon_accepts_before_the_old_stops_and_answers_for_a_terminal_
         eventually(lambda: _stopped_accepting(daemon, old_pid), what="the old daemon to stop accepting")
         log = daemon.log.read_bytes()
         accepts = log.index(f"this daemon (pid {new_pid}) accepts on the shared socket".encode())
-        assert accepts < log.index(f"this daemon (pid {old_pid}) stops accepting".encode()), "new accepts, then old stops"
+        assert accepts < log.index(f"this daemon (pid {old_pid}) stops accepting".encode()), (
+            "new accepts, then old stops"
+        )
 
         # Sent while the old daemon holds the terminals: they reach the new one, which has not adopted them yet.
         one = InFlight(daemon.port, daemon.token, f"/v1/terminals/{tid}", None)
@@ -161,4 +167,58 @@ def test_a_new_daemon_killed_while_taking_over_leaves_the_old_one_serving_everyt
         assert act.status_code == 200 and act.json()["ended"] == "regex", act.text
         screen = "\n".join(act.json()["screen"]["text"])
         assert screen.count("HELD-6") == 1, screen  # the held input's answer, written once
+    daemon.finish()
+
+
+_LOCKER = "import fcntl, os, sys; fd = os.open(sys.argv[1], os.O_RDWR); fcntl.flock(fd, fcntl.LOCK_EX); print('locked', flush=True); sys.stdin.read()"
+
+
+def _waits_for_lock(pid: int) -> bool:
+    return any(
+        line.split()[1:2] == ["->"] and str(pid) in line.split()
+        for line in Path("/proc/locks").read_text().splitlines()
+    )
+
+
+def test_a_new_daemon_that_cannot_take_the_lock_refuses_what_it_held_and_the_old_one_serves_again(
+    tmp_path: Path,
+) -> None:
+    data = tmp_path / "data"
+    daemon = Daemon(data, LOOKOUT_BODY_TIMEOUT_S="600").start()
+    assert daemon.proc is not None
+    old_pid = daemon.proc.pid
+    with daemon.client(timeout=120) as api:
+        tid = bash_terminal(api, tmp_path / "home")
+        before = api.get(f"/v1/terminals/{tid}").json()
+        held = _held_input(daemon, tid)
+        restart = _restart(data)
+        new_pid = eventually(lambda: _new_daemon_answers(daemon.url, old_pid), timeout=120,
+                             what="the new daemon to answer /healthz")  # fmt: skip
+        eventually(lambda: _stopped_accepting(daemon, old_pid), what="the old daemon to stop accepting")
+        locker = subprocess.Popen([sys.executable, "-c", _LOCKER, str(data / LOCK_FILE)], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, text=True)  # fmt: skip
+        try:
+            eventually(lambda: _waits_for_lock(locker.pid), what="the other process to wait for the lock")
+            waiting = InFlight(daemon.port, daemon.token, f"/v1/terminals/{tid}", None)
+            eventually(waiting.read_by_daemon, what="the new daemon to read the request")
+
+            held.send_body()  # the old daemon lets go; the other process takes the lock before the new daemon can
+            assert locker.stdout is not None and locker.stdout.readline().strip() == "locked"
+            refused = waiting.answer(180)
+            assert refused is not None and refused[0] == 503, refused
+            assert refused[1]["error"]["code"] == "restarting", refused
+            assert "could not take over" in refused[1]["error"]["message"], refused
+            assert "send the request again" in refused[1]["error"]["message"], refused
+        finally:
+            locker.communicate(timeout=30)  # lets go of the lock: the old daemon takes it back
+        written = held.answer(120)
+        assert written is not None and written[0] == 200, written
+        out, err = restart.communicate(timeout=300)
+        assert restart.returncode == 1 and "serves again" in err, (out, err)
+        eventually(lambda: lock_holder(data) == old_pid, timeout=60, what="the old daemon to hold the lock again")
+        assert _ended(new_pid)
+        again = api.get(f"/v1/terminals/{tid}")
+        assert again.status_code == 200 and again.json()["pid"] == before["pid"], again.text
+        assert again.json()["status"] == "running", again.text
+        assert httpx.get(f"{daemon.url}/healthz", timeout=30).json()["pid"] == old_pid
     daemon.finish()
