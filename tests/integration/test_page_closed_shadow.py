@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from lookout.browser.action_kinds import Check, Click, Fill, Hover, Press, Select, Type, WaitElement
+from lookout.browser.action_kinds import Check, Click, Fill, Hover, Press, Select, Type, Upload, WaitElement
 from lookout.browser.browser import BrowserHost, Remote
 from lookout.browser.page import Page
 from lookout.browser.registry import PageRegistry
@@ -30,6 +30,13 @@ DECLARED = """<!doctype html><title>Declared</title><h1>Declared</h1><section id
 <script>document.getElementById('box').setHTMLUnsafe(
   '<div><template shadowrootmode="closed"><button>Declared</button></template></div>');</script>"""
 
+UPLOAD = """<!doctype html><title>Upload</title><h1>Upload</h1><x-upload></x-upload><p id="out">-</p>
+<script>customElements.define('x-upload', class extends HTMLElement { constructor() { super();
+  const root = this.attachShadow({mode: 'closed'});
+  root.innerHTML = '<input type="file" aria-label="Resume" id="file">';
+  root.getElementById('file').onchange = e => { document.getElementById('out').textContent =
+    'Chose ' + e.target.files[0].name + ' (' + e.target.files[0].size + ' bytes)'; }; } });</script>"""
+
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
@@ -37,6 +44,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     (root / "card.html").write_text(CLOSED_CARD)
     (root / "plain.html").write_text(PLAIN)
     (root / "declared.html").write_text(DECLARED)
+    (root / "upload.html").write_text(UPLOAD)
     with serve_directory(root) as url:
         yield url
 
@@ -161,3 +169,15 @@ async def test_a_click_covered_inside_the_closed_root_names_what_covers_it(pages
         await page.act(Click(ref=ref_of(text, '- button "Save"')), None)
     assert 'is covered by dialog "Busy"' in covered.value.message
     assert await page.page.text_content("#out") == "-", "the click did not go through"
+
+
+async def test_a_file_input_in_a_closed_root_takes_a_file_by_its_ref(
+    pages: PageRegistry, site: str, tmp_path: Path
+) -> None:
+    page, text = await _open(pages, f"{site}/upload.html")
+    ref = ref_of(text, '- button "Resume"')
+    assert ref.startswith("s"), text
+    resume = tmp_path / "resume.txt"
+    resume.write_text("twelve bytes")
+    await page.act(Upload(ref=ref, files=(str(resume),)), None)
+    assert await page.page.text_content("#out") == "Chose resume.txt (12 bytes)"
