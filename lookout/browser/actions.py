@@ -74,6 +74,36 @@ OUTCOME_ITEMS = 8
 OUTCOME_CHARS = 200
 
 
+SEEN_REFS_KEPT = 50_000
+"""How many refs a page remembers having shown (the newest): a page open for days that keeps making elements
+would otherwise grow the record without bound."""
+
+
+class SeenRefs:
+    """The refs this page's snapshots have had, the newest SEEN_REFS_KEPT of them; `complete` while none has
+    been forgotten (only then is a ref not among them known never to have been given)."""
+
+    def __init__(self, kept: int = SEEN_REFS_KEPT) -> None:
+        self._refs: dict[str, None] = {}
+        self._kept = kept
+        self.complete = True
+
+    def add(self, refs: AbstractSet[str]) -> None:
+        for ref in refs:  # the newest last: a ref seen again moves to the end
+            self._refs.pop(ref, None)
+            self._refs[ref] = None
+        if len(self._refs) > self._kept:
+            for ref in list(self._refs)[: len(self._refs) - self._kept]:
+                del self._refs[ref]
+            self.complete = False
+
+    def __contains__(self, ref: object) -> bool:
+        return ref in self._refs
+
+    def __len__(self) -> int:
+        return len(self._refs)
+
+
 @dataclass
 class RefCheck:
     """What the page's last observation knew: its refs and when it was taken."""
@@ -82,8 +112,8 @@ class RefCheck:
     refs: frozenset[str]
     taken_at: float
     navigated_at: float
-    ever: AbstractSet[str] = frozenset()
-    """Every ref a snapshot of this page has had (to tell a ref whose element went from one never given)."""
+    ever: SeenRefs | None = None
+    """The refs the page's snapshots have had (to tell a ref whose element went from one never given)."""
 
 
 def check_ref(action: Action, known: RefCheck) -> None:
@@ -92,7 +122,11 @@ def check_ref(action: Action, known: RefCheck) -> None:
         return
     if known.obs_id is None:
         raise Conflict("no snapshot of this page yet: take one, then use its refs")
-    if action.ref not in known.refs and action.ref not in known.ever:
+    ever = known.ever if known.ever is not None else SeenRefs()
+    if action.ref not in known.refs and action.ref not in ever:
+        if not ever.complete:
+            raise Conflict(f"ref {action.ref} is not in the last snapshot ({known.obs_id}) nor among the last "
+                           f"{len(ever)} refs this page showed: snapshot again and use its refs")  # fmt: skip
         raise Conflict(f"ref {action.ref} is unknown: no snapshot of this page had it (the last is {known.obs_id});"
                        " snapshot again and use its refs")  # fmt: skip
     if action.ref not in known.refs:

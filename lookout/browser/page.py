@@ -21,6 +21,7 @@ from lookout.browser import playwright_api as pw
 from lookout.browser.action_kinds import NAVIGATIONS, Action, ClickAt, DialogAnswer, OnElement
 from lookout.browser.actions import (
     RefCheck,
+    SeenRefs,
     after,
     before,
     check_ref,
@@ -107,8 +108,8 @@ class Page(Holdable):
     last_obs: str | None = None
     obs_refs: frozenset[str] = frozenset()
     """Every ref of the last observation's raw snapshot (shown or folded)."""
-    refs_seen: set[str] = field(default_factory=set)
-    """Every ref any snapshot of the page has had."""
+    refs_seen: SeenRefs = field(default_factory=SeenRefs)
+    """The refs the page's snapshots have had (the newest SEEN_REFS_KEPT)."""
     obs_taken_at: float = 0.0
     navigated_at: float = 0.0
     pending: dict[Request, float] = field(default_factory=dict)
@@ -190,7 +191,7 @@ class Page(Holdable):
         else:
             self._last = None
         self.last_obs, self.obs_taken_at, self.obs_refs = obs_id, time.time(), answer.refs
-        self.refs_seen |= answer.refs
+        self.refs_seen.add(answer.refs)
         self.hands.saw(current_agent.get(), RefCheck(obs_id, answer.refs, read_at, self.navigated_at))
         mode = "snapshot since" if before is not None else "snapshot expand" if expand is not None else "snapshot"
         self.recorder.record(snapshot_frame(self.id, result, mode))
