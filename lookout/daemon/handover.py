@@ -109,6 +109,15 @@ class Successor:
         """Hand a frame to it (thread-safe: frames are recorded from worker threads too)."""
         self._loop.call_soon_threadsafe(lambda: self.channel.send(**item))
 
+    async def end(self, grace_s: float) -> None:
+        """Let it end by itself within `grace_s` (a daemon that failed to take over first answers the requests it
+        held, then ends), else kill it."""
+        try:
+            await asyncio.wait_for(self.process.wait(), grace_s)
+        except TimeoutError:
+            pass
+        await self.kill()
+
     async def kill(self) -> None:
         if self.process.returncode is None:
             self.process.kill()

@@ -52,6 +52,9 @@ SETTLE_S = 10.0
 TAKEOVER_TIMEOUT_S = 300.0
 """How long a new daemon may take to adopt the terminals once the data dir is its."""
 LOCK_WAIT_S = 30.0
+FAILED_SUCCESSOR_GRACE_S = 10.0
+"""How long a new daemon that failed to take over is given to answer the requests it held (503, send it again)
+and end, before it is killed and this daemon takes everything back."""
 EXIT_CHECK_S = 0.1
 WARM_ENV = "LOOKOUT_WARM_MCP"
 """The MCP toolset choices the daemon before served (`;`-separated), for the new daemon to build first."""
@@ -220,7 +223,7 @@ class Lifecycle:
         try:
             await successor.expect("serving", TAKEOVER_TIMEOUT_S)
         except HandoverFailed as exc:
-            await successor.kill()
+            await successor.end(FAILED_SUCCESSOR_GRACE_S)  # it answers what it held first: never cut off unanswered
             await self._take_back()
             await say({"error": f"the new daemon failed while taking over: {exc}; this one (pid "
                                 f"{os.getpid()}) serves again"})  # fmt: skip
