@@ -50,7 +50,8 @@ $(RUNTIME_CHECK): $(STAMP)
 	@touch $@
 
 # Each benchmark prints its figures, the last line as one JSON object; bench/report.py turns those lines into
-# docs/benchmarks.md (never edited by hand).
+# docs/benchmarks.md (never edited by hand); `make bench BENCHES="restart_load terminal_cost"` runs some again
+# and keeps the other sections.
 BENCHES   := terminal_ingest terminal_cost terminal_restart restart_load terminal_replay terminal_fanout terminal_tokens device_capture device_listing browser_snapshot browser_tasks timeline_render startup mcp_tools mcp_call_cost stream_flood
 BENCH_OUT := .bench-results
 
@@ -64,7 +65,8 @@ bench: deps system-deps
 	  $(PY) bench/$$b.py > $(BENCH_OUT).log || { cat $(BENCH_OUT).log; exit 1; }; \
 	  cat $(BENCH_OUT).log; tail -n 1 $(BENCH_OUT).log >> $(BENCH_OUT).jsonl; \
 	done
-	$(PY) bench/report.py $(BENCH_OUT).jsonl > docs/benchmarks.md
+	$(PY) bench/report.py --into docs/benchmarks.md $(BENCH_OUT).jsonl > $(BENCH_OUT).md
+	@mv $(BENCH_OUT).md docs/benchmarks.md
 	@rm -f $(BENCH_OUT).log
 	@echo "wrote docs/benchmarks.md (the JSON lines are in $(BENCH_OUT).jsonl)"
 

@@ -9,8 +9,11 @@ Each benchmark becomes a section: the first paragraph of its script's docstring 
 against which peer), then its figures as Markdown tables in the order the benchmark emitted them, so a
 peer's figure stands beside lookout's: scalars in one table, a mapping of rows (one per case, method or
 screen) or a list of rows as a table with one column per field. `--stub` writes the page that says how to
-produce the figures, for a checkout where nobody has run them.
+produce the figures, for a checkout where nobody has run them. `--into PAGE` keeps the sections of an earlier
+page for the benchmarks not run this time (`make bench BENCHES=restart_load` runs one), replaces those that
+were, and drops those whose script is gone; each new section says the day it was measured.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -18,6 +21,7 @@ import ast
 import json
 import sys
 from collections.abc import Iterable, Mapping
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -106,11 +110,14 @@ def rows_table(name: str, value: dict[str, Any] | list[dict[str, Any]]) -> list[
     return table(fields, [[cell(row.get(f)) for f in fields] for row in value])
 
 
-def section(figures: Mapping[str, Any], description: str = "") -> list[str]:
-    """One benchmark's section: its description, its scalar figures, then one table per set of rows."""
+def section(figures: Mapping[str, Any], description: str = "", measured: str = "") -> list[str]:
+    """One benchmark's section: its description, the day it was measured, its scalar figures, then one table
+    per set of rows."""
     out = ["", f"## {figures['bench']}", ""]
     if description:
         out += [description, ""]
+    if measured:
+        out += [f"Measured {measured}.", ""]
     scalars = [[f"`{k}`", cell(v)] for k, v in figures.items() if k != "bench" and not _is_rows(v)]
     if scalars:
         out += [*table(["figure", "value"], scalars), ""]
@@ -120,11 +127,23 @@ def section(figures: Mapping[str, Any], description: str = "") -> list[str]:
     return out[:-1] if out[-1] == "" else out
 
 
-def render(results: list[dict[str, Any]], descriptions: Mapping[str, str]) -> str:
-    """docs/benchmarks.md for these results; `descriptions` maps a benchmark's name to a paragraph about it."""
+def render(
+    results: list[dict[str, Any]], descriptions: Mapping[str, str], earlier: str = "", measured: str = ""
+) -> str:
+    """docs/benchmarks.md for these results; `descriptions` maps a benchmark's name to a paragraph about it;
+    `earlier`: a page whose sections stay for the benchmarks not in `results` (in its order, new ones after),
+    except those whose script is gone."""
+    fresh = {
+        figures["bench"]: section(figures, descriptions.get(figures["bench"], ""), measured) for figures in results
+    }
+    kept = {}
+    for chunk in earlier.split("\n## ")[1:]:
+        name = chunk.split("\n", 1)[0].strip()
+        if (BENCH_DIR / f"{name}.py").is_file():
+            kept[name] = ["", f"## {chunk.rstrip()}"]
     lines = list(HEADER)
-    for figures in results:
-        lines += section(figures, descriptions.get(figures["bench"], ""))
+    for name in [*kept, *(name for name in fresh if name not in kept)]:
+        lines += fresh.get(name) or kept[name]
     return "\n".join(lines) + "\n"
 
 
@@ -141,6 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
     parser.add_argument("results", nargs="?", type=Path, help="the collected JSON lines (default: stdin)")
     parser.add_argument("--stub", action="store_true", help="the page without figures, saying how to make them")
+    parser.add_argument("--into", type=Path, help="an earlier page: its sections of benchmarks not run stay")
     args = parser.parse_args(argv)
     if args.stub:
         sys.stdout.write("\n".join(STUB) + "\n")
@@ -154,7 +174,9 @@ def main(argv: list[str] | None = None) -> int:
     if not results:
         print("bench/report.py: no benchmark results to write", file=sys.stderr)
         return 1
-    sys.stdout.write(render(results, {r["bench"]: description(r["bench"]) for r in results}))
+    earlier = args.into.read_text() if args.into is not None and args.into.is_file() else ""
+    descriptions = {r["bench"]: description(r["bench"]) for r in results}
+    sys.stdout.write(render(results, descriptions, earlier, measured=date.today().isoformat()))
     return 0
 
 

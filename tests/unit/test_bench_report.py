@@ -1,4 +1,5 @@
 """bench/report.py: the benchmarks' JSON lines become docs/benchmarks.md, figures never typed by hand."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -51,7 +52,7 @@ def test_scalars_keep_the_benchmarks_order_so_the_peer_stands_beside_lookout() -
     lines = text.splitlines()
     start = lines.index("## terminal_ingest")
     assert lines[start + 2] == "Terminal ingest: lookout against tmux."
-    body = lines[start + 4:]
+    body = lines[start + 4 :]
     assert body[:2] == ["| figure | value |", "|---|---|"]
     assert body[2:8] == ["| `size_mb` | 50 |", "| `tmux_mb_s` | 17.4 |", "| `lookout_mb_s` | 33.4 |",
                          "| `lookout_vs_tmux` | 1.92 |", "| `screen_samples` | 12,345 |",
@@ -62,7 +63,7 @@ def test_named_rows_become_a_table_with_the_name_first() -> None:
     lines = report.render([CAPTURE], {}).splitlines()
     assert "| `screen` | 1,440, 3,120 |" in lines
     i = lines.index("`screenshots`:")
-    assert lines[i + 2:i + 6] == [
+    assert lines[i + 2 : i + 6] == [
         "| screenshots | median_ms | bytes | image |",
         "|---|---|---|---|",
         "| lookout png | 269 | 332,741 | 462, 1,000 |",
@@ -73,7 +74,7 @@ def test_named_rows_become_a_table_with_the_name_first() -> None:
 def test_a_list_of_rows_takes_every_field_in_order_of_first_appearance() -> None:
     lines = report.render([LISTING], {}).splitlines()
     i = lines.index("| dump | mobile_mcp_tokens | lookout_tokens | note |")
-    assert lines[i + 2:i + 4] == ["| WhatsApp | 6,799 | 979 | - |", "| TikTok | 6,733 | 779 | a\\|b |"]
+    assert lines[i + 2 : i + 4] == ["| WhatsApp | 6,799 | 979 | - |", "| TikTok | 6,733 | 779 | a\\|b |"]
     assert "| figure | value |" not in lines  # no scalars, no empty table
 
 
@@ -82,6 +83,19 @@ def test_every_benchmark_has_its_section_in_the_order_run() -> None:
     heads = [line for line in text.splitlines() if line.startswith("## ")]
     assert heads == ["## terminal_ingest", "## device_capture", "## device_listing"]
     assert text.startswith("# Benchmarks\n") and text.endswith("|\n")
+
+
+def test_a_run_of_some_benchmarks_keeps_the_other_sections_and_drops_those_of_scripts_gone() -> None:
+    earlier = report.render([INGEST, CAPTURE, {"bench": "no_such_bench", "x": 1}], {}, measured="2026-01-02")
+    newer = {**CAPTURE, "screen": [1080, 2400]}
+    text = report.render([newer, LISTING], {}, earlier, measured="2026-03-04")
+    heads = [line for line in text.splitlines() if line.startswith("## ")]
+    assert heads == ["## terminal_ingest", "## device_capture", "## device_listing"]
+    ingest, capture, listing = text.split("\n## ")[1:]
+    assert "Measured 2026-01-02." in ingest and "| `tmux_mb_s` | 17.4 |" in ingest
+    assert "Measured 2026-03-04." in capture and "| `screen` | 1,080, 2,400 |" in capture
+    assert "| `screen` | 1,440" not in capture
+    assert "Measured 2026-03-04." in listing and text.endswith("|\n")
 
 
 def test_descriptions_come_from_the_scripts_docstrings() -> None:
@@ -94,6 +108,11 @@ def test_main_writes_the_page_or_says_what_is_wrong(tmp_path: Path, capsys: pyte
     results.write_text(json.dumps(INGEST) + "\n")
     assert report.main([str(results)]) == 0
     assert "## terminal_ingest" in capsys.readouterr().out
+    page = tmp_path / "benchmarks.md"
+    page.write_text(report.render([CAPTURE], {}))
+    assert report.main([str(results), "--into", str(page)]) == 0
+    out = capsys.readouterr().out
+    assert "## device_capture" in out and "## terminal_ingest" in out
     results.write_text("garbage\n")
     assert report.main([str(results)]) == 1
     assert "line 1 is not JSON" in capsys.readouterr().err
