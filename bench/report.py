@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import ast
 import json
+import os
 import sys
 from collections.abc import Iterable, Mapping
 from datetime import date
@@ -176,7 +177,8 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     earlier = args.into.read_text() if args.into is not None and args.into.is_file() else ""
     descriptions = {r["bench"]: description(r["bench"]) for r in results}
-    sys.stdout.write(render(results, descriptions, earlier, measured=date.today().isoformat()))
+    measured = f"{date.today().isoformat()} (the machine's load average {os.getloadavg()[0]:.1f} as it ended)"
+    sys.stdout.write(render(results, descriptions, earlier, measured))
     return 0
 
 
