@@ -135,8 +135,12 @@ class Page(Holdable):
     _last_raw: str = ""
     """The raw text that tree was parsed from."""
     _boxes: bool = True
-    """Whether the next read asks for boxes: the last answer could depend on them, or the page has closed shadow
-    roots (a guess only: an answer that needs them is always made from a read with them)."""
+    """Whether the next read that is not a diff's asks for boxes: the last view could depend on them, or the page
+    has closed shadow roots (a guess only: an answer that needs them is always made from a read with them)."""
+    _closed: bool = False
+    """The last read found closed shadow roots (their nodes are placed by the boxes)."""
+    _obs_url: str = ""
+    """The URL of the last snapshot."""
     leases: LeaseBook = field(default_factory=lambda: LeaseBook(None))
     """The daemon's leases (the registry's book): whose actions are let in."""
     hands: PageHands = field(default_factory=PageHands)
@@ -183,7 +187,7 @@ class Page(Holdable):
         ref; `outcome`: header lines (an action's messages)."""
         read_at = time.time()
         try:  # the earlier observation is read while the page answers
-            before, read = await asyncio.gather(self._earlier(since), self._read(self._boxes))
+            before, read = await asyncio.gather(self._earlier(since), self._read(self._guess(since)))
         except pw.Error as exc:
             raise Unavailable(f"the page did not answer a snapshot: {str(exc).splitlines()[0]}") from exc
         obs_id = self.store.new_id()
@@ -196,7 +200,9 @@ class Page(Holdable):
                 raise Unavailable(f"the page did not answer a snapshot: {str(exc).splitlines()[0]}") from exc
             result, answer = await self._answer(obs_id, read, options, before, expand, outcome)
             assert result is not None
-        self._boxes = answer.by_position or read.closed
+        self._closed, self._obs_url = read.closed, read.url
+        if "diff_against" not in answer.metadata:  # a diff shows no boxes: it says nothing of what a view needs
+            self._boxes = answer.by_position or read.closed
         if answer.root is not None:
             self._last, self._last_raw = Earlier(obs_id, read.url, answer.root), read.raw
         elif self._last is not None and self._last_raw == read.raw:  # a kept answer of the same text
@@ -209,6 +215,12 @@ class Page(Holdable):
         mode = "snapshot since" if before is not None else "snapshot expand" if expand is not None else "snapshot"
         self.recorder.record(snapshot_frame(self.id, result, mode))
         return result
+
+    def _guess(self, since: str | None) -> bool:
+        """Whether to read with boxes: not for a diff against the last snapshot of this URL (likely a diff, which
+        shows none), else as the last view needed."""
+        likely_diff = since is not None and since == self.last_obs and self._obs_url == self.page.url
+        return self._closed if likely_diff else self._boxes
 
     async def _read(self, boxes: bool) -> Read:
         return await read_page(self.page, self.shadow, boxes)

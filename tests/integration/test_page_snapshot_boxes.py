@@ -11,11 +11,14 @@ from typing import Any
 
 import pytest
 
+from lookout.browser.action_kinds import from_request
+from lookout.browser.aria import parse
 from lookout.browser.page import HISTORY_SHOWN, Page, read_page
 from lookout.browser.registry import PageRegistry
 from lookout.browser.snapshot_view import PageContext, SnapshotOptions
-from lookout.browser.views import snapshot_text
-from tests.support.pages import big_page
+from lookout.browser.views import Earlier, snapshot_text
+from lookout.schemas.page import ActionRequest
+from tests.support.pages import big_page, ref_of
 from tests.support.site import serve_directory
 
 SMALL = """<!doctype html><title>Small</title><body><h1>Orders</h1><label>Search <input id="q"></label>
@@ -117,3 +120,33 @@ async def test_a_page_that_grows_past_the_budget_between_reads_is_read_again_wit
     assert reads == [True]
     _, reads = await _same_as_with_boxes(page, shrunk)
     assert reads == [False], "the grown page within a larger budget: read without boxes again"
+
+
+async def test_an_actions_diff_is_read_without_boxes_and_the_next_view_with_them(
+    pages: PageRegistry, site: str
+) -> None:
+    page = pages.get((await pages.create(f"{site}/big.html", (1280, 720)))["id"])
+    first, reads = await _snapshot(page, SnapshotOptions())
+    assert reads == [True] and first["metadata"]["truncated"]
+    tab, calls = page.page, []
+    aria_snapshot = tab.aria_snapshot
+
+    async def counted(**kwargs: Any) -> str:
+        calls.append(bool(kwargs.get("boxes")))
+        return await aria_snapshot(**kwargs)
+
+    tab.aria_snapshot = counted  # type: ignore[method-assign]
+    try:
+        done = await page.act(from_request(ActionRequest(action="click", ref=ref_of(first["text"], '- button "Add 1"'))),
+                              SnapshotOptions())  # fmt: skip
+    finally:
+        tab.aria_snapshot = aria_snapshot  # type: ignore[method-assign]
+    assert done["snapshot"]["metadata"]["diff_against"] == first["obs_id"]
+    assert calls == [False], "a diff against the last snapshot of the same URL shows no boxes: read without them"
+    before = page.observation(first["obs_id"])
+    read = await read_page(tab, page.shadow, boxes=True)
+    ctx = PageContext(read.url, read.title, page.viewport, modal=read.modal)
+    assert done["snapshot"]["text"] == snapshot_text(read.raw, SnapshotOptions(), ctx, Earlier(
+        first["obs_id"], before["url"], parse(before["raw"]))).text  # fmt: skip
+    _, reads = await _same_as_with_boxes(page, SnapshotOptions())
+    assert reads == [True], "the page's view still needs boxes: read with them at once, not twice"
