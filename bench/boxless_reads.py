@@ -1,10 +1,11 @@
 """What reading without Playwright's boxes saves: lookout's fresh snapshot now (a read without boxes where the
 answer cannot depend on them) beside the same snapshot read with boxes (as every read was before) and beside
-Playwright's `aria_snapshot(mode="ai")`, on the same tab, in turns.
+Playwright's `aria_snapshot(mode="ai")`, on the same tab, in turns; and an action's snapshot, a diff against the
+last snapshot (`since`, read without boxes now), beside the same diff read with boxes.
 
-Pages: the changing pages of bench/changing_pages.py (over the default budget: read with boxes either way) and
+Pages: the changing pages of bench/changing_pages.py (over the default budget: their full view is read with boxes either way) and
 Django's admin (login, index, a change form within the budget; the product list over it). Each round calls the
-three in a turning order; lookout's kept answers are dropped before each of its calls (parsed and rendered
+five in a turning order; lookout's kept answers are dropped before each of its calls (parsed and rendered
 again, as after a change). Wall time is the median of the per-round ratios; CPU time (this process, Chromium and
 Playwright's driver) the ratio of the sums. The last line is one JSON object with the same figures.
 
@@ -41,7 +42,7 @@ from tests.support.real_pages import django_login, make_django_site, serve_djang
 
 
 async def rounds_on(ours: Page, rounds: int) -> dict[str, Any]:
-    """`rounds` rounds of the three reads on the page `ours` shows now."""
+    """`rounds` rounds of the five reads on the page `ours` shows now."""
     tab = ours.page
     answered: list[str] = []
     """The obs_id of each of lookout's answers now (whether its read had boxes is looked up after the rounds)."""
@@ -57,15 +58,29 @@ async def rounds_on(ours: Page, rounds: int) -> dict[str, Any]:
         ours._boxes = True  # what every read did before: ask for boxes
         return await ours.snapshot(SnapshotOptions())
 
+    async def diff() -> dict[str, Any]:
+        forget_answers()
+        return await ours.snapshot(SnapshotOptions(), since=ours.last_obs)
+
+    async def diff_boxes() -> dict[str, Any]:
+        forget_answers()
+        guess = ours._boxes
+        ours._boxes, ours._obs_url = True, ""  # what a diff's read did before: ask for boxes
+        try:
+            return await ours.snapshot(SnapshotOptions(), since=ours.last_obs)
+        finally:
+            ours._boxes = guess  # the guess the page's views left, as a diff leaves it
+
     calls: dict[str, Callable[[], Awaitable[Any]]] = {
-        "peer": lambda: tab.aria_snapshot(mode="ai"), "now": now, "boxes": boxes}  # fmt: skip
+        "peer": lambda: tab.aria_snapshot(mode="ai"), "now": now, "boxes": boxes, "diff": diff,
+        "diff_boxes": diff_boxes}  # fmt: skip
     await boxes()  # the page's first read: lookout's guess for the next one
     wall: dict[str, list[float]] = {kind: [] for kind in calls}
     cpu: dict[str, float] = dict.fromkeys(calls, 0.0)
     pids = descendants()
     kinds = list(calls)
     for round_ in range(rounds):
-        for kind in kinds[round_ % 3 :] + kinds[: round_ % 3]:
+        for kind in kinds[round_ % len(kinds) :] + kinds[: round_ % len(kinds)]:
             await asyncio.sleep(SPACING_S)
             _, seconds, cpu_s = await timed(calls[kind], pids)
             wall[kind].append(seconds)
@@ -78,7 +93,10 @@ async def rounds_on(ours: Page, rounds: int) -> dict[str, Any]:
 
     return {"peer_ms": statistics.median(wall["peer"]) * 1000, "now_ms": statistics.median(wall["now"]) * 1000,
             "boxes_ms": statistics.median(wall["boxes"]) * 1000, "now_x": paired("now"), "boxes_x": paired("boxes"),
-            "now_over_boxes": paired("now", "boxes"), "now_cpu_x": cpu["now"] / cpu["peer"],
+            "now_over_boxes": paired("now", "boxes"),
+            "diff_ms": statistics.median(wall["diff"]) * 1000, "diff_x": paired("diff"),
+            "diff_boxes_x": paired("diff_boxes"), "diff_cpu_x": cpu["diff"] / cpu["peer"],
+            "diff_boxes_cpu_x": cpu["diff_boxes"] / cpu["peer"], "now_cpu_x": cpu["now"] / cpu["peer"],
             "boxes_cpu_x": cpu["boxes"] / cpu["peer"], "read_without_boxes": with_boxes.count(False),
             "reads": len(with_boxes)}  # fmt: skip
 
@@ -110,7 +128,7 @@ async def run(rounds: int) -> dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rounds", type=int, default=12, help="rounds of the three reads on each page")
+    parser.add_argument("--rounds", type=int, default=12, help="rounds of the five reads on each page")
     args = parser.parse_args()
     load_before = os.getloadavg()
     figures = asyncio.run(run(args.rounds))
@@ -120,11 +138,13 @@ def main() -> None:
     print("x: time over Playwright's aria_snapshot(mode='ai') on the same tab; now: lookout's fresh snapshot; "
           "boxes: the same read with boxes, as before")  # fmt: skip
     print(f"{'page':<36} {'peer ms':>8} {'now ms':>8} {'boxes ms':>9} {'now x':>6} {'boxes x':>8} {'now/boxes':>10} "
-          f"{'CPU now x':>10} {'CPU boxes x':>12} {'without boxes':>14}")  # fmt: skip
+          f"{'CPU now x':>10} {'CPU boxes x':>12} {'without boxes':>14} {'diff x':>7} {'diff boxes x':>13} "
+          f"{'CPU diff x':>11} {'CPU diff boxes x':>17}")  # fmt: skip
     for name, f in figures.items():
         print(f"{name:<36} {f['peer_ms']:>8.1f} {f['now_ms']:>8.1f} {f['boxes_ms']:>9.1f} {f['now_x']:>6.2f} "
               f"{f['boxes_x']:>8.2f} {f['now_over_boxes']:>10.2f} {f['now_cpu_x']:>10.2f} {f['boxes_cpu_x']:>12.2f} "
-              f"{f['read_without_boxes']:>7}/{f['reads']}")  # fmt: skip
+              f"{f['read_without_boxes']:>11}/{f['reads']:<2} {f['diff_x']:>7.2f} {f['diff_boxes_x']:>13.2f} "
+              f"{f['diff_cpu_x']:>11.2f} {f['diff_boxes_cpu_x']:>17.2f}")  # fmt: skip
     print(json.dumps({"bench": "boxless_reads", "rounds": args.rounds, "pages": figures,
                       "load": {"before": list(load_before), "after": list(load_after)}}))  # fmt: skip
 
