@@ -75,7 +75,7 @@ async def measure(registry: PageRegistry, url: str, repeat: int) -> dict[str, An
         for name, call in order[round_ % len(order) :] + order[: round_ % len(order)]:
             times[name].append(await _ms(call))
     medians = {name: statistics.median(values) for name, values in times.items()}
-    refs = (await read_page(tab, shadow))[2].count("[ref=s")
+    refs = (await read_page(tab, shadow)).raw.count("[ref=s")
     return {**{f"{k}_ms": round(v, 1) for k, v in medians.items()}, "cdp_reads": shadow.reads, "s_refs": refs,
             "now_over_before": round(medians["now"] / medians["before"], 3),
             "now_over_peer": round(medians["now"] / medians["peer"], 3),

@@ -1,4 +1,4 @@
-"""Playwright's AI snapshot (`page.aria_snapshot(mode="ai", boxes=True)`) parsed into a tree, once.
+"""Playwright's AI snapshot (`page.aria_snapshot(mode="ai")`, with `boxes=True` or without) parsed into a tree, once.
 
 One node a line: `- role "name" [flag] [key=value] [ref=e12] [box=x,y,w,h]`, then `:` when children
 follow, or `: text` for an inline text child (YAML quotes the whole key when it holds `#` and the like:

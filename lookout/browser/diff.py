@@ -19,8 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from lookout.browser.aria import AriaNode
+from lookout.browser.snapshot_header import with_token_line
 from lookout.browser.snapshot_lines import render_line
-from lookout.browser.snapshot_view import with_token_line
 from lookout.core.budget import fit, within
 from lookout.core.tokens import count_tokens
 

@@ -69,18 +69,6 @@ _MODAL_JS = """() => {
 """The accessible name of the page's open modal dialog ("" for one without a name), null when none is open."""
 
 
-async def read_page(page: PlaywrightPage, shadow: ClosedShadow) -> tuple[str, str | None, str]:
-    """The page's title, the name of its open modal dialog (None when none is open) and its AI snapshot with
-    boxes, read now. The modal check, a script on the page's main thread, runs only when the snapshot holds a
-    dialog: without one there is nothing a modal could be (the view shows a modal only as a dialog's node). The
-    nodes of closed shadow roots are read only when the page has any (lookout.browser.closed_shadow)."""
-    (title, closed), raw = await asyncio.gather(page.evaluate(PROBE), page.aria_snapshot(mode="ai", boxes=True))
-    if closed:
-        raw = await shadow.spliced(page, raw)
-    modal = await page.evaluate(_MODAL_JS) if holds_dialog(raw) else None
-    return title, modal, raw
-
-
 @dataclass(frozen=True, slots=True)
 class Read:
     """What a snapshot read from the page."""
@@ -89,6 +77,25 @@ class Read:
     title: str
     modal: str | None
     raw: str
+    boxes: bool = True
+    """The snapshot has every node's box."""
+    closed: bool = False
+    """The page has closed shadow roots."""
+
+
+async def read_page(page: PlaywrightPage, shadow: ClosedShadow, boxes: bool = True) -> Read:
+    """The page's title, the name of its open modal dialog (None when none is open) and its AI snapshot (with
+    boxes when asked), read now. The modal check, a script on the page's main thread, runs only when the
+    snapshot holds a dialog: without one there is nothing a modal could be (the view shows a modal only as a
+    dialog's node). The nodes of closed shadow roots are read only when the page has any
+    (lookout.browser.closed_shadow), and placed by the boxes: a page that has some is read with them."""
+    (title, closed), raw = await asyncio.gather(page.evaluate(PROBE), page.aria_snapshot(mode="ai", boxes=boxes))
+    if closed:
+        if not boxes:
+            raw, boxes = await page.aria_snapshot(mode="ai", boxes=True), True
+        raw = await shadow.spliced(page, raw)
+    modal = await page.evaluate(_MODAL_JS) if holds_dialog(raw) else None
+    return Read(page.url, title, modal, raw, boxes, bool(closed))
 
 
 @dataclass(eq=False)
@@ -128,6 +135,13 @@ class Page(Holdable):
     """The last snapshot's parsed tree, for the diff of the next one (an action's snapshot)."""
     _last_raw: str = ""
     """The raw text that tree was parsed from."""
+    _boxes: bool = True
+    """Whether the next read that is not a diff's asks for boxes: the last view could depend on them, or the page
+    has closed shadow roots (a guess only: an answer that needs them is always made from a read with them)."""
+    _closed: bool = False
+    """The last read found closed shadow roots (their nodes are placed by the boxes)."""
+    _obs_url: str = ""
+    """The URL of the last snapshot."""
     leases: LeaseBook = field(default_factory=lambda: LeaseBook(None))
     """The daemon's leases (the registry's book): whose actions are let in."""
     hands: PageHands = field(default_factory=PageHands)
@@ -174,16 +188,22 @@ class Page(Holdable):
         ref; `outcome`: header lines (an action's messages)."""
         read_at = time.time()
         try:  # the earlier observation is read while the page answers
-            before, read = await asyncio.gather(self._earlier(since), self._read())
+            before, read = await asyncio.gather(self._earlier(since), self._read(self._guess(since)))
         except pw.Error as exc:
             raise Unavailable(f"the page did not answer a snapshot: {str(exc).splitlines()[0]}") from exc
-        ctx = PageContext(read.url, read.title, self.viewport, tuple(self.history[-HISTORY_SHOWN:-1]),
-                          modal=read.modal, outcome=outcome)  # fmt: skip
-        if expand is not None:
-            ctx = replace(ctx, note=f"Expanded: {expand}")
         obs_id = self.store.new_id()
-        result, answer = await asyncio.to_thread(_observed, self.store, self.id, obs_id, read.raw, options, ctx,
-                                                 before, expand)  # fmt: skip
+        result, answer = await self._answer(obs_id, read, options, before, expand, outcome)
+        if result is None:  # the answer could depend on the boxes the read did not ask for: read with them
+            read_at = time.time()
+            try:
+                read = await self._read(True)
+            except pw.Error as exc:
+                raise Unavailable(f"the page did not answer a snapshot: {str(exc).splitlines()[0]}") from exc
+            result, answer = await self._answer(obs_id, read, options, before, expand, outcome)
+            assert result is not None
+        self._closed, self._obs_url = read.closed, read.url
+        if "diff_against" not in answer.metadata:  # a diff shows no boxes: it says nothing of what a view needs
+            self._boxes = answer.by_position or read.closed
         if answer.root is not None:
             self._last, self._last_raw = Earlier(obs_id, read.url, answer.root), read.raw
         elif self._last is not None and self._last_raw == read.raw:  # a kept answer of the same text
@@ -197,10 +217,26 @@ class Page(Holdable):
         self.recorder.record(snapshot_frame(self.id, result, mode))
         return result
 
-    async def _read(self) -> Read:
-        page = self.page
-        title, modal, raw = await read_page(page, self.shadow)
-        return Read(page.url, title, modal, raw)
+    def _guess(self, since: str | None) -> bool:
+        """Whether to read with boxes: not for a diff against the last snapshot of this URL (likely a diff, which
+        shows none), else as the last view needed."""
+        likely_diff = since is not None and since == self.last_obs and self._obs_url == self.page.url
+        return self._closed if likely_diff else self._boxes
+
+    async def _read(self, boxes: bool) -> Read:
+        return await read_page(self.page, self.shadow, boxes)
+
+    async def _answer(
+        self, obs_id: str, read: Read, options: SnapshotOptions, before: Earlier | None, expand: str | None,
+        outcome: tuple[str, ...],
+    ) -> tuple[dict[str, Any] | None, Answer]:  # fmt: skip
+        """The answer to a snapshot from `read`, stored as `obs_id`; None (nothing stored) when the read has no
+        boxes and the answer could depend on them."""
+        ctx = PageContext(read.url, read.title, self.viewport, tuple(self.history[-HISTORY_SHOWN:-1]),
+                          modal=read.modal, outcome=outcome)  # fmt: skip
+        if expand is not None:
+            ctx = replace(ctx, note=f"Expanded: {expand}")
+        return await asyncio.to_thread(_observed, self.store, self.id, obs_id, read, options, ctx, before, expand)
 
     async def _earlier(self, since: str | None) -> Earlier | None:
         """The snapshot a diff is against: the last one's tree when it is the one, else read and parsed."""
@@ -423,14 +459,17 @@ class Page(Holdable):
 
 
 def _observed(
-    store: ObservationStore, page_id: str, obs_id: str, raw: str, options: SnapshotOptions, ctx: PageContext,
+    store: ObservationStore, page_id: str, obs_id: str, read: Read, options: SnapshotOptions, ctx: PageContext,
     before: Earlier | None, expand: str | None,
-) -> tuple[dict[str, Any], Answer]:  # fmt: skip
+) -> tuple[dict[str, Any] | None, Answer]:  # fmt: skip
     """A snapshot's answer, stored as an observation with its raw text, and the view's answer: the work after
-    Playwright's part, in one worker thread."""
-    answer = snapshot_text(raw, options, ctx, before, expand)
+    Playwright's part, in one worker thread. None, not stored, when the read has no boxes and the answer could
+    depend on them."""
+    answer = snapshot_text(read.raw, options, ctx, before, expand)
+    if answer.by_position and not read.boxes:
+        return None, answer
     result = {"obs_id": obs_id, "url": ctx.url, "title": ctx.title, "text": answer.text, "metadata": answer.metadata}
-    store.save(page_id, {**result, "kind": "snapshot", "ts": time.time(), "raw": raw})
+    store.save(page_id, {**result, "kind": "snapshot", "ts": time.time(), "raw": read.raw})
     return result, answer
 
 

@@ -26,8 +26,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from lookout.browser.aria import AriaNode
+from lookout.browser.snapshot_header import header_cost, header_lines, with_token_line
 from lookout.browser.snapshot_lines import INLINE, merged, plural, render_line
-from lookout.core.budget import fit, self_counted
+from lookout.core.budget import fit
 from lookout.core.tokens import count_tokens
 
 ROLE_PRIORITY = {
@@ -93,6 +94,8 @@ class Snapshot:
     tokens: int
     refs: tuple[str, ...]
     """The refs shown, in document order."""
+    by_position: bool = True
+    """The nodes' boxes could have changed it: only a read with boxes gives this view (see `_any_order`)."""
 
 
 @dataclass(slots=True)
@@ -145,10 +148,28 @@ def render(root: AriaNode, options: SnapshotOptions, ctx: PageContext) -> Snapsh
     if not options.include_history:
         ctx = replace(ctx, history=())
     if options.full:
-        return _finish(items, set(map(id, items)), ctx, options, None, len(items))
+        return replace(_finish(items, set(map(id, items)), ctx, options, None, len(items)), by_position=False)
     wanted = [item for item in items if _wanted(item, options)]
     chosen, reason = _choose(wanted, options, ctx, len(items))
-    return _finish(items, chosen, ctx, options, reason, len(items))
+    view = _finish(items, chosen, ctx, options, reason, len(items))
+    return replace(view, by_position=not _any_order(items, wanted, view, options, ctx))
+
+
+def _any_order(items: list[_Item], wanted: list[_Item], view: Snapshot, options: SnapshotOptions,
+               ctx: PageContext) -> bool:  # fmt: skip
+    """The view is the same whatever the nodes' boxes (which only order the items and filter viewport_only):
+    it shows every wanted item with its ancestors and inline units, none dropped to fit, and no order of taking
+    them could have cut one (they are within `max_elements`, and their lines with a fold line for each of them
+    that has children, the most `_choose` can count at once, within its token budget)."""
+    if options.viewport_only or len(wanted) > options.max_elements:
+        return False
+    closure = (
+        items if len(wanted) == len(items) else _with_units([a for i in wanted for a in _with_ancestors(i)], set())
+    )
+    if len(closure) > options.max_elements or view.included_elements != len(closure):
+        return False
+    budget = options.max_tokens - header_cost(ctx, len(items)) - FOLD_LINE_TOKENS * 4
+    return sum(i.cost for i in closure) + FOLD_LINE_TOKENS * sum(bool(i.children) for i in closure) <= budget
 
 
 def _modal(root: AriaNode, name: str | None) -> AriaNode | None:
@@ -243,7 +264,7 @@ def _choose(wanted: list[_Item], options: SnapshotOptions, ctx: PageContext, tot
     """Every control on screen first, then the other items by score, each with its ancestors, while the limits
     hold; the reason when something is left. The fold lines are counted as they come and go: a chosen item
     with children left out has one, and loses it when its last child is taken."""
-    budget = options.max_tokens - _header_cost(ctx, total) - FOLD_LINE_TOKENS * 4
+    budget = options.max_tokens - header_cost(ctx, total) - FOLD_LINE_TOKENS * 4
     chosen: set[int] = set()
     left_out: dict[int, int] = {}
     """For each chosen item, how many of its children are not chosen (it has a fold line while any is not)."""
@@ -424,26 +445,3 @@ def _reach(item: _Item, next_items: Callable[[_Item], list[_Item]]) -> list[_Ite
 def _structural(node: AriaNode) -> bool:
     """Only structure: no name, text or properties, not interactive, no flag but `active`."""
     return not (node.name or node.text or node.props or node.role in INTERACTIVE or node.flags.keys() - {"active"})
-
-
-def header_lines(ctx: PageContext, shown: int, total: int, reason: str | None) -> list[str]:
-    lines = [f"# Page: {ctx.title or '(untitled)'} — {ctx.url}"]
-    lines.append(f"# Elements: {shown} of {total}" + (f" (truncated: {reason})" if reason else ""))
-    if ctx.history:
-        lines.append("# Navigation: " + " → ".join([*ctx.history, ctx.title or ctx.url]))
-    if ctx.note:
-        lines.append(f"# {ctx.note}")
-    return lines + outcome_lines(ctx)
-
-
-def outcome_lines(ctx: PageContext) -> list[str]:
-    return [f"# Outcome: {line}" for line in ctx.outcome]
-
-
-def _header_cost(ctx: PageContext, total: int) -> int:
-    return count_tokens("\n".join(header_lines(ctx, total, total, "token budget"))) + 8
-
-
-def with_token_line(header: list[str], body: list[str]) -> tuple[str, int]:
-    """The text with a `# Tokens: N` line where N is the count of the text itself."""
-    return self_counted(lambda tokens: "\n".join([*header, f"# Tokens: {tokens}", *body]))

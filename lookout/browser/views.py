@@ -14,7 +14,8 @@ from typing import Any, NamedTuple
 from lookout.browser.aria import AriaNode, AriaParseError, parse
 from lookout.browser.diff import FULL_ABOVE, diff, render_diff
 from lookout.browser.search import subtree
-from lookout.browser.snapshot_view import PageContext, Snapshot, SnapshotOptions, header_lines, outcome_lines, render
+from lookout.browser.snapshot_header import header_lines, outcome_lines
+from lookout.browser.snapshot_view import PageContext, Snapshot, SnapshotOptions, render
 from lookout.core.errors import BackendFailure, Conflict
 from lookout.core.gc_tuning import gc_paused
 
@@ -30,6 +31,8 @@ class Answer(NamedTuple):
     """Every ref of the raw snapshot (shown or folded): the nodes', never a "[ref=..]" in a page's text."""
     root: AriaNode | None = None
     """The parsed tree, when it was parsed for this answer (None for a kept answer)."""
+    by_position: bool = True
+    """The nodes' boxes could have changed the text: a read without them must be made again with them."""
 
 
 class Earlier(NamedTuple):
@@ -59,10 +62,10 @@ def snapshot_text(
     try:
         with gc_paused():  # tens of thousands of nodes on a big page: the collector would double the time
             root = parse(raw)
-            text, metadata = _view_of(root, options, ctx, before, expand)
+            text, metadata, by_position = _view_of(root, options, ctx, before, expand)
     except AriaParseError as exc:
         raise BackendFailure(f"the page's accessibility snapshot could not be read: {exc}") from exc
-    answer = Answer(text, metadata, frozenset(n.ref for n in root.walk() if n.ref is not None), root)
+    answer = Answer(text, metadata, frozenset(n.ref for n in root.walk() if n.ref is not None), root, by_position)
     if len(raw) <= ANSWER_CHARS_KEPT:
         with _answers_lock:
             _answers[key] = answer._replace(metadata=dict(metadata), root=None)
@@ -79,7 +82,8 @@ def forget_answers() -> None:
 
 def _view_of(
     root: AriaNode, options: SnapshotOptions, ctx: PageContext, before: Earlier | None, expand: str | None
-) -> tuple[str, dict[str, Any]]:
+) -> tuple[str, dict[str, Any], bool]:
+    """The text, its metadata, and whether the nodes' boxes could have changed it (a diff never uses them)."""
     if expand is not None:
         found = subtree(root, expand)
         if found is None:
@@ -103,7 +107,7 @@ def _view_of(
                 text, tokens, shown = render_diff(changes, header, options.max_tokens)
                 return text, {"diff_against": since, "added": counts["+"], "removed": counts["-"],
                               "changed": counts["~"], "unchanged": changes.unchanged,
-                              "truncated": shown < len(changes.changes), "tokens": tokens}  # fmt: skip
+                              "truncated": shown < len(changes.changes), "tokens": tokens}, False  # fmt: skip
     view: Snapshot = render(root, options, ctx)
     return view.text, {"total_elements": view.total_elements, "included_elements": view.included_elements,
-                       "truncated": view.truncated, "reason": view.reason, "tokens": view.tokens}  # fmt: skip
+                       "truncated": view.truncated, "reason": view.reason, "tokens": view.tokens}, view.by_position  # fmt: skip

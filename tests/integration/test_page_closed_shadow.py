@@ -117,7 +117,8 @@ async def test_a_page_without_closed_roots_is_never_read_over_cdp(pages: PageReg
     assert "[ref=s" not in text and 'button "Inside open"' in text
     assert page.shadow.reads == 0
     raw = page.observation(page.last_obs or "")["raw"]
-    assert raw == await page.page.aria_snapshot(mode="ai", boxes=True), "the raw text is Playwright's own"
+    boxes = "[box=" in raw  # a read without them when the answer cannot depend on them (docs/pages.md)
+    assert raw == await page.page.aria_snapshot(mode="ai", boxes=boxes), "the raw text is Playwright's own"
 
 
 @pytest.mark.parametrize("kind", ["ws", "cdp"])

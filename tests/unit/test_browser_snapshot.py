@@ -269,7 +269,7 @@ def test_an_unchanged_page_is_not_parsed_again(monkeypatch: pytest.MonkeyPatch) 
     real_parse = views.parse
     monkeypatch.setattr(views, "parse", lambda raw: read.append(raw) or real_parse(raw))
     views.forget_answers()
-    text, metadata, refs, _ = views.snapshot_text(SAMPLE, SnapshotOptions(), CTX, None)
+    text, metadata, refs, *_ = views.snapshot_text(SAMPLE, SnapshotOptions(), CTX, None)
     metadata["tokens"] = -1
     again = views.snapshot_text(SAMPLE, SnapshotOptions(), CTX, None)
     assert again[:3] == (text, {**metadata, "tokens": count_tokens(text)}, refs)
@@ -324,3 +324,33 @@ def test_the_refs_of_a_snapshot_are_its_nodes_never_a_ref_written_in_the_pages_t
            '- text: see [ref=e79]\n- link "Home" [ref=e6]:\n  - /url: /x[ref=e80]')  # fmt: skip
     answer = views.snapshot_text(raw, SnapshotOptions(), CTX, None)
     assert answer.refs == {"e5", "e6"}
+
+
+def _without_boxes(node: AriaNode) -> AriaNode:
+    """The tree a read without boxes gives (`aria_snapshot(mode="ai")`): the same nodes, no box on any."""
+    return replace(node, box=None, children=[_without_boxes(child) for child in node.children])
+
+
+@settings(max_examples=80, deadline=None)
+@given(pages(), st.integers(150, 3000), st.integers(1, 300), st.booleans(), st.booleans(), st.booleans())
+def test_a_view_that_says_it_needs_no_boxes_is_the_view_with_them(
+    root: AriaNode, max_tokens: int, max_elements: int, viewport_only: bool, interactive_only: bool, full: bool
+) -> None:
+    """`by_position` is the same with and without boxes, and when it is False the two views are one."""
+    options = SnapshotOptions(max_elements, max_tokens, viewport_only, interactive_only, full)
+    boxed, bare = render(root, options, CTX), render(_without_boxes(root), options, CTX)
+    assert boxed.by_position == bare.by_position
+    assert bare.by_position or bare == boxed
+    if viewport_only and not full:
+        assert bare.by_position
+
+
+def test_a_page_within_the_budget_needs_no_boxes_and_one_over_it_does() -> None:
+    root = parse(SAMPLE)
+    within = render(_without_boxes(root), SnapshotOptions(), CTX)
+    assert not within.by_position and within == render(root, SnapshotOptions(), CTX)
+    assert not within.truncated and "[ref=e23]" in within.text  # the far link, two screens down, is shown
+    for options in (SnapshotOptions(max_elements=3), SnapshotOptions(max_tokens=150), SnapshotOptions(viewport_only=True)):
+        assert render(_without_boxes(root), options, CTX).by_position, options
+        assert render(root, options, CTX).by_position, options
+    assert not render(_without_boxes(root), SnapshotOptions(max_elements=3, full=True), CTX).by_position
