@@ -2,9 +2,9 @@
 
 The encoding takes about 0.5 s of CPU to load, so it is loaded once, on the first count (callers count in
 worker threads), not when the daemon starts: the load holds the GIL, so done at start it delayed the daemon's
-first answer, even from a thread. Concurrent first counts wait for one load. A daemon that takes running
-terminals up loads it meanwhile (`load_in_background`): their screens are what is asked for next, and the load
-overlaps the wait for their holders.
+first answer, even from a thread. Concurrent first counts wait for one load. (Loaded while a restarted daemon
+takes its running terminals up, it overlapped nothing: the listing came 3.6 s later and every screen no sooner,
+bench/terminal_cost.py --case recovery on a loaded machine.)
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ from typing import Any
 ENCODING = "o200k_base"
 _lock = threading.Lock()
 _encoding: Any = None
-_loading: threading.Thread | None = None
 
 
 def _get() -> Any:
@@ -26,14 +25,6 @@ def _get() -> Any:
 
             _encoding = quicktok.get_encoding(ENCODING)
     return _encoding
-
-
-def load_in_background() -> None:
-    """Start loading the encoding in a thread of its own, once (a caller that expects counts soon)."""
-    global _loading
-    if _encoding is None and _loading is None:
-        _loading = threading.Thread(target=_get, name="tokenizer", daemon=True)
-        _loading.start()
 
 
 def warm_up() -> None:

@@ -18,7 +18,6 @@ from pathlib import Path
 
 from lookout.core.events import EventBus
 from lookout.core.storage import dumps, jsonl_line
-from lookout.core.tokens import load_in_background
 from lookout.terminal.holder.protocol import ProtocolError
 from lookout.terminal.journal import persistence as files
 from lookout.terminal.journal.follower import JournalFollower
@@ -96,7 +95,6 @@ async def adopt(
     has ended leaves the terminal `exited` with the exit code it recorded (or `lost`, with the reason, when
     it recorded none: `stopped`, the daemon's clean stop before, may explain it); one that cannot be trusted or understood, or files from which its screen cannot be
     rebuilt (a damaged journal, a screen engine that fails), leave it `lost` with the reason."""
-    load_in_background()  # its screen is asked for next, and every screen counts its tokens
     meta = files.load_meta(directory)
     size = raw_size(directory)
     saved = files.load_snapshot(directory)
