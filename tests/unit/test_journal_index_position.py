@@ -75,3 +75,9 @@ def test_resizes_since_an_offset(tmp_path: Path) -> None:
     found = read_kind(tmp_path, "r", since)
     assert [e.offset for e in found if e.offset >= since] == [i * CHUNK for i in resizes if i * CHUNK >= since]
     assert [e.offset for e in read_kind(tmp_path, "r")] == [i * CHUNK for i in resizes]
+
+
+def test_the_reach_of_a_nonce_record_covers_one_batch_read_from_the_pty() -> None:
+    from lookout.terminal.holder.pty import _BUFFER, READ_BYTES
+
+    assert NONCE_REACH >= READ_BYTES + len(_BUFFER) + 4096, "an `n` record may point past what the search reads"

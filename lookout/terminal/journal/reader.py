@@ -48,9 +48,10 @@ def read_raw(directory: Path, offset: int, limit: int, stored_from: int = 0) -> 
         os.close(fd)
 
 
-NONCE_REACH = 1 << 20
+NONCE_REACH = 512 << 10
 """How far past the journal's size an `n` record may point when it is written: into the output written with it,
-one read of the PTY (lookout.terminal.holder.pty.READ_BYTES, 256 KiB, and a masked nonce held back)."""
+one batch read from the PTY (lookout.terminal.holder.pty.read_batch: under READ_BYTES, 256 KiB, plus a read of
+64 KiB) and a masked nonce held back; twice that (tests/unit/test_journal_index_position.py checks it)."""
 _PROBE_BYTES = 64 << 10
 """What `index_position` reads at each step of its search; it stops within that of the position it seeks."""
 
