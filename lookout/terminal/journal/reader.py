@@ -48,10 +48,6 @@ def read_raw(directory: Path, offset: int, limit: int, stored_from: int = 0) -> 
         os.close(fd)
 
 
-NONCE_REACH = 512 << 10
-"""How far past the journal's size an `n` record may point when it is written: into the output written with it,
-one batch read from the PTY (lookout.terminal.holder.pty.read_batch: under READ_BYTES, 256 KiB, plus a read of
-64 KiB) and a masked nonce held back; twice that (tests/unit/test_journal_index_position.py checks it)."""
 _PROBE_BYTES = 64 << 10
 """What `index_position` reads at each step of its search; it stops within that of the position it seeks."""
 
@@ -59,16 +55,17 @@ _PROBE_BYTES = 64 << 10
 def index_position(fd: int, offset: int) -> int:
     """A line start in the open output.idx `fd` from which every record at journal offset `offset` or later is
     read: the index is read from there instead of from its start, so taking a terminal up from `offset` costs
-    the index's tail, not its whole history. Records are written in the order their events happened, each at
-    the journal's size then (an `n` record up to NONCE_REACH past it), so every record at or after `offset`
-    follows any other record at an offset below `offset - NONCE_REACH`; the search finds such a record,
-    at most _PROBE_BYTES (and a line) before the last one. Where it finds none it reads from the start (0)."""
-    below = offset - NONCE_REACH
+    the index's tail, not its whole history. The holder writes records in the order their events happened,
+    each at the journal's size then, an output record once its bytes are written (later output may be merged
+    into it, which moves its end), and an `n` record just before the output it points into; so a record that
+    ends at or before `offset` (an output record's bytes, another record's offset below it) comes before every
+    record at `offset` or later. The search finds such a record at most _PROBE_BYTES (and a line) before the
+    last one; where it finds none it reads from the start (0)."""
     start, lo, hi = 0, 0, os.fstat(fd).st_size
-    while below > 0 and hi - lo > _PROBE_BYTES:
+    while offset > 0 and hi - lo > _PROBE_BYTES:
         mid = (lo + hi) // 2
         found = _record_after(fd, mid)
-        if found is None or found[1] >= below:
+        if found is None or found[1] > offset:
             hi = mid
         else:
             start = lo = found[0]
@@ -76,8 +73,9 @@ def index_position(fd: int, offset: int) -> int:
 
 
 def _record_after(fd: int, pos: int) -> tuple[int, int] | None:
-    """(where its line starts, its offset) of the first whole record after `pos` that is not an `n` one, within
-    _PROBE_BYTES; None when there is none (damaged lines, the index's end)."""
+    """(where its line starts, where it ends) of the first whole record after `pos` that is not an `n` one,
+    within _PROBE_BYTES: an output record ends where its bytes do, another one just past its offset. None when
+    there is none (damaged lines, the index's end)."""
     block = os.pread(fd, _PROBE_BYTES, pos)
     first = block.find(b"\n") + 1
     while 0 < first < len(block):
@@ -89,7 +87,8 @@ def _record_after(fd: int, pos: int) -> tuple[int, int] | None:
         except orjson.JSONDecodeError:
             rec = None
         if isinstance(rec, list) and len(rec) == 4 and rec[1] != "n" and _placed(rec):
-            return pos + first, rec[2]
+            output = rec[1] == "o" and type(rec[3]) is int and rec[3] >= 0
+            return pos + first, rec[2] + (rec[3] if output else 1)
         first = end + 1
     return None
 
