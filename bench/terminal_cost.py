@@ -231,6 +231,9 @@ def recovered(daemon: Daemon, tmux: TmuxServer, busy: list[str], runs: int) -> d
 
 def recovery_case(args: argparse.Namespace) -> None:
     """See the module's docstring (`--case recovery`)."""
+    # the daemon's bytecode is written first, as `make run` does: where PYTHONDONTWRITEBYTECODE is set, every start
+    # would compile its modules again (a deployed lookout has its bytecode)
+    subprocess.run([sys.executable, "-m", "compileall", "-q", "lookout"], cwd=REPO, check=True)
     with ExitStack() as stack:
         workdir = Path(tempfile.mkdtemp(prefix="lookout-bench-recovery-"))
         stack.callback(shutil.rmtree, workdir, True)

@@ -146,7 +146,9 @@ class Lifecycle:
         loop.add_signal_handler(signal.SIGHUP, lambda: self._spawn(self.restart(None)))
         notify(f"READY=1\nMAINPID={os.getpid()}\nSTATUS=serving")
         host, port = self.listener.address
-        print(f"lookout: ready at http://{host}:{port} (pid {os.getpid()})", file=sys.stderr, flush=True)
+        since = _since_start_s()
+        after = f", {since:.2f} s after its start" if since is not None else ""
+        print(f"lookout: ready at http://{host}:{port} (pid {os.getpid()}{after})", file=sys.stderr, flush=True)
         if self.predecessor is not None:
             await self.predecessor.tell("serving", pid=os.getpid())
             self._spawn(self._record_forwarded_frames(self.predecessor))
@@ -301,6 +303,17 @@ class Lifecycle:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return task
+
+
+def _since_start_s() -> float | None:
+    """Seconds since this process was started (its interpreter's start included), from /proc; None where that
+    cannot be read."""
+    try:
+        with open("/proc/self/stat", "rb") as stat:
+            ticks = int(stat.read().rsplit(b")", 1)[1].split()[19])  # starttime, field 22
+        return time.clock_gettime(time.CLOCK_BOOTTIME) - ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, AttributeError):
+        return None
 
 
 def run(settings: Settings, argv: Sequence[str], listener: Listener, lock: DataDirLock,

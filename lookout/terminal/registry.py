@@ -102,6 +102,7 @@ class TerminalRegistry:
 
     async def start(self) -> None:
         """Adopt the terminals of earlier runs that still run; load the others (exited or lost)."""
+        began = time.monotonic()
         make_dir(self.root)
         make_dir(self.holders)
         stopped = None if self.read_only else clean_stop.take(self.root.parent)
@@ -119,6 +120,10 @@ class TerminalRegistry:
                 self._dormant[loaded.meta.id] = loaded
             else:
                 self._keep(loaded)
+        followed = sum(1 for s in self._sessions.values() if s.running)
+        log.info("took up %d terminals in %.0f ms: %d followed again, %d exited (records only), %d other",
+                 len(loading), (time.monotonic() - began) * 1000, followed, len(self._dormant),
+                 len(self._sessions) - followed)  # fmt: skip
         if not self.read_only:
             self._readopting = asyncio.create_task(self._readopt_lost())
             if self.keep is not None:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from lookout.core.private_files import open_file
 from lookout.terminal.holder.sizes import parse_size
+from lookout.terminal.journal.reader import index_position
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,8 +32,10 @@ class Batch:
 
 
 class JournalFollower:
-    """Reads a terminal's journal from `offset` on (blocking reads of the page cache: fast). `started_at`:
-    the Unix time of the journal's t = 0 (index times are seconds since then)."""
+    """Reads a terminal's journal from `offset` on (blocking reads of the page cache: fast), and its index from
+    where the records at `offset` on are (reader.index_position: a terminal taken up after hours of output
+    reads the index's tail, not its history). `started_at`: the Unix time of the journal's t = 0 (index times
+    are seconds since then)."""
 
     def __init__(self, directory: Path, offset: int, started_at: float) -> None:
         self.offset = offset
@@ -40,7 +43,7 @@ class JournalFollower:
         """From the journal's `x` record, once read."""
         self._raw = open_file(directory / "output.raw", os.O_RDONLY | os.O_CREAT)
         self._idx = open_file(directory / "output.idx", os.O_RDONLY | os.O_CREAT)
-        self._idx_pos = 0
+        self._idx_pos = index_position(self._idx, offset)
         self._idx_tail = b""
         self._started_at = started_at
         self._marks: dict[int, float] = {}

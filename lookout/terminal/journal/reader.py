@@ -48,11 +48,68 @@ def read_raw(directory: Path, offset: int, limit: int, stored_from: int = 0) -> 
         os.close(fd)
 
 
-def read_kind(directory: Path, kind: str) -> list[IndexEntry]:
-    """The complete index records of one kind (only those lines are parsed; the index is read in chunks)."""
+_PROBE_BYTES = 64 << 10
+"""What `index_position` reads at each step of its search; it stops within that of the position it seeks."""
+
+
+def index_position(fd: int, offset: int) -> int:
+    """A line start in the open output.idx `fd` from which every record at journal offset `offset` or later is
+    read: the index is read from there instead of from its start, so taking a terminal up from `offset` costs
+    the index's tail, not its whole history. The holder writes records in the order their events happened,
+    each at the journal's size then, an output record once its bytes are written (later output may be merged
+    into it, which moves its end), and an `n` record just before the output it points into; so a record that
+    ends at or before `offset` (an output record's bytes, another record's offset below it) comes before every
+    record at `offset` or later. The search finds such a record at most _PROBE_BYTES (and a line) before the
+    last one; where it finds none it reads from the start (0)."""
+    start, lo, hi = 0, 0, os.fstat(fd).st_size
+    while offset > 0 and hi - lo > _PROBE_BYTES:
+        mid = (lo + hi) // 2
+        found = _record_after(fd, mid)
+        if found is None or found[1] > offset:
+            hi = mid
+        else:
+            start = lo = found[0]
+    return start
+
+
+def _record_after(fd: int, pos: int) -> tuple[int, int] | None:
+    """(where its line starts, where it ends) of the first whole record after `pos` that is not an `n` one,
+    within _PROBE_BYTES: an output record ends where its bytes do, another one just past its offset. None when
+    there is none (damaged lines, the index's end)."""
+    block = os.pread(fd, _PROBE_BYTES, pos)
+    first = block.find(b"\n") + 1
+    while 0 < first < len(block):
+        end = block.find(b"\n", first)
+        if end < 0:
+            return None
+        try:
+            rec = orjson.loads(block[first:end])
+        except orjson.JSONDecodeError:
+            rec = None
+        if isinstance(rec, list) and len(rec) == 4 and rec[1] != "n" and _placed(rec):
+            output = rec[1] == "o" and type(rec[3]) is int and rec[3] >= 0
+            return pos + first, rec[2] + (rec[3] if output else 1)
+        first = end + 1
+    return None
+
+
+def read_kind(directory: Path, kind: str, since: int = 0) -> list[IndexEntry]:
+    """The complete index records of one kind (only those lines are parsed; the index is read in chunks); with
+    `since`, at least those at journal offset `since` or later (the index is read from `index_position`)."""
     marker = dumps(kind)
     entries = []
-    for line in (line for lines in line_blocks(directory / "output.idx") for line in lines if line and marker in line):
+    start = 0
+    if since > 0:
+        try:
+            fd = open_file(directory / "output.idx", os.O_RDONLY)
+        except FileNotFoundError:
+            return []
+        try:
+            start = index_position(fd, since)
+        finally:
+            os.close(fd)
+    for line in (line for lines in line_blocks(directory / "output.idx", start) for line in lines
+                 if line and marker in line):  # fmt: skip
         try:
             rec = orjson.loads(line)
         except orjson.JSONDecodeError:

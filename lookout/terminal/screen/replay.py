@@ -49,8 +49,8 @@ def screen_at(
     if offset < first:
         raise Gone(f"the output before offset {first} is not stored here (this journal is a range from an archive): "
                    f"the screen at {offset} cannot be rebuilt")  # fmt: skip
-    entries = read_kind(directory, "r")
     cp = latest_checkpoint(directory, offset if start is None else min(start, offset))
+    entries = read_kind(directory, "r", int(cp["offset"]) if cp is not None else 0)  # the resizes replayed through
     if first and (cp is None or int(cp["offset"]) < first):
         raise Gone(f"no checkpoint between offset {first}, where the stored output starts, and {offset}: the screen "
                    "cannot be rebuilt")  # fmt: skip
