@@ -180,6 +180,7 @@ class TerminalRegistry:
 
     async def _readopt(self, lost: TerminalSession) -> bool:
         """Adopt `lost` again if its holder answers now; whether it was."""
+        await lost.screen_model.written()  # its end's files (meta.json among them) are written before it is read
         if not await asyncio.to_thread(os.path.lexists, self.holders / socket_name(lost.id)):
             return False
         try:

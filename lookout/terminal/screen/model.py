@@ -397,21 +397,28 @@ class ScreenModel:
         while self._writing:
             await asyncio.wait(set(self._writing))
 
-    def close(self) -> None:
-        """The process has exited and its output is all fed: the last delta, written now, then the last snapshot
-        and checkpoint, taken now and written in a worker thread, off the loop (many terminals end at once):
-        `written` returns once they are, and a failure is the terminal's, as one on the loop (GuardedWrites)."""
+    def close(self, then: Callable[[], None]) -> None:
+        """The process has exited and its output is all fed: the last delta, written now; then, in a worker thread
+        (off the loop: many terminals end at once), the last snapshot and checkpoint, taken there of the engine no
+        output changes any more, and `then` (the session's last writes, after these, as they were in order).
+        `written` returns once they have ended; a failure is the terminal's, as one on the loop (GuardedWrites)."""
         if self._delta_due is not None:
             self._delta_due.cancel()
         self._emit_delta()
         self._deltas.close()
         if self._snapshot_due is not None:
             self._snapshot_due.cancel()
-        self._in_background(self._write_last, self._take_snapshot(), self._dump())
+        self._snapshots += 1
+        engine, ingest = self.current(), self._ingest_state()
+        self._in_background(self._write_last, engine, self._snapshots, ingest, then)
 
-    def _write_last(self, taken: tuple[int, dict[str, Any]], dump: tuple[int, int, str, dict[str, Any], str]) -> None:
-        self._writes("screen.snapshot.json", self._store_snapshot, taken)
+    def _write_last(self, engine: ScreenEngine, number: int, ingest: dict[str, Any], then: Callable[[], None]) -> None:
+        with self.lock:
+            taken = snapshot(engine, title=self.title, raw_offset=self.offset, ts=time.time(), **ingest)
+            dump = engine.cols, engine.rows, engine.dump(), engine.kept_state(), self.title
+        self._writes("screen.snapshot.json", self._store_snapshot, (number, taken))
         self._writes("a checkpoint", self._store_checkpoint, dump)
+        then()
 
     def _store_checkpoint(self, dump: tuple[int, int, str, dict[str, Any], str]) -> None:
         if (cut := self._cut()) is not None:
