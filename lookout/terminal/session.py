@@ -371,6 +371,7 @@ class TerminalSession(Holdable):
         if self._process is not None and not self._finalized.is_set():
             await self.screen_model.save_now()
             self._process.released = True
+        await self.screen_model.written()  # an exited one's last files too
         self.writes.released = True
 
     async def stop(self) -> None:

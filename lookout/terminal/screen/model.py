@@ -363,7 +363,7 @@ class ScreenModel:
         that cannot be told, nothing is stored, and the next output tries again."""
         cut = self._cut()
         if cut is not None:
-            self._in_background(files.save_checkpoint, self.directory, cut, *self._dump())
+            self._in_background(files.save_checkpoint, self.directory, cut, *self._dump(self.current()))
 
     def _cut(self) -> int | None:
         """Where the next checkpoint falls (see `checkpoint`), None when that cannot be told; reads the journal."""
@@ -373,9 +373,8 @@ class ScreenModel:
             self.good_cut = cut
         return cut
 
-    def _dump(self) -> tuple[int, int, str, dict[str, Any], str]:
+    def _dump(self, engine: ScreenEngine) -> tuple[int, int, str, dict[str, Any], str]:
         """What a checkpoint stores of the screen besides its offset (lookout.terminal.journal.persistence)."""
-        engine = self.current()
         return engine.cols, engine.rows, engine.dump(), engine.kept_state(), self.title
 
     def _in_background(self, write: Callable[..., None], *args: Any) -> None:
@@ -415,7 +414,7 @@ class ScreenModel:
     def _write_last(self, engine: ScreenEngine, number: int, ingest: dict[str, Any], then: Callable[[], None]) -> None:
         with self.lock:
             taken = snapshot(engine, title=self.title, raw_offset=self.offset, ts=time.time(), **ingest)
-            dump = engine.cols, engine.rows, engine.dump(), engine.kept_state(), self.title
+            dump = self._dump(engine)
         self._writes("screen.snapshot.json", self._store_snapshot, (number, taken))
         self._writes("a checkpoint", self._store_checkpoint, dump)
         then()
