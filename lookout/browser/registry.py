@@ -29,7 +29,7 @@ from lookout.core.ids import check_id, new_id
 from lookout.core.leases import LeaseBook
 from lookout.core.observations import ObservationStore
 from lookout.core.storage import append_jsonl
-from lookout.core.tokens import warm_up
+from lookout.core.tokens import load_soon
 from lookout.timeline.recording import NullRecorder, Recorder, current_agent
 
 if TYPE_CHECKING:
@@ -57,7 +57,6 @@ class PageRegistry:
         self._opening = 0
         """Pages admitted and not yet listed: counted against `max_pages` from their first step on."""
         self._reaper: asyncio.Task[None] | None = None
-        self._warming: asyncio.Task[None] | None = None
 
     async def create(self, url: str | None, viewport: tuple[int, int], profile: str | None = None) -> dict[str, Any]:
         """A new page: in an isolated context that leaves nothing behind, or in `profile`'s persistent one. The
@@ -93,9 +92,9 @@ class PageRegistry:
                 raise
         self.bus.publish("page.created", id=page.id, url=page.page.url)
         self.recorder.record(opened_frame(page.id, page.page.url if url else ""))
-        if self._warming is None:  # the first snapshot counts tokens: the tokenizer loads while the agent reads this
-            # (not while the browser starts: the load holds the GIL, and Playwright's start would wait for it)
-            self._warming = asyncio.create_task(asyncio.to_thread(warm_up))
+        # The first snapshot counts tokens: the tokenizer loads while the agent reads this (not while the browser
+        # starts: the load holds the GIL, and Playwright's start would wait for it).
+        load_soon()
         return await page.describe()
 
     async def _new_tab(self, viewport: tuple[int, int], profile: str | None) -> PlaywrightPage:

@@ -20,6 +20,7 @@ from lookout.core.events import EventBus
 from lookout.core.ids import check_id
 from lookout.core.leases import LeaseBook
 from lookout.core.private_files import make_dir
+from lookout.core.tokens import load_soon
 from lookout.terminal import commands, dormant, origins
 from lookout.terminal.frames import resource
 from lookout.terminal.holder.protocol import ProtocolError, socket_name
@@ -184,6 +185,7 @@ class TerminalRegistry:
 
     async def _readopt(self, lost: TerminalSession) -> bool:
         """Adopt `lost` again if its holder answers now; whether it was."""
+        await lost.screen_model.written()  # its end's files (meta.json among them) are written before it is read
         if not await asyncio.to_thread(os.path.lexists, self.holders / socket_name(lost.id)):
             return False
         try:
@@ -390,6 +392,8 @@ class TerminalRegistry:
         self._keep(session)
         self._recent.used(terminal_id)
         self.bus.publish("terminal.created", id=terminal_id, name=meta.name, command=meta.command)
+        # Its frames count tokens (its end at the latest): the tokenizer loads now, once this answer is on its way.
+        asyncio.get_running_loop().call_soon(load_soon)
         return session
 
     async def observed(self, terminal_id: str, refs: dict[str, Any]) -> dict[str, Any] | None:

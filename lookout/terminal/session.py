@@ -12,7 +12,8 @@ import logging
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -149,7 +150,7 @@ class TerminalSession(Holdable):
 
     def _finalize(self, exit_code: int | None, lost: str | None) -> None:
         """The program has exited (or its holder ended without saying how: `lost` says so) and its output is
-        all read: record the end, write the final delta, snapshot and checkpoint."""
+        all read: record the end, write the final delta, snapshot, checkpoint and meta (ScreenModel.close)."""
         assert self._process is not None
         if lost is not None and ladder.program_runs(self.meta):
             lost += f"; its program runs on as pid {self.meta.pid} (DELETE, or `lookout kill {self.id}`, ends it)"
@@ -161,10 +162,8 @@ class TerminalSession(Holdable):
         last = self.blocks.close(self.raw_offset, self.meta.ended_at, exit_code)
         if last is not None:
             self._block_event("ended", last)
-        self.screen_model.close()
-        self.writes("meta.json", files.save_meta, self.directory, self.meta)
         event = {"type": self.meta.status, "exit_code": exit_code, **({"reason": lost} if lost else {})}
-        self.writes("events.jsonl", files.append_event, self.directory, event)
+        self.screen_model.close(partial(files.save_end, self.writes, self.directory, replace(self.meta), event))
         if self.writes.released:
             pass  # the daemon that took the terminal over tells of it
         elif lost:
@@ -372,6 +371,7 @@ class TerminalSession(Holdable):
         if self._process is not None and not self._finalized.is_set():
             await self.screen_model.save_now()
             self._process.released = True
+        await self.screen_model.written()  # an exited one's last files too
         self.writes.released = True
 
     async def stop(self) -> None:
@@ -382,6 +382,7 @@ class TerminalSession(Holdable):
         process, holder_failed = self._process, None
         if process is not None and not self._finalized.is_set():
             holder_failed = await process.stop()
+        await self.screen_model.written()  # the end's files, before a lost one's end is written over them
         if self.meta.status == "lost":
             try:
                 ending = await asyncio.to_thread(
@@ -392,4 +393,3 @@ class TerminalSession(Holdable):
                 raise Conflict(f"terminal {self.id} is not ended: {exc}") from None
             self.bus.publish("terminal.exited", id=self.id, exit_code=ending.code, ended_by=ending.signal)
             self.recorder.record(frames.exit_frame(self.id, ending.code, True, current_agent.get()))
-        await self.screen_model.written()

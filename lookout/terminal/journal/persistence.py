@@ -151,6 +151,13 @@ def append_event(directory: Path, event: dict[str, Any]) -> None:
     append_jsonl(directory / "events.jsonl", event_record(event))
 
 
+def save_end(writes: GuardedWrites, directory: Path, meta: TerminalMeta, event: dict[str, Any]) -> None:
+    """A terminal's end: its meta.json, then its event in events.jsonl, through `writes` (blocking: a worker
+    thread's work, lookout.terminal.screen.model.ScreenModel.close)."""
+    writes("meta.json", save_meta, directory, meta)
+    writes("events.jsonl", append_event, directory, event)
+
+
 def event_record(event: dict[str, Any]) -> dict[str, Any]:
     """A line of events.jsonl: the event, and when."""
     return {"ts": time.time(), **event}

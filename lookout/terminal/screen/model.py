@@ -361,21 +361,25 @@ class ScreenModel:
                 files.save_snapshot(self.directory, snapshot)
                 self._snapshot_stored = number
 
-    def checkpoint(self, in_thread: bool = True) -> None:
+    def checkpoint(self) -> None:
         """Store the engine's dump (taken now, on the loop) with the journal offset it reflects: where the
         stream is between sequences (lookout.terminal.screen.sequence_boundary), or where the unfinished one begins. When
         that cannot be told, nothing is stored, and the next output tries again."""
-        engine = self.current()
+        cut = self._cut()
+        if cut is not None:
+            self._in_background(files.save_checkpoint, self.directory, cut, *self._dump(self.current()))
+
+    def _cut(self) -> int | None:
+        """Where the next checkpoint falls (see `checkpoint`), None when that cannot be told; reads the journal."""
         cut = cut_before(partial(read_raw, self.directory), self.offset, self.good_cut)
-        if cut is None:
-            return
-        self._since_checkpoint = 0
-        self.good_cut = cut
-        args = (self.directory, cut, engine.cols, engine.rows, engine.dump(), engine.kept_state(), self.title)
-        if in_thread:
-            self._in_background(files.save_checkpoint, *args)
-        else:
-            files.save_checkpoint(*args)
+        if cut is not None:
+            self._since_checkpoint = 0
+            self.good_cut = cut
+        return cut
+
+    def _dump(self, engine: ScreenEngine) -> tuple[int, int, str, dict[str, Any], str]:
+        """What a checkpoint stores of the screen besides its offset (lookout.terminal.journal.persistence)."""
+        return engine.cols, engine.rows, engine.dump(), engine.kept_state(), self.title
 
     def _in_background(self, write: Callable[..., None], *args: Any) -> None:
         if self._writes.released:
@@ -396,16 +400,32 @@ class ScreenModel:
         while self._writing:
             await asyncio.wait(set(self._writing))
 
-    def close(self) -> None:
-        """The process has exited and its output is all fed: the last delta, snapshot and checkpoint."""
+    def close(self, then: Callable[[], None]) -> None:
+        """The process has exited and its output is all fed: the last delta, written now; then, in a worker thread
+        (off the loop: many terminals end at once), the last snapshot and checkpoint, taken there of the engine no
+        output changes any more, and `then` (the session's last writes, after these, as they were in order).
+        `written` returns once they have ended; a failure is the terminal's, as one on the loop (GuardedWrites)."""
         if self._delta_due is not None:
             self._delta_due.cancel()
         self._emit_delta()
         self._deltas.close()
         if self._snapshot_due is not None:
             self._snapshot_due.cancel()
-        self._writes("screen.snapshot.json", self._store_snapshot, self._take_snapshot())
-        self._writes("a checkpoint", self.checkpoint, False)
+        self._snapshots += 1
+        engine, ingest = self.current(), self._ingest_state()
+        self._in_background(self._write_last, engine, self._snapshots, ingest, then)
+
+    def _write_last(self, engine: ScreenEngine, number: int, ingest: dict[str, Any], then: Callable[[], None]) -> None:
+        with self.lock:
+            taken = snapshot(engine, title=self.title, raw_offset=self.offset, ts=time.time(), **ingest)
+            dump = self._dump(engine)
+        self._writes("screen.snapshot.json", self._store_snapshot, (number, taken))
+        self._writes("a checkpoint", self._store_checkpoint, dump)
+        then()
+
+    def _store_checkpoint(self, dump: tuple[int, int, str, dict[str, Any], str]) -> None:
+        if (cut := self._cut()) is not None:
+            files.save_checkpoint(self.directory, cut, *dump)
 
 
 def _changed_rows(engine: ScreenEngine, dirty: set[int]) -> tuple[tuple[int, str], ...]:
