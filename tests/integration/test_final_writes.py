@@ -1,11 +1,12 @@
 """A terminal's last snapshot and checkpoint are written off the loop when its program ends (issue 47: many end
 at once), and a failed one is still the terminal's, as a failed write on the loop is: `degraded` says which."""
+
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -14,20 +15,9 @@ import pytest
 from lookout.core.storage import read_json
 from lookout.terminal.journal.persistence import load_meta
 from lookout.terminal.registry import TerminalRegistry, TerminalSpec
-from lookout.terminal.session import SessionLimits
 from lookout.terminal.waits.waiting import compile_until
 
-LIMITS = SessionLimits(scrollback=200, max_journal_bytes=1 << 30, max_input_bytes=1 << 20)
 PROGRAM = [sys.executable, "-c", "print('ready', flush=True); input(); print('bye')"]
-
-
-@pytest.fixture
-async def manager(tmp_path: Path) -> AsyncIterator[TerminalRegistry]:
-    m = TerminalRegistry(tmp_path / "terminals", "avt", LIMITS, max_sessions=4)
-    await m.start()
-    yield m
-    await m.stop_all()
-    await m.shutdown()
 
 
 @contextmanager

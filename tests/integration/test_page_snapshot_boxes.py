@@ -6,6 +6,7 @@ after it on the same tab (the page does not change in between, so the refs are t
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
 
@@ -35,8 +36,9 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield url
 
 
-async def _snapshot(page: Page, options: SnapshotOptions) -> tuple[dict[str, Any], list[bool]]:
-    """A snapshot, and the `boxes` of every accessibility read it made."""
+@contextmanager
+def _reads(page: Page) -> Iterator[list[bool]]:
+    """The `boxes` of every accessibility read of the page made inside the block."""
     tab, reads = page.page, []
     aria_snapshot = tab.aria_snapshot
 
@@ -46,9 +48,15 @@ async def _snapshot(page: Page, options: SnapshotOptions) -> tuple[dict[str, Any
 
     tab.aria_snapshot = counted  # type: ignore[method-assign]
     try:
-        return await page.snapshot(options), reads
+        yield reads
     finally:
         tab.aria_snapshot = aria_snapshot  # type: ignore[method-assign]
+
+
+async def _snapshot(page: Page, options: SnapshotOptions) -> tuple[dict[str, Any], list[bool]]:
+    """A snapshot, and the `boxes` of every accessibility read it made."""
+    with _reads(page) as reads:
+        return await page.snapshot(options), reads
 
 
 async def _with_boxes(page: Page, options: SnapshotOptions) -> tuple[str, dict[str, Any]]:
@@ -128,23 +136,13 @@ async def test_an_actions_diff_is_read_without_boxes_and_the_next_view_with_them
     page = pages.get((await pages.create(f"{site}/big.html", (1280, 720)))["id"])
     first, reads = await _snapshot(page, SnapshotOptions())
     assert reads == [True] and first["metadata"]["truncated"]
-    tab, calls = page.page, []
-    aria_snapshot = tab.aria_snapshot
-
-    async def counted(**kwargs: Any) -> str:
-        calls.append(bool(kwargs.get("boxes")))
-        return await aria_snapshot(**kwargs)
-
-    tab.aria_snapshot = counted  # type: ignore[method-assign]
-    try:
+    with _reads(page) as calls:
         done = await page.act(from_request(ActionRequest(action="click", ref=ref_of(first["text"], '- button "Add 1"'))),
                               SnapshotOptions())  # fmt: skip
-    finally:
-        tab.aria_snapshot = aria_snapshot  # type: ignore[method-assign]
     assert done["snapshot"]["metadata"]["diff_against"] == first["obs_id"]
     assert calls == [False], "a diff against the last snapshot of the same URL shows no boxes: read without them"
     before = page.observation(first["obs_id"])
-    read = await read_page(tab, page.shadow, boxes=True)
+    read = await read_page(page.page, page.shadow, boxes=True)
     ctx = PageContext(read.url, read.title, page.viewport, modal=read.modal)
     assert done["snapshot"]["text"] == snapshot_text(read.raw, SnapshotOptions(), ctx, Earlier(
         first["obs_id"], before["url"], parse(before["raw"]))).text  # fmt: skip
