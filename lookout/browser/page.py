@@ -187,18 +187,13 @@ class Page(Holdable):
         that says why when the URL changed or most of the page did); with `expand` only the subtree of that
         ref; `outcome`: header lines (an action's messages)."""
         read_at = time.time()
-        try:  # the earlier observation is read while the page answers
-            before, read = await asyncio.gather(self._earlier(since), self._read(self._guess(since)))
-        except pw.Error as exc:
-            raise Unavailable(f"the page did not answer a snapshot: {str(exc).splitlines()[0]}") from exc
+        # the earlier observation is read while the page answers
+        before, read = await asyncio.gather(self._earlier(since), self._read(self._guess(since)))
         obs_id = self.store.new_id()
         result, answer = await self._answer(obs_id, read, options, before, expand, outcome)
         if result is None:  # the answer could depend on the boxes the read did not ask for: read with them
             read_at = time.time()
-            try:
-                read = await self._read(True)
-            except pw.Error as exc:
-                raise Unavailable(f"the page did not answer a snapshot: {str(exc).splitlines()[0]}") from exc
+            read = await self._read(True)
             result, answer = await self._answer(obs_id, read, options, before, expand, outcome)
             assert result is not None
         self._closed, self._obs_url = read.closed, read.url
@@ -224,7 +219,10 @@ class Page(Holdable):
         return self._closed if likely_diff else self._boxes
 
     async def _read(self, boxes: bool) -> Read:
-        return await read_page(self.page, self.shadow, boxes)
+        try:
+            return await read_page(self.page, self.shadow, boxes)
+        except pw.Error as exc:
+            raise Unavailable(f"the page did not answer a snapshot: {str(exc).splitlines()[0]}") from exc
 
     async def _answer(
         self, obs_id: str, read: Read, options: SnapshotOptions, before: Earlier | None, expand: str | None,
