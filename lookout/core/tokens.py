@@ -6,7 +6,9 @@ answers, and a daemon that counts no tokens would pay for it) but on the first c
 a resource that will be counted is opened (its first frame, its end at the latest, counts tokens), so that the
 load does not land on what comes later, such as ending many terminals at once. Concurrent first counts wait for
 one load. (Loaded while a restarted daemon takes its running terminals up, it overlapped nothing: the listing came
-3.6 s later and every screen no sooner, bench/terminal_cost.py --case recovery on a loaded machine.)
+3.6 s later and every screen no sooner, bench/terminal_cost.py --case recovery on a loaded machine.) A hot restart's
+new daemon loads it before it accepts when the daemon before had (lookout.daemon.serve), while that one still serves:
+loaded after the hand-over, it held the new daemon's first answers 0.5-0.6 s (bench/restart_load.py).
 """
 
 from __future__ import annotations
@@ -44,6 +46,11 @@ def load_soon() -> threading.Thread:
             _loader = threading.Thread(target=_get, name="tokenizer-load", daemon=True)
             _loader.start()
     return _loader
+
+
+def loading() -> bool:
+    """Whether this process has loaded the encoding or begun to."""
+    return _encoding is not None or _loader is not None
 
 
 def count_tokens(text: str) -> int:

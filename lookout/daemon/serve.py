@@ -30,6 +30,7 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from lookout.core import tokens
 from lookout.daemon.control import ControlServer, Progress
 from lookout.daemon.handover import HandoverFailed, Predecessor, Successor
 from lookout.daemon.listen import LISTEN_FD_ENV, Listener
@@ -58,6 +59,8 @@ and end, before it is killed and this daemon takes everything back."""
 EXIT_CHECK_S = 0.1
 WARM_ENV = "LOOKOUT_WARM_MCP"
 """The MCP toolset choices the daemon before served (`;`-separated), for the new daemon to build first."""
+WARM_TOKENIZER_ENV = "LOOKOUT_WARM_TOKENIZER"
+"""Set to 1 when the daemon before had loaded the tokenizer: the new daemon loads it before it accepts."""
 LONGEST_DRAIN_S = 330.0
 """After a hot restart, this daemon ends when nothing is in flight any more, at the latest after this long
 (the longest wait is 300 s)."""
@@ -128,12 +131,17 @@ class Lifecycle:
         self._gate.adopted()
 
     async def _warm(self) -> None:
-        """Before accepting: load what the daemon before had loaded (its MCP servers), include every route
-        (lookout.api.later_routes) and let every router work out its routes, while that daemon still serves, so the
-        first requests here wait for none of it."""
+        """Before accepting: load what the daemon before had loaded (its MCP servers, the tokenizer), include every
+        route (lookout.api.later_routes) and let every router work out its routes, while that daemon still serves,
+        so the first requests here wait for none of it."""
         assert self.app is not None
         warm = os.environ.pop(WARM_ENV, "")
         await self.app.state.mcp.warm([choice for choice in warm.split(";") if choice])
+        if os.environ.pop(WARM_TOKENIZER_ENV, "") == "1":
+            began = time.monotonic()
+            await asyncio.to_thread(tokens.load_soon().join)
+            log.info("restart: this daemon (pid %d) loaded the tokenizer in %.0f ms before it accepts", os.getpid(),
+                     (time.monotonic() - began) * 1000)  # fmt: skip
         await self.app.state.later_routes.ready()
         for path in ("/v1/terminals", "/v1/devices", "/v1/pages", "/v1/profiles", "/v1/timeline/frames", "/mcp"):
             for route in self.app.router.routes:
@@ -209,7 +217,8 @@ class Lifecycle:
 
         fd = self.listener.inheritable_fd()
         assert self.app is not None
-        env = {**os.environ, LISTEN_FD_ENV: str(fd), WARM_ENV: ";".join(self.app.state.mcp.toolsets)}
+        env = {**os.environ, LISTEN_FD_ENV: str(fd), WARM_ENV: ";".join(self.app.state.mcp.toolsets),
+               WARM_TOKENIZER_ENV: "1" if tokens.loading() else ""}  # fmt: skip
         successor = await Successor.start(self.argv, env, [fd])
         await say({"step": "starting", "pid": successor.pid})
         try:

@@ -30,6 +30,7 @@ from tests.conftest import REPO, Daemon
 from tests.support.hands import bash_terminal
 from tests.support.in_flight import InFlight
 from tests.support.polling import eventually
+from tests.support.tokenizer import tokenizer_mapped
 
 
 def _restart(data: Path) -> subprocess.Popen[str]:
@@ -108,6 +109,10 @@ def test_the_new_daemon_accepts_before_the_old_stops_and_answers_for_a_terminal_
         assert accepts < log.index(f"this daemon (pid {r.old_pid}) stops accepting".encode()), (
             "new accepts, then old stops"
         )
+        # The old daemon had counted tokens (its terminal's frames): the new one loaded the tokenizer before it
+        # accepted, not on its first count after the hand-over, where the load holds its loop.
+        assert tokenizer_mapped(r.new_pid), "the tokenizer is loaded when the new daemon accepts"
+        assert log.index(f"this daemon (pid {r.new_pid}) loaded the tokenizer".encode()) < accepts
 
         # Sent while the old daemon holds the terminals: they reach the new one, which has not adopted them yet.
         one = r.get_terminal()
