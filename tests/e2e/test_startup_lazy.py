@@ -2,6 +2,7 @@
 start, even in a thread once listening, it delayed the first answer, and a daemon that counts no tokens would pay
 for it. It loads once a terminal is opened (issue 47: not with the first count, which may be the end of many
 terminals at once). A hot restart's new daemon loads it before it accepts only when the daemon before had."""
+
 from __future__ import annotations
 
 import subprocess
