@@ -53,7 +53,7 @@ from typing import Any
 
 import httpx
 from terminal_ingest import REPO, TOKEN, Daemon
-from terminal_restart import BUSY, restart
+from terminal_restart import BUSY_ARGV, restart
 from tmux_server import TmuxServer
 
 os.environ.setdefault("PYENV_REHASH_TIMEOUT", "1")
@@ -196,14 +196,26 @@ def tmux_list_and_capture(tmux: TmuxServer, sessions: int) -> float:
 
 @contextmanager
 def stopped(pids: list[int]) -> Iterator[None]:
-    """The programs `pids` stopped (SIGSTOP) meanwhile."""
+    """The processes `pids` stopped (SIGSTOP) meanwhile, in that order, and continued in the reverse order. A
+    parent that continues its stopped children (tmux's server does, for its panes) is stopped before them."""
     for pid in pids:
         os.kill(pid, signal.SIGSTOP)
+    for pid in pids:
+        eventually_stopped(pid)
     try:
         yield
     finally:
-        for pid in pids:
+        for pid in reversed(pids):
             os.kill(pid, signal.SIGCONT)
+
+
+def eventually_stopped(pid: int) -> None:
+    """Wait until process `pid` is stopped; raise when it is not within a second (something continued it)."""
+    deadline = time.monotonic() + 1
+    while Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "T":
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"process {pid} was continued while the other side was timed")
+        time.sleep(0.005)
 
 
 def recovered(daemon: Daemon, tmux: TmuxServer, busy: list[str], runs: int) -> dict[str, float]:
@@ -212,7 +224,8 @@ def recovered(daemon: Daemon, tmux: TmuxServer, busy: list[str], runs: int) -> d
     last."""
     with daemon.client() as api:
         programs = [t["pid"] for t in api.get("/v1/terminals").json()["terminals"] if t["id"] in set(busy)]
-    panes = [int(pid) for pid in tmux("list-panes", "-a", "-F", "#{pane_pid}").split()]
+    server = int(tmux("display", "-p", "#{pid}"))
+    panes = [server] + [int(pid) for pid in tmux("list-panes", "-a", "-F", "#{pane_pid}").split()]
     runnings, screens, tmuxes = [], [], []
     for run in range(1, runs + 1):
         with stopped(panes):
@@ -246,10 +259,10 @@ def recovery_case(args: argparse.Namespace) -> None:
         exited = made_exited(daemon, args.exited)
         _progress(f"{args.sessions} busy terminals and {args.sessions} busy tmux sessions ...")
         busy = [t["id"] for t in asyncio.run(_in_parallel(
-            daemon.url, [("POST", "/v1/terminals", {"command": BUSY, "cols": 80, "rows": 24})] * args.sessions, 4,
+            daemon.url, [("POST", "/v1/terminals", {"command": BUSY_ARGV, "cols": 80, "rows": 24})] * args.sessions, 4,
         ))]  # fmt: skip
         for i in range(args.sessions):
-            tmux("new-session", "-d", "-s", f"s{i}", "-x", "80", "-y", "24", "sh", "-c", BUSY)
+            tmux("new-session", "-d", "-s", f"s{i}", "-x", "80", "-y", "24", *BUSY_ARGV)
         time.sleep(2)
         _progress(f"kill -9 with {args.exited} exited terminals in the data dir ...")
         full = recovered(daemon, tmux, busy, args.runs)

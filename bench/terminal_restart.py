@@ -38,6 +38,9 @@ killed in the middle of one leaves its lock behind, and every later shell would 
 
 BUSY = "while :; do echo busy $RANDOM; read -t 0.02 _; done"
 """A line every 20 ms, without a process per line (a `sleep` per line would be 5,000 forks a second for 100)."""
+BUSY_ARGV = ["bash", "-c", BUSY]
+"""The same program on both sides, named: `sh` is dash on Debian, which has no `read -t`, so a tmux pane that ran
+`sh -c BUSY` printed as fast as it could (the figures before this named it so measured tmux beside floods)."""
 GOAL_RATIO = 1.5
 
 
@@ -80,7 +83,7 @@ def tmux_list_and_capture(sessions: int, runs: int) -> tuple[list[float], list[f
     """Seconds a new client takes to list the sessions, and to list them and capture every pane."""
     with TmuxServer("bench-restart") as tmux:
         for i in range(sessions):
-            tmux("new-session", "-d", "-s", f"s{i}", "-x", "80", "-y", "24", "sh", "-c", BUSY)
+            tmux("new-session", "-d", "-s", f"s{i}", "-x", "80", "-y", "24", *BUSY_ARGV)
         time.sleep(1)
         lists, captures = [], []
         for _ in range(runs):
@@ -109,7 +112,7 @@ def main() -> None:
         daemon.start()
         _progress(f"starting {args.sessions} busy terminals ...")
         with daemon.client() as api:
-            ids = [api.post("/v1/terminals", json={"command": BUSY, "cols": 80, "rows": 24}).json()["id"]
+            ids = [api.post("/v1/terminals", json={"command": BUSY_ARGV, "cols": 80, "rows": 24}).json()["id"]
                    for _ in range(args.sessions)]  # fmt: skip
         time.sleep(2)
         runnings, screens, bares = [], [], []
