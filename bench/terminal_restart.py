@@ -7,9 +7,9 @@ timed from the new process's start until
 - `GET /v1/terminals` lists all of them `running` again (adopted: same pid, screen and blocks taken up);
 - every one's screen has been answered (`GET /v1/terminals/{id}/screen`, one after the other).
 
-Beside it, in the same run, tmux, whose server keeps its sessions across a client's restart: a new client
-connecting to a server that holds the same busy sessions lists them (`tmux ls`), then captures every pane
-(`tmux capture-pane -p`, one client each, as a script would). And a bare start of the daemon on an empty
+Beside it, in the same run (once lookout's terminals have ended), tmux, whose server keeps its sessions across a
+client's restart: a new client connecting to a server that holds the same busy sessions (the same program) lists
+them (`tmux ls`), then captures every pane (`tmux capture-pane -p`, one client each, as a script would). And a bare start of the daemon on an empty
 data dir (what any restart costs). The goal (issue 36): every screen within 1.5x of tmux's list-and-capture.
 
     .venv/bin/python bench/terminal_restart.py [--sessions 100] [--runs 3]
@@ -125,8 +125,8 @@ def main() -> None:
             bares.append(bare_start(empty))
             _progress(f"run {run}/{args.runs}: all running {running:.2f} s, every screen {screened:.2f} s, "
                       f"bare start {bares[-1]:.2f} s")  # fmt: skip
-        _progress("tmux ...")
-        lists, captures = tmux_list_and_capture(args.sessions, args.runs)
+    _progress("tmux (lookout's terminals ended) ...")
+    lists, captures = tmux_list_and_capture(args.sessions, args.runs)
     running, screened, bare = statistics.median(runnings), statistics.median(screens), statistics.median(bares)
     ls, capture = statistics.median(lists), statistics.median(captures)
     ratio = screened / capture

@@ -31,6 +31,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from lookout.core import tokens
+from lookout.daemon import priority
 from lookout.daemon.control import ControlServer, Progress
 from lookout.daemon.handover import HandoverFailed, Predecessor, Successor
 from lookout.daemon.listen import LISTEN_FD_ENV, Listener
@@ -86,6 +87,8 @@ class Lifecycle:
         """This daemon could not take over from the one before it (it ends)."""
         self._spare: socket.socket | None = None
         self._tasks: set[asyncio.Future[Any]] = set()
+        self.nice_to_take_back: int | None = None
+        """The CPU priority this new daemon prepared below (lookout.daemon.priority), taken back as it accepts."""
 
     # ----------------------------------------------------------------- start
 
@@ -98,6 +101,10 @@ class Lifecycle:
         """Before this daemon accepts, in a hot restart: load what the daemon before had loaded, and make the
         requests it will accept wait until it has taken over (lookout.api.handover)."""
         await self._warm()
+        if self.nice_to_take_back is not None:
+            priority.take_back(self.nice_to_take_back)
+            log.info("restart: this daemon (pid %d) prepared at nice %+d and takes back nice %d", os.getpid(),
+                     priority.PREPARING_NICE, self.nice_to_take_back)  # fmt: skip
         self._gate.adopting()
 
     async def take_over(self, adopt: Callable[[], Awaitable[None]]) -> None:
@@ -330,6 +337,7 @@ def run(settings: Settings, argv: Sequence[str], listener: Listener, lock: DataD
     """Serve until stopped (or replaced); the exit status."""
     from lookout.core.gc_tuning import long_lived
 
+    lowered = priority.lower() if predecessor is not None else None  # before its imports and its first thread
     with long_lived():  # the frameworks, the code and the app live as long as the daemon: frozen, never walked
         import uvicorn
 
@@ -339,6 +347,7 @@ def run(settings: Settings, argv: Sequence[str], listener: Listener, lock: DataD
         from lookout.server import create_app
 
         lifecycle = Lifecycle(settings, argv, listener, lock, predecessor)
+        lifecycle.nice_to_take_back = lowered
         try:
             app = create_app(settings, lifecycle)
         except OSError as exc:  # UnsafePath among them: says what to fix

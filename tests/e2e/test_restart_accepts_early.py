@@ -53,6 +53,17 @@ def _held_input(daemon: Daemon, tid: str) -> InFlight:
     return held
 
 
+def _nices(pid: int) -> list[int]:
+    """The nice values of the threads of process `pid` (those that end meanwhile left out)."""
+    nices = set()
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            nices.add(int((task / "stat").read_text().rsplit(")", 1)[1].split()[16]))
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+    return sorted(nices)
+
+
 def _stopped_accepting(daemon: Daemon, old_pid: int) -> bool:
     return f"this daemon (pid {old_pid}) stops accepting".encode() in daemon.log.read_bytes()
 
@@ -113,6 +124,9 @@ def test_the_new_daemon_accepts_before_the_old_stops_and_answers_for_a_terminal_
         # accepted, not on its first count after the hand-over, where the load holds its loop.
         assert tokenizer_mapped(r.new_pid), "the tokenizer is loaded when the new daemon accepts"
         assert log.index(f"this daemon (pid {r.new_pid}) loaded the tokenizer".encode()) < accepts
+        # It prepared at a lower CPU priority (the old daemon serves meanwhile) and took its own back to accept.
+        assert f"this daemon (pid {r.new_pid}) prepared at nice +10".encode() in log
+        assert _nices(r.new_pid) == _nices(r.old_pid)[:1], "every thread of the new daemon has its priority back"
 
         # Sent while the old daemon holds the terminals: they reach the new one, which has not adopted them yet.
         one = r.get_terminal()
