@@ -61,3 +61,19 @@ async def test_a_failed_last_checkpoint_is_reported_not_lost(manager: TerminalRe
     assert "bye" in read_json(s.directory / "screen.snapshot.json")["text"]  # the rest is written
     listed = {t["id"]: t for t in await manager.describe_all()}
     assert listed[s.id]["degraded"] == described["degraded"]  # kept built (never let go): it says so on
+
+
+async def test_a_failed_snapshot_while_the_program_runs_is_reported(manager: TerminalRegistry) -> None:
+    s = await manager.create(TerminalSpec(command=PROGRAM, cols=40, rows=8))
+    assert (await s.wait(compile_until(regex="ready"), 0, 20000)).matched
+    await s.screen_model.written()
+    assert s.describe()["degraded"] is None
+    with read_only(s.directory):  # no new file there: the snapshot's atomic write fails; the journal goes on
+        s.send(text="\r")
+        assert (await s.wait(compile_until(regex="bye"), 0, 20000)).matched
+        s.screen_model.snapshot_now()
+        await s.screen_model.written()
+        described = s.describe()
+        await s.finished()
+        await s.screen_model.written()
+    assert described["degraded"] is not None and "writing screen.snapshot.json failed" in described["degraded"]

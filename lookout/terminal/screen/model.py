@@ -346,7 +346,7 @@ class ScreenModel:
     def _write_snapshot(self) -> None:
         self._snapshot_due = None
         self._last_snapshot = time.monotonic()
-        self._in_background(self._store_snapshot, self._take_snapshot())
+        self._in_background("screen.snapshot.json", self._store_snapshot, self._take_snapshot())
 
     def _take_snapshot(self) -> tuple[int, dict[str, Any]]:
         self._snapshots += 1
@@ -367,7 +367,7 @@ class ScreenModel:
         that cannot be told, nothing is stored, and the next output tries again."""
         cut = self._cut()
         if cut is not None:
-            self._in_background(files.save_checkpoint, self.directory, cut, *self._dump(self.current()))
+            self._in_background("a checkpoint", files.save_checkpoint, self.directory, cut, *self._dump(self.current()))
 
     def _cut(self) -> int | None:
         """Where the next checkpoint falls (see `checkpoint`), None when that cannot be told; reads the journal."""
@@ -381,10 +381,11 @@ class ScreenModel:
         """What a checkpoint stores of the screen besides its offset (lookout.terminal.journal.persistence)."""
         return engine.cols, engine.rows, engine.dump(), engine.kept_state(), self.title
 
-    def _in_background(self, write: Callable[..., None], *args: Any) -> None:
+    def _in_background(self, name: str, write: Callable[..., None], *args: Any) -> None:
+        """`write(*args)` in a worker; a failure is the terminal's, as one on the loop (GuardedWrites)."""
         if self._writes.released:
             return
-        future = in_background(write, *args)
+        future = in_background(self._writes, name, write, *args)
         self._writing.add(future)
         future.add_done_callback(self._writing.discard)
 
@@ -396,7 +397,7 @@ class ScreenModel:
         await self.written()
 
     async def written(self) -> None:
-        """Return once every file write started in the background has ended (its failure is logged)."""
+        """Return once every file write started in the background has ended (a failure is the terminal's)."""
         while self._writing:
             await asyncio.wait(set(self._writing))
 
@@ -413,7 +414,7 @@ class ScreenModel:
             self._snapshot_due.cancel()
         self._snapshots += 1
         engine, ingest = self.current(), self._ingest_state()
-        self._in_background(self._write_last, engine, self._snapshots, ingest, then)
+        self._in_background("its last files", self._write_last, engine, self._snapshots, ingest, then)
 
     def _write_last(self, engine: ScreenEngine, number: int, ingest: dict[str, Any], then: Callable[[], None]) -> None:
         with self.lock:
