@@ -163,7 +163,8 @@ def supervise(args: argparse.Namespace) -> int:
         print(f"lookout supervise: {refused}", file=sys.stderr)
         return 2
     given = sys.argv[sys.argv.index("supervise") + 1 :] if "supervise" in sys.argv else []
-    return run_supervised(["serve", *given], settings.data_dir, settings.host, settings.port)
+    serve_argv = ["serve", *(arg for arg in given if arg != "--standby")]
+    return run_supervised(serve_argv, settings.data_dir, settings.host, settings.port, args.standby)
 
 
 def restart(args: argparse.Namespace) -> int:
@@ -341,6 +342,9 @@ def main(argv: list[str] | None = None) -> None:
                                  "main process): the options of serve")  # fmt: skip
     for p_daemon in (p_serve, p_supervise):
         _daemon_options(p_daemon)
+    p_supervise.add_argument("--standby", action="store_true",
+                             help="keep a second daemon ready to take over at once when the daemon dies (the "
+                             "memory of a second daemon)")  # fmt: skip
     p_supervise.set_defaults(func=supervise)
     p_serve.set_defaults(func=serve)
     p_token = sub.add_parser("token", help="print the API token (creating it if needed)")

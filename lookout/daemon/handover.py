@@ -52,7 +52,7 @@ class _Channel:
             return None
         return message if isinstance(message, dict) else None
 
-    async def expect(self, step: str, timeout: float) -> dict[str, Any]:
+    async def expect(self, step: str, timeout: float | None) -> dict[str, Any]:
         try:
             async with asyncio.timeout(timeout):
                 while (message := await self.receive()) is not None:
@@ -61,7 +61,7 @@ class _Channel:
                     if message.get("step") == "failed":
                         raise HandoverFailed(str(message.get("error") or "it failed"))
         except TimeoutError:
-            raise HandoverFailed(f"it did not say {step!r} within {timeout:.0f} s") from None
+            raise HandoverFailed(f"it did not say {step!r} within {timeout or 0:.0f} s") from None
         raise HandoverFailed(f"it ended before it said {step!r}")
 
     def close(self) -> None:
@@ -131,6 +131,7 @@ class Predecessor:
     def __init__(self, fd: int) -> None:
         self._fd = fd
         self._channel: _Channel | None = None
+        self._released = False
 
     @classmethod
     def from_environment(cls) -> Predecessor | None:
@@ -149,10 +150,22 @@ class Predecessor:
 
     async def released(self, timeout: float) -> None:
         """Return once the old daemon has let go of the data dir (or has ended)."""
+        if self._released:
+            return
         try:
             await (await self._connected()).expect("released", timeout)
         except HandoverFailed as exc:
             print(f"lookout: the daemon before this one: {exc}; taking over anyway", file=sys.stderr)
+
+    async def released_to_standby(self) -> bool:
+        """A standby (`lookout supervise --standby`): wait, without bound, until the supervisor says the daemon
+        died (True), or has gone itself (False: the standby must not take anything over)."""
+        try:
+            await (await self._connected()).expect("released", None)
+        except HandoverFailed:
+            return False
+        self._released = True
+        return True
 
     async def frames(self) -> AsyncIterator[dict[str, Any]]:
         """The frames the old daemon forwards until it ends."""

@@ -60,6 +60,8 @@ and end, before it is killed and this daemon takes everything back."""
 EXIT_CHECK_S = 0.1
 WARM_ENV = "LOOKOUT_WARM_MCP"
 """The MCP toolset choices the daemon before served (`;`-separated), for the new daemon to build first."""
+STANDBY_ENV = "LOOKOUT_STANDBY"
+"""Set to 1 by `lookout supervise --standby` for the daemon it keeps ready (lookout.daemon.supervisor)."""
 WARM_TOKENIZER_ENV = "LOOKOUT_WARM_TOKENIZER"
 """Set to 1 when the daemon before had loaded the tokenizer: the new daemon loads it before it accepts."""
 LONGEST_DRAIN_S = 330.0
@@ -87,6 +89,8 @@ class Lifecycle:
         """This daemon could not take over from the one before it (it ends)."""
         self._spare: socket.socket | None = None
         self._tasks: set[asyncio.Future[Any]] = set()
+        self.standby = predecessor is not None and os.environ.pop(STANDBY_ENV, "") == "1"
+        """Its predecessor is a supervisor: it takes over only once told the daemon died."""
         self.nice_to_take_back: int | None = None
         """The CPU priority this new daemon prepared below (lookout.daemon.priority), taken back as it accepts."""
 
@@ -105,7 +109,18 @@ class Lifecycle:
             priority.take_back(self.nice_to_take_back)
             log.info("restart: this daemon (pid %d) prepared at nice %+d and takes back nice %d", os.getpid(),
                      priority.PREPARING_NICE, self.nice_to_take_back)  # fmt: skip
+        if self.standby:
+            await self._stand_by()
         self._gate.adopting()
+
+    async def _stand_by(self) -> None:
+        """Ready, not accepting, until the supervisor says its daemon died; it ends with the supervisor."""
+        assert self.predecessor is not None
+        log.info("standby: this daemon (pid %d) is ready; it takes over when the daemon dies", os.getpid())
+        if not await self.predecessor.released_to_standby():
+            log.info("standby: the supervisor has gone; this daemon (pid %d) ends", os.getpid())
+            os._exit(0)  # it holds nothing yet (no lock, no terminal, no file): nothing to end cleanly
+        log.info("standby: the daemon died; this daemon (pid %d) takes over", os.getpid())
 
     async def take_over(self, adopt: Callable[[], Awaitable[None]]) -> None:
         """Once this daemon accepts on the shared socket: ask the daemon before to stop accepting and let go of

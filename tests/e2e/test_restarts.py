@@ -18,7 +18,6 @@ import threading
 import time
 from functools import partial
 from pathlib import Path
-from typing import BinaryIO
 
 import httpx
 import pytest
@@ -29,6 +28,7 @@ from tests.conftest import READY_LINE, REPO, TOKEN, Daemon, free_port
 from tests.support.in_flight import InFlight
 from tests.support.mcp_client import call, over_http
 from tests.support.polling import eventually
+from tests.support.supervised import supervise, told
 
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 
@@ -40,7 +40,9 @@ def _lookout(data: Path, *args: str, source: Path = REPO) -> subprocess.Complete
 
 def _shell(api: httpx.Client) -> str:
     tid = api.post("/v1/terminals", json={"command": "bash", "cols": 80, "rows": 24}).json()["id"]
-    ready = api.post(f"/v1/terminals/{tid}/wait", json={"until": {"state_in": ["idle"]}, "since": 0, "timeout_ms": 30_000})
+    ready = api.post(
+        f"/v1/terminals/{tid}/wait", json={"until": {"state_in": ["idle"]}, "since": 0, "timeout_ms": 30_000}
+    )
     assert ready.json()["matched"], ready.text
     return tid
 
@@ -87,7 +89,11 @@ def test_lookout_restart_refuses_no_connection_and_a_wait_in_flight_answers_true
         waited: dict[str, object] = {}
 
         def wait() -> None:  # a wait of 30 s whose condition holds 5 s after the restart began
-            body = {"input": {"text": "sleep 5; echo DONE-$((6*7))\r"}, "until": {"regex": "DONE-42"}, "timeout_ms": 30_000}
+            body = {
+                "input": {"text": "sleep 5; echo DONE-$((6*7))\r"},
+                "until": {"regex": "DONE-42"},
+                "timeout_ms": 30_000,
+            }
             with daemon.client(timeout=60) as waiter:
                 waited.update(waiter.post(f"/v1/terminals/{tid}/act", json=body).json())
 
@@ -111,7 +117,9 @@ def test_lookout_restart_refuses_no_connection_and_a_wait_in_flight_answers_true
         knocker.join()
         assert restarted.returncode == 0 and f"the new daemon (pid {new_pid}) serves" in restarted.stdout, restarted
         assert new_pid is not None and new_pid != daemon.proc.pid
-        assert not knocker.failures, f"{len(knocker.failures)} of {len(knocker.pids)} connections failed: {knocker.failures[:3]}"
+        assert not knocker.failures, (
+            f"{len(knocker.failures)} of {len(knocker.pids)} connections failed: {knocker.failures[:3]}"
+        )
         assert after_restart() == {new_pid}, "then only the new one"
         assert waited["ended"] == "regex" and "DONE-42" in waited["screen"]["text"], waited  # type: ignore[index]
         eventually(lambda: daemon.proc is not None and daemon.proc.poll() is not None, timeout=60,
@@ -182,7 +190,9 @@ def test_a_socket_passed_as_systemd_does_is_used_and_outlives_a_crash(tmp_path: 
         knocker.join()
         # No connection is refused. A kill -9 cuts the one request the killed daemon had already accepted (no
         # server can answer it); every connection opened after the crash is answered by the next daemon.
-        cut_by_the_kill = [began < dead and isinstance(exc, httpx.RemoteProtocolError) for began, exc in knocker.failed_at]
+        cut_by_the_kill = [
+            began < dead and isinstance(exc, httpx.RemoteProtocolError) for began, exc in knocker.failed_at
+        ]
         assert cut_by_the_kill in ([], [True]), knocker.failures[:3]
         assert api.get(f"/v1/terminals/{tid}").json()["status"] == "running"
         second.send_signal(signal.SIGTERM)
@@ -256,16 +266,12 @@ def test_lookout_restart_signals_nothing_but_the_daemon_of_its_data_dir(tmp_path
         restarted = _lookout(data, "restart")
         assert restarted.returncode == 1 and "no lookout daemon serves" in restarted.stderr, restarted
         assert decoy.poll() is None, "the decoy was not signalled"
-        assert other.proc is not None and other.proc.poll() is None and lock_holder(tmp_path / "other") == other.proc.pid
+        assert (
+            other.proc is not None and other.proc.poll() is None and lock_holder(tmp_path / "other") == other.proc.pid
+        )
     finally:
         decoy.kill()
         other.finish()
-
-
-def _supervise(data: Path, port: int, log: BinaryIO) -> subprocess.Popen[bytes]:
-    """`lookout supervise` (what the image runs) on `port` for `data`, its output in `log`."""
-    command = [sys.executable, "-m", "lookout", "supervise", "--port", str(port), "--data-dir", str(data)]
-    return subprocess.Popen(command, cwd=REPO, env={**os.environ, "LOOKOUT_TOKEN": TOKEN}, stdout=log, stderr=log)
 
 
 def test_supervise_starts_the_daemon_again_after_kill_9_and_ends_cleanly(tmp_path: Path) -> None:
@@ -274,19 +280,23 @@ def test_supervise_starts_the_daemon_again_after_kill_9_and_ends_cleanly(tmp_pat
     status 0."""
     port, data = free_port(), tmp_path / "data"
     log = (tmp_path / "supervise.log").open("ab")
-    supervisor = _supervise(data, port, log)
+    supervisor = supervise(data, port, log)
     url = f"http://127.0.0.1:{port}"
     with httpx.Client(base_url=url, headers=AUTH, timeout=60) as api:
         eventually(lambda: lock_holder(data) is not None, timeout=120, what="the daemon to start")
         eventually(lambda: api.get("/healthz").status_code == 200, timeout=60, what="the daemon to answer")
         tid = _shell(api)
         program = api.get(f"/v1/terminals/{tid}").json()["pid"]
-        api.post(f"/v1/terminals/{tid}/input", json={"text": "for i in $(seq 1 400); do echo line-$i; sleep 0.01; done\r"})
+        api.post(
+            f"/v1/terminals/{tid}/input", json={"text": "for i in $(seq 1 400); do echo line-$i; sleep 0.01; done\r"}
+        )
         first = lock_holder(data)
         assert first is not None
         os.kill(first, signal.SIGKILL)
         eventually(lambda: lock_holder(data) not in (None, first), timeout=120, what="the daemon to be started again")
-        done = api.post(f"/v1/terminals/{tid}/wait", json={"until": {"regex": "line-400"}, "since": 0, "timeout_ms": 60_000})
+        done = api.post(
+            f"/v1/terminals/{tid}/wait", json={"until": {"regex": "line-400"}, "since": 0, "timeout_ms": 60_000}
+        )
         assert done.json()["matched"], done.text
         assert api.get(f"/v1/terminals/{tid}").json()["pid"] == program
         raw = api.get(f"/v1/terminals/{tid}/raw", params={"offset": 0, "limit": 1 << 20}).json()
@@ -305,23 +315,19 @@ def _another_daemon(data: Path, previous: int) -> int:
     return pid if pid is not None and pid != previous else 0
 
 
-def _told(log: Path, line: str, times: int) -> bool:
-    return log.read_text().count(line) == times
-
-
 def test_supervise_asked_to_stop_while_it_waits_to_start_a_crashed_daemon_again_ends_at_once(tmp_path: Path) -> None:
     """A daemon that keeps dying soon after its start is started again after a pause (`docker stop` may come
     then): SIGTERM in that pause ends the supervisor with status 0, and no daemon is started after it."""
     port, data = free_port(), tmp_path / "data"
     log_path = tmp_path / "supervise.log"
     log = log_path.open("ab")
-    supervisor = _supervise(data, port, log)
+    supervisor = supervise(data, port, log)
     try:
         daemon = 0
         for crashes in (1, 2, 3):  # pauses of 0.5, 1 and 2 s before the next start
             daemon = eventually(partial(_another_daemon, data, daemon), timeout=120, what=f"daemon {crashes} to start")
             os.kill(daemon, signal.SIGKILL)
-            eventually(partial(_told, log_path, "starting it again in", crashes), timeout=60,
+            eventually(partial(told, log_path, "starting it again in", crashes), timeout=60,
                        what=f"the supervisor to see crash {crashes}")  # fmt: skip
         supervisor.send_signal(signal.SIGTERM)  # in the 2 s pause
         assert supervisor.wait(60) == 0, log_path.read_text()
@@ -344,17 +350,17 @@ def test_supervise_counts_the_time_of_a_daemon_that_took_over_from_its_takeover(
     port, data = free_port(), tmp_path / "data"
     log_path = tmp_path / "supervise.log"
     log = log_path.open("ab")
-    supervisor = _supervise(data, port, log)
+    supervisor = supervise(data, port, log)
     try:
         first = eventually(partial(_another_daemon, data, 0), timeout=120, what="the daemon to start")
         time.sleep(3)  # the first daemon runs 3 s longer than its successor will have run when it dies
         restarted_at = time.monotonic()
         assert _lookout(data, "restart").returncode == 0
         successor = eventually(partial(_another_daemon, data, first), timeout=120, what="the new daemon")
-        eventually(partial(_told, log_path, f"the daemon (pid {successor}) took over from pid {first}", 1), timeout=60,
+        eventually(partial(told, log_path, f"the daemon (pid {successor}) took over from pid {first}", 1), timeout=60,
                    what="the supervisor to follow the new daemon")  # fmt: skip
         os.kill(successor, signal.SIGKILL)
-        eventually(partial(_told, log_path, f"the daemon (pid {successor}) died", 1), timeout=60, what="the crash")
+        eventually(partial(told, log_path, f"the daemon (pid {successor}) died", 1), timeout=60, what="the crash")
         since_restart = time.monotonic() - restarted_at
         ran = float(re.search(rf"pid {successor}\) died \(-9\) after ([\d.]+) s", log_path.read_text())[1])
         # its takeover came after the restart began (counted from the first daemon's start, 3 s more); the log
