@@ -46,7 +46,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
@@ -156,7 +156,7 @@ def memory_kb(pid: int) -> tuple[int, int]:
     return rss, pss_kb(pid)
 
 
-async def _in_parallel(url: str, requests: list[tuple[str, str, dict[str, Any] | None]], at_once: int) -> list[Any]:
+async def _in_parallel(url: str, requests: Sequence[tuple[str, str, dict[str, Any] | None]], at_once: int) -> list[Any]:
     """The JSON answers of (method, path, body) requests, `at_once` in flight."""
     gate = asyncio.Semaphore(at_once)
     async with httpx.AsyncClient(base_url=url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=600) as api:

@@ -1,0 +1,184 @@
+"""Standby recovery benchmark: how soon the terminals are back after `kill -9` of a daemon that
+`lookout supervise --standby` runs (a second daemon, kept ready, takes over), beside tmux's new client.
+
+`--sessions` busy terminals (default 100, each printing a line every 20 ms) under the supervised daemon, and as
+many busy tmux panes running the same program. The daemon that serves is killed (`kill -9`, the daemon alone)
+`--runs` times (default 3); each run is timed from the kill until `GET /v1/terminals` lists every busy one
+running, served by the standby, and each one's screen was answered (one after the other). A run waits until
+the next standby is ready and the daemon has served 30 s (one that dies sooner after another did is a crash
+loop, which gets no standby). Beside it, in the same run, tmux (whose server was never killed): a new client's
+`tmux list-panes -a`, then a `capture-pane -p` of each. While one side is timed, the other side's programs are
+stopped. And what the standby costs: its memory (RSS, PSS) while it waits, beside the serving daemon's. The goal
+(issue 47): every screen within 1.5x of tmux's list and capture.
+
+    .venv/bin/python bench/standby_recovery.py [--sessions 100] [--runs 3]   (LOOKOUT_BENCH_KEEP=1 keeps its data dir and log)
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from contextlib import ExitStack
+from pathlib import Path
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from terminal_cost import _in_parallel, memory_kb, stopped, tmux_list_and_capture
+from terminal_ingest import REPO, TOKEN, _free_port
+from terminal_restart import BUSY_ARGV
+from tmux_server import TmuxServer
+
+from lookout.daemon.lock import lock_holder
+from lookout.daemon.supervisor import STABLE_S
+
+GOAL_RATIO = 1.5
+
+
+def _progress(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+class Supervised:
+    """`lookout supervise --standby` on a free port with its own data dir; its output goes to `log`."""
+
+    def __init__(self, workdir: Path, sessions: int) -> None:
+        self.data, self.log, self.port = workdir / "data", workdir / "supervise.log", _free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        env = {**os.environ, "LOOKOUT_TOKEN": TOKEN, "LOOKOUT_MAX_SESSIONS": str(sessions + 10)}
+        with self.log.open("ab") as log:
+            self.proc = subprocess.Popen([sys.executable, "-m", "lookout", "supervise", "--standby", "--port",
+                                          str(self.port), "--data-dir", str(self.data)], cwd=REPO, env=env,
+                                         stdout=log, stderr=subprocess.STDOUT)  # fmt: skip
+
+    def ready_standby(self, number: int, timeout: float = 300) -> int:
+        """The pid of the `number`th standby (1-based), once it says it is ready."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            text = self.log.read_text(errors="replace")
+            started = re.findall(r"started a standby \(pid (\d+)\)", text)
+            if len(started) >= number and f"standby: this daemon (pid {started[number - 1]}) is ready" in text:
+                return int(started[number - 1])
+            time.sleep(0.05)
+        raise RuntimeError(f"standby {number} was not ready:\n{self.log.read_text(errors='replace')[-3000:]}")
+
+    def end(self) -> None:
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(60)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        subprocess.run([sys.executable, "-m", "lookout", "kill", "--all", "--data-dir", str(self.data)], cwd=REPO,
+                       capture_output=True, timeout=300, check=False)  # fmt: skip
+
+
+def _listing(url: str) -> list[dict[str, object]] | None:
+    """The terminals a new connection lists, or None while nobody answers."""
+    try:
+        answer = httpx.get(f"{url}/v1/terminals", headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30)
+    except httpx.TransportError:
+        return None
+    return answer.json()["terminals"] if answer.status_code == 200 else None
+
+
+def taken_over(supervised: Supervised, ids: list[str], standby: int) -> tuple[float, float]:
+    """Kill the serving daemon; seconds until every busy terminal is listed running by the standby, and until
+    every screen was answered."""
+    served = lock_holder(supervised.data)
+    assert served is not None
+    os.kill(served, signal.SIGKILL)
+    start = time.perf_counter()
+    while True:
+        listed = _listing(supervised.url)
+        if listed is not None and sum(t["status"] == "running" for t in listed) >= len(ids):
+            running = time.perf_counter() - start
+            break
+        time.sleep(0.005)
+    with httpx.Client(base_url=supervised.url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=60) as api:
+        for tid in ids:
+            api.get(f"/v1/terminals/{tid}/screen").raise_for_status()
+        screens = time.perf_counter() - start
+        if api.get("/healthz").json()["pid"] != standby:
+            raise RuntimeError("the terminals were not served by the standby")
+    return running, screens
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sessions", type=int, default=100)
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+    subprocess.run([sys.executable, "-m", "compileall", "-q", "lookout"], cwd=REPO, check=True)
+    runnings, screens, tmuxes = [], [], []
+    with ExitStack() as stack:
+        workdir = Path(tempfile.mkdtemp(prefix="lookout-bench-standby-"))
+        if not os.environ.get("LOOKOUT_BENCH_KEEP"):
+            stack.callback(shutil.rmtree, workdir, True)
+        supervised = Supervised(workdir, args.sessions)
+        stack.callback(supervised.end)
+        standby = supervised.ready_standby(1)
+        _progress(f"{args.sessions} busy terminals and {args.sessions} busy tmux sessions ...")
+        busy = [t["id"] for t in asyncio.run(_in_parallel(supervised.url, [
+            ("POST", "/v1/terminals", {"command": BUSY_ARGV, "cols": 80, "rows": 24})] * args.sessions, 4))]  # fmt: skip
+        tmux = stack.enter_context(TmuxServer("bench-standby"))
+        for i in range(args.sessions):
+            tmux("new-session", "-d", "-s", f"s{i}", "-x", "80", "-y", "24", *BUSY_ARGV)
+        panes = [int(tmux("display", "-p", "#{pid}"))] + [
+            int(pid) for pid in tmux("list-panes", "-a", "-F", "#{pane_pid}").split()
+        ]
+        served = lock_holder(supervised.data)
+        assert served is not None
+        standby_rss, standby_pss = memory_kb(standby)
+        served_rss, served_pss = memory_kb(served)
+        served_since = time.monotonic()
+        for run in range(1, args.runs + 1):
+            standby = supervised.ready_standby(run)
+            time.sleep(max(2.0, STABLE_S + 1 - (time.monotonic() - served_since)) if run > 1 else 2.0)
+            with httpx.Client(base_url=supervised.url, headers={"Authorization": f"Bearer {TOKEN}"}) as api:
+                programs = [t["pid"] for t in api.get("/v1/terminals").json()["terminals"]]
+            with stopped(panes):
+                running, screened = taken_over(supervised, busy, standby)
+            served_since = time.monotonic()
+            runnings.append(running)
+            screens.append(screened)
+            with stopped(programs):
+                tmuxes.append(tmux_list_and_capture(tmux, len(busy)))
+            _progress(f"  run {run}/{args.runs}: all running {running:.3f} s, every screen {screened:.3f} s; "
+                      f"tmux list-panes and capture-pane {tmuxes[-1]:.3f} s")  # fmt: skip
+    running, screened, tmux_s = statistics.median(runnings), statistics.median(screens), statistics.median(tmuxes)
+    ratio = screened / tmux_s
+    version = subprocess.run(["tmux", "-V"], capture_output=True, text=True, check=False).stdout.strip()
+    print(f"\nstandby_recovery: {args.sessions} busy terminals, kill -9 of the daemon under `lookout supervise "
+          f"--standby`, median of {args.runs} runs\n")  # fmt: skip
+    print(f"{'what':<62} {'value':>10}")
+    print(f"{'lookout: from the kill until all are listed running, s':<62} {running:10.3f}")
+    print(f"{'lookout: from the kill until every screen was answered, s':<62} {screened:10.3f}")
+    print(f"{version + ': list-panes -a and capture-pane of each, s':<62} {tmux_s:10.3f}")
+    print(
+        f"{'lookout: the standby while it waits, RSS / PSS MB':<62} {standby_rss / 1024:5.1f} / {standby_pss / 1024:.1f}"
+    )
+    print(f"{'lookout: the serving daemon, RSS / PSS MB':<62} {served_rss / 1024:5.1f} / {served_pss / 1024:.1f}")
+    verdict = "PASS" if ratio <= GOAL_RATIO else "MISS"
+    print(f"\ngoal: every screen within {GOAL_RATIO}x of tmux's list and capture: {ratio:.2f}x ..... {verdict}")
+    print(json.dumps({
+        "bench": "standby_recovery", "sessions": args.sessions, "runs": args.runs,
+        "kill_to_running_s": round(running, 3), "kill_to_every_screen_s": round(screened, 3),
+        "tmux_list_and_capture_s": round(tmux_s, 3), "screens_vs_tmux": round(ratio, 2),
+        "standby_rss_mb": round(standby_rss / 1024, 1), "standby_pss_mb": round(standby_pss / 1024, 1),
+        "serving_daemon_rss_mb": round(served_rss / 1024, 1), "goal_screens_within_1_5x_tmux": ratio <= GOAL_RATIO,
+    }))  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
