@@ -64,6 +64,17 @@ class AriaNode:
         return out
 
 
+def refs_in(root: AriaNode) -> frozenset[str]:
+    """The refs of the nodes under `root` (its own included), in no order: `walk` without the list in order."""
+    refs, stack = [], [root]
+    while stack:
+        node = stack.pop()
+        if node.ref is not None:
+            refs.append(node.ref)
+        stack += node.children
+    return frozenset(refs)
+
+
 def parse(snapshot: str) -> AriaNode:
     """The snapshot as a tree under a synthetic `document` root, in one pass over its lines."""
     root = AriaNode("document")
