@@ -17,10 +17,20 @@ from functools import partial
 
 _ATTRS = r"(?P<attrs>(?: \[[^\]\n]*\])*)"
 """` [flag] [key=value] [ref=..] [box=..]` in any order (split in Python: cheaper than a group each)."""
-_ROLE_NAME = r'(?P<role>[A-Za-z][\w-]*)(?: (?P<name>"(?:[^"\\\n]|\\.)*"))?'
+_ROLE_NAME = r'(?P<role>[A-Za-z][\w-]*)(?: (?P<name>"[^"\\\n]*(?:\\.[^"\\\n]*)*"))?'
 _NODE = re.compile(_ROLE_NAME + _ATTRS + r"(?::(?: (?P<value>.*))?)?")
-_LINE = re.compile(r"^(?P<indent> *)- " + _ROLE_NAME + _ATTRS + r"(?::(?: (?P<value>.*))?)?$|^(?P<other>.*)$", re.M)
-"""A node line in the common form, else any line (read by the slower path: props, quoted keys, errors)."""
+NODE_LINE = re.compile(r"^(?P<indent> *)- " + _ROLE_NAME + _ATTRS + r"(?::(?: (?P<value>.*))?)?$|^(?P<other>.*)$")
+"""One line: a node in the common form (its box among `attrs`), else `other` (for lookout.browser.closed_shadow)."""
+_ATTRS_BUT_BOX = r"(?P<attrs>(?: \[(?!box=)[^\]\n]*\])*)"
+_BOX = r"(?: \[box=(?P<x>-?\d+),(?P<y>-?\d+),(?P<w>\d+),(?P<h>\d+)\])?"
+"""A box of four integers as the last attribute (the common case: read by the pattern, not by `_box`)."""
+_LINE = re.compile(
+    r"^(?P<indent> *)- " + _ROLE_NAME + _ATTRS_BUT_BOX + _BOX + r"(?::(?: (?P<value>.*))?)?$"
+    r"|^(?P<prop_indent> *)- /(?P<key>[^:\n]*):(?P<prop>.*)$|^(?P<other>.*)$",
+    re.M,
+)
+"""A node line in the common form, a property line (`- /url: ...`), else any line (read by the slower path:
+quoted keys, errors)."""
 _DIALOG_NODE = re.compile(r""" *- ['"]?(?:alert)?dialog\b""")
 """A dialog's line, from the line's start (the key may be quoted)."""
 
@@ -54,25 +64,41 @@ class AriaNode:
         return out
 
 
+def refs_in(root: AriaNode) -> frozenset[str]:
+    """The refs of the nodes under `root` (its own included), in no order: `walk` without the list in order."""
+    refs, stack = [], [root]
+    while stack:
+        node = stack.pop()
+        if node.ref is not None:
+            refs.append(node.ref)
+        stack += node.children
+    return frozenset(refs)
+
+
 def parse(snapshot: str) -> AriaNode:
-    """The snapshot as a tree under a synthetic `document` root."""
+    """The snapshot as a tree under a synthetic `document` root, in one pass over its lines."""
     root = AriaNode("document")
     stack: list[tuple[int, AriaNode]] = [(-1, root)]
     for match in _LINE.finditer(snapshot):
-        indent_text, role, name, attrs, value, other = match.groups()
-        if other is not None:
+        indent_text, role, name, attrs, x, y, w, h, value, prop_indent, key, prop, other = match.groups()
+        if role is not None:
+            indent = len(indent_text)
+        elif key is not None:
+            indent = len(prop_indent)
+        else:
             body = other.lstrip(" ")
             if not body.strip():
                 continue
             indent = len(other) - len(body)
-        else:
-            indent = len(indent_text)
         while stack[-1][0] >= indent:
             stack.pop()
         parent = stack[-1][1]
         node: AriaNode | None
-        if other is None:
-            node = _built(role, name, attrs, value)
+        if role is not None:
+            node = _built(role, name, attrs, value, None if x is None else (int(x), int(y), int(w), int(h)))
+        elif key is not None:
+            parent.props[key.strip()] = _value(prop.strip())
+            continue
         else:
             node = _other_line(body, parent, partial(_line_number, snapshot, match.start()))
         if node is None:
@@ -119,7 +145,8 @@ def _other_line(body: str, parent: AriaNode, number: Callable[[], int]) -> AriaN
     match = _NODE.fullmatch(body)
     if match is None:
         raise AriaParseError(f'line {number()}: not `role "name" [attr]...` in {body[:60]!r}')
-    return _built(*match.groups())
+    role, name, attrs, value = match.groups()
+    return _built(role, name, attrs, value)
 
 
 def _unquote_key(body: str, number: int) -> str:
@@ -140,13 +167,16 @@ def _unquote_key(body: str, number: int) -> str:
     return body
 
 
-def _built(role: str, name: str | None, attrs: str, value: str | None) -> AriaNode:
-    """A node from its line's parts (positional arguments: the dataclass's keyword defaults cost a call each)."""
+def _built(
+    role: str, name: str | None, attrs: str, value: str | None, box: tuple[int, int, int, int] | None = None
+) -> AriaNode:
+    """A node from its line's parts (positional arguments: the dataclass's keyword defaults cost a call each);
+    `box`: the one the pattern read after `attrs`."""
     text = _value(value.strip()) if value else ""
-    if role == "text" and name is None and not attrs:
+    if role == "text" and name is None and not attrs and box is None:
         return AriaNode("text", "", None, None, {}, text, {}, [])
     name = (json.loads(name) if "\\" in name else name[1:-1]) if name else ""
-    ref = box = None
+    ref = None
     flags: dict[str, str] = {}
     if attrs:  # " [a] [b=c]": no `]` inside a bracket, so "] [" only ever separates two
         for attr in attrs[2:-1].split("] ["):

@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from lookout.browser import playwright_api as pw
-from lookout.browser.aria import _LINE
+from lookout.browser.aria import NODE_LINE
 
 if TYPE_CHECKING:
     from playwright.async_api import CDPSession
@@ -285,7 +285,7 @@ _Info = tuple[int, Box | None, bool, tuple[str, str]]
 
 
 def _line_info(line: str) -> _Info:
-    match = _LINE.fullmatch(line)
+    match = NODE_LINE.fullmatch(line)
     if match is None or match.group("other") is not None or match.group("role") == "text":
         return len(line) - len(line.lstrip(" ")), None, False, (line, "")
     attrs, value = match.group("attrs") or "", match.group("value") or ""

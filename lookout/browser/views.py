@@ -11,7 +11,7 @@ from collections import OrderedDict
 from dataclasses import replace
 from typing import Any, NamedTuple
 
-from lookout.browser.aria import AriaNode, AriaParseError, parse
+from lookout.browser.aria import AriaNode, AriaParseError, parse, refs_in
 from lookout.browser.diff import FULL_ABOVE, diff, render_diff
 from lookout.browser.search import subtree
 from lookout.browser.snapshot_header import header_lines, outcome_lines
@@ -65,7 +65,7 @@ def snapshot_text(
             text, metadata, by_position = _view_of(root, options, ctx, before, expand)
     except AriaParseError as exc:
         raise BackendFailure(f"the page's accessibility snapshot could not be read: {exc}") from exc
-    answer = Answer(text, metadata, frozenset(n.ref for n in root.walk() if n.ref is not None), root, by_position)
+    answer = Answer(text, metadata, refs_in(root), root, by_position)
     if len(raw) <= ANSWER_CHARS_KEPT:
         with _answers_lock:
             _answers[key] = answer._replace(metadata=dict(metadata), root=None)

@@ -248,6 +248,25 @@ def test_parse_reads_attributes_in_any_order() -> None:
 
 
 @pytest.mark.parametrize(
+    ("line", "box"),
+    [("- button [ref=e1] [box=-5,-20,30,40]", (-5, -20, 30, 40)), ("- button [ref=e1] [box=1.5,2.7,3,4]", (1, 2, 3, 4)),
+     ("- button [box=1,2,3,4] [ref=e1]", (1, 2, 3, 4)), ("- button [ref=e1] [box=+1,2,3,4]", (1, 2, 3, 4)),
+     ("- text [box=1,2,3,4]: hi", (1, 2, 3, 4))],
+)  # fmt: skip
+def test_parse_reads_a_box_wherever_and_however_it_is_written(line: str, box: tuple[int, int, int, int]) -> None:
+    node = parse(line).children[0]
+    assert node.box == box and node.ref == ("e1" if "ref" in line else None)
+
+
+def test_parse_reads_property_lines_of_any_shape() -> None:
+    root = parse('- link "A" [ref=e1]:\n  - /url: http://x/a:b?c=[1]\n  - /placeholder:   "quoted: yes"  \n'
+                 '  - /empty:\n  - /bare\n- text: after')  # fmt: skip
+    assert root.children[0].props == {"url": "http://x/a:b?c=[1]", "placeholder": "quoted: yes", "empty": "",
+                                      "bare": ""}  # fmt: skip
+    assert [n.role for n in root.children] == ["link", "text"] and root.children[0].children == []
+
+
+@pytest.mark.parametrize(
     ("snapshot", "held"),
     [
         ('- dialog "Settings" [ref=e5] [box=1,2,3,4]:\n  - button "Close" [ref=e6]', True),
