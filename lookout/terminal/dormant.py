@@ -55,7 +55,7 @@ def recorded(directory: Path) -> Dormant | None:
     saved = load_snapshot(directory)
     blocks = BlockTracker(directory, meta.shell_integration, GuardedWrites(meta.id))
     blocks.forged = saved.forged
-    return Dormant(meta, directory, None, blocks.describe(), saved.title, False, raw_size(directory))
+    return Dormant(meta, directory, saved.cwd, blocks.describe(), saved.title, False, raw_size(directory))
 
 
 def may_let_go(session: TerminalSession) -> bool:

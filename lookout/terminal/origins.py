@@ -156,6 +156,7 @@ def recover(
     session.readopt = not recorded
     saved = files.load_snapshot(directory)
     session.screen_model.title = saved.title
+    session.reported_cwd = saved.cwd
     session.blocks.forged = saved.forged
     session.hands.take_up(session.raw_offset, session.blocks)
     return session

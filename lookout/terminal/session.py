@@ -209,6 +209,10 @@ class TerminalSession(Holdable):
         """The cwd the shell reported last (OSC 7), if any."""
         return self._ingest.reported_cwd
 
+    @reported_cwd.setter
+    def reported_cwd(self, cwd: str | None) -> None:  # taken up from an ended terminal's files (origins.recover)
+        self._ingest.reported_cwd = cwd
+
     @property
     def degraded(self) -> str | None:
         """Why this session's files are incomplete (a full disk...), or None."""

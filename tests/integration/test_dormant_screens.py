@@ -121,3 +121,26 @@ async def test_terminals_that_end_in_this_run_are_let_go_beyond_the_last_asked_f
             await registry.get(ids[0])
     finally:
         await registry.shutdown()
+
+
+async def test_an_exited_terminal_shows_the_cwd_its_shell_reported_last_after_a_restart(tmp_path: Path) -> None:
+    moved = tmp_path / "moved"
+    moved.mkdir()
+    first = TerminalRegistry(tmp_path / "terminals", "avt", LIMITS, max_sessions=8)
+    await first.start()
+    spec = TerminalSpec(command=["sh", "-c", f"printf '\\033]7;file://host{moved}\\007'; echo moved"], cols=40,
+                        rows=5, cwd=str(tmp_path))  # fmt: skip
+    tid = (await first.create(spec)).id
+    async with asyncio.timeout(60):
+        await (await first.get(tid)).finished()
+    assert (await first.get(tid)).describe()["cwd"] == str(moved)
+    await first.shutdown()
+
+    again = TerminalRegistry(tmp_path / "terminals", "avt", LIMITS, max_sessions=8)
+    await again.start()
+    try:
+        listed = {t["id"]: t for t in await again.describe_all()}
+        assert listed[tid]["cwd"] == str(moved), "the listing from its record"
+        assert (await again.get(tid)).describe()["cwd"] == str(moved), "its session built again from its files"
+    finally:
+        await again.shutdown()
