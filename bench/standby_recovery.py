@@ -29,12 +29,13 @@ import sys
 import tempfile
 import time
 from contextlib import ExitStack
+from functools import partial
 from pathlib import Path
 
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from terminal_cost import _in_parallel, memory_kb, stopped, tmux_list_and_capture
+from terminal_cost import _in_parallel, beside_tmux, memory_kb
 from terminal_ingest import REPO, TOKEN, _free_port
 from terminal_restart import BUSY_ARGV
 from tmux_server import TmuxServer
@@ -147,15 +148,12 @@ def main() -> None:
             time.sleep(max(2.0, STABLE_S + 1 - (time.monotonic() - served_since)) if run > 1 else 2.0)
             with httpx.Client(base_url=supervised.url, headers={"Authorization": f"Bearer {TOKEN}"}) as api:
                 programs = [t["pid"] for t in api.get("/v1/terminals").json()["terminals"]]
-            with stopped(panes):
-                running, screened = taken_over(supervised, busy, standby)
+            running, screened, tmux_s = beside_tmux(partial(taken_over, supervised, busy, standby), panes, programs,
+                                                    tmux, len(busy), f"run {run}/{args.runs}")  # fmt: skip
             served_since = time.monotonic()
             runnings.append(running)
             screens.append(screened)
-            with stopped(programs):
-                tmuxes.append(tmux_list_and_capture(tmux, len(busy)))
-            _progress(f"  run {run}/{args.runs}: all running {running:.3f} s, every screen {screened:.3f} s; "
-                      f"tmux list-panes and capture-pane {tmuxes[-1]:.3f} s")  # fmt: skip
+            tmuxes.append(tmux_s)
     running, screened, tmux_s = statistics.median(runnings), statistics.median(screens), statistics.median(tmuxes)
     ratio = screened / tmux_s
     version = subprocess.run(["tmux", "-V"], capture_output=True, text=True, check=False).stdout.strip()

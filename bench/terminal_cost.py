@@ -46,8 +46,9 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -218,6 +219,19 @@ def eventually_stopped(pid: int) -> None:
         time.sleep(0.005)
 
 
+def beside_tmux(recover: Callable[[], tuple[float, float]], panes: list[int], programs: list[int], tmux: TmuxServer,
+                sessions: int, label: str) -> tuple[float, float, float]:  # fmt: skip
+    """One recovery (`recover`: seconds until all are listed running, and until every screen) with tmux's `panes`
+    stopped, then tmux's list and capture with lookout's `programs` stopped: the three figures, said on stderr."""
+    with stopped(panes):
+        running, screened = recover()
+    with stopped(programs):
+        tmux_s = tmux_list_and_capture(tmux, sessions)
+    _progress(f"  {label}: all running {running:.3f} s, every screen {screened:.3f} s; tmux list-panes and "
+              f"capture-pane {tmux_s:.3f} s")  # fmt: skip
+    return running, screened, tmux_s
+
+
 def recovered(daemon: Daemon, tmux: TmuxServer, busy: list[str], runs: int) -> dict[str, float]:
     """Median seconds of `runs` kill -9 recoveries (until listed running, until every screen), each beside
     tmux's list and capture (each with the other's programs stopped); the new daemon's memory (KB) after the
@@ -228,14 +242,11 @@ def recovered(daemon: Daemon, tmux: TmuxServer, busy: list[str], runs: int) -> d
     panes = [server] + [int(pid) for pid in tmux("list-panes", "-a", "-F", "#{pane_pid}").split()]
     runnings, screens, tmuxes = [], [], []
     for run in range(1, runs + 1):
-        with stopped(panes):
-            running, screened = restart(daemon, busy)
+        running, screened, tmux_s = beside_tmux(partial(restart, daemon, busy), panes, programs, tmux, len(busy),
+                                                f"run {run}/{runs}")  # fmt: skip
         runnings.append(running)
         screens.append(screened)
-        with stopped(programs):
-            tmuxes.append(tmux_list_and_capture(tmux, len(busy)))
-        _progress(f"  run {run}/{runs}: all running {running:.2f} s, every screen {screened:.2f} s; "
-                  f"tmux list-panes and capture-pane {tmuxes[-1]:.2f} s")  # fmt: skip
+        tmuxes.append(tmux_s)
     assert daemon.proc is not None
     rss, pss = memory_kb(daemon.proc.pid)
     return {"running_s": statistics.median(runnings), "screens_s": statistics.median(screens),
