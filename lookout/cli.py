@@ -9,6 +9,7 @@ import ipaddress
 import socket
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -236,21 +237,33 @@ def attach(args: argparse.Namespace) -> int:
     return code
 
 
-def ls(args: argparse.Namespace) -> int:
+def _leases(data_dir: Path) -> Callable[[str], str]:
+    """What `ls` and `kill` say of a terminal's lease: "  [held by ... until ...]", or "" (the daemon's book as it
+    last wrote it: read, never written)."""
     from lookout.core.leases import LeaseBook
     from lookout.terminal.frames import resource
+
+    leases = LeaseBook(data_dir / "leases.json")
+    leases.load()
+
+    def held(terminal_id: str) -> str:
+        lease = leases.current(resource(terminal_id))
+        return f"  [{lease.line(time.time())}]" if lease is not None else ""
+
+    return held
+
+
+def ls(args: argparse.Namespace) -> int:
     from lookout.terminal.process.holders import terminals
 
     data_dir = _settings(args).data_dir
     listed = terminals(data_dir)
     rows = listed if args.exited else [t for t in listed if t.status != "exited"]
-    leases = LeaseBook(data_dir / "leases.json")  # the daemon's book, as it last wrote it (read, never written)
-    leases.load()
+    lease_of = _leases(data_dir)
     for t in rows:
         created = time.strftime("%Y-%m-%d %H:%M", time.localtime(t.created_at))
         note = f"  ({t.note})" if t.note else ""
-        lease = leases.current(resource(t.id))
-        held = f"  [{lease.line(time.time())}]" if lease is not None else ""
+        held = lease_of(t.id)
         line = f"{t.id}: {t.name} [{t.cols}x{t.rows}] {t.status} pid {t.pid} since {created}: {t.command}{note}{held}"
         print(printable(line))
     if len(rows) < len(listed):
@@ -309,9 +322,12 @@ def kill(args: argparse.Namespace) -> int:
         print("lookout kill: name terminal ids, or --all", file=sys.stderr)
         return 2
 
+    lease_of = _leases(data_dir)  # an operator's kill goes through a lease; it says whose it was
+
     def ending(terminal_id: str) -> tuple[str, bool]:
         try:
-            return f"{terminal_id}: {holders.kill(data_dir, terminal_id, followed=followed)}", True
+            ended = f"{terminal_id}: {holders.kill(data_dir, terminal_id, followed=followed)}{lease_of(terminal_id)}"
+            return ended, True
         except (OSError, holders.NotEnded) as exc:
             return f"{terminal_id}: not ended: {exc}", False
 

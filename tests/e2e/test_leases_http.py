@@ -2,6 +2,7 @@
 input is a 409 naming it, the holder's goes in; renew and let go by another hand are refused; bad durations and
 an unknown lease are 4xx with the reason; the lease is listed; it survives a kill -9 of the daemon and ends by
 itself; a person in the web UI types into a held terminal only by taking over, which the timeline records."""
+
 from __future__ import annotations
 
 import json
@@ -135,3 +136,14 @@ def test_a_lease_survives_a_hot_restart(daemon: Daemon, api: httpx.Client) -> No
     assert _type(api, tid, "echo from-B\r", B).status_code == 409
     assert api.delete(f"/v1/terminals/{tid}/lease", headers=A).status_code == 200  # the new daemon wrote it down
     assert _type(api, tid, "echo from-B\r", B).status_code == 200
+
+
+def test_lookout_kill_of_a_leased_terminal_says_whose_lease_it_went_through(daemon: Daemon, api: httpx.Client) -> None:
+    tid, other = _shell(api), _shell(api)
+    api.post(f"/v1/terminals/{tid}/lease", json={"duration_s": 600}, headers=A).raise_for_status()
+    killed = subprocess.run([sys.executable, "-m", "lookout", "kill", tid, other, "--data-dir", str(daemon.data_dir)],
+                            cwd=REPO, capture_output=True, text=True, timeout=120, check=True).stdout  # fmt: skip
+    lines = {line.split(":", 1)[0]: line for line in killed.splitlines()}
+    assert "held by 'agent-A' until " in lines[tid], killed  # an operator's kill is not refused, but said
+    assert "held by" not in lines[other], killed
+    eventually(lambda: api.get(f"/v1/terminals/{tid}").json()["status"] == "exited", what="it to end")
