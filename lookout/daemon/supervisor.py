@@ -127,7 +127,8 @@ class Supervisor:
             except InterruptedError:
                 continue
             if self.standby is not None and pid == self.standby.pid:
-                _say(f"the standby (pid {pid}) ended ({os.waitstatus_to_exitcode(status)}); none is kept now")
+                if self.stopping is None:  # else it was ended with the supervisor
+                    _say(f"the standby (pid {pid}) ended ({os.waitstatus_to_exitcode(status)}); none is kept now")
                 self.standby.close()
                 self.standby = None
                 continue
