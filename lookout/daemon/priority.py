@@ -1,9 +1,10 @@
 """A hot restart's new daemon prepares at a lower CPU priority (imports, its app, the tokenizer: about 2 s of CPU),
 so that on a loaded machine the daemon that still serves, and its clients, keep the CPU; it takes its priority
 back before it accepts, or after PREPARING_AT_MOST_S whatever it is doing (at nice +10 beside 4 busy processes on 2
-cores, preparing took 35-48 s instead of 8-14 s; a restart is not let take minutes on a busier machine). Only where it can take it back: raising a priority again needs CAP_SYS_NICE or an
-RLIMIT_NICE that allows it (Docker's default capabilities have neither), and a daemon left at a lower priority
-would serve slower for its whole life, so there it prepares at its own priority, as before.
+cores, preparing took 35-48 s instead of 8-14 s; a restart is not let take minutes on a busier machine). Only
+where it can take it back: raising a priority again needs CAP_SYS_NICE or an RLIMIT_NICE that allows it (Docker's
+default capabilities have neither), and a daemon left at a lower priority would serve slower for its whole life,
+so there it prepares at its own priority, as before.
 
 Linux keeps a nice value per thread; threads inherit their creator's. It is lowered before the new daemon's first
 thread and taken back for every thread it has then."""
