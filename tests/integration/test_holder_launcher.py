@@ -49,9 +49,13 @@ def _children(pid: int) -> list[int]:
     return found
 
 
+def _parent(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
 def _holders_of(server: int, sessions: list[TerminalSession]) -> tuple[list[int], list[int]]:
     """The fork server's children: the holders of `sessions`, and the others (its spare)."""
-    holders = {int(Path(f"/proc/{s.meta.pid}/stat").read_text().rsplit(")", 1)[1].split()[1]) for s in sessions}
+    holders = {_parent(s.meta.pid) for s in sessions}
     children = _children(server)
     return [c for c in children if c in holders], [c for c in children if c not in holders]
 
@@ -140,3 +144,45 @@ async def test_an_open_answered_before_its_holder_failed_is_listed_lost_with_the
     assert session.meta.status == "lost"
     assert (session.meta.lost_reason or "").startswith("its holder could not start the program: it could not follow")
     await asyncio.to_thread(eventually, lambda: not running(session.meta.pid or 0), what="the program's end")
+
+
+async def test_a_spec_sent_just_before_the_fork_server_ended_is_taken_up_not_dropped(tmp_path: Path) -> None:
+    """The daemon sends a spec and stops (its fork server ends): a spare that sees both at once, the spec and the
+    server's end, takes the spec up (the daemon was told the terminal runs), not ends with its program."""
+    launcher = HolderLauncher()
+    await launcher._running()
+    assert launcher._server is not None
+    server = launcher._server.pid
+    await asyncio.to_thread(eventually, lambda: len(_children(server)) == SPARES, what="the spares")
+    spares = _children(server)
+    for spare in spares:  # (stopped: what comes to them meanwhile is all there when they run again)
+        os.kill(spare, signal.SIGSTOP)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    fds = [os.open(tmp_path / name, os.O_WRONLY | os.O_CREAT, 0o600) for name in ("output.raw", "output.idx", "log")]
+    spec = {
+        "id": "t_0000000002", "socket_dir": str(tmp_path), "argv": ["sleep", "300"], "cwd": str(tmp_path),
+        "env": {}, "cols": 80, "rows": 24, "nonce": None, "max_journal_bytes": 1 << 20, "started_at": time.time(),
+    }  # fmt: skip
+    try:
+        holder = await launcher.start(spec, [*fds, listener.fileno()])
+        await launcher.close()  # the server has ended
+        pid = holder.greeting["pid"]
+        taking = _parent(pid)
+        others = [s for s in spares if s != taking]
+        for spare in others:
+            os.kill(spare, signal.SIGCONT)
+        await asyncio.to_thread(eventually, lambda: not any(map(running, others)), what="the other spares' end")
+    finally:
+        for fd in fds:
+            os.close(fd)
+        listener.close()
+        for spare in spares:
+            os.kill(spare, signal.SIGCONT)  # the one that has the spec: it sees it and the server's end at once
+    try:
+        await asyncio.to_thread(
+            eventually, lambda: b"sleep" in Path(f"/proc/{pid}/cmdline").read_bytes(), what="the program"
+        )
+    finally:
+        holder.close()
+        if running(pid):
+            os.kill(pid, signal.SIGKILL)

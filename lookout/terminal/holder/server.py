@@ -75,7 +75,7 @@ def _keep_spares(channel: socket.socket) -> None:
         selector.register(channel, selectors.EVENT_READ)
         while True:
             if len(spares) < protocol.SPARES and all(taken is None for taken in spares.values()):
-                to_spare = _ready_spare(channel)
+                to_spare = _ready_spare(channel, list(spares))
                 if to_spare is not None:
                     failures = 0
                     spares[to_spare] = None
@@ -122,10 +122,11 @@ def _forget(selector: selectors.BaseSelector, spares: dict[socket.socket, float 
     sock.close()
 
 
-def _ready_spare(channel: socket.socket) -> socket.socket | None:
+def _ready_spare(channel: socket.socket, others: list[socket.socket]) -> socket.socket | None:
     """Fork a spare and, once it is ready, hand the daemon a socket to it: the server's own socket to it (None
-    when it could not be forked or ended before it was ready)."""
-    spare = _spare(channel)
+    when it could not be forked or ended before it was ready). `others`: the server's sockets to the spares
+    it has, which the new one does not keep."""
+    spare = _spare(channel, others)
     if spare is None:
         return None
     to_spare, for_daemon = spare
@@ -159,9 +160,10 @@ def _ended(channel: socket.socket) -> bool:
         return True
 
 
-def _spare(channel: socket.socket) -> tuple[socket.socket, socket.socket] | None:
+def _spare(channel: socket.socket, others: list[socket.socket]) -> tuple[socket.socket, socket.socket] | None:
     """Fork the holder for the next spec: the server's socket to it, and the one to hand the daemon, which
-    sends the spec and its descriptors there (None when no fork was possible)."""
+    sends the spec and its descriptors there (None when no fork was possible). The child closes `others`
+    (kept, they would hide the server's end from those spares for as long as this holder runs)."""
     to_server, to_spare = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     from_daemon, for_daemon = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     try:
@@ -177,8 +179,8 @@ def _spare(channel: socket.socket) -> tuple[socket.socket, socket.socket] | None
     message = b""
     daemon: socket.socket | None = None
     try:
-        to_spare.close()
-        for_daemon.close()
+        for sock in (to_spare, for_daemon, *others):
+            sock.close()
         null = os.open(os.devnull, os.O_RDWR)
         os.dup2(null, channel.detach())  # the daemon's channel is the server's alone
         os.close(null)
@@ -220,10 +222,12 @@ def _receive(from_daemon: socket.socket, to_server: socket.socket) -> tuple[byte
     with selectors.DefaultSelector() as selector:
         selector.register(from_daemon, selectors.EVENT_READ)
         selector.register(to_server, selectors.EVENT_READ)
-        for key, _ in selector.select():
-            if key.fileobj is to_server:
-                return b"", []
-    message, fds, _, _ = socket.recv_fds(from_daemon, MAX_SPEC, len(protocol.SPEC_FDS), socket.MSG_CMSG_CLOEXEC)
+        selector.select()
+    try:  # a spec that came is taken up even when the server ended as it came (the daemon was told it runs)
+        flags = socket.MSG_CMSG_CLOEXEC | socket.MSG_DONTWAIT
+        message, fds, _, _ = socket.recv_fds(from_daemon, MAX_SPEC, len(protocol.SPEC_FDS), flags)
+    except BlockingIOError:  # the server has ended, and no spec came
+        return b"", []
     return message, fds
 
 
