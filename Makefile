@@ -52,7 +52,7 @@ $(RUNTIME_CHECK): $(STAMP)
 # Each benchmark prints its figures, the last line as one JSON object; bench/report.py turns those lines into
 # docs/benchmarks.md (never edited by hand); `make bench BENCHES="restart_load terminal_cost"` runs some again
 # and keeps the other sections.
-BENCHES   := terminal_ingest terminal_cost terminal_restart standby_recovery restart_load terminal_replay terminal_fanout terminal_tokens device_capture device_listing browser_snapshot boxless_reads browser_tasks timeline_render startup mcp_tools mcp_call_cost stream_flood
+BENCHES   := terminal_ingest terminal_cost terminal_restart standby_recovery history_restart restart_load terminal_replay terminal_fanout terminal_tokens device_capture device_listing browser_snapshot boxless_reads browser_tasks timeline_render startup mcp_tools mcp_call_cost stream_flood
 BENCH_OUT := .bench-results
 
 bench: deps system-deps

@@ -22,7 +22,8 @@ ended; lookout claims it, so it must be right or say it cannot tell):
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass, field
+import itertools
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 PREVIEW_CHARS = 60
@@ -102,8 +103,9 @@ class Ledger:
     """The inputs of one terminal and the blocks they started (see the module's rule)."""
 
     inputs: list[InputRecord] = field(default_factory=list)
-    _unread: dict[int, int] = field(default_factory=dict)
-    """Inputs (by seq) with command lines the shell has not read, and how many."""
+    _unread: dict[int, tuple[InputRecord, int]] = field(default_factory=dict)
+    """Inputs (by seq) with command lines the shell has not read, and how many: oldest first (inputs come in
+    order, and a count is changed in place), so a claim reads only as far as it must."""
     _owners: dict[int, Owner] = field(default_factory=dict)
     _claimed: dict[int, list[int]] = field(default_factory=dict)
     """Blocks (by n) each input (by seq) started."""
@@ -114,13 +116,17 @@ class Ledger:
         return self.inputs[-1].seq + 1 if self.inputs else 0
 
     def add(self, record: InputRecord) -> InputRecord:
-        """Take an input, sent after every one taken before (records out of order are ignored)."""
+        """Take an input, sent after every one taken before (records out of order are ignored); the record as
+        taken: one said to be written before the input taken last (what the daemon had read of the journal
+        lags behind it after a restart) is written at that input's offset at the earliest."""
         if self.inputs and record.seq <= self.inputs[-1].seq:
             return record
+        if self.inputs and record.offset < self.inputs[-1].offset:
+            record = replace(record, offset=self.inputs[-1].offset)
         self.inputs.append(record)
         self._last[record.hand] = record
         if record.lines:
-            self._unread[record.seq] = record.lines
+            self._unread[record.seq] = (record, record.lines)
         return record
 
     def last_of(self, hand: str) -> InputRecord | None:
@@ -132,24 +138,29 @@ class Ledger:
         module's rule). Blocks are claimed in the order they start; claiming one again answers the same."""
         if n in self._owners:
             return self._owners[n]
-        records = (self._by_seq(seq) for seq in sorted(self._unread))
-        candidates = [r for r in records if r is not None and r.offset < start]
         key = _visible(command)
-        matching = [r for r in candidates if key and key in r.echo]
-        if matching:
-            chosen, known = matching[0], True
-        elif candidates:
-            chosen, known = candidates[0], len({r.hand for r in candidates}) == 1
-        else:
+        earliest: InputRecord | None = None
+        matching: InputRecord | None = None
+        hands: set[str] = set()
+        for record, _ in self._unread.values():  # those written before the block, up to the first with its text
+            if record.offset >= start:
+                break  # (and so is every later one)
+            earliest = earliest or record
+            hands.add(record.hand)
+            if key and key in record.echo:
+                matching = record
+                break
+        chosen, known = (matching, True) if matching is not None else (earliest, len(hands) == 1)
+        if chosen is None:
             owner = self._owners[n] = Owner(None, None)
             return owner
-        for r in candidates:
-            if r.seq >= chosen.seq:
-                break
-            self._unread.pop(r.seq, None)  # read before this line, by a program
-        left = self._unread.pop(chosen.seq) - 1
+        for seq in list(itertools.takewhile(lambda s: s < chosen.seq, self._unread)):
+            del self._unread[seq]  # read before this line, by a program
+        left = self._unread[chosen.seq][1] - 1
         if left:
-            self._unread[chosen.seq] = left
+            self._unread[chosen.seq] = (chosen, left)  # (in place: the order stays)
+        else:
+            del self._unread[chosen.seq]
         self._claimed.setdefault(chosen.seq, []).append(n)
         owner = self._owners[n] = Owner(chosen.hand if known else None, chosen.seq)
         return owner

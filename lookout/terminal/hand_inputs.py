@@ -47,7 +47,7 @@ class TerminalHands:
         echo = "" if hidden else encoded.echo
         record = InputRecord(seq=self.ledger.next_seq, hand=hand, offset=offset, at=time.time(),
                              text=preview(described), echo=echo, lines=submitted_lines(encoded.data))  # fmt: skip
-        self.ledger.add(record)
+        record = self.ledger.add(record)
         self.writes(INPUTS_FILE, append_jsonl, self.directory / INPUTS_FILE, record.to_json())
         origin = Origin(since=offset, after_input=True, echo=echo, state=state, hand=hand, input=record.seq)
         self.last = self.by_hand[hand] = origin

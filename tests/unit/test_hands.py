@@ -98,3 +98,29 @@ def test_records_round_trip_and_bad_lines_are_none() -> None:
 
 def test_submitted_lines_counts_enters() -> None:
     assert submitted_lines(b"ls\r") == 1 and submitted_lines(b"a\r\nb\n") == 2 and submitted_lines(b"\x03") == 0
+
+
+def test_an_input_of_two_lines_keeps_its_place_before_later_inputs_once_one_line_is_read() -> None:
+    # its first line read, it is still the earliest unread: the next block is its second line, not B's
+    ledger = _ledger(("A", 10, "", 2), ("B", 20, "", 1))
+    assert ledger.claim(1, 15, "x") == Owner("A", 0)
+    assert ledger.claim(2, 30, "y").input == 0
+    assert ledger.claim(3, 40, "z").input == 1
+
+
+def test_an_input_said_written_before_the_last_one_is_taken_at_its_offset() -> None:
+    # after a restart the daemon has read less of the journal than the inputs before it were written at
+    ledger = _ledger(("A", 500, "ls", 1))
+    taken = ledger.add(InputRecord(seq=1, hand="B", offset=300, at=1.0, text="pwd", echo="pwd", lines=1))
+    assert taken.offset == 500 and ledger.inputs[-1] == taken
+    assert [r.hand for r in ledger.others("C", None, since=400)] == ["A", "B"]
+    assert ledger.claim(1, 520, "ls") == Owner("A", 0)
+    assert ledger.claim(2, 560, "pwd") == Owner("B", 1)
+
+
+def test_claiming_again_a_long_history_in_order_gives_each_block_its_own_input() -> None:
+    # (what a restarted daemon does with every block a terminal had: a claim reads up to the input with its text,
+    # not every unread one; here all 3,000 were typed ahead, before the first block started)
+    ledger = _ledger(*[("A" if i % 3 else "B", i, f"cmd{i}", 1) for i in range(3000)])
+    owners = [ledger.claim(i, 10_000 + i * 100, f"cmd {i}") for i in range(3000)]
+    assert owners == [Owner("A" if i % 3 else "B", i) for i in range(3000)]
