@@ -29,3 +29,19 @@ def facts(
         "lost_reason": m.lost_reason, "ended_by": m.ended_by, "alt_screen": alt_screen, "raw_size": raw_size,
         "engine": m.engine, "created_at": m.created_at, "ended_at": m.ended_at, "lease": lease,
     }  # fmt: skip
+
+
+SCREEN_CATCH_UP_S = 5.0
+"""How long a screen read takes in output before it answers (a flood's backlog after a restart can be gigabytes):
+longer, and it answers what was taken in, saying how far short that is (`behind`)."""
+
+
+def behind(target: int | None, offset: int) -> dict[str, Any]:
+    """A screen answer's `behind` when the ingest stopped at journal `offset` short of `target` (else nothing)."""
+    if target is None or target <= offset:
+        return {}
+    return {"behind": {
+        "raw_size": target, "bytes": target - offset,
+        "note": f"this screen is the output up to raw_offset {offset}: the program wrote {target - offset} bytes more "
+                "than lookout took in within the read's time; they are being taken in: read the screen again",
+    }}  # fmt: skip

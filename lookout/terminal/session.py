@@ -23,7 +23,7 @@ from lookout.core.hands import Ledger
 from lookout.core.leases import Holdable, LeaseBook
 from lookout.terminal import frames
 from lookout.terminal.blocks.blocks import Block, BlockTracker
-from lookout.terminal.facts import facts
+from lookout.terminal.facts import SCREEN_CATCH_UP_S, behind, facts
 from lookout.terminal.hand_inputs import TerminalHands
 from lookout.terminal.ingest import Ingest
 from lookout.terminal.input.steps import InputStep, encode_within
@@ -90,8 +90,7 @@ class TerminalSession(Holdable):
             directory, meta, limits.scrollback, offset=offset, writes=self.writes, ingest_state=self._ingest_state
         )
         self.stored_from = 0
-        """Where the stored output starts (lookout.terminal.journal.reader.stored_from): above 0 only for a journal range
-        from a replay archive, whose earlier bytes are a hole, not output."""
+        """Where the stored output starts (journal.reader.stored_from): above 0 only for a replay archive's range."""
         self._ingest = Ingest(
             self.screen_model, self.blocks, offset=offset, cwd=meta.cwd,
             answer=self._answer, on_block=self._block_event, on_output=self._output_taken, on_size=self._size_taken,
@@ -113,8 +112,7 @@ class TerminalSession(Holdable):
 
     def lose(self, reason: str) -> TerminalSession:
         """It is `lost` (meta.json says so, and why) and follows nothing any more."""
-        self.meta.status = "lost"
-        self.meta.lost_reason = reason
+        self.meta.status, self.meta.lost_reason = "lost", reason
         files.save_meta(self.directory, self.meta)
         self._process = None
         self._finalized.set()
@@ -258,13 +256,15 @@ class TerminalSession(Holdable):
         self, options: ViewOptions = ViewOptions(), scrollback: int = 0, changed_since: int | None = None
     ) -> dict[str, Any] | str:
         """The layered view of the screen (see lookout.terminal.screen.layers; a string for format=text) with the
-        newest `scrollback` lines, the state, the journal offset it reflects, and `delta_cursor`: with
-        `changed_since=<delta cursor>` only the rows changed after that cursor are returned."""
-        await self.catch_up()
+        newest `scrollback` lines, the state, the journal offset it reflects (`behind` when short of the output:
+        lookout.terminal.facts.behind), `delta_cursor`: with `changed_since=<delta cursor>` only the rows changed
+        after that cursor."""
+        short_of = await self._process.catch_up(SCREEN_CATCH_UP_S) if self._process is not None else None
         engine = await self.screen_model.load()
         delta_cursor = self.screen_model.delta_cursor()  # before the read: a delta written meanwhile is in the next too
         changed = await self.screen_model.rows_changed_since(changed_since) if changed_since is not None else None
-        extra = {"state": self.state(), "raw_offset": self.raw_offset, "delta_cursor": delta_cursor}
+        extra = {"state": self.state(), "raw_offset": self.raw_offset, "delta_cursor": delta_cursor,
+                 **behind(short_of, self.raw_offset)}  # fmt: skip
         facts = {"cols": engine.cols, "rows": engine.rows, "state": extra["state"], "title": self.screen_model.title,
                  "cwd": self.reported_cwd or self.meta.cwd, "raw_size": extra["raw_offset"]}  # fmt: skip
         data, answer = await self.screen_model.view(options, scrollback=scrollback, changed_rows=changed, extra=extra)

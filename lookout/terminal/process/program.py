@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import logging
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -113,13 +114,15 @@ class TerminalProcess:
         flags = self.tty.tty_flags() if self.tty is not None else None
         return flags is None or not flags.canonical or flags.echo
 
-    async def catch_up(self) -> None:
+    async def catch_up(self, within: float | None = None) -> int | None:
         """Return once the ingest has taken every byte the program wrote before this call: the holder reads
         what its PTY holds into the journal and says the journal's size (a holder of protocol version 1, or
         one that does not answer within SYNC_TIMEOUT_S: the size on disk now), and the journal is followed
-        up to there."""
+        up to there. With `within` (seconds), return by then at the latest: None when caught up, else the
+        journal offset not reached (the ingest goes on)."""
         if self.ended.is_set():
-            return
+            return None
+        deadline = None if within is None else time.monotonic() + within
         target = self.follower.size
         link = self.link
         if link is not None and int(link.greeting.get("version", 1)) >= 2 and not self._holder_gone:
@@ -137,7 +140,10 @@ class TerminalProcess:
         while self._advance():
             if not self.follower.behind(target):
                 break
+            if deadline is not None and time.monotonic() >= deadline:
+                return target
             await asyncio.sleep(0)  # a large backlog: other work goes on between batches
+        return None
 
     def write(self, data: bytes, redact: bool) -> None:
         """Send input (recorded in the journal as `i`, its bytes left out when `redact`)."""
