@@ -75,7 +75,8 @@ def capture_less(tmp_path: Path) -> bytes:
 
 
 def capture_htop(tmp_path: Path) -> bytes:
-    return pty_capture(["htop", "-d", "5"], tmp_path, [b"t"], b"F10")
+    # a redraw every 5 s (one every 0.5 s was never quiet for 1 s: each capture ran to its timeouts, 140 s)
+    return pty_capture(["htop", "-d", "50"], tmp_path, [b"t"], b"F10")
 
 
 def capture_git_log(tmp_path: Path) -> bytes:
