@@ -182,10 +182,6 @@ class Ledger:
             i = bisect.bisect_left(self.inputs, since, key=lambda r: r.offset)
         return [r for r in self.inputs[i:] if r.hand != hand]
 
-    def _by_seq(self, seq: int) -> InputRecord | None:
-        i = bisect.bisect_left(self.inputs, seq, key=lambda r: r.seq)
-        return self.inputs[i] if i < len(self.inputs) and self.inputs[i].seq == seq else None
-
 
 def standing(block_n: int, block_start: int, owner: Owner | None, mine: InputRecord) -> Standing:
     """How a block that ended after the caller's input `mine` stands to it: "mine" (its line came in `mine`, or
