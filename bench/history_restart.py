@@ -4,9 +4,9 @@ inputs and blocks when it adopts it (whose each command was: lookout.core.hands)
 Two daemons, each with one bash terminal (lookout's shell integration on): one whose shell has run `--commands`
 commands (default 2,000, each sent as one input, as an agent sends them), one that has run none. Each daemon is
 killed (`kill -9`; the terminals' holders go on) and started again, `--runs` times; each run is timed from the new
-process's start until its terminal's screen is answered. Beside them, in the same run, tmux: a new client's
-`capture-pane -p` of a pane whose bash ran as many commands. The goal: a terminal's history does not show in the
-time its screen is back (within 1.2x of the one with none).
+process's start until its terminal is listed running and its screen is answered (terminal_restart's `restart`).
+Beside them, in the same run, tmux: a new client's `capture-pane -p` of a pane whose bash ran as many commands.
+The goal: a terminal's history does not show in the time its screen is back (within 1.2x of the one with none).
 
     .venv/bin/python bench/history_restart.py [--commands 2000] [--runs 3]
 """
@@ -24,6 +24,7 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from terminal_ingest import Daemon
+from terminal_restart import restart
 from tmux_server import TmuxServer
 
 GOAL_RATIO = 1.2
@@ -45,18 +46,6 @@ def with_history(daemon: Daemon, commands: int) -> str:
                 raise RuntimeError(f"the shell did not run {commands} commands within 300 s")
             time.sleep(0.1)
     return tid
-
-
-def screen_back(daemon: Daemon, tid: str) -> float:
-    """Seconds from a new daemon process (the one before killed) until the terminal's screen is answered."""
-    assert daemon.proc is not None
-    daemon.proc.kill()
-    daemon.proc.wait()
-    start = time.perf_counter()
-    daemon.start()
-    with daemon.client(timeout=120) as api:
-        api.get(f"/v1/terminals/{tid}/screen").raise_for_status()
-    return time.perf_counter() - start
 
 
 def tmux_capture(commands: int, runs: int) -> float:
@@ -93,7 +82,7 @@ def main() -> None:
             ids[kind] = with_history(daemons[kind], commands)
         for run in range(1, args.runs + 1):
             for kind in ("history", "none") if run % 2 else ("none", "history"):
-                times[kind].append(screen_back(daemons[kind], ids[kind]))
+                times[kind].append(restart(daemons[kind], [ids[kind]])[1])
             _progress(f"run {run}/{args.runs}: screen back {times['history'][-1]:.3f} s with {args.commands} "
                       f"commands, {times['none'][-1]:.3f} s with none")  # fmt: skip
     tmux_s = tmux_capture(args.commands, args.runs)
