@@ -22,7 +22,6 @@ ended; lookout claims it, so it must be right or say it cannot tell):
 from __future__ import annotations
 
 import bisect
-import itertools
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -154,8 +153,8 @@ class Ledger:
         if chosen is None:
             owner = self._owners[n] = Owner(None, None)
             return owner
-        for seq in list(itertools.takewhile(lambda s: s < chosen.seq, self._unread)):
-            del self._unread[seq]  # read before this line, by a program
+        while (first := next(iter(self._unread))) < chosen.seq:
+            del self._unread[first]  # read before this line, by a program
         left = self._unread[chosen.seq][1] - 1
         if left:
             self._unread[chosen.seq] = (chosen, left)  # (in place: the order stays)
