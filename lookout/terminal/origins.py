@@ -14,6 +14,7 @@ import logging
 import os
 import signal
 import time
+from functools import partial
 from pathlib import Path
 
 from lookout.core.events import EventBus
@@ -109,7 +110,9 @@ async def adopt(
         session.screen_model.bracketed_paste = saved.bracketed_paste
         session.blocks.restore(saved.blocks)
         session.hands.take_up(size, session.blocks)
-        past = await asyncio.to_thread(screen_at, directory, meta, resume_at, limits.scrollback)
+        past = await asyncio.to_thread(
+            partial(screen_at, directory, meta, resume_at, limits.scrollback, near=saved.checkpoint)
+        )
     except Exception as exc:  # noqa: BLE001 (damaged files, an engine that fails: this terminal, never the daemon)
         log.warning("terminal %s is not adopted: its screen cannot be rebuilt: %s", meta.id, exc)
         session.readopt = False

@@ -260,7 +260,7 @@ class TerminalSession(Holdable):
         lookout.terminal.facts.behind), `delta_cursor`: with `changed_since=<delta cursor>` only the rows changed
         after that cursor."""
         short_of = await self._process.catch_up(SCREEN_CATCH_UP_S) if self._process is not None else None
-        engine = await self.screen_model.load()
+        engine = await self.screen_model.load(deep=scrollback > 0)
         delta_cursor = self.screen_model.delta_cursor()  # before the read: a delta written meanwhile is in the next too
         changed = await self.screen_model.rows_changed_since(changed_since) if changed_since is not None else None
         extra = {"state": self.state(), "raw_offset": self.raw_offset, "delta_cursor": delta_cursor,

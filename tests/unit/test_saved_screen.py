@@ -41,3 +41,31 @@ def test_fields_of_another_kind_are_their_defaults(tmp_path: Path) -> None:
 
 def test_a_snapshot_from_before_the_tracker_state_keeps_its_forged_count(tmp_path: Path) -> None:
     assert _saved(tmp_path, {"raw_offset": 0, "forged_marks": 4}).forged == 4
+
+
+def _checkpoint(**fields: object) -> dict[str, object]:
+    return {"offset": 280, "cols": 80, "rows": 24, "dump": "x", "kept": {}, "title": "t", **fields}
+
+
+def test_the_checkpoint_taken_with_the_snapshot_is_taken_up(tmp_path: Path) -> None:
+    checkpoint = _checkpoint()
+    assert _saved(tmp_path, {"raw_offset": 300, "checkpoint": checkpoint}).checkpoint == checkpoint
+    assert _saved(tmp_path, {"raw_offset": 280, "checkpoint": checkpoint}).checkpoint == checkpoint
+
+
+@pytest.mark.parametrize(
+    "checkpoint",
+    [
+        _checkpoint(offset=301),  # after what the snapshot reflects: it would skip output
+        _checkpoint(offset=-1),
+        _checkpoint(offset="280"),
+        _checkpoint(dump=None),
+        _checkpoint(cols=0),
+        _checkpoint(rows="24"),
+        _checkpoint(kept=[1]),
+        "280",
+    ],
+)
+def test_a_checkpoint_that_cannot_be_replayed_from_is_none(tmp_path: Path, checkpoint: object) -> None:
+    assert _saved(tmp_path, {"raw_offset": 300, "checkpoint": checkpoint}).checkpoint is None
+    assert _saved(tmp_path, {"raw_offset": "300", "checkpoint": _checkpoint()}).checkpoint is None

@@ -200,6 +200,10 @@ class SavedScreen:
     cwd: str | None = None
     blocks: dict[str, Any] = field(default_factory=dict)
     """The block tracker's state (BlockTracker.restore)."""
+    checkpoint: dict[str, Any] | None = None
+    """A checkpoint (`checkpoint_record`) taken with the snapshot, at or just before `raw_offset`: a restart
+    replays the journal from there instead of from the last one kept in checkpoints/ (up to CHECKPOINT_BYTES
+    earlier). None when the snapshot has none or one that cannot be used."""
 
     @property
     def forged(self) -> int:
@@ -219,13 +223,38 @@ def load_snapshot(directory: Path) -> SavedScreen:
     offset, title, cwd, blocks = (saved.get(key) for key in ("raw_offset", "title", "cwd", "blocks"))
     if not isinstance(blocks, dict):  # written before the tracker's state was kept: its forged count only
         blocks = {"forged": saved.get("forged_marks", 0)}
+    raw_offset = offset if type(offset) is int and offset >= 0 else None if "raw_offset" in saved else 0
+    checkpoint = saved.get("checkpoint")
     return SavedScreen(
-        raw_offset=offset if type(offset) is int and offset >= 0 else None if "raw_offset" in saved else 0,
+        raw_offset=raw_offset,
         title=title if isinstance(title, str) else "",
         bracketed_paste=saved.get("bracketed_paste") is True,
         cwd=cwd if isinstance(cwd, str) else None,
         blocks=blocks,
+        checkpoint=checkpoint if raw_offset is not None and _usable(checkpoint, upto=raw_offset) else None,
     )
+
+
+def checkpoint_record(offset: int, cols: int, rows: int, dump: str, kept: dict[str, Any], title: str) -> dict[str, Any]:
+    """A checkpoint as it is stored: an engine's dump and kept state (ScreenEngine.kept_state) taken at journal
+    `offset`, with the title then."""
+    return {"offset": offset, "cols": cols, "rows": rows, "dump": dump, "kept": kept, "title": title}
+
+
+def _usable(cp: Any, *, upto: int, offset: int | None = None) -> bool:
+    """Whether `cp` is a checkpoint record a replay can start from: at or before `upto` (at `offset` when given),
+    with a dump, of a size a terminal can have."""
+    if not isinstance(cp, dict) or type(cp.get("offset")) is not int or not isinstance(cp.get("dump"), str):
+        return False
+    if not isinstance(cp.get("kept") or {}, dict):
+        return False
+    if not 0 <= cp["offset"] <= upto or (offset is not None and cp["offset"] != offset):
+        return False
+    try:
+        check_size(cp.get("cols"), cp.get("rows"))
+    except ValueError:
+        return False
+    return True
 
 
 def save_checkpoint(
@@ -236,8 +265,7 @@ def save_checkpoint(
     replay to any moment (lookout.terminal.screen.replay)."""
     folder = directory / "checkpoints"
     make_dir(folder)
-    record = {"offset": offset, "cols": cols, "rows": rows, "dump": dump, "kept": kept, "title": title}
-    atomic_write_json(folder / f"{offset:016d}.json", record)
+    atomic_write_json(folder / f"{offset:016d}.json", checkpoint_record(offset, cols, rows, dump, kept, title))
 
 
 def latest_checkpoint(directory: Path, upto: int) -> dict[str, Any] | None:
@@ -254,9 +282,8 @@ def latest_checkpoint(directory: Path, upto: int) -> dict[str, Any] | None:
             continue
         try:
             cp = read_json(directory / "checkpoints" / f"{offset:016d}.json", MAX_RECORD_BYTES)
-            if cp.get("offset") == offset and isinstance(cp.get("dump"), str):
-                check_size(cp.get("cols"), cp.get("rows"))
-                return cp
-        except (OSError, ValueError, AttributeError):
+        except (OSError, ValueError):
             continue
+        if _usable(cp, upto=upto, offset=offset):
+            return cp
     return None

@@ -35,7 +35,7 @@ from lookout.terminal.screen.engines import create_engine
 from lookout.terminal.screen.engines.base import ScreenEngine
 from lookout.terminal.screen.layers import ScreenData, ViewOptions, render
 from lookout.terminal.screen.lazy_feed import LazyFeed
-from lookout.terminal.screen.replay import PastScreen, offset_at, screen_at
+from lookout.terminal.screen.replay import PastScreen, advance, offset_at, screen_at
 from lookout.terminal.screen.sequence_boundary import cut_before
 from lookout.terminal.screen.view import screen_data, snapshot
 
@@ -53,8 +53,13 @@ DORMANT_KEPT = 32
 _DORMANT: OrderedDict[ScreenModel, None] = OrderedDict()
 CHECKPOINT_BYTES = 512 << 10
 """Output between two engine checkpoints: the most any moment's screen is replayed (lookout.terminal.screen.replay)."""
+CATCH_UP_ON_LOOP = 64 << 10
+"""Output a rebuilt screen may still need to be fed on the loop when it takes the live one's place (`_deepen`)."""
 
 DeltaListener = Callable[[dict[str, Any]], None]
+Dump = tuple[int, int, str, dict[str, Any], str]
+"""What a checkpoint stores of the screen besides its offset: columns, rows, the engine's dump and kept state, the
+title (lookout.terminal.journal.persistence.checkpoint_record)."""
 
 
 class ScreenModel:
@@ -104,15 +109,23 @@ class ScreenModel:
         self.good_cut = 0
         """The offset of the last checkpoint (or of the one the screen was rebuilt from): a clean cut of the
         stream, from which the next checkpoint's is found."""
+        self._scrollback_from: int | None = None
+        """The screen was taken up from a checkpoint near the journal's end (a restart: `take_up`), whose
+        replay gave only part of the scrollback: the first answer that asks for scrollback rebuilds it from
+        this offset's checkpoint (`_deepen`)."""
+        self._deepening = asyncio.Lock()
 
     def start(self) -> None:
         """A fresh screen for a live terminal, of the size in its meta."""
         self.engine = create_engine(self._meta.engine, self._meta.cols, self._meta.rows, self.scrollback)
 
-    async def load(self) -> ScreenEngine:
+    async def load(self, deep: bool = False) -> ScreenEngine:
         """The engine, brought up to date; a dormant terminal's is rebuilt from its files, in a thread, and kept
         while it is among the DORMANT_KEPT dormant screens used last (an exited terminal costs the daemon no
-        engine until it is asked for, and not for good: 500 exited terminals' screens read once held 190 MB)."""
+        engine until it is asked for, and not for good: 500 exited terminals' screens read once held 190 MB).
+        `deep`: with the scrollback a restart's quick take-up left out (`take_up`) rebuilt first."""
+        if deep and self._scrollback_from is not None:
+            await self._deepen()
         if self.engine is None:
             size = raw_size(self.directory)
             past = await asyncio.to_thread(screen_at, self.directory, self._meta, size, self.scrollback)
@@ -140,6 +153,29 @@ class ScreenModel:
         """Go on from a screen rebuilt from the terminal's files (lookout.terminal.screen.replay)."""
         self.engine = past.engine
         self.good_cut = past.offset - past.replayed
+        self._scrollback_from = past.scrollback_from
+
+    async def _deepen(self) -> None:
+        """Put in the live engine's place the same screen replayed from `_scrollback_from`'s checkpoint, with the
+        scrollback that replay gives: replayed in a worker up to where the live engine was, then brought on
+        (in a worker while much output came meanwhile, the last bytes on the loop) to where it is now."""
+        async with self._deepening:
+            start, directory, meta, keep = self._scrollback_from, self.directory, self._meta, self.scrollback
+            if start is None or self.engine is None:
+                return
+            live = self.current()
+            past = await asyncio.to_thread(screen_at, directory, meta, self.offset, keep, start)
+            while self.engine is live and self.offset - past.offset > CATCH_UP_ON_LOOP:
+                past = await asyncio.to_thread(advance, directory, meta, past, self.offset, keep)
+            if self.engine is not live:  # let go meanwhile: the next load rebuilds it whole
+                return
+            self.current()  # nothing is left pending for the old engine: the new one takes the rest
+            past = advance(directory, meta, past, self.offset, keep)
+            with self.lock:
+                if (past.engine.cols, past.engine.rows) != (live.cols, live.rows):
+                    past.engine.resize(live.cols, live.rows)
+                self.engine = past.engine
+            self._scrollback_from = None
 
     # ----------------------------------------------------------------- feeding
 
@@ -191,7 +227,7 @@ class ScreenModel:
         """The layered view (see lookout.terminal.screen.layers) and the data it was rendered from; the engine must be
         loaded. A worker copies the screen (a 1000x500 one with scrollback takes tens to hundreds of ms) and
         renders the copy while output goes on."""
-        engine = await self.load()
+        engine = await self.load(deep=scrollback > 0)
         title = self.title
 
         def view() -> tuple[ScreenData, dict[str, Any] | str]:
@@ -346,16 +382,19 @@ class ScreenModel:
     def _write_snapshot(self) -> None:
         self._snapshot_due = None
         self._last_snapshot = time.monotonic()
-        self._in_background("screen.snapshot.json", self._store_snapshot, self._take_snapshot())
-
-    def _take_snapshot(self) -> tuple[int, dict[str, Any]]:
         self._snapshots += 1
-        return self._snapshots, self.snapshot()
+        taken, dump = self.snapshot(), self._dump(self.current())
+        self._in_background("screen.snapshot.json", self._store_snapshot, self._snapshots, taken, dump, self.good_cut)
 
-    def _store_snapshot(self, taken: tuple[int, dict[str, Any]]) -> None:
+    def _store_snapshot(self, number: int, snapshot: dict[str, Any], dump: Dump | None = None, good: int = 0) -> None:
         """Write a snapshot unless a later one is stored already (a slow write in the background may end
-        after the final one)."""
-        number, snapshot = taken
+        after the final one); with a checkpoint of `dump`, the engine's when the snapshot was taken, where the
+        stream can be cut at the snapshot's offset or just before it (`good`: a clean cut before; see
+        `checkpoint`), so that a restart replays almost nothing (lookout.terminal.journal.persistence.SavedScreen)."""
+        if dump is not None:
+            cut = cut_before(partial(read_raw, self.directory), snapshot["raw_offset"], good)
+            if cut is not None:
+                snapshot = {**snapshot, "checkpoint": files.checkpoint_record(cut, *dump)}
         with self._snapshot_lock:
             if number > self._snapshot_stored:
                 files.save_snapshot(self.directory, snapshot)
@@ -377,7 +416,7 @@ class ScreenModel:
             self.good_cut = cut
         return cut
 
-    def _dump(self, engine: ScreenEngine) -> tuple[int, int, str, dict[str, Any], str]:
+    def _dump(self, engine: ScreenEngine) -> Dump:
         """What a checkpoint stores of the screen besides its offset (lookout.terminal.journal.persistence)."""
         return engine.cols, engine.rows, engine.dump(), engine.kept_state(), self.title
 
@@ -420,11 +459,11 @@ class ScreenModel:
         with self.lock:
             taken = snapshot(engine, title=self.title, raw_offset=self.offset, ts=time.time(), **ingest)
             dump = self._dump(engine)
-        self._writes("screen.snapshot.json", self._store_snapshot, (number, taken))
+        self._writes("screen.snapshot.json", self._store_snapshot, number, taken)
         self._writes("a checkpoint", self._store_checkpoint, dump)
         then()
 
-    def _store_checkpoint(self, dump: tuple[int, int, str, dict[str, Any], str]) -> None:
+    def _store_checkpoint(self, dump: Dump) -> None:
         if (cut := self._cut()) is not None:
             files.save_checkpoint(self.directory, cut, *dump)
 

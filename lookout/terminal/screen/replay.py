@@ -11,7 +11,9 @@ BackendFailure that says so: that answer fails, or the terminal being adopted is
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -33,13 +35,24 @@ class PastScreen:
     offset: int
     replayed: int
     """Bytes replayed after the checkpoint (the cost of this answer)."""
+    scrollback_from: int | None = None
+    """Where a replay that also gives the scrollback starts, when this one started from a nearer checkpoint
+    (`screen_at`'s `near`): its screen is the same, its scrollback holds only what the shorter replay gave."""
 
 
 def screen_at(
-    directory: Path, meta: TerminalMeta, offset: int, scrollback: int, start: int | None = None
+    directory: Path,
+    meta: TerminalMeta,
+    offset: int,
+    scrollback: int,
+    start: int | None = None,
+    *,
+    near: dict[str, Any] | None = None,
 ) -> PastScreen:
     """The screen after the first `offset` bytes of output (0 <= offset <= the journal's size), replayed from
-    the newest checkpoint at or before `start` (default: `offset`; earlier gives more lines of scrollback).
+    the newest checkpoint at or before `start` (default: `offset`; earlier gives more lines of scrollback), or
+    from `near`, a checkpoint record kept elsewhere (screen.snapshot.json's), when it is nearer: then the
+    answer's `scrollback_from` says where the replay that gives the scrollback too would have started.
     Gone when the records it needs are not there: output before where a journal range starts (a replay
     archive holds the journal from a checkpoint on), or a resize record of a size no terminal has."""
     size = raw_size(directory)
@@ -50,15 +63,37 @@ def screen_at(
         raise Gone(f"the output before offset {first} is not stored here (this journal is a range from an archive): "
                    f"the screen at {offset} cannot be rebuilt")  # fmt: skip
     cp = latest_checkpoint(directory, offset if start is None else min(start, offset))
+    scrollback_from = None
+    if near is not None and near["offset"] <= offset and near["offset"] > (cp["offset"] if cp is not None else 0):
+        scrollback_from, cp = (int(cp["offset"]) if cp is not None else 0), near
     entries = read_kind(directory, "r", int(cp["offset"]) if cp is not None else 0)  # the resizes replayed through
     if first and (cp is None or int(cp["offset"]) < first):
         raise Gone(f"no checkpoint between offset {first}, where the stored output starts, and {offset}: the screen "
                    "cannot be rebuilt")  # fmt: skip
+    with _engine_failures(meta, offset):
+        past = _rebuild(directory, meta, entries, cp, offset, scrollback)
+    return replace(past, scrollback_from=scrollback_from)
+
+
+def advance(directory: Path, meta: TerminalMeta, past: PastScreen, offset: int, scrollback: int) -> PastScreen:
+    """`past` brought on to the screen after the first `offset` bytes of output (at or after `past.offset`),
+    replaying the journal (with its resizes) from where it stands; its engine is changed. Blocking, as
+    `screen_at`."""
+    entries = read_kind(directory, "r", past.offset)
+    with _engine_failures(meta, offset):
+        title = _replay_through(directory, past.engine, entries, past.offset, offset, past.title, scrollback)
+    return replace(past, title=title, offset=offset, replayed=past.replayed + offset - past.offset)
+
+
+@contextmanager
+def _engine_failures(meta: TerminalMeta, offset: int) -> Iterator[None]:
+    """An engine that fails on the bytes replayed: a BackendFailure that says so (this answer fails, never the
+    daemon); the journal's own errors go through as they are."""
     try:
-        return _rebuild(directory, meta, entries, cp, offset, scrollback)
+        yield
     except (OSError, LookoutError):
         raise
-    except Exception as exc:  # an engine that fails on these bytes: this answer fails, never the daemon
+    except Exception as exc:
         raise BackendFailure(f"the {meta.engine} screen engine failed while rebuilding the screen at offset "
                              f"{offset}: {type(exc).__name__}: {str(exc)[:200]}") from exc  # fmt: skip
 
@@ -79,18 +114,25 @@ def _rebuild(
         cols, rows = _first_size(entries, meta)
         engine = create_engine(meta.engine, cols, rows, scrollback)
         pos, title = 0, ""
-    start = pos
+    title = _replay_through(directory, engine, entries, pos, offset, title, scrollback)
+    return PastScreen(engine, title, offset, offset - pos)
+
+
+def _replay_through(
+    directory: Path, engine: ScreenEngine, entries: list[IndexEntry], pos: int, offset: int, title: str, keep: int
+) -> str:
+    """Feed the journal from `pos` to `offset`, resizing where the resize records among `entries` say; the
+    title then."""
     scanner = SideScanner()
     for entry in entries:
         if entry.offset < pos or entry.offset > offset:
             continue
-        title = _replay(directory, engine, scanner, pos, entry.offset, title, scrollback)
+        title = _replay(directory, engine, scanner, pos, entry.offset, title, keep)
         pos = entry.offset
         cols, rows = resize_of(entry)
         if (cols, rows) != (engine.cols, engine.rows):
             engine.resize(cols, rows)
-    title = _replay(directory, engine, scanner, pos, offset, title, scrollback)
-    return PastScreen(engine, title, offset, offset - start)
+    return _replay(directory, engine, scanner, pos, offset, title, keep)
 
 
 def offset_at(directory: Path, meta: TerminalMeta, when: float) -> int:
