@@ -1,9 +1,14 @@
 """The daemon's reading of a holder's journal (lookout.terminal.journal.follower): batches end at resizes."""
+
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
+import pytest
+
+from lookout.terminal.journal import follower as follower_module
 from lookout.terminal.journal.follower import JournalFollower
 
 
@@ -58,3 +63,18 @@ def test_among_many_output_records_every_mark_resize_and_exit_is_taken_also_acro
     assert follower.exit_code == 3
     assert [(len(b.data), b.size) for b in batches] == [(90_001, (80, 24)), (29_999, (120, 40))]
     assert batches[0].marks == {50_001: 1050.5} and batches[1].marks == {}
+
+
+def test_new_records_shorter_than_a_read_cost_one_read_of_the_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _journal(tmp_path, b"0123456789", [[0, "o", 0, 10]])
+    follower = JournalFollower(tmp_path, 0, 0.0)
+    reads: list[int] = []
+    pread = os.pread
+    monkeypatch.setattr(follower_module.os, "pread", lambda fd, size, at: reads.append(fd) or pread(fd, size, at))
+    follower.refresh()
+    with (tmp_path / "output.idx").open("a") as index:
+        index.write(json.dumps([0.1, "x", 10, 0]) + "\n")
+    follower.refresh()
+    assert reads == [follower._idx, follower._idx] and follower.exit_code == 0

@@ -21,6 +21,8 @@ from lookout.terminal.holder.sizes import parse_size
 from lookout.terminal.journal.reader import index_position
 
 _KINDS = re.compile(rb'"[nrx]"')
+INDEX_READ = 1 << 20
+"""The index is read this much at a time; a shorter read is its end."""
 """What a line of the index the follower takes holds: a mark's (`n`), a resize's (`r`) or the exit's (`x`) kind."""
 
 
@@ -93,7 +95,7 @@ class JournalFollower:
         """Take the index records written since the last read (a torn last line waits for its end). Only the
         lines that name a mark, a resize or the exit are parsed, found by one scan in C: a busy terminal's
         index is mostly `o` records (one a write), and a line each in Python made most of a catch-up's time."""
-        while chunk := os.pread(self._idx, 1 << 20, self._idx_pos):
+        while chunk := os.pread(self._idx, INDEX_READ, self._idx_pos):
             self._idx_pos += len(chunk)
             data = self._idx_tail + chunk
             whole = data.rfind(b"\n") + 1
@@ -103,6 +105,8 @@ class JournalFollower:
                 if hit.start() >= taken:  # (else in a line taken already)
                     taken = data.index(b"\n", hit.end()) + 1
                     self._take(data[data.rfind(b"\n", 0, hit.start()) + 1 : taken - 1])
+            if len(chunk) < INDEX_READ:  # the end as it was: no second read (a syscall per output, for nothing)
+                return
 
     def _take(self, line: bytes) -> None:
         try:
