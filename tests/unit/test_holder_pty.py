@@ -3,12 +3,25 @@ real processes."""
 
 from __future__ import annotations
 
+import ctypes
 import os
 import select
 import signal
+from collections.abc import Iterator
 from pathlib import Path
 
-from lookout.terminal.holder.pty import Ahead, fork_ahead, release
+import pytest
+
+from lookout.terminal.holder.pty import PR_SET_CHILD_SUBREAPER, Ahead, fork_ahead, release
+
+
+@pytest.fixture(autouse=True)
+def not_a_subreaper_after() -> Iterator[None]:
+    """fork_ahead makes its caller, here the test process, its children's subreaper (as a holder is): undone
+    after each test, or every process orphaned later in this test run would be left a zombie under it (a test
+    of another module that waits for a killed job's /proc entry to go waited in vain)."""
+    yield
+    assert ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0) == 0
 
 
 def _output(ahead: Ahead) -> bytes:
