@@ -96,9 +96,7 @@ async def adopt(
     has ended leaves the terminal `exited` with the exit code it recorded (or `lost`, with the reason, when
     it recorded none: `stopped`, the daemon's clean stop before, may explain it); one that cannot be trusted or understood, or files from which its screen cannot be
     rebuilt (a damaged journal, a screen engine that fails), leave it `lost` with the reason."""
-    meta = files.load_meta(directory)
-    size = raw_size(directory)
-    saved = files.load_snapshot(directory)
+    meta, size, saved = await asyncio.to_thread(_saved_state, directory)  # files: many adopted at once overlap
     resume_at = saved.raw_offset
     session = TerminalSession(meta, directory, limits, holders=holders, bus=bus, recorder=recorder,
                               offset=min(resume_at or 0, size))  # fmt: skip
@@ -118,7 +116,7 @@ async def adopt(
         session.readopt = False
         return session.lose(f"its screen cannot be rebuilt from its files: {exc}")
     session.screen_model.take_up(past)
-    follower = JournalFollower(directory, resume_at, meta.journal_epoch)
+    follower = await asyncio.to_thread(JournalFollower, directory, resume_at, meta.journal_epoch)
     try:
         holder = await connect(holders, meta.id, meta.pid)
     except ProtocolError as exc:
@@ -135,6 +133,11 @@ async def adopt(
         session.writes("meta.json", files.save_meta, directory, meta)
         session.writes("events.jsonl", files.append_event, directory, {"type": "adopted"})
     return session
+
+
+def _saved_state(directory: Path) -> tuple[files.TerminalMeta, int, files.SavedScreen]:
+    """What a terminal's adoption starts from: its meta, its journal's size, its last snapshot. Blocking."""
+    return files.load_meta(directory), raw_size(directory), files.load_snapshot(directory)
 
 
 def recover(
