@@ -96,18 +96,11 @@ async def adopt(
     has ended leaves the terminal `exited` with the exit code it recorded (or `lost`, with the reason, when
     it recorded none: `stopped`, the daemon's clean stop before, may explain it); one that cannot be trusted or understood, or files from which its screen cannot be
     rebuilt (a damaged journal, a screen engine that fails), leave it `lost` with the reason."""
-    meta, size, saved = await asyncio.to_thread(_saved_state, directory)  # files: many adopted at once overlap
-    resume_at = saved.raw_offset
-    session = TerminalSession(meta, directory, limits, holders=holders, bus=bus, recorder=recorder,
-                              offset=min(resume_at or 0, size))  # fmt: skip
+    session, saved, resume_at, failure = await asyncio.to_thread(_taken_up, directory, limits, holders, bus, recorder)
+    meta = session.meta
     try:
-        if resume_at is None:
-            raise ValueError("screen.snapshot.json's raw_offset is not an offset")
-        resume_at = min(resume_at, size)
-        session.screen_model.title = saved.title
-        session.screen_model.bracketed_paste = saved.bracketed_paste
-        session.blocks.restore(saved.blocks)
-        session.hands.take_up(size, session.blocks)
+        if failure is not None:
+            raise failure
         past = await asyncio.to_thread(
             partial(screen_at, directory, meta, resume_at, limits.scrollback, near=saved.checkpoint)
         )
@@ -135,9 +128,27 @@ async def adopt(
     return session
 
 
-def _saved_state(directory: Path) -> tuple[files.TerminalMeta, int, files.SavedScreen]:
-    """What a terminal's adoption starts from: its meta, its journal's size, its last snapshot. Blocking."""
-    return files.load_meta(directory), raw_size(directory), files.load_snapshot(directory)
+def _taken_up(
+    directory: Path, limits: SessionLimits, holders: Path, bus: EventBus, recorder: Recorder
+) -> tuple[TerminalSession, files.SavedScreen, int, Exception | None]:
+    """The session of a terminal being adopted, with what its files say (its blocks, its inputs and hands, the
+    last snapshot's state), and the journal offset it resumes from; the failure of files that load but cannot
+    be taken up.
+    Blocking (many terminals adopted at once read their files in workers, not on the loop); raises when its
+    meta cannot be read."""
+    meta, size, saved = files.load_meta(directory), raw_size(directory), files.load_snapshot(directory)
+    resume_at = min(saved.raw_offset or 0, size)
+    session = TerminalSession(meta, directory, limits, holders=holders, bus=bus, recorder=recorder, offset=resume_at)
+    try:
+        if saved.raw_offset is None:
+            raise ValueError("screen.snapshot.json's raw_offset is not an offset")
+        session.screen_model.title = saved.title
+        session.screen_model.bracketed_paste = saved.bracketed_paste
+        session.blocks.restore(saved.blocks)
+        session.hands.take_up(size, session.blocks)
+    except Exception as exc:  # noqa: BLE001 (damaged files: this terminal is lost, never the daemon)
+        return session, saved, resume_at, exc
+    return session, saved, resume_at, None
 
 
 def recover(
