@@ -21,9 +21,9 @@ from lookout.terminal.holder.sizes import parse_size
 from lookout.terminal.journal.reader import index_position
 
 _KINDS = re.compile(rb'"[nrx]"')
+"""What a line of the index the follower takes holds: a mark's (`n`), a resize's (`r`) or the exit's (`x`) kind."""
 INDEX_READ = 1 << 20
 """The index is read this much at a time; a shorter read is its end."""
-"""What a line of the index the follower takes holds: a mark's (`n`), a resize's (`r`) or the exit's (`x`) kind."""
 
 
 @dataclass(frozen=True, slots=True)
