@@ -225,9 +225,9 @@ class ScreenModel:
         self, options: ViewOptions, *, scrollback: int, changed_rows: set[int] | None, extra: dict[str, Any]
     ) -> tuple[ScreenData, dict[str, Any] | str]:
         """The layered view (see lookout.terminal.screen.layers) and the data it was rendered from; the engine must be
-        loaded. A worker copies the screen (a 1000x500 one with scrollback takes tens to hundreds of ms) and
+        loaded (with its scrollback when asked for: `load(deep=True)`, before the answer's offset is taken). A worker copies the screen (a 1000x500 one with scrollback takes tens to hundreds of ms) and
         renders the copy while output goes on."""
-        engine = await self.load(deep=scrollback > 0)
+        engine = await self.load()
         title = self.title
 
         def view() -> tuple[ScreenData, dict[str, Any] | str]:
