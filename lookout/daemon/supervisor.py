@@ -14,7 +14,7 @@ With `--standby` it keeps a second daemon ready beside the one that serves: star
 its tokenizer loaded, waiting on a socket pair for the supervisor's word, neither accepting nor holding anything.
 When the daemon dies it is told `released` and takes over as a hot restart's new daemon does (the lock, the
 terminals, then accepting), in the time adoption takes rather than a daemon's start, and another standby is
-started (it prepares at a lower CPU priority, lookout.daemon.priority). It costs the memory of a second daemon
+started NEXT_STANDBY_S later (it prepares at a lower CPU priority, lookout.daemon.priority). It costs the memory of a second daemon
 (its RSS, about 130 MB with the tokenizer); it is replaced after `lookout restart` (it would run the old code),
 and ended (SIGKILL: it holds nothing) when the supervisor ends.
 
@@ -50,6 +50,11 @@ REFUSED = 2
 """The status of a daemon that refused to start (`lookout serve`'s for a bad setting, data dir or file)."""
 TAKEOVER_S = 10.0
 """How long a daemon that holds the lock after a takeover has to answer on daemon.sock."""
+NEXT_STANDBY_S = 5.0
+"""After a standby took over, the next one is started this much later: its preparation (about 2 s of CPU, at a
+lower priority) took a fifth of a loaded machine's CPU while the take-over adopted the terminals and answered the
+requests that waited for it. A daemon that dies within this time after a take-over is started again as one that
+has no standby is."""
 
 
 def _say(message: str) -> None:
@@ -110,6 +115,7 @@ class Supervisor:
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             signal.signal(sig, self._on_signal)
+        signal.signal(signal.SIGALRM, lambda _sig, _frame: self._start_standby())  # NEXT_STANDBY_S after a take-over
         self._start()
         self._start_standby()
         try:
@@ -177,7 +183,7 @@ class Supervisor:
         self.served_by_standby = standby
         self.daemon, self.started_at = standby.pid, time.monotonic()
         _say(f"the daemon (pid {pid}) died ({code}) after {ran:.1f} s; the standby (pid {standby.pid}) takes over")
-        self._start_standby()
+        signal.setitimer(signal.ITIMER_REAL, NEXT_STANDBY_S)
         return True
 
     def _start_standby(self) -> None:
