@@ -13,7 +13,10 @@ import asyncio
 import logging
 import os
 import signal
+import socket
 import time
+from concurrent.futures import Executor
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
@@ -27,8 +30,8 @@ from lookout.terminal.places import Place
 from lookout.terminal.process import ladder as session_ladder
 from lookout.terminal.process import shell_integration
 from lookout.terminal.process.clean_stop import CleanStop
-from lookout.terminal.process.holder_link import HolderLauncher, connect
-from lookout.terminal.screen.replay import screen_at
+from lookout.terminal.process.holder_link import HolderLauncher, greeting, reach
+from lookout.terminal.screen.replay import PastScreen, screen_at
 from lookout.terminal.session import SessionLimits, TerminalSession
 from lookout.timeline.recording import Recorder
 
@@ -90,37 +93,39 @@ async def adopt(
     bus: EventBus,
     recorder: Recorder,
     stopped: CleanStop | None = None,
+    files_in: Executor | None = None,
 ) -> TerminalSession:
     """A terminal an earlier run of the daemon left running (or lost): its screen and blocks taken up from
     the last snapshot and rebuilt from the journal, then followed through its holder again. A holder that
     has ended leaves the terminal `exited` with the exit code it recorded (or `lost`, with the reason, when
-    it recorded none: `stopped`, the daemon's clean stop before, may explain it); one that cannot be trusted or understood, or files from which its screen cannot be
-    rebuilt (a damaged journal, a screen engine that fails), leave it `lost` with the reason."""
-    session, saved, resume_at, failure = await asyncio.to_thread(_taken_up, directory, limits, holders, bus, recorder)
-    meta = session.meta
-    try:
-        if failure is not None:
-            raise failure
-        past = await asyncio.to_thread(
-            partial(screen_at, directory, meta, resume_at, limits.scrollback, near=saved.checkpoint)
-        )
-    except Exception as exc:  # noqa: BLE001 (damaged files, an engine that fails: this terminal, never the daemon)
-        log.warning("terminal %s is not adopted: its screen cannot be rebuilt: %s", meta.id, exc)
+    it recorded none: `stopped`, the daemon's clean stop before, may explain it); one that cannot be trusted or
+    understood, or files from which its screen cannot be rebuilt (a damaged journal, a screen engine that fails),
+    leave it `lost` with the reason. Its files are read, and its holder reached, in one call in `files_in` (the
+    default executor if None: many terminals adopted at once share one thread, as the GIL makes them anyway, and
+    no hand-off between threads per step); the holder's answer is awaited on the loop."""
+    found = await asyncio.get_running_loop().run_in_executor(
+        files_in, partial(_taken_up, directory, limits, holders, bus, recorder)
+    )
+    session, meta = found.session, found.session.meta
+    if found.failure is not None:
+        log.warning("terminal %s is not adopted: its screen cannot be rebuilt: %s", meta.id, found.failure)
         session.readopt = False
-        return session.lose(f"its screen cannot be rebuilt from its files: {exc}")
-    session.screen_model.take_up(past)
-    follower = await asyncio.to_thread(JournalFollower, directory, resume_at, meta.journal_epoch)
+        return session.lose(f"its screen cannot be rebuilt from its files: {found.failure}")
+    assert found.past is not None and found.follower is not None and found.holder is not None
+    session.screen_model.take_up(found.past)
     try:
-        holder = await connect(holders, meta.id, meta.pid)
+        if isinstance(found.holder, Exception):
+            raise found.holder
+        holder = await greeting(found.holder, meta.id, meta.pid)
     except ProtocolError as exc:
-        follower.close()
+        found.follower.close()
         log.warning("terminal %s is not adopted: %s", meta.id, exc)
         return session.lose(str(exc))
     except OSError:  # its holder has ended: the journal is read to its end
-        session.follow(follower, saved.cwd).without_holder(stopped.reason(meta.id) if stopped else None)
+        session.follow(found.follower, found.saved.cwd).without_holder(stopped.reason(meta.id) if stopped else None)
         return session
     answer_from = int(holder.greeting.get("size") or 0)  # the queries before were asked of no daemon: too late
-    session.follow(follower, saved.cwd, answer_from).follow_holder(holder)
+    session.follow(found.follower, found.saved.cwd, answer_from).follow_holder(holder)
     if meta.status != "running":  # adopted again, after it was lost
         meta.status, meta.lost_reason = "running", None
         session.writes("meta.json", files.save_meta, directory, meta)
@@ -128,17 +133,29 @@ async def adopt(
     return session
 
 
-def _taken_up(
-    directory: Path, limits: SessionLimits, holders: Path, bus: EventBus, recorder: Recorder
-) -> tuple[TerminalSession, files.SavedScreen, int, Exception | None]:
+@dataclass(slots=True)
+class _Found:
+    """What `_taken_up` found of a terminal being adopted."""
+
+    session: TerminalSession
+    saved: files.SavedScreen
+    failure: Exception | None = None
+    """Why its files cannot be taken up, or its screen rebuilt (it is lost)."""
+    past: PastScreen | None = None
+    follower: JournalFollower | None = None
+    holder: socket.socket | Exception | None = None
+    """A connection that has greeted its holder (`reach`), or why there is none: ProtocolError (not to be
+    trusted), OSError (nobody listens: it has ended)."""
+
+
+def _taken_up(directory: Path, limits: SessionLimits, holders: Path, bus: EventBus, recorder: Recorder) -> _Found:
     """The session of a terminal being adopted, with what its files say (its blocks, its inputs and hands, the
-    last snapshot's state), and the journal offset it resumes from; the failure of files that load but cannot
-    be taken up.
-    Blocking (many terminals adopted at once read their files in workers, not on the loop); raises when its
-    meta cannot be read."""
+    last snapshot's state), its screen rebuilt from the snapshot's offset (from its checkpoint), its journal
+    followed from there, and its holder reached. Blocking; raises when its meta cannot be read."""
     meta, size, saved = files.load_meta(directory), raw_size(directory), files.load_snapshot(directory)
     resume_at = min(saved.raw_offset or 0, size)
     session = TerminalSession(meta, directory, limits, holders=holders, bus=bus, recorder=recorder, offset=resume_at)
+    found = _Found(session, saved)
     try:
         if saved.raw_offset is None:
             raise ValueError("screen.snapshot.json's raw_offset is not an offset")
@@ -146,9 +163,19 @@ def _taken_up(
         session.screen_model.bracketed_paste = saved.bracketed_paste
         session.blocks.restore(saved.blocks)
         session.hands.take_up(size, session.blocks)
-    except Exception as exc:  # noqa: BLE001 (damaged files: this terminal is lost, never the daemon)
-        return session, saved, resume_at, exc
-    return session, saved, resume_at, None
+        found.past = screen_at(directory, meta, resume_at, limits.scrollback, near=saved.checkpoint)
+    except Exception as exc:  # noqa: BLE001 (damaged files, an engine that fails: this terminal, never the daemon)
+        found.failure = exc
+        return found
+    found.follower = JournalFollower(directory, resume_at, meta.journal_epoch)
+    try:
+        found.holder = reach(holders, meta.id)
+    except (ProtocolError, OSError) as exc:
+        found.holder = exc
+    except BaseException:
+        found.follower.close()
+        raise
+    return found
 
 
 def recover(

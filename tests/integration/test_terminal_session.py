@@ -16,6 +16,7 @@ from lookout.core.events import EventBus
 from lookout.core.storage import read_json
 from lookout.terminal.journal.persistence import load_meta, load_snapshot, save_meta
 from lookout.terminal.journal.reader import read_index
+from lookout.terminal.process import holder_link
 from lookout.terminal.registry import TerminalRegistry, TerminalSpec
 from lookout.terminal.screen import lazy_feed, skip_ahead
 from lookout.terminal.screen.engines import create_engine
@@ -310,6 +311,34 @@ async def test_a_holder_whose_program_is_not_the_terminals_is_not_adopted(tmp_pa
     finally:
         await again.shutdown()
         os.kill(pid, signal.SIGKILL)  # its holder ends with it
+
+
+async def test_a_holder_that_does_not_answer_its_greeting_is_not_adopted_and_holds_up_no_other(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The greetings are awaited on the loop: a stopped holder (it takes the connection and the hello, and never
+    # answers) makes its terminal lost once CONNECT_TIMEOUT_S has passed, and the others are adopted meanwhile.
+    monkeypatch.setattr(holder_link, "CONNECT_TIMEOUT_S", 2.0)
+    first = TerminalRegistry(tmp_path / "terminals", "avt", LIMITS, max_sessions=4)
+    await first.start()
+    mute, other = [await first.create(TerminalSpec(command=BASH, cols=80, rows=24)) for _ in range(2)]
+    assert mute.meta.pid is not None
+    holder = int(Path(f"/proc/{mute.meta.pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    await first.shutdown()
+    os.kill(holder, signal.SIGSTOP)
+    again = TerminalRegistry(tmp_path / "terminals", "avt", LIMITS, max_sessions=4)
+    try:
+        await again.start()
+        lost, adopted = await again.get(mute.id), await again.get(other.id)
+        assert (lost.meta.status, lost.running) == ("lost", False)
+        assert lost.meta.lost_reason == "its holder did not answer within 2 s"
+        assert adopted.running
+        adopted.send(text="echo adopted-$((6*7))\r")
+        await _until(adopted, regex="adopted-42", timeout=30)
+    finally:
+        os.kill(holder, signal.SIGCONT)
+        await again.stop_all()
+        await again.shutdown()
 
 
 class _Frames:

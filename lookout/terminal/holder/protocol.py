@@ -189,39 +189,65 @@ def check_greeting(greeting: dict[str, Any], terminal_id: str, pid: int | None, 
         raise ProtocolError(f"its holder runs pid {greeting['pid']}, not the terminal's pid {pid}")
 
 
-def hello(sock: socket.socket) -> tuple[dict[str, Any], int | None]:
-    """Greet a connected holder: its hello and the PTY master it sent (None if none came). Blocking, under the
-    socket's timeout."""
+def send_hello(sock: socket.socket) -> None:
+    """Greet a connected holder (its answer: `HelloReader`)."""
     try:
         sock.sendall(encode("hello", version=VERSION))
     except BrokenPipeError:  # what it said before it closed still tells what it is
         pass
-    data = bytearray()
-    master: int | None = None
-    while b"\n" not in data:
-        chunk, fds, _, _ = socket.recv_fds(sock, 65536, 1)
+
+
+class HelloReader:
+    """A holder's answer to `hello`, taken as it comes: its line, and the PTY master sent with it."""
+
+    def __init__(self) -> None:
+        self._data = bytearray()
+        self.master: int | None = None
+
+    def take(self, chunk: bytes, fds: list[int]) -> bool:
+        """Take what one receive gave; whether the answer is all here (its line, or the holder has closed)."""
         for fd in fds:
-            if master is None:
-                master = fd
+            if self.master is None:
+                self.master = fd
             else:
                 os.close(fd)
-        if not chunk:
-            break
-        data += chunk
-        if len(data) > MAX_LINE:
-            break
-    line, _, rest = bytes(data).partition(b"\n")
+        self._data += chunk
+        return not chunk or b"\n" in self._data or len(self._data) > MAX_LINE
+
+    def greeting(self) -> tuple[dict[str, Any], int | None]:
+        """The holder's hello and the PTY master it sent (None if none came); the master is closed when the
+        answer is not a greeting (ProtocolError, ConnectionResetError)."""
+        line, _, rest = bytes(self._data).partition(b"\n")
+        try:
+            if not self._data:  # it ended (its program exited) between our connect and its greeting
+                raise ConnectionResetError("the holder closed the connection before its greeting")
+            if not line:
+                raise ProtocolError("the holder's greeting is incomplete")
+            message = decode(line)
+            if message["op"] != "hello" or not isinstance(message.get("version"), int):
+                raise ProtocolError(f"the holder's first message is not a greeting: {line[:80]!r}")
+            message["rest"] = rest
+            return message, self.master
+        except BaseException:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        """Close the master it took (an answer not taken)."""
+        if self.master is not None:
+            os.close(self.master)
+            self.master = None
+
+
+def hello(sock: socket.socket) -> tuple[dict[str, Any], int | None]:
+    """Greet a connected holder: its hello and the PTY master it sent (None if none came). Blocking, under the
+    socket's timeout."""
+    send_hello(sock)
+    answer = HelloReader()
     try:
-        if not data:  # it ended (its program exited) between our connect and its greeting
-            raise ConnectionResetError("the holder closed the connection before its greeting")
-        if not line:
-            raise ProtocolError("the holder's greeting is incomplete")
-        message = decode(line)
-        if message["op"] != "hello" or not isinstance(message.get("version"), int):
-            raise ProtocolError(f"the holder's first message is not a greeting: {line[:80]!r}")
-        message["rest"] = rest
-        return message, master
+        while not answer.take(*socket.recv_fds(sock, 65536, 1)[:2]):
+            pass
     except BaseException:
-        if master is not None:
-            os.close(master)
+        answer.close()
         raise
+    return answer.greeting()

@@ -309,25 +309,61 @@ async def connect(holders: Path, terminal_id: str, pid: int | None) -> Greeted:
     """Connect to and greet the holder of `terminal_id`, whose program is pid `pid`. Raises OSError when nobody
     listens there (the holder has ended), ProtocolError when what listens is not to be trusted, speaks a
     version this lookout does not, or runs another program (the message says which)."""
+    return await greeting(await asyncio.to_thread(reach, holders, terminal_id), terminal_id, pid)
 
-    def greet() -> Greeted:
-        sock = proto.connect(holders, terminal_id, CONNECT_TIMEOUT_S)
-        try:
-            greeting, master = proto.hello(sock)
-            try:
-                proto.check_greeting(greeting, terminal_id, pid)
-                if master is None:
-                    raise proto.ProtocolError(f"its holder's greeting is not one of terminal {terminal_id}")
-            except proto.ProtocolError:
-                if master is not None:
-                    os.close(master)
-                raise
-            return Greeted(greeting, master, sock)
-        except BaseException:
-            sock.close()
-            raise
 
+def reach(holders: Path, terminal_id: str) -> socket.socket:
+    """A connection to the holder of `terminal_id` (checked: lookout.terminal.holder.protocol.connect) that has
+    greeted it; its answer is for `greeting` to wait for. Blocking: call it in a thread."""
+    sock = proto.connect(holders, terminal_id, CONNECT_TIMEOUT_S)
     try:
-        return await asyncio.to_thread(greet)
-    except TimeoutError:
-        raise proto.ProtocolError(f"its holder did not answer within {CONNECT_TIMEOUT_S:.0f} s") from None
+        proto.send_hello(sock)
+    except BaseException:
+        sock.close()
+        raise
+    return sock
+
+
+async def greeting(sock: socket.socket, terminal_id: str, pid: int | None) -> Greeted:
+    """The holder's answer on `sock` (`reach`), awaited on the loop (many holders greeted at once hold no
+    thread while they answer) and checked as `connect` says; `sock` is closed when it is not taken."""
+    loop = asyncio.get_running_loop()
+    answer = proto.HelloReader()
+    sock.setblocking(False)
+    try:
+        try:
+            async with asyncio.timeout(CONNECT_TIMEOUT_S):
+                while not answer.take(*await _received(loop, sock)):
+                    pass
+        except TimeoutError:
+            raise proto.ProtocolError(f"its holder did not answer within {CONNECT_TIMEOUT_S:.0f} s") from None
+        said, master = answer.greeting()
+        proto.check_greeting(said, terminal_id, pid)
+        if master is None:
+            raise proto.ProtocolError(f"its holder's greeting is not one of terminal {terminal_id}")
+        return Greeted(said, master, sock)
+    except BaseException:
+        answer.close()
+        sock.close()
+        raise
+
+
+async def _received(loop: asyncio.AbstractEventLoop, sock: socket.socket) -> tuple[bytes, list[int]]:
+    """What the non-blocking `sock` holds next, with the descriptors sent with it (one at most)."""
+    while True:
+        try:
+            chunk, fds, _, _ = socket.recv_fds(sock, 65536, 1)
+            return chunk, fds
+        except BlockingIOError:
+            readable: asyncio.Future[None] = loop.create_future()
+            loop.add_reader(sock.fileno(), _settle, readable)
+            try:
+                await readable
+            finally:
+                loop.remove_reader(sock.fileno())
+
+
+def _settle(future: asyncio.Future[None]) -> None:
+    """Settle `future` (a reader's callback: the loop may call it again before it is removed)."""
+    if not future.done():
+        future.set_result(None)
