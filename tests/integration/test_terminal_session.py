@@ -1,4 +1,5 @@
 """Terminal sessions on real PTYs, driven through the manager (no HTTP)."""
+
 from __future__ import annotations
 
 import asyncio
@@ -14,6 +15,7 @@ import pytest
 from lookout.core.errors import BadInput, Conflict
 from lookout.core.events import EventBus
 from lookout.core.storage import read_json
+from lookout.terminal.holder import protocol as proto
 from lookout.terminal.journal.persistence import load_meta, load_snapshot, save_meta
 from lookout.terminal.journal.reader import read_index
 from lookout.terminal.process import holder_link
@@ -163,7 +165,9 @@ async def test_split_utf8_and_exit_code(manager: TerminalRegistry) -> None:
 
 
 async def test_title_cwd_and_input_after_exit(manager: TerminalRegistry) -> None:
-    s = await manager.create(TerminalSpec(command="printf '\\033]0;my title\\007\\033]7;file://host/tmp/some%%20dir\\033\\\\done'"))
+    s = await manager.create(
+        TerminalSpec(command="printf '\\033]0;my title\\007\\033]7;file://host/tmp/some%%20dir\\033\\\\done'")
+    )
     await _until(s, exit=True, since=0)
     info = s.describe()
     assert info["title"] == "my title" and info["cwd"] == "/tmp/some dir"
@@ -341,6 +345,40 @@ async def test_a_holder_that_does_not_answer_its_greeting_is_not_adopted_and_hol
         await again.shutdown()
 
 
+async def test_a_holder_that_takes_no_connection_is_not_adopted_and_holds_up_no_other(tmp_path: Path) -> None:
+    # A stopped holder whose queue of connections is full (a connect to it fails at once) is said to be so, not
+    # taken for one that has ended, and the others are adopted.
+    first = TerminalRegistry(tmp_path / "terminals", "avt", LIMITS, max_sessions=4)
+    await first.start()
+    mute, other = [await first.create(TerminalSpec(command=BASH, cols=80, rows=24)) for _ in range(2)]
+    assert mute.meta.pid is not None
+    holder = int(Path(f"/proc/{mute.meta.pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    await first.shutdown()
+    os.kill(holder, signal.SIGSTOP)
+    queued = []
+    try:
+        for _ in range(64):  # fill its queue
+            try:
+                queued.append(proto.connect(first.holders, mute.id, 0.2))
+            except BlockingIOError:
+                break
+        else:
+            pytest.fail("the stopped holder's queue of connections never filled")
+        again = TerminalRegistry(tmp_path / "terminals", "avt", LIMITS, max_sessions=4)
+        await again.start()
+        try:
+            lost, adopted = await again.get(mute.id), await again.get(other.id)
+            assert (lost.meta.status, lost.meta.lost_reason) == ("lost", holder_link.NO_ROOM)
+            assert adopted.running
+        finally:
+            await again.stop_all()
+            await again.shutdown()
+    finally:
+        for sock in queued:
+            sock.close()
+        os.kill(holder, signal.SIGCONT)
+
+
 class _Frames:
     """A recorder that keeps what it is given."""
 
@@ -369,7 +407,12 @@ async def test_a_session_reports_to_the_bus_and_recorder_it_was_made_with_also_a
         await m.shutdown()
     types = [(await asyncio.wait_for(events.next(), 5))["type"] for _ in range(3)]
     assert types == ["terminal.created", "terminal.resized", "terminal.exited"]
-    assert [f.category for f in recorder.frames] == ["terminal resize", "terminal screen", "terminal input", "terminal exit"]
+    assert [f.category for f in recorder.frames] == [
+        "terminal resize",
+        "terminal screen",
+        "terminal input",
+        "terminal exit",
+    ]
 
     again, later = _Frames(), EventBus()
     restarted = TerminalRegistry(tmp_path / "terminals", "avt", LIMITS, max_sessions=2, bus=later, recorder=again)
@@ -422,7 +465,9 @@ async def test_stop_returns_once_background_file_writes_have_ended(
     assert load_snapshot(s.directory).title == "new-title"
 
 
-async def test_output_written_before_a_resize_is_drawn_at_the_size_it_was_written_for(manager: TerminalRegistry) -> None:
+async def test_output_written_before_a_resize_is_drawn_at_the_size_it_was_written_for(
+    manager: TerminalRegistry,
+) -> None:
     """The program writes at 80 columns; the daemon reads it only after it asked for 40 (its loop was busy): the
     live screen takes the size where the holder resized the PTY, after those bytes, as a replay does."""
     s = await _python(manager, "import time; time.sleep(1); print('\\033[3;70HX', end='', flush=True); time.sleep(60)")

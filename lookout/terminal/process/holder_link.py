@@ -26,6 +26,7 @@ START_TIMEOUT_S = 30.0
 SPARE_TRIES = proto.SPARES + 1
 """Spares a launch tries: more than the fork server keeps, so that one gets through when all it had were killed."""
 CONNECT_TIMEOUT_S = 5.0
+NO_ROOM = "its holder takes no connection: its queue of them is full (it is stopped or stuck)"
 _SOURCE_ROOT = str(Path(lookout.__file__).resolve().parent.parent)
 CODE_ENV = "LOOKOUT_HOLDER_CODE"
 """In the fork server's and its holders' environment: the directory whose code they run (for people: which
@@ -315,7 +316,10 @@ async def connect(holders: Path, terminal_id: str, pid: int | None) -> Greeted:
 def reach(holders: Path, terminal_id: str) -> socket.socket:
     """A connection to the holder of `terminal_id` (checked: lookout.terminal.holder.protocol.connect) that has
     greeted it; its answer is for `greeting` to wait for. Blocking: call it in a thread."""
-    sock = proto.connect(holders, terminal_id, CONNECT_TIMEOUT_S)
+    try:
+        sock = proto.connect(holders, terminal_id, CONNECT_TIMEOUT_S)
+    except BlockingIOError:  # (a unix socket's connect waits for no room in the queue: it fails at once)
+        raise proto.ProtocolError(NO_ROOM) from None
     try:
         proto.send_hello(sock)
     except BaseException:
