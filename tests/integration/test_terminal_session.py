@@ -8,6 +8,7 @@ import signal
 import sys
 import time
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
@@ -317,37 +318,12 @@ async def test_a_holder_whose_program_is_not_the_terminals_is_not_adopted(tmp_pa
         os.kill(pid, signal.SIGKILL)  # its holder ends with it
 
 
-async def test_a_holder_that_does_not_answer_its_greeting_is_not_adopted_and_holds_up_no_other(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # The greetings are awaited on the loop: a stopped holder (it takes the connection and the hello, and never
-    # answers) makes its terminal lost once CONNECT_TIMEOUT_S has passed, and the others are adopted meanwhile.
-    monkeypatch.setattr(holder_link, "CONNECT_TIMEOUT_S", 2.0)
-    first = TerminalRegistry(tmp_path / "terminals", "avt", LIMITS, max_sessions=4)
-    await first.start()
-    mute, other = [await first.create(TerminalSpec(command=BASH, cols=80, rows=24)) for _ in range(2)]
-    assert mute.meta.pid is not None
-    holder = int(Path(f"/proc/{mute.meta.pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
-    await first.shutdown()
-    os.kill(holder, signal.SIGSTOP)
-    again = TerminalRegistry(tmp_path / "terminals", "avt", LIMITS, max_sessions=4)
-    try:
-        await again.start()
-        lost, adopted = await again.get(mute.id), await again.get(other.id)
-        assert (lost.meta.status, lost.running) == ("lost", False)
-        assert lost.meta.lost_reason == "its holder did not answer within 2 s"
-        assert adopted.running
-        adopted.send(text="echo adopted-$((6*7))\r")
-        await _until(adopted, regex="adopted-42", timeout=30)
-    finally:
-        os.kill(holder, signal.SIGCONT)
-        await again.stop_all()
-        await again.shutdown()
-
-
-async def test_a_holder_that_takes_no_connection_is_not_adopted_and_holds_up_no_other(tmp_path: Path) -> None:
-    # A stopped holder whose queue of connections is full (a connect to it fails at once) is said to be so, not
-    # taken for one that has ended, and the others are adopted.
+@asynccontextmanager
+async def _restarted_with_a_stopped_holder(
+    tmp_path: Path, full_queue: bool = False
+) -> AsyncIterator[tuple[TerminalSession, TerminalSession]]:
+    """Two terminals taken up by a restarted registry while the first one's holder is stopped (SIGSTOP; with its
+    queue of connections full when `full_queue`): (that one, the other) as the restarted registry has them."""
     first = TerminalRegistry(tmp_path / "terminals", "avt", LIMITS, max_sessions=4)
     await first.start()
     mute, other = [await first.create(TerminalSpec(command=BASH, cols=80, rows=24)) for _ in range(2)]
@@ -356,27 +332,44 @@ async def test_a_holder_that_takes_no_connection_is_not_adopted_and_holds_up_no_
     await first.shutdown()
     os.kill(holder, signal.SIGSTOP)
     queued = []
+    again = TerminalRegistry(tmp_path / "terminals", "avt", LIMITS, max_sessions=4)
     try:
-        for _ in range(64):  # fill its queue
+        while full_queue:
             try:
                 queued.append(proto.connect(first.holders, mute.id, 0.2))
             except BlockingIOError:
                 break
-        else:
-            pytest.fail("the stopped holder's queue of connections never filled")
-        again = TerminalRegistry(tmp_path / "terminals", "avt", LIMITS, max_sessions=4)
+            assert len(queued) < 64, "the stopped holder's queue of connections never filled"
         await again.start()
-        try:
-            lost, adopted = await again.get(mute.id), await again.get(other.id)
-            assert (lost.meta.status, lost.meta.lost_reason) == ("lost", holder_link.NO_ROOM)
-            assert adopted.running
-        finally:
-            await again.stop_all()
-            await again.shutdown()
+        yield await again.get(mute.id), await again.get(other.id)
     finally:
         for sock in queued:
             sock.close()
         os.kill(holder, signal.SIGCONT)
+        await again.stop_all()
+        await again.shutdown()
+
+
+async def test_a_holder_that_does_not_answer_its_greeting_is_not_adopted_and_holds_up_no_other(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The greetings are awaited on the loop: a stopped holder (it takes the connection and the hello, and never
+    # answers) makes its terminal lost once CONNECT_TIMEOUT_S has passed, and the others are adopted meanwhile.
+    monkeypatch.setattr(holder_link, "CONNECT_TIMEOUT_S", 2.0)
+    async with _restarted_with_a_stopped_holder(tmp_path) as (lost, adopted):
+        assert (lost.meta.status, lost.running) == ("lost", False)
+        assert lost.meta.lost_reason == "its holder did not answer within 2 s"
+        assert adopted.running
+        adopted.send(text="echo adopted-$((6*7))\r")
+        await _until(adopted, regex="adopted-42", timeout=30)
+
+
+async def test_a_holder_that_takes_no_connection_is_not_adopted_and_holds_up_no_other(tmp_path: Path) -> None:
+    # A stopped holder whose queue of connections is full (a connect to it fails at once) is said to be so, not
+    # taken for one that has ended, and the others are adopted.
+    async with _restarted_with_a_stopped_holder(tmp_path, full_queue=True) as (lost, adopted):
+        assert (lost.meta.status, lost.meta.lost_reason) == ("lost", holder_link.NO_ROOM)
+        assert adopted.running
 
 
 class _Frames:
