@@ -15,9 +15,7 @@ import os
 import signal
 import socket
 import time
-from concurrent.futures import Executor
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 
 from lookout.core.events import EventBus
@@ -93,19 +91,15 @@ async def adopt(
     bus: EventBus,
     recorder: Recorder,
     stopped: CleanStop | None = None,
-    files_in: Executor | None = None,
 ) -> TerminalSession:
     """A terminal an earlier run of the daemon left running (or lost): its screen and blocks taken up from
     the last snapshot and rebuilt from the journal, then followed through its holder again. A holder that
     has ended leaves the terminal `exited` with the exit code it recorded (or `lost`, with the reason, when
     it recorded none: `stopped`, the daemon's clean stop before, may explain it); one that cannot be trusted or
     understood, or files from which its screen cannot be rebuilt (a damaged journal, a screen engine that fails),
-    leave it `lost` with the reason. Its files are read, and its holder reached, in one call in `files_in` (the
-    default executor if None: many terminals adopted at once share one thread, as the GIL makes them anyway, and
-    no hand-off between threads per step); the holder's answer is awaited on the loop."""
-    found = await asyncio.get_running_loop().run_in_executor(
-        files_in, partial(_taken_up, directory, limits, holders, bus, recorder)
-    )
+    leave it `lost` with the reason. Its files are read, and its holder reached, in one call in a worker; the
+    holder's answer is awaited on the loop (many holders greeted at once hold no thread while they answer)."""
+    found = await asyncio.to_thread(_taken_up, directory, limits, holders, bus, recorder)
     session, meta = found.session, found.session.meta
     if found.failure is not None:
         log.warning("terminal %s is not adopted: its screen cannot be rebuilt: %s", meta.id, found.failure)

@@ -9,7 +9,6 @@ import logging
 import os
 import shutil
 import time
-from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -109,8 +108,6 @@ class TerminalRegistry:
         make_dir(self.holders)
         stopped = None if self.read_only else clean_stop.take(self.root.parent)
         loading = []
-        # every terminal's files are read in this one thread, one after another (see origins.adopt)
-        files_in = ThreadPoolExecutor(1, thread_name_prefix="taking-up")
         for directory in sorted(self.root.iterdir()):
             if directory.is_symlink():
                 log.warning("skipping terminal %s: it is a symbolic link, and lookout does not follow links in its "
@@ -118,12 +115,8 @@ class TerminalRegistry:
                 continue
             if not (directory / "meta.json").is_file():
                 continue
-            loading.append(self._load_or_record(directory, stopped, files_in))
-        try:
-            everything = await asyncio.gather(*loading)
-        finally:
-            files_in.shutdown(wait=False)
-        for loaded in everything:
+            loading.append(self._load_or_record(directory, stopped))
+        for loaded in await asyncio.gather(*loading):
             if isinstance(loaded, dormant.Dormant):
                 self._dormant[loaded.meta.id] = loaded
             else:
@@ -139,30 +132,26 @@ class TerminalRegistry:
             await self.places.start()
 
     async def _load_or_record(
-        self, directory: Path, stopped: clean_stop.CleanStop | None, files_in: Executor
+        self, directory: Path, stopped: clean_stop.CleanStop | None
     ) -> TerminalSession | dormant.Dormant:
         """An exited terminal's record, read without building its session (lookout.terminal.dormant), else the
-        terminal's session (see `_load`); their files read in `files_in`."""
+        terminal's session (see `_load`)."""
         try:
-            record = await asyncio.get_running_loop().run_in_executor(files_in, dormant.recorded, directory)
+            record = await asyncio.to_thread(dormant.recorded, directory)
         except Exception:  # noqa: BLE001 (its files fail: `_load` says how)
             record = None
-        return record if record is not None else await self._load(directory, stopped, files_in)
+        return record if record is not None else await self._load(directory, stopped)
 
-    async def _load(
-        self, directory: Path, stopped: clean_stop.CleanStop | None = None, files_in: Executor | None = None
-    ) -> TerminalSession:
+    async def _load(self, directory: Path, stopped: clean_stop.CleanStop | None = None) -> TerminalSession:
         """The terminal of `directory`: adopted, recovered, or (its files fail) listed `lost` with the reason
-        (`stopped`: the clean stop of the daemon before, if it stopped cleanly); its files read in `files_in`
-        (the default executor if None)."""
+        (`stopped`: the clean stop of the daemon before, if it stopped cleanly)."""
         meta = None
-        loop = asyncio.get_running_loop()
         try:
-            meta = await loop.run_in_executor(files_in, load_meta, directory)
+            meta = await asyncio.to_thread(load_meta, directory)
             if meta.status == "running" and not self.read_only:
                 return await origins.adopt(directory, self.limits, self.holders, bus=self.bus, recorder=self.recorder,
-                                           stopped=stopped, files_in=files_in)  # fmt: skip
-            return await loop.run_in_executor(files_in, partial(
+                                           stopped=stopped)  # fmt: skip
+            return await asyncio.to_thread(partial(
                 origins.recover, directory, self.limits, self.holders, bus=self.bus, recorder=self.recorder,
                 recorded=self.read_only,
             ))  # fmt: skip
