@@ -243,7 +243,10 @@ def test_a_second_daemon_on_a_data_dir_in_use_exits_at_once_and_touches_nothing(
     daemon = Daemon(tmp_path / "data").start()
     assert daemon.proc is not None
     staged = tmp_path / "data" / places.STAGING / str(daemon.proc.pid)
-    eventually(lambda: staged.is_dir() and len(list(staged.iterdir())) == places.POOL, what="its own places")
+    eventually(  # each made to its last file (a place's directory comes before its files)
+        lambda: staged.is_dir() and len([p for p in staged.iterdir() if (p / "output.idx").exists()]) == places.POOL,
+        what="its own places",
+    )
     before = {path: path.stat().st_mtime_ns for path in (tmp_path / "data").rglob("*") if path.is_file()}
     second = subprocess.run([sys.executable, "-m", "lookout", "serve", "--port", str(free_port()), "--data-dir",
                              str(tmp_path / "data")], cwd=REPO, capture_output=True, text=True, timeout=120,
