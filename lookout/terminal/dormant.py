@@ -17,7 +17,7 @@ from lookout.core.leases import LeaseBook
 from lookout.terminal.blocks.blocks import BlockTracker
 from lookout.terminal.facts import facts
 from lookout.terminal.frames import resource
-from lookout.terminal.journal.persistence import GuardedWrites, TerminalMeta, load_meta, load_snapshot
+from lookout.terminal.journal.persistence import GuardedWrites, TerminalMeta, load_snapshot
 from lookout.terminal.journal.reader import raw_size
 from lookout.terminal.session import TerminalSession
 
@@ -45,13 +45,10 @@ class Dormant:
         )  # fmt: skip
 
 
-def recorded(directory: Path) -> Dormant | None:
-    """The record of a terminal of an earlier run read from its files, if it has exited (else None), without
+def recorded(directory: Path, meta: TerminalMeta) -> Dormant:
+    """The record of an exited terminal of an earlier run (`meta`: its meta.json) read from its files, without
     building its session: what `let_go` makes of the session lookout.terminal.origins.recover builds of it.
     Blocking: call it in a thread."""
-    meta = load_meta(directory)
-    if meta.status != "exited":
-        return None
     saved = load_snapshot(directory)
     blocks = BlockTracker(directory, meta.shell_integration, GuardedWrites(meta.id))
     blocks.forged = saved.forged

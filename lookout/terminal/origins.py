@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import signal
@@ -20,6 +21,7 @@ from pathlib import Path
 
 from lookout.core.events import EventBus
 from lookout.core.storage import dumps, jsonl_line
+from lookout.terminal.dormant import Dormant, recorded
 from lookout.terminal.holder.protocol import ProtocolError
 from lookout.terminal.journal import persistence as files
 from lookout.terminal.journal.follower import JournalFollower
@@ -97,10 +99,18 @@ async def adopt(
     has ended leaves the terminal `exited` with the exit code it recorded (or `lost`, with the reason, when
     it recorded none: `stopped`, the daemon's clean stop before, may explain it); one that cannot be trusted or
     understood, or files from which its screen cannot be rebuilt (a damaged journal, a screen engine that fails),
-    leave it `lost` with the reason. Its files are read, and its holder reached, in one call in a worker; the
-    holder's answer is awaited on the loop (many holders greeted at once hold no thread while they answer)."""
-    found = await asyncio.to_thread(_taken_up, directory, limits, holders, bus, recorder)
-    session, meta = found.session, found.session.meta
+    leave it `lost` with the reason. Its files are read, and its holder reached, in one call in a worker
+    (`taken_up`); the holder's answer is awaited on the loop (`adopted`)."""
+    found = await asyncio.to_thread(
+        lambda: taken_up(directory, files.load_meta(directory), limits, holders, bus, recorder)
+    )
+    return await adopted(found, stopped)
+
+
+async def adopted(found: Found, stopped: CleanStop | None = None) -> TerminalSession:
+    """The terminal `found` (`taken_up`) once its holder has answered (awaited on the loop: many holders
+    greeted at once hold no thread while they answer); see `adopt`."""
+    session, meta, directory = found.session, found.session.meta, found.session.directory
     if found.failure is not None:
         log.warning("terminal %s is not adopted: its screen cannot be rebuilt: %s", meta.id, found.failure)
         session.readopt = False
@@ -128,8 +138,8 @@ async def adopt(
 
 
 @dataclass(slots=True)
-class _Found:
-    """What `_taken_up` found of a terminal being adopted."""
+class Found:
+    """What `taken_up` found of a terminal being adopted."""
 
     session: TerminalSession
     saved: files.SavedScreen
@@ -142,14 +152,16 @@ class _Found:
     trusted), OSError (nobody listens: it has ended)."""
 
 
-def _taken_up(directory: Path, limits: SessionLimits, holders: Path, bus: EventBus, recorder: Recorder) -> _Found:
-    """The session of a terminal being adopted, with what its files say (its blocks, its inputs and hands, the
-    last snapshot's state), its screen rebuilt from the snapshot's offset (from its checkpoint), its journal
-    followed from there, and its holder reached. Blocking; raises when its meta cannot be read."""
-    meta, size, saved = files.load_meta(directory), raw_size(directory), files.load_snapshot(directory)
+def taken_up(
+    directory: Path, meta: files.TerminalMeta, limits: SessionLimits, holders: Path, bus: EventBus, recorder: Recorder
+) -> Found:
+    """The session of a terminal being adopted (`meta`: its meta.json), with what its files say (its blocks,
+    its inputs and hands, the last snapshot's state), its screen rebuilt from the snapshot's offset (from its
+    checkpoint), its journal followed from there, its deltas' file open, and its holder reached. Blocking."""
+    size, saved = raw_size(directory), files.load_snapshot(directory)
     resume_at = min(saved.raw_offset or 0, size)
     session = TerminalSession(meta, directory, limits, holders=holders, bus=bus, recorder=recorder, offset=resume_at)
-    found = _Found(session, saved)
+    found = Found(session, saved)
     try:
         if saved.raw_offset is None:
             raise ValueError("screen.snapshot.json's raw_offset is not an offset")
@@ -158,6 +170,7 @@ def _taken_up(directory: Path, limits: SessionLimits, holders: Path, bus: EventB
         session.blocks.restore(saved.blocks)
         session.hands.take_up(size, session.blocks)
         found.past = screen_at(directory, meta, resume_at, limits.scrollback, near=saved.checkpoint)
+        session.screen_model.open_deltas()
     except Exception as exc:  # noqa: BLE001 (damaged files, an engine that fails: this terminal, never the daemon)
         found.failure = exc
         return found
@@ -174,6 +187,7 @@ def _taken_up(directory: Path, limits: SessionLimits, holders: Path, bus: EventB
 
 def recover(
     directory: Path,
+    meta: files.TerminalMeta,
     limits: SessionLimits,
     holders: Path,
     *,
@@ -183,8 +197,7 @@ def recover(
 ) -> TerminalSession:
     """A terminal from an earlier run of the daemon that had ended (or was lost: see TerminalSession.readopt);
     `recorded`: one shown from its record only (a read-only lookout serving a replay archive), `lost` if the
-    record says it ran on, and never adopted."""
-    meta = files.load_meta(directory)
+    record says it ran on, and never adopted. Blocking."""
     if recorded and meta.status == "running":
         meta.status, meta.lost_reason = "lost", "shown from its record: its program went on elsewhere"
     session = TerminalSession(
@@ -198,6 +211,36 @@ def recover(
     session.blocks.forged = saved.forged
     session.hands.take_up(session.raw_offset, session.blocks)
     return session
+
+
+def read_up(
+    directory: Path, limits: SessionLimits, holders: Path, engine: str, bus: EventBus, recorder: Recorder, *,
+    record: bool, adopting: bool,
+) -> TerminalSession | Dormant | Found:  # fmt: skip
+    """What the files of `directory` make, before any holder answers: an exited terminal's record (`record`;
+    lookout.terminal.dormant), a running one `taken_up` (`adopting`), else its session recovered, or
+    `unusable` when its files fail. Blocking: one call in a worker a terminal."""
+    meta = None
+    try:
+        meta = files.load_meta(directory)
+        if record and meta.status == "exited":
+            with contextlib.suppress(Exception):  # its files fail: `recover` says how
+                return recorded(directory, meta)
+        if meta.status == "running" and adopting:
+            return taken_up(directory, meta, limits, holders, bus, recorder)
+        return recover(directory, meta, limits, holders, bus=bus, recorder=recorder, recorded=not adopting)
+    except Exception as exc:  # noqa: BLE001 (one terminal's damaged files never stop the daemon)
+        return unusable_because(directory, meta, exc, limits, holders, engine=engine, bus=bus, recorder=recorder)
+
+
+def unusable_because(
+    directory: Path, meta: files.TerminalMeta | None, exc: Exception, limits: SessionLimits, holders: Path, *,
+    engine: str, bus: EventBus, recorder: Recorder,
+) -> TerminalSession:  # fmt: skip
+    """`unusable`, for `exc` raised while its files were read (logged)."""
+    what = "meta.json cannot be used" if meta is None else "files cannot be loaded"
+    log.warning("terminal %s is lost: its %s: %s", directory.name, what, exc)
+    return unusable(directory, meta, f"its {what}: {exc}", limits, holders, engine=engine, bus=bus, recorder=recorder)
 
 
 def unusable(

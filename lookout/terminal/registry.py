@@ -25,7 +25,7 @@ from lookout.terminal import commands, dormant, origins
 from lookout.terminal.frames import resource
 from lookout.terminal.holder.protocol import ProtocolError, socket_name
 from lookout.terminal.journal import retention
-from lookout.terminal.journal.persistence import TerminalMeta, latest_checkpoint, load_meta
+from lookout.terminal.journal.persistence import TerminalMeta, latest_checkpoint
 from lookout.terminal.places import Places
 from lookout.terminal.process import clean_stop
 from lookout.terminal.process.holder_link import HolderLauncher
@@ -132,36 +132,29 @@ class TerminalRegistry:
             await self.places.start()
 
     async def _load_or_record(
-        self, directory: Path, stopped: clean_stop.CleanStop | None
+        self, directory: Path, stopped: clean_stop.CleanStop | None = None, record: bool = True
     ) -> TerminalSession | dormant.Dormant:
-        """An exited terminal's record, read without building its session (lookout.terminal.dormant), else the
-        terminal's session (see `_load`)."""
+        """The terminal of `directory`: an exited one as its record, read without building its session
+        (`record`; lookout.terminal.dormant), else its session: adopted, recovered, or (its files fail) listed
+        `lost` with the reason (`stopped`: the clean stop of the daemon before, if it stopped cleanly). Its
+        files are read in one call in a worker (origins.read_up); an adopted one's holder is awaited on the loop."""
+        read = await asyncio.to_thread(
+            origins.read_up, directory, self.limits, self.holders, self.engine, self.bus, self.recorder,
+            record=record, adopting=not self.read_only,
+        )  # fmt: skip
+        if not isinstance(read, origins.Found):
+            return read
         try:
-            record = await asyncio.to_thread(dormant.recorded, directory)
-        except Exception:  # noqa: BLE001 (its files fail: `_load` says how)
-            record = None
-        return record if record is not None else await self._load(directory, stopped)
-
-    async def _load(self, directory: Path, stopped: clean_stop.CleanStop | None = None) -> TerminalSession:
-        """The terminal of `directory`: adopted, recovered, or (its files fail) listed `lost` with the reason
-        (`stopped`: the clean stop of the daemon before, if it stopped cleanly)."""
-        meta = None
-        try:
-            meta = await asyncio.to_thread(load_meta, directory)
-            if meta.status == "running" and not self.read_only:
-                return await origins.adopt(directory, self.limits, self.holders, bus=self.bus, recorder=self.recorder,
-                                           stopped=stopped)  # fmt: skip
-            return await asyncio.to_thread(partial(
-                origins.recover, directory, self.limits, self.holders, bus=self.bus, recorder=self.recorder,
-                recorded=self.read_only,
-            ))  # fmt: skip
+            return await origins.adopted(read, stopped)
         except Exception as exc:  # noqa: BLE001 (one terminal's damaged files never stop the daemon)
-            what = "meta.json cannot be used" if meta is None else "files cannot be loaded"
-            log.warning("terminal %s is lost: its %s: %s", directory.name, what, exc)
-            return origins.unusable(
-                directory, meta, f"its {what}: {exc}", self.limits, self.holders,
-                engine=self.engine, bus=self.bus, recorder=self.recorder,
-            )  # fmt: skip
+            return origins.unusable_because(directory, read.session.meta, exc, self.limits, self.holders,
+                                            engine=self.engine, bus=self.bus, recorder=self.recorder)  # fmt: skip
+
+    async def _load(self, directory: Path) -> TerminalSession:
+        """The session of the terminal of `directory` (see `_load_or_record`), also when it has exited."""
+        session = await self._load_or_record(directory, record=False)
+        assert isinstance(session, TerminalSession)
+        return session
 
     async def _readopt_lost(self) -> None:
         """Adopt again, now and then, each `lost` terminal whose holder may live (its socket is there): one that

@@ -1,4 +1,4 @@
-"""A busy program's holder reads its PTY at a pace (lookout.terminal.holder.loop PACE_S), and what an agent
+"""A busy program's holder reads its PTY at a pace (lookout.terminal.holder.pace), and what an agent
 asks is not late for it: a screen holds everything the program wrote before it was asked, and a wait sees the
 answer to input. Real PTYs, real holders."""
 
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from lookout.terminal.holder.loop import BUSY_S, PACE_S
+from lookout.terminal.holder.pace import BUSY_S, PACE_S
 from lookout.terminal.journal.reader import read_kind
 from lookout.terminal.registry import TerminalRegistry, TerminalSpec
 from lookout.terminal.screen.layers import ViewOptions

@@ -12,6 +12,7 @@ import pytest
 
 from lookout.terminal import origins
 from lookout.terminal.blocks.blocks import Block, block_with_output
+from lookout.terminal.journal.persistence import load_meta
 from lookout.terminal.process import shell_integration
 from lookout.terminal.registry import TerminalRegistry, TerminalSpec
 from lookout.terminal.session import TerminalSession
@@ -122,7 +123,7 @@ async def test_a_forged_mark_is_ignored_and_counted(
     await _run(s, f"env | grep -c -e {nonce} -e ZDOTDIR -e LOOKOUT -e __lookout")
     assert await _output(s, 2) == "0"
     await s.stop()
-    after_restart = origins.recover(s.directory, s.limits, s.holders, bus=s.bus, recorder=s.recorder)
+    after_restart = origins.recover(s.directory, load_meta(s.directory), s.limits, s.holders, bus=s.bus, recorder=s.recorder)
     assert after_restart.describe()["forged_marks"] == 2, "the count is kept in screen.snapshot.json"
 
 

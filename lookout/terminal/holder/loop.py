@@ -39,6 +39,7 @@ from lookout.terminal.holder.door import Door
 from lookout.terminal.holder.holder_log import log
 from lookout.terminal.holder.journal import INDEX_FLUSH_S, JournalWriter
 from lookout.terminal.holder.nonce import NonceFilter
+from lookout.terminal.holder.pace import PACE_S, Pace
 from lookout.terminal.holder.pty import (
     READ_BYTES,
     STOP_LADDER,
@@ -52,17 +53,6 @@ from lookout.terminal.holder.sizes import check_size
 EXIT_DRAIN_S = 1.0
 """After the program exits, how long output still on its way (or written by children that kept the terminal
 open) is read before the PTY is closed."""
-BUSY_S = 0.25
-"""How long a program writes without a pause (no gap over `PACE_S`) before its holder reads it at a pace."""
-PACE_S = 0.1
-"""A busy program's PTY is read at most this often: its output waits in the PTY (its buffer, then the program's
-writes, hold it back, as with any slow reader) and each read takes what came meanwhile in one. What the
-program writes in answer to input is read at once, as is everything before a `sync`."""
-FLOOD_BYTES = 32 << 10
-"""A read of this much (half of what Linux's PTY holds between the program and its reader, 64 KiB) is a flood:
-the PTY is read without rests for `FLOOD_HOLD_S` after it, so that a program that writes faster than a rest
-lets through is not held back by it."""
-FLOOD_HOLD_S = 2.0
 MAX_INPUT_PENDING = 4 << 20
 """Input the program has not read yet past which the holder stops taking more from its clients."""
 MAX_LABEL = 4096
@@ -113,9 +103,7 @@ class Holder:
         self.ended_by: str | None = None
         """The stop ladder's signal that the program ended after (its name), if it ended on the ladder."""
         self.hung_up = False
-        self.resting = False
-        """Whether the PTY is left unread until the pace's next read (`_follow`)."""
-        self.busy_since = self.last_output = self.flooded_until = 0.0
+        self.pace = Pace()
         self.done = False
         self.deadlines: dict[str, tuple[float, Callable[[], None]]] = {}
         self.ladder: list[tuple[int, float]] = []
@@ -178,33 +166,24 @@ class Holder:
             self._follow()
 
     def _follow(self) -> None:
-        """Read what the PTY holds; once the program has written without a pause for `BUSY_S`, rest `PACE_S`
-        after each read (what came meanwhile is taken by the next one), until a read finds nothing; none
-        within `FLOOD_HOLD_S` of a flood's read."""
-        now = time.monotonic()
+        """Read what the PTY holds, and rest before the next read if its pace says so (lookout.terminal.holder.pace)."""
+        now, was_resting = time.monotonic(), self.pace.resting
         got = self._read_master(READ_BYTES)
         if self.hung_up or self.done:
             return
-        if got >= FLOOD_BYTES:
-            self.flooded_until = now + FLOOD_HOLD_S
-        if got and not self.resting and now - self.last_output > PACE_S:  # a pause ended: a new run of output
-            self.busy_since = now
-        if got:
-            self.last_output = now
-        resting = bool(got) and now - self.busy_since >= BUSY_S and now >= self.flooded_until
-        if resting:
+        if self.pace.read(now, got):
             self.deadlines["rest"] = (now + PACE_S, self._follow)
-        if resting != self.resting:
-            self.resting = resting
+        if self.pace.resting != was_resting:
             self._watch_master()
 
     def _attend(self) -> None:
         """Input was written: read the PTY at once again, so that what answers it is read as it comes."""
-        self.busy_since = self.last_output = time.monotonic()
-        if self.resting:
-            self.resting = False
+        if self.pace.resting:
             self.deadlines.pop("rest", None)
+            self.pace.attend(time.monotonic())
             self._watch_master()
+        else:
+            self.pace.attend(time.monotonic())
 
     def _read_master(self, limit: int) -> int:
         """Read what the PTY holds (up to about `limit` bytes) into the journal; how much it held."""
@@ -219,7 +198,7 @@ class Holder:
 
     def _watch_master(self) -> None:
         """Read the PTY until it hangs up; write to it while input waits."""
-        events = (0 if self.hung_up or self.resting else selectors.EVENT_READ) | (
+        events = (0 if self.hung_up or self.pace.resting else selectors.EVENT_READ) | (
             selectors.EVENT_WRITE if self.input else 0
         )
         registered = self.master in self.selector.get_map()

@@ -102,6 +102,12 @@ class DeltaLog:
         self._fd: int | None = None
         self._closed = False
 
+    def open(self) -> None:
+        """Open the file for appending ahead of the first delta (blocking: a worker's, so that the loop does
+        not wait for the path's lookup when the delta comes)."""
+        if self._fd is None and not self._closed:
+            self._fd = open_file(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+
     def append(self, delta: Delta) -> None:
         fd = self._fd if self._fd is not None else open_file(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
         try:

@@ -239,7 +239,8 @@ class HolderLink:
         self._lines = proto.LineBuffer()
         self._outbox = bytearray()
         self._closed = False
-        sock.setblocking(False)
+        if sock.getblocking():  # (a system call: `reach` made most non-blocking in its worker)
+            sock.setblocking(False)
         self._loop = asyncio.get_running_loop()
         self._loop.add_reader(sock.fileno(), self._readable)
         rest = greeting.pop("rest", b"")
@@ -315,13 +316,14 @@ async def connect(holders: Path, terminal_id: str, pid: int | None) -> Greeted:
 
 def reach(holders: Path, terminal_id: str) -> socket.socket:
     """A connection to the holder of `terminal_id` (checked: lookout.terminal.holder.protocol.connect) that has
-    greeted it; its answer is for `greeting` to wait for. Blocking: call it in a thread."""
+    greeted it, non-blocking; its answer is for `greeting` to wait for. Blocking: call it in a thread."""
     try:
         sock = proto.connect(holders, terminal_id, CONNECT_TIMEOUT_S)
     except BlockingIOError:  # (a unix socket's connect waits for no room in the queue: it fails at once)
         raise proto.ProtocolError(NO_ROOM) from None
     try:
         proto.send_hello(sock)
+        sock.setblocking(False)
     except BaseException:
         sock.close()
         raise
@@ -333,7 +335,8 @@ async def greeting(sock: socket.socket, terminal_id: str, pid: int | None) -> Gr
     thread while they answer) and checked as `connect` says; `sock` is closed when it is not taken."""
     loop = asyncio.get_running_loop()
     answer = proto.HelloReader()
-    sock.setblocking(False)
+    if sock.getblocking():
+        sock.setblocking(False)
     try:
         try:
             async with asyncio.timeout(CONNECT_TIMEOUT_S):

@@ -5,6 +5,7 @@ the terminal through it: output comes from the journal, input goes through the h
 from __future__ import annotations
 
 import fcntl
+import functools
 import os
 import struct
 import termios
@@ -29,7 +30,15 @@ class Tty:
     def __init__(self, fd: int, pid: int) -> None:
         self.fd = fd
         self.pid = pid
-        self.pts_name = _slave_name(fd)
+
+    @functools.cached_property
+    def pts_name(self) -> str:
+        """The /dev/pts path of its slave side, "" when it cannot be learnt (asked when first needed: a
+        take-over makes many Ttys)."""
+        try:
+            return _slave_name(self.fd)
+        except OSError:
+            return ""
 
     def tty_flags(self) -> TtyFlags | None:
         try:

@@ -301,6 +301,10 @@ class ScreenModel:
         else:
             self._delta_due = loop.call_later(delay, self._emit_delta)
 
+    def open_deltas(self) -> None:
+        """Open `screen.jsonl` ahead of the first delta (blocking: see DeltaLog.open)."""
+        self._deltas.open()
+
     def _emit_delta(self) -> None:
         self._delta_due = None
         engine = self.current()
