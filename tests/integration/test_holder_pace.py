@@ -8,10 +8,7 @@ import asyncio
 import os
 import signal
 import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
-
-import pytest
 
 from lookout.terminal.holder.pace import BUSY_S, PACE_S
 from lookout.terminal.journal.reader import read_kind
@@ -20,7 +17,6 @@ from lookout.terminal.screen.layers import ViewOptions
 from lookout.terminal.session import TerminalSession
 from lookout.terminal.waits.waiting import compile_until
 from tests.support.polling import eventually
-from tests.support.terminals import LIMITS
 
 BUSY = """
 import os, select, sys
@@ -37,29 +33,18 @@ while True:
 """A line every 5 ms or so, its number also written to a file, and each line of input answered."""
 
 
-@pytest.fixture
-async def registry(tmp_path: Path) -> AsyncIterator[TerminalRegistry]:
-    registry = TerminalRegistry(tmp_path / "terminals", "avt", LIMITS, max_sessions=4)
-    await registry.start()
-    try:
-        yield registry
-    finally:
-        await registry.stop_all()
-        await registry.shutdown()
-
-
-async def _busy(registry: TerminalRegistry, counter: Path) -> TerminalSession:
+async def _busy(manager: TerminalRegistry, counter: Path) -> TerminalSession:
     spec = TerminalSpec(command=[sys.executable, "-c", BUSY, str(counter)], cols=80, rows=24)
-    session = await registry.create(spec)
+    session = await manager.create(spec)
     await asyncio.to_thread(eventually, lambda: counter.exists(), what="the program's first line")
     await asyncio.sleep(BUSY_S + 1.5)
     return session
 
 
 async def test_a_program_that_writes_without_a_pause_is_read_at_a_pace(
-    registry: TerminalRegistry, tmp_path: Path
+    manager: TerminalRegistry, tmp_path: Path
 ) -> None:
-    session = await _busy(registry, tmp_path / "counter")
+    session = await _busy(manager, tmp_path / "counter")
     await session.catch_up()
     reads = read_kind(session.directory, "o")
     last = reads[-1].t
@@ -69,10 +54,10 @@ async def test_a_program_that_writes_without_a_pause_is_read_at_a_pace(
 
 
 async def test_a_screen_of_a_busy_program_holds_all_it_wrote_before_it_was_asked(
-    registry: TerminalRegistry, tmp_path: Path
+    manager: TerminalRegistry, tmp_path: Path
 ) -> None:
     counter = tmp_path / "counter"
-    session = await _busy(registry, counter)
+    session = await _busy(manager, counter)
     pid = session.meta.pid
     assert pid is not None
     for _ in range(5):
@@ -87,8 +72,8 @@ async def test_a_screen_of_a_busy_program_holds_all_it_wrote_before_it_was_asked
         await asyncio.sleep(0.137)
 
 
-async def test_input_to_a_busy_program_is_answered(registry: TerminalRegistry, tmp_path: Path) -> None:
-    session = await _busy(registry, tmp_path / "counter")
+async def test_input_to_a_busy_program_is_answered(manager: TerminalRegistry, tmp_path: Path) -> None:
+    session = await _busy(manager, tmp_path / "counter")
     for word in ("alpha", "beta", "gamma"):
         since = session.raw_offset
         session.send(text=f"{word}\r")
