@@ -79,3 +79,11 @@ async def test_input_to_a_busy_program_is_answered(manager: TerminalRegistry, tm
         session.send(text=f"{word}\r")
         result = await session.wait(compile_until(regex=f"got {word}"), since, 10_000)
         assert result.matched, result
+
+
+async def test_a_busy_program_is_never_called_stable_between_two_reads(
+    manager: TerminalRegistry, tmp_path: Path
+) -> None:
+    session = await _busy(manager, tmp_path / "counter")
+    result = await session.wait(compile_until(stable_ms=int(PACE_S * 1000) // 2), None, 1500)
+    assert not result.matched and result.reason == "timeout", result  # it writes every 5 ms: never stable

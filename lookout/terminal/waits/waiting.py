@@ -328,7 +328,10 @@ async def wait_until(term: Waitable, until: Until, since: int | Origin, timeout_
                 held.append(condition)
         now = time.monotonic()
         if held and (until.match == "any" or len(held) == len(until.given)):
+            taken = term.raw_offset
             await term.catch_up()
+            if term.raw_offset != taken and not await _still(term, until, held, p, skip_echo, started):
+                continue
             return _result(term, p, True, "+".join(held) if until.match == "all" else held[0], started, now)
         if term.exited:
             if until.regex is not None and until.on == "stream" and p.scanned < term.raw_offset:
@@ -409,6 +412,13 @@ async def _holds(
     quiet_since = max(term.last_output_at, started)
     assert until.stable_ms is not None
     return time.monotonic() - quiet_since >= until.stable_ms / 1000
+
+
+async def _still(term: Waitable, until: Until, held: list[Reason], p: _Progress, skip: bool, started: float) -> bool:
+    """Whether what held of now (stable, state) holds still after the catch-up before an answer brought output
+    its holder had not passed on (a busy program's is read at a pace); asked once, never again and again."""
+    now = [c for c in held if c in ("stable", "state")]
+    return all([await _holds(term, until, condition, p, skip, started) for condition in now])
 
 
 def _prompt_drawn(term: Waitable, block: Block) -> bool:
