@@ -1,10 +1,12 @@
 """Standby recovery benchmark: how soon the terminals are back after `kill -9` of a daemon that
 `lookout supervise --standby` runs (a second daemon, kept ready, takes over), beside tmux's new client.
 
-`--sessions` busy terminals (default 100, each printing a line every 20 ms) under the supervised daemon, and as
-many busy tmux panes running the same program. The daemon that serves is killed (`kill -9`, the daemon alone)
-`--runs` times (default 3); each run is timed from the kill until `GET /v1/terminals` lists every busy one
-running, served by the standby, and each one's screen was answered (one after the other). A run waits until
+`--sessions` busy terminals (default 100, each printing a line every 20 ms) under the supervised daemon, with
+`--exited` terminals (default 500) whose programs have ended in its data dir, and as many busy tmux panes
+running the same program. The daemon that serves is killed (`kill -9`, the daemon alone)
+`--runs` times (default 3); each run is timed from the kill until `GET /v1/terminals?status=running` (the
+running ones, as tmux lists the panes that live) lists every busy one running, served by the standby, and each
+one's screen was answered (one after the other). A run waits until
 the next standby is ready and the daemon has served 30 s (one that dies sooner after another did is a crash
 loop, which gets no standby). Beside it, in the same run, tmux (whose server was never killed): a new client's
 `tmux list-panes -a`, then a `capture-pane -p` of each. While one side is timed, the other side's programs are
@@ -13,7 +15,7 @@ following the busy programs costs, which a take-over competes with for the CPU: 
 serving daemon and of the holders together, beside tmux's server (each measured for FOLLOWED_S with the other
 side's programs stopped). The goal (issue 47): every screen within 1.5x of tmux's list and capture.
 
-    .venv/bin/python bench/standby_recovery.py [--sessions 100] [--runs 3]   (LOOKOUT_BENCH_KEEP=1 keeps its data dir and log)
+    .venv/bin/python bench/standby_recovery.py [--sessions 100] [--exited 500] [--runs 3]   (LOOKOUT_BENCH_KEEP=1 keeps its data dir and log)
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from terminal_cost import _in_parallel, beside_tmux, memory_kb, parent, stopped
+from terminal_cost import _in_parallel, beside_tmux, made_exited, memory_kb, parent, stopped
 from terminal_ingest import REPO, TOKEN, _free_port
 from terminal_restart import BUSY_ARGV
 from tmux_server import TmuxServer
@@ -60,7 +62,8 @@ class Supervised:
     def __init__(self, workdir: Path, sessions: int) -> None:
         self.data, self.log, self.port = workdir / "data", workdir / "supervise.log", _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        env = {**os.environ, "LOOKOUT_TOKEN": TOKEN, "LOOKOUT_MAX_SESSIONS": str(sessions + 10)}
+        env = {**os.environ, "LOOKOUT_TOKEN": TOKEN, "LOOKOUT_MAX_SESSIONS": str(sessions + 10),
+               "LOOKOUT_RETAIN_EXITED_COUNT": "0"}  # fmt: skip
         with self.log.open("ab") as log:
             self.proc = subprocess.Popen([sys.executable, "-m", "lookout", "supervise", "--standby", "--port",
                                           str(self.port), "--data-dir", str(self.data)], cwd=REPO, env=env,
@@ -89,24 +92,30 @@ class Supervised:
 
 
 def _listing(url: str) -> list[dict[str, object]] | None:
-    """The terminals a new connection lists, or None while nobody answers."""
+    """The running terminals a new connection lists, or None while nobody answers."""
     try:
-        answer = httpx.get(f"{url}/v1/terminals", headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30)
+        answer = httpx.get(f"{url}/v1/terminals", params={"status": "running"}, timeout=30,
+                           headers={"Authorization": f"Bearer {TOKEN}"})  # fmt: skip
     except httpx.TransportError:
         return None
     return answer.json()["terminals"] if answer.status_code == 200 else None
 
 
+def _programs(api: httpx.Client, busy: list[str]) -> list[int]:
+    """The pids of the busy terminals' programs."""
+    return [t["pid"] for t in api.get("/v1/terminals").json()["terminals"] if t["id"] in busy]
+
+
 def taken_over(supervised: Supervised, ids: list[str], standby: int) -> tuple[float, float]:
     """Kill the serving daemon; seconds until every busy terminal is listed running by the standby, and until
     every screen was answered."""
-    served = lock_holder(supervised.data)
+    served, busy = lock_holder(supervised.data), set(ids)
     assert served is not None
     os.kill(served, signal.SIGKILL)
     start = time.perf_counter()
     while True:
         listed = _listing(supervised.url)
-        if listed is not None and sum(t["status"] == "running" for t in listed) >= len(ids):
+        if listed is not None and sum(t["status"] == "running" for t in listed if t["id"] in busy) >= len(ids):
             running = time.perf_counter() - start
             break
         time.sleep(0.005)
@@ -140,6 +149,7 @@ def following_cpu(groups: list[list[int]], stopped_meanwhile: list[int]) -> list
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sessions", type=int, default=100)
+    parser.add_argument("--exited", type=int, default=500)
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
     subprocess.run([sys.executable, "-m", "compileall", "-q", "lookout"], cwd=REPO, check=True)
@@ -151,6 +161,8 @@ def main() -> None:
         supervised = Supervised(workdir, args.sessions)
         stack.callback(supervised.end)
         standby = supervised.ready_standby(1)
+        _progress(f"{args.exited} terminals that end ...")
+        made_exited(supervised.url, args.exited)
         _progress(f"{args.sessions} busy terminals and {args.sessions} busy tmux sessions ...")
         busy = [t["id"] for t in asyncio.run(_in_parallel(supervised.url, [
             ("POST", "/v1/terminals", {"command": BUSY_ARGV, "cols": 80, "rows": 24})] * args.sessions, 4))]  # fmt: skip
@@ -165,7 +177,7 @@ def main() -> None:
         standby_rss, standby_pss = memory_kb(standby)
         served_rss, served_pss = memory_kb(served)
         with httpx.Client(base_url=supervised.url, headers={"Authorization": f"Bearer {TOKEN}"}) as api:
-            programs = [t["pid"] for t in api.get("/v1/terminals").json()["terminals"]]
+            programs = _programs(api, busy)
         _progress(f"what following them costs, {FOLLOWED_S:.0f} s each side ...")
         holders = [parent(pid) for pid in programs]
         daemon_cpu, holders_cpu = following_cpu([[served], holders], panes)
@@ -175,7 +187,7 @@ def main() -> None:
             standby = supervised.ready_standby(run)
             time.sleep(max(2.0, STABLE_S + 1 - (time.monotonic() - served_since)) if run > 1 else 2.0)
             with httpx.Client(base_url=supervised.url, headers={"Authorization": f"Bearer {TOKEN}"}) as api:
-                programs = [t["pid"] for t in api.get("/v1/terminals").json()["terminals"]]
+                programs = _programs(api, busy)
             running, screened, tmux_s = beside_tmux(partial(taken_over, supervised, busy, standby), panes, programs,
                                                     tmux, len(busy), f"run {run}/{args.runs}")  # fmt: skip
             served_since = time.monotonic()
@@ -185,8 +197,8 @@ def main() -> None:
     running, screened, tmux_s = statistics.median(runnings), statistics.median(screens), statistics.median(tmuxes)
     ratio = screened / tmux_s
     version = subprocess.run(["tmux", "-V"], capture_output=True, text=True, check=False).stdout.strip()
-    print(f"\nstandby_recovery: {args.sessions} busy terminals, kill -9 of the daemon under `lookout supervise "
-          f"--standby`, median of {args.runs} runs\n")  # fmt: skip
+    print(f"\nstandby_recovery: {args.sessions} busy terminals and {args.exited} exited, kill -9 of the daemon under "
+          f"`lookout supervise --standby`, median of {args.runs} runs\n")  # fmt: skip
     print(f"{'what':<62} {'value':>10}")
     print(f"{'lookout: from the kill until all are listed running, s':<62} {running:10.3f}")
     print(f"{'lookout: from the kill until every screen was answered, s':<62} {screened:10.3f}")
@@ -200,7 +212,7 @@ def main() -> None:
     verdict = "PASS" if ratio <= GOAL_RATIO else "MISS"
     print(f"\ngoal: every screen within {GOAL_RATIO}x of tmux's list and capture: {ratio:.2f}x ..... {verdict}")
     print(json.dumps({
-        "bench": "standby_recovery", "sessions": args.sessions, "runs": args.runs,
+        "bench": "standby_recovery", "sessions": args.sessions, "exited": args.exited, "runs": args.runs,
         "kill_to_running_s": round(running, 3), "kill_to_every_screen_s": round(screened, 3),
         "tmux_list_and_capture_s": round(tmux_s, 3), "screens_vs_tmux": round(ratio, 2),
         "standby_rss_mb": round(standby_rss / 1024, 1), "standby_pss_mb": round(standby_pss / 1024, 1),

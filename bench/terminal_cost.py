@@ -171,12 +171,12 @@ async def _in_parallel(url: str, requests: Sequence[tuple[str, str, dict[str, An
         return await asyncio.gather(*(one(*request) for request in requests))
 
 
-def made_exited(daemon: Daemon, count: int) -> list[str]:
-    """`count` terminals opened through the daemon whose programs printed some lines and ended."""
+def made_exited(url: str, count: int) -> list[str]:
+    """`count` terminals opened through the daemon at `url` whose programs printed some lines and ended."""
     spec = {"command": "seq 1 200; echo ended", "cols": 80, "rows": 24}
-    made = asyncio.run(_in_parallel(daemon.url, [("POST", "/v1/terminals", spec)] * count, 8))
+    made = asyncio.run(_in_parallel(url, [("POST", "/v1/terminals", spec)] * count, 8))
     ids = {t["id"] for t in made}
-    with daemon.client() as api:
+    with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30) as api:
         while (
             sum(t["status"] == "exited" for t in api.get("/v1/terminals").json()["terminals"] if t["id"] in ids) < count
         ):
@@ -267,7 +267,7 @@ def recovery_case(args: argparse.Namespace) -> None:
         daemon.start()
         tmux = stack.enter_context(TmuxServer("bench-recovery"))
         _progress(f"{args.exited} terminals that end ...")
-        exited = made_exited(daemon, args.exited)
+        exited = made_exited(daemon.url, args.exited)
         _progress(f"{args.sessions} busy terminals and {args.sessions} busy tmux sessions ...")
         busy = [t["id"] for t in asyncio.run(_in_parallel(
             daemon.url, [("POST", "/v1/terminals", {"command": BUSY_ARGV, "cols": 80, "rows": 24})] * args.sessions, 4,

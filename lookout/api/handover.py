@@ -3,8 +3,9 @@
 The gate is the outermost middleware, in both daemons of a hot restart.
 
 In the new daemon, which accepts on the shared socket before it takes anything over (`adopting`), every
-request but `GET /healthz` waits until it holds the data dir and has adopted every terminal (`adopted`), then is
-served: never a 404 for a terminal being adopted, never a listing without it. One that waits longer than
+request but `GET /healthz` waits until it holds the data dir and has listed every terminal (`adopted`), then is
+served: never a 404 for a terminal being adopted, never a listing without it (a request for a terminal not yet
+adopted waits for it in the registry: lookout.terminal.adoptions). One that waits longer than
 `LOOKOUT_TAKEOVER_WAIT_S`, or whose daemon fails to take over (`adoption_failed`), is answered 503 `restarting`
 saying to send it again. WebSockets wait the same way.
 

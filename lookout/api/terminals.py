@@ -77,8 +77,11 @@ async def create_terminal(body: schema.CreateTerminal, request: Request) -> JSON
 
 
 @router.get("")
-async def list_terminals(request: Request) -> JSONResponse:
-    return JSONResponse({"terminals": await _manager(request).describe_all()})
+async def list_terminals(
+    request: Request,
+    status: Annotated[list[schema.Status] | None, Query(description="only terminals of these statuses")] = None,
+) -> JSONResponse:
+    return JSONResponse({"terminals": await _manager(request).describe_all(set(status) if status else None)})
 
 
 @router.post("/prune")

@@ -62,6 +62,8 @@ WARM_ENV = "LOOKOUT_WARM_MCP"
 """The MCP toolset choices the daemon before served (`;`-separated), for the new daemon to build first."""
 STANDBY_ENV = "LOOKOUT_STANDBY"
 """Set to 1 by `lookout supervise --standby` for the daemon it keeps ready (lookout.daemon.supervisor)."""
+READ_AHEAD_EVERY_S = 5.0
+"""How often a standby reads the records of the terminals that have exited meanwhile (lookout.terminal.read_ahead)."""
 WARM_TOKENIZER_ENV = "LOOKOUT_WARM_TOKENIZER"
 """Set to 1 when the daemon before had loaded the tokenizer: the new daemon loads it before it accepts."""
 LONGEST_DRAIN_S = 330.0
@@ -115,9 +117,13 @@ class Lifecycle:
 
     async def _stand_by(self) -> None:
         """Ready, not accepting, until the supervisor says its daemon died; it ends with the supervisor."""
-        assert self.predecessor is not None
+        assert self.predecessor is not None and self.app is not None
         log.info("standby: this daemon (pid %d) is ready; it takes over when the daemon dies", os.getpid())
-        if not await self.predecessor.released_to_standby():
+        released = asyncio.ensure_future(self.predecessor.released_to_standby())
+        while not released.done():  # meanwhile, the exited terminals' records are read ahead of its start
+            await self.app.state.terminals.read_ahead()
+            await asyncio.wait({released}, timeout=READ_AHEAD_EVERY_S)
+        if not released.result():
             log.info("standby: the supervisor has gone; this daemon (pid %d) ends", os.getpid())
             os._exit(0)  # it holds nothing yet (no lock, no terminal, no file): nothing to end cleanly
         log.info("standby: the daemon died; this daemon (pid %d) takes over", os.getpid())
@@ -154,9 +160,11 @@ class Lifecycle:
 
     async def _warm(self) -> None:
         """Before accepting: load what the daemon before had loaded (its MCP servers, the tokenizer), include every
-        route (lookout.api.later_routes) and let every router work out its routes, while that daemon still serves,
-        so the first requests here wait for none of it."""
+        route (lookout.api.later_routes), let every router work out its routes and read the exited terminals'
+        records ahead (lookout.terminal.read_ahead), while that daemon still serves, so the first requests here
+        wait for none of it."""
         assert self.app is not None
+        await self.app.state.terminals.read_ahead()
         warm = os.environ.pop(WARM_ENV, "")
         await self.app.state.mcp.warm([choice for choice in warm.split(";") if choice])
         if os.environ.pop(WARM_TOKENIZER_ENV, "") == "1":

@@ -20,6 +20,7 @@ MAX_TIMEOUT_MS = 300_000
 DEFAULT_ACT_STABLE_MS = 300
 
 State = Literal["idle", "running", "awaiting_input", "password", "tui", "exited"]
+Status = Literal["running", "exited", "lost"]
 
 
 class CreateTerminal(Strict):

@@ -38,9 +38,11 @@ class Dormant:
     alt_screen: bool
     raw_size: int
 
-    def describe(self, leases: LeaseBook) -> dict[str, Any]:
+    def describe(self, leases: LeaseBook, state: str = "exited") -> dict[str, Any]:
+        """Its facts; `state`: `adopting` for a running terminal of the run before, not yet adopted
+        (lookout.terminal.adoptions), listed from its record all the same."""
         return facts(
-            self.meta, state="exited", cwd=self.cwd, blocks=self.blocks, title=self.title, degraded=None,
+            self.meta, state=state, cwd=self.cwd, blocks=self.blocks, title=self.title, degraded=None,
             alt_screen=self.alt_screen, raw_size=self.raw_size, lease=leases.describe(resource(self.meta.id)),
         )  # fmt: skip
 

@@ -213,20 +213,31 @@ def recover(
     return session
 
 
+@dataclass(frozen=True, slots=True)
+class ToAdopt:
+    """A terminal an earlier run left running, listed from its files (`record`, as an exited one's) until it is
+    adopted: `read_up` again with its meta."""
+
+    record: Dormant
+
+
 def read_up(
     directory: Path, limits: SessionLimits, holders: Path, engine: str, bus: EventBus, recorder: Recorder, *,
-    record: bool, adopting: bool,
-) -> TerminalSession | Dormant | Found:  # fmt: skip
+    record: bool, adopting: bool, later: bool = False, meta: files.TerminalMeta | None = None,
+) -> TerminalSession | Dormant | Found | ToAdopt:  # fmt: skip
     """What the files of `directory` make, before any holder answers: an exited terminal's record (`record`;
-    lookout.terminal.dormant), a running one `taken_up` (`adopting`), else its session recovered, or
-    `unusable` when its files fail. Blocking: one call in a worker a terminal."""
-    meta = None
+    lookout.terminal.dormant), a running one `taken_up` (`adopting`; `later`: only listed, ToAdopt), else its
+    session recovered, or `unusable` when its files fail (`meta`: its meta.json, when read already). Blocking:
+    one call in a worker a terminal."""
     try:
-        meta = files.load_meta(directory)
+        meta = meta or files.load_meta(directory)
         if record and meta.status == "exited":
             with contextlib.suppress(Exception):  # its files fail: `recover` says how
                 return recorded(directory, meta)
         if meta.status == "running" and adopting:
+            if later:
+                with contextlib.suppress(Exception):  # its files fail: `taken_up` says how, when it is adopted
+                    return ToAdopt(recorded(directory, meta))
             return taken_up(directory, meta, limits, holders, bus, recorder)
         return recover(directory, meta, limits, holders, bus=bus, recorder=recorder, recorded=not adopting)
     except Exception as exc:  # noqa: BLE001 (one terminal's damaged files never stop the daemon)

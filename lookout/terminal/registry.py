@@ -1,5 +1,6 @@
 """All terminals of the daemon: create, find, list, stop; after a restart, adopt the terminals whose holders
-still run and recover the others' files (how each comes to be: lookout.terminal.origins). Exited terminals are
+still run and recover the others' files (how each comes to be: lookout.terminal.origins), those adopted listed at
+once and each one's requests waiting for its own adoption (lookout.terminal.adoptions). Exited terminals are
 held as small records until asked for (lookout.terminal.dormant)."""
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from lookout.core import memory
 from lookout.core.archive import ArchivePart
 from lookout.core.errors import BadInput, Conflict, Gone, NotFound
 from lookout.core.events import EventBus
@@ -21,17 +23,18 @@ from lookout.core.ids import check_id
 from lookout.core.leases import LeaseBook
 from lookout.core.private_files import make_dir
 from lookout.core.tokens import load_soon
-from lookout.terminal import commands, dormant, origins
+from lookout.terminal import commands, dormant, origins, read_ahead
+from lookout.terminal.adoptions import Adoptions
 from lookout.terminal.frames import resource
 from lookout.terminal.holder.protocol import ProtocolError, socket_name
 from lookout.terminal.journal import retention
-from lookout.terminal.journal.persistence import TerminalMeta, latest_checkpoint
+from lookout.terminal.journal.persistence import TerminalMeta
 from lookout.terminal.places import Places
 from lookout.terminal.process import clean_stop
 from lookout.terminal.process.holder_link import HolderLauncher
 from lookout.terminal.process.holders import greet, remove_stale_socket
 from lookout.terminal.process.shell_integration import supported as integration_supported
-from lookout.terminal.screen.frame_screens import Recorded, rebuild
+from lookout.terminal.screen.frame_screens import Recorded, exported, rebuild
 from lookout.terminal.screen.model import RENDERS
 from lookout.terminal.session import SessionLimits, TerminalSession
 from lookout.timeline.recording import NullRecorder, Recorder, current_agent
@@ -88,6 +91,11 @@ class TerminalRegistry:
         self._dormant: dict[str, dormant.Dormant] = {}
         """Exited terminals let go (lookout.terminal.dormant): listed from their records, built when asked for."""
         self._recent = dormant.Recent()
+        self._adopting = Adoptions(lambda listed: self._load(listed.directory, listed.meta), self._keep)
+        """Running terminals of the run before, listed, not yet adopted (lookout.terminal.adoptions)."""
+        self._stopped: clean_stop.CleanStop | None = None
+        self._ahead: dict[str, read_ahead.Ahead] = {}
+        """Exited terminals' records read ahead of `start` (lookout.terminal.read_ahead)."""
         self._building: dict[str, asyncio.Future[TerminalSession]] = {}
         self._opening = 0
         """Opens admitted and not yet listed: counted against `max_sessions` from their first step on."""
@@ -102,59 +110,77 @@ class TerminalRegistry:
         self._pruning: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
-        """Adopt the terminals of earlier runs that still run; load the others (exited or lost)."""
+        """Load the terminals of earlier runs (exited or lost), and list those that still run, which are adopted
+        from now on (`adopted` waits until they are)."""
         began = time.monotonic()
         make_dir(self.root)
         make_dir(self.holders)
-        stopped = None if self.read_only else clean_stop.take(self.root.parent)
+        self._stopped = None if self.read_only else clean_stop.take(self.root.parent)
+        ahead = await asyncio.to_thread(read_ahead.still_true, self.root, self._ahead) if self._ahead else {}
+        self._ahead = {}
         loading = []
         for directory in sorted(self.root.iterdir()):
             if directory.is_symlink():
                 log.warning("skipping terminal %s: it is a symbolic link, and lookout does not follow links in its "
                             "data dir; remove it", directory.name)  # fmt: skip
                 continue
+            if directory.name in ahead:
+                self._dormant[directory.name] = ahead[directory.name]
+                continue
             if not (directory / "meta.json").is_file():
                 continue
-            loading.append(self._load_or_record(directory, stopped))
+            loading.append(self._load_or_record(directory, later=True))
         for loaded in await asyncio.gather(*loading):
             if isinstance(loaded, dormant.Dormant):
                 self._dormant[loaded.meta.id] = loaded
+            elif isinstance(loaded, origins.ToAdopt):
+                self._adopting.add(loaded.record)
             else:
                 self._keep(loaded)
-        followed = sum(1 for s in self._sessions.values() if s.running)
-        log.info("took up %d terminals in %.0f ms: %d followed again, %d exited (records only), %d other",
-                 len(loading), (time.monotonic() - began) * 1000, followed, len(self._dormant),
-                 len(self._sessions) - followed)  # fmt: skip
+        log.info("took up %d terminals in %.0f ms: %d to adopt, %d exited (records only, %d read ahead), %d other",
+                 len(loading) + len(ahead), (time.monotonic() - began) * 1000, len(self._adopting), len(self._dormant),
+                 len(ahead), len(self._sessions))  # fmt: skip
         if not self.read_only:
             self._readopting = asyncio.create_task(self._readopt_lost())
             if self.keep is not None:
                 self._pruning = asyncio.create_task(self._prune_every(retention.PRUNE_EVERY_S))
             await self.places.start()
+        self._adopting.begin()  # (after the places' sweep, which would wait for a worker behind the adoptions)
+
+    async def read_ahead(self) -> None:
+        """Read the exited terminals' records ahead of `start`, which uses those whose files have not changed
+        since (lookout.terminal.read_ahead): a daemon that waits to take over calls it now and then."""
+        self._ahead = await asyncio.to_thread(read_ahead.read_ahead, self.root, self._ahead)
 
     async def _load_or_record(
-        self, directory: Path, stopped: clean_stop.CleanStop | None = None, record: bool = True
-    ) -> TerminalSession | dormant.Dormant:
+        self, directory: Path, record: bool = True, later: bool = False, meta: TerminalMeta | None = None
+    ) -> TerminalSession | dormant.Dormant | origins.ToAdopt:
         """The terminal of `directory`: an exited one as its record, read without building its session
-        (`record`; lookout.terminal.dormant), else its session: adopted, recovered, or (its files fail) listed
-        `lost` with the reason (`stopped`: the clean stop of the daemon before, if it stopped cleanly). Its
-        files are read in one call in a worker (origins.read_up); an adopted one's holder is awaited on the loop."""
+        (`record`; lookout.terminal.dormant), a running one listed to be adopted (`later`), else its session:
+        adopted, recovered, or (its files fail) listed `lost` with the reason. Its files are read in one call in
+        a worker (origins.read_up; `meta`: its meta.json, when read already); an adopted one's holder is awaited
+        on the loop."""
         read = await asyncio.to_thread(
             origins.read_up, directory, self.limits, self.holders, self.engine, self.bus, self.recorder,
-            record=record, adopting=not self.read_only,
+            record=record, adopting=not self.read_only, later=later, meta=meta,
         )  # fmt: skip
         if not isinstance(read, origins.Found):
             return read
         try:
-            return await origins.adopted(read, stopped)
+            return await origins.adopted(read, self._stopped)
         except Exception as exc:  # noqa: BLE001 (one terminal's damaged files never stop the daemon)
             return origins.unusable_because(directory, read.session.meta, exc, self.limits, self.holders,
                                             engine=self.engine, bus=self.bus, recorder=self.recorder)  # fmt: skip
 
-    async def _load(self, directory: Path) -> TerminalSession:
+    async def _load(self, directory: Path, meta: TerminalMeta | None = None) -> TerminalSession:
         """The session of the terminal of `directory` (see `_load_or_record`), also when it has exited."""
-        session = await self._load_or_record(directory, record=False)
+        session = await self._load_or_record(directory, record=False, meta=meta)
         assert isinstance(session, TerminalSession)
         return session
+
+    async def adopted(self) -> None:
+        """Until every terminal of the run before that was listed at start is adopted (or lost)."""
+        await self._adopting.settled()
 
     async def _readopt_lost(self) -> None:
         """Adopt again, now and then, each `lost` terminal whose holder may live (its socket is there): one that
@@ -243,8 +269,10 @@ class TerminalRegistry:
     async def shutdown(self) -> None:
         """Leave every running terminal to its holder: it goes on, and the next daemon adopts it (a clean
         stop is recorded, so that those a container's stop ends with it say so: lookout.terminal.process.clean_stop)."""
+        left = self._adopting.stop("this daemon is stopping before it adopted the terminal: ask the next one")
+        await self.adopted()
         if not (self.read_only or self._released):
-            running = [s.id for s in self._sessions.values() if s.running]
+            running = [s.id for s in self._sessions.values() if s.running] + left
             await asyncio.to_thread(clean_stop.record, self.root.parent, running)
         if self._pruning is not None:
             self._pruning.cancel()
@@ -258,6 +286,7 @@ class TerminalRegistry:
     async def release(self) -> None:
         """Another daemon takes the terminals over (a hot restart): each is left to it, followed here only
         for the answers already begun (see TerminalSession.release); its holders' fork server ends."""
+        await self.adopted()
         self._released = True
         self.leases.released = True  # the next daemon reads the book as it is now
         await asyncio.gather(*(s.release() for s in self._sessions.values()))
@@ -277,32 +306,42 @@ class TerminalRegistry:
 
     async def stop_all(self) -> None:
         """End every running terminal (`lookout kill --all`, tests)."""
+        await self.adopted()
         await asyncio.gather(*(s.stop() for s in self._sessions.values() if s.running))
 
     def sessions(self) -> list[TerminalSession]:
         """Every terminal whose session is built (not the exited ones let go), oldest first."""
         return sorted(self._sessions.values(), key=lambda s: s.meta.created_at)
 
-    async def describe_all(self) -> list[dict[str, Any]]:
-        """Every terminal's facts, oldest first, as listings show them (`describe(fresh=False)`; an exited
-        terminal let go from its record), letting the loop run other work between groups of LISTING_GROUP: a
-        listing of hundreds of terminals (a terminal-state syscall each) would otherwise hold every other
-        request up for its whole length."""
+    async def describe_all(self, status: set[str] | None = None) -> list[dict[str, Any]]:
+        """Every terminal's facts (of a `status` among these), oldest first, as listings show them (an exited one let
+        go, or one not yet adopted with the state `adopting`, from its record), letting the loop run other work
+        between groups of LISTING_GROUP: hundreds of terminals would hold every other request up meanwhile."""
         self._let_go()
         every: list[TerminalSession | dormant.Dormant] = [*self._sessions.values(), *self._dormant.values()]
+        every += self._adopting.records()
+        if status is not None:
+            every = [terminal for terminal in every if terminal.meta.status in status]
         out = []
         for i, terminal in enumerate(sorted(every, key=lambda t: t.meta.created_at)):
             if i and i % LISTING_GROUP == 0:
                 await asyncio.sleep(0)
-            out.append(terminal.describe(fresh=False) if isinstance(terminal, TerminalSession)
-                       else terminal.describe(self.leases))  # fmt: skip
+            if isinstance(terminal, TerminalSession):
+                out.append(terminal.describe(fresh=False))
+            elif terminal.meta.id in self._adopting:
+                out.append(terminal.describe(self.leases, state="adopting"))
+            else:
+                out.append(terminal.describe(self.leases))
         return out
 
     async def get(self, terminal_id: str) -> TerminalSession:
-        """The terminal's session: an exited one let go is built again from its files (in a thread)."""
+        """The terminal's session: one not yet adopted once it is, an exited one let go built again from its files
+        (in a thread)."""
         check_id(terminal_id, "terminal")
         session = self._sessions.get(terminal_id)
-        if session is None:
+        if session is None and terminal_id in self._adopting:
+            session = await self._adopting.session(terminal_id)
+        elif session is None:
             session = await self._build(terminal_id)
         self._recent.used(terminal_id)
         self._let_go()
@@ -311,7 +350,9 @@ class TerminalRegistry:
     def _files(self, terminal_id: str) -> tuple[Path, TerminalMeta]:
         """A terminal's directory and meta, without building its session."""
         check_id(terminal_id, "terminal")
-        terminal = self._sessions.get(terminal_id) or self._dormant.get(terminal_id)
+        terminal = (
+            self._sessions.get(terminal_id) or self._dormant.get(terminal_id) or self._adopting.record(terminal_id)
+        )
         if terminal is None:
             raise NotFound(f"no terminal {terminal_id!r}")
         return terminal.directory, terminal.meta
@@ -337,16 +378,19 @@ class TerminalRegistry:
         """Let the exited sessions go that were not asked for, or not among the last asked for (their records
         stay listed: lookout.terminal.dormant)."""
         exited = [s for s in self._sessions.values() if dormant.may_let_go(s) and s.id not in self._building]
-        for session in self._recent.beyond(exited):
+        let_go = self._recent.beyond(exited)
+        for session in let_go:
             self._dormant[session.id] = dormant.let_go(session)
             del self._sessions[session.id]
             self._recent.forget(session.id)
+        if let_go:
+            memory.trim_soon()
 
     async def create(self, spec: TerminalSpec) -> TerminalSession:
         """A new terminal; Conflict when the running ones and those being opened reach `max_sessions`, counted
         when the open is admitted (before its first await), so no number of concurrent opens passes it."""
-        if len(self._sessions) + self._opening >= self.max_sessions:  # (only then may the running ones be as many)
-            live = sum(1 for s in self._sessions.values() if s.running)
+        if len(self._sessions) + len(self._adopting) + self._opening >= self.max_sessions:  # (only then may the
+            live = sum(1 for s in self._sessions.values() if s.running) + len(self._adopting)  # running be as many)
             if live + self._opening >= self.max_sessions:
                 raise Conflict(f"{live} terminals are running and {self._opening} opening, the limit "
                                f"is LOOKOUT_MAX_SESSIONS={self.max_sessions}; delete one first",
@@ -415,28 +459,12 @@ class TerminalRegistry:
         return out
 
     def exported(self, terminal_id: str, refs: list[dict[str, Any]]) -> list[ArchivePart]:
-        """The files that rebuild the screens the refs name (their raw offsets, blocks' ranges): the terminal's
-        meta, index and blocks, and the journal from the checkpoint before the first of them to the last,
-        with the checkpoints in that range."""
+        """The files that rebuild the screens the refs name (lookout.terminal.screen.frame_screens.exported)."""
         try:
             directory = self._files(terminal_id)[0]
         except NotFound:
             return []
-        offsets = [r["raw_offset"] for r in refs if isinstance(r.get("raw_offset"), int)]
-        offsets += [_reach(r) for r in refs if isinstance(r.get("raw_offset"), int)]  # scrollback replays from there
-        offsets += [o for r in refs if isinstance(r.get("raw"), dict) for o in r["raw"].values() if isinstance(o, int)]
-        if not offsets:
-            return []
-        name = f"{self.root.name}/{terminal_id}"
-        first = latest_checkpoint(directory, min(offsets))
-        base, end = (int(first["offset"]) if first else 0), max(offsets)
-        parts = [ArchivePart(f"{name}/{file}", directory / file) for file in ("meta.json", "output.idx", "blocks.jsonl")
-                 if (directory / file).is_file()]  # fmt: skip
-        for path in sorted((directory / "checkpoints").glob("*.json")):
-            if path.stem.isdigit() and base <= int(path.stem) <= end:
-                parts.append(ArchivePart(f"{name}/checkpoints/{path.name}", path))
-        parts.append(ArchivePart(f"{name}/output.raw", directory / "output.raw", start=base, length=end - base))
-        return parts
+        return exported(directory, f"{self.root.name}/{terminal_id}", refs)
 
     def _keep(self, session: TerminalSession) -> None:
         session.leases = self.leases
@@ -470,12 +498,3 @@ class TerminalRegistry:
             return session.describe()
         assert record is not None
         return record.describe(self.leases)
-
-
-def _reach(refs: dict[str, Any]) -> int:
-    """Where a rebuild of the screen of a frame with these refs may replay from."""
-    try:
-        recorded = Recorded.from_refs(refs)
-    except BadInput:
-        return int(refs["raw_offset"])
-    return recorded.reach if recorded is not None else int(refs["raw_offset"])

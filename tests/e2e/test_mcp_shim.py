@@ -94,6 +94,8 @@ async def test_open_act_read_and_close_a_terminal(daemon: Daemon) -> None:
         waited = await call(session, "terminal_act", terminal_id=tid, until={"exit": True}, since=sent["cursor"])
         assert waited["ended"] == "exit" and waited["exit_code"] == 7
         assert tid in [t["id"] for t in (await call(session, "terminal_list"))["terminals"]]
+        assert tid in [t["id"] for t in (await call(session, "terminal_list", status=["exited"]))["terminals"]]
+        assert tid not in [t["id"] for t in (await call(session, "terminal_list", status=["running"]))["terminals"]]
         closed = await call(session, "terminal_close", terminal_id=tid, purge=True)
         assert closed["purged"] is True and closed["status"] == "exited"
 

@@ -331,3 +331,18 @@ def test_input_as_ordered_steps(api: httpx.Client) -> None:
     empty = api.post(f"/v1/terminals/{tid}/input", json=[])
     assert empty.status_code == 400 and "input needs" in empty.json()["error"]["message"]
     assert api.post(f"/v1/terminals/{tid}/input", json=[{"typo": "x"}]).status_code == 422
+
+
+def test_a_listing_of_some_statuses_lists_those_only(app_api: httpx.Client) -> None:
+    live = _shell(app_api)
+    ended = app_api.post("/v1/terminals", json={"command": "echo bye; exit 4", "cols": 80, "rows": 24}).json()["id"]
+    assert _wait_exit(app_api, ended)["exit_code"] == 4
+    listed = {t["id"]: t["status"] for t in app_api.get("/v1/terminals").json()["terminals"]}
+    assert listed == {live: "running", ended: "exited"}
+    running = app_api.get("/v1/terminals", params={"status": "running"}).json()["terminals"]
+    assert [t["id"] for t in running] == [live]
+    both = app_api.get("/v1/terminals", params=[("status", "exited"), ("status", "running")]).json()["terminals"]
+    assert [t["id"] for t in both] == [t for t in listed]  # oldest first, as the whole listing
+    assert app_api.get("/v1/terminals", params={"status": "lost"}).json() == {"terminals": []}
+    wrong = app_api.get("/v1/terminals", params={"status": "asleep"})
+    assert wrong.status_code == 422 and "status" in wrong.text, wrong.text

@@ -18,7 +18,7 @@ from pydantic import Field
 from lookout.clients.mcp.daemon import call
 from lookout.clients.mcp.lease_tools import with_notice
 from lookout.core.hands import SINCE_INPUT
-from lookout.schemas.terminal import ActRequest, ScreenOptions, TerminalInput, Until
+from lookout.schemas.terminal import ActRequest, ScreenOptions, Status, TerminalInput, Until
 from lookout.terminal.holder.sizes import MAX_COLS, MAX_ROWS, MIN_SIZE
 
 RAW_READ_DEFAULT = 16_384
@@ -57,9 +57,13 @@ async def terminal_open(
     return await call(ctx, "POST", "/v1/terminals", body=body)
 
 
-async def terminal_list(ctx: Context) -> str:
-    """Every terminal, also ended ones: {terminals: [{id, status, state, command, ...}]}, ~150 tokens each."""
-    return await call(ctx, "GET", "/v1/terminals")
+async def terminal_list(
+    ctx: Context,
+    status: Annotated[list[Status] | None, Field(description="only terminals of these statuses")] = None,
+) -> str:
+    """Every terminal, also ended ones: {terminals: [{id, status, state, command, ...}]}, ~150 tokens each;
+    status=["running"]: the live ones only."""
+    return await call(ctx, "GET", "/v1/terminals", params={"status": status})
 
 
 async def terminal_act(

@@ -19,8 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from lookout.core.archive import ArchivePart
 from lookout.core.errors import BadInput
-from lookout.terminal.journal.persistence import TerminalMeta
+from lookout.terminal.journal.persistence import TerminalMeta, latest_checkpoint
 from lookout.terminal.screen.layers import ScreenData, ViewOptions, render
 from lookout.terminal.screen.replay import screen_at
 from lookout.terminal.screen.view import screen_data
@@ -116,3 +117,32 @@ def rebuild(directory: Path, meta: TerminalMeta, recorded: Recorded) -> Rebuilt:
     data = screen_data(past.engine, title=past.title, scrollback=lines, changed_rows=recorded.changed_rows,
                        extra=recorded.extra)  # fmt: skip
     return Rebuilt(render(data, recorded.options), replayed, incomplete)
+
+
+def exported(directory: Path, name: str, refs: list[dict[str, Any]]) -> list[ArchivePart]:
+    """The files of the terminal of `directory` (named `name` in the archive) that rebuild the screens the refs
+    name (their raw offsets, blocks' ranges): its meta, index and blocks, and the journal from the checkpoint
+    before the first of them to the last, with the checkpoints in that range."""
+    offsets = [r["raw_offset"] for r in refs if isinstance(r.get("raw_offset"), int)]
+    offsets += [_reach(r) for r in refs if isinstance(r.get("raw_offset"), int)]  # scrollback replays from there
+    offsets += [o for r in refs if isinstance(r.get("raw"), dict) for o in r["raw"].values() if isinstance(o, int)]
+    if not offsets:
+        return []
+    first = latest_checkpoint(directory, min(offsets))
+    base, end = (int(first["offset"]) if first else 0), max(offsets)
+    parts = [ArchivePart(f"{name}/{file}", directory / file) for file in ("meta.json", "output.idx", "blocks.jsonl")
+             if (directory / file).is_file()]  # fmt: skip
+    for path in sorted((directory / "checkpoints").glob("*.json")):
+        if path.stem.isdigit() and base <= int(path.stem) <= end:
+            parts.append(ArchivePart(f"{name}/checkpoints/{path.name}", path))
+    parts.append(ArchivePart(f"{name}/output.raw", directory / "output.raw", start=base, length=end - base))
+    return parts
+
+
+def _reach(refs: dict[str, Any]) -> int:
+    """Where a rebuild of the screen of a frame with these refs may replay from."""
+    try:
+        recorded = Recorded.from_refs(refs)
+    except BadInput:
+        return int(refs["raw_offset"])
+    return recorded.reach if recorded is not None else int(refs["raw_offset"])
