@@ -178,12 +178,11 @@ class Holder:
 
     def _attend(self) -> None:
         """Input was written: read the PTY at once again, so that what answers it is read as it comes."""
-        if self.pace.resting:
+        resting = self.pace.resting
+        self.pace.attend(time.monotonic())
+        if resting:
             self.deadlines.pop("rest", None)
-            self.pace.attend(time.monotonic())
             self._watch_master()
-        else:
-            self.pace.attend(time.monotonic())
 
     def _read_master(self, limit: int) -> int:
         """Read what the PTY holds (up to about `limit` bytes) into the journal; how much it held."""

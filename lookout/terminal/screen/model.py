@@ -154,7 +154,10 @@ class ScreenModel:
         self.engine = None
 
     def take_up(self, past: PastScreen) -> None:
-        """Go on from a screen rebuilt from the terminal's files (lookout.terminal.screen.replay)."""
+        """Go on from a screen rebuilt from the terminal's files (lookout.terminal.screen.replay). Its first snapshot
+        comes SNAPSHOT_INTERVAL_S later, as after any: the one it was rebuilt from is that recent (a start adopting
+        100 busy terminals wrote 100 of them meanwhile, in the workers its adoptions read their files in)."""
+        self._last_snapshot = time.monotonic()
         self.engine = past.engine
         self.good_cut = past.offset - past.replayed
         self._scrollback_from = past.scrollback_from
