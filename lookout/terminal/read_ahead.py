@@ -55,7 +55,7 @@ def read_ahead(root: Path, before: dict[str, Ahead]) -> dict[str, Ahead]:
     out: dict[str, Ahead] = {}
     try:
         directories = list(root.iterdir())
-    except FileNotFoundError:  # (no terminal yet)
+    except OSError:  # (no terminal yet; or none readable: the start says why)
         return out
     for directory in directories:
         with contextlib.suppress(OSError):
