@@ -57,12 +57,8 @@ async def terminal_open(
     return await call(ctx, "POST", "/v1/terminals", body=body)
 
 
-async def terminal_list(
-    ctx: Context,
-    status: Annotated[list[Status] | None, Field(description="only terminals of these statuses")] = None,
-) -> str:
-    """Every terminal, also ended ones: {terminals: [{id, status, state, command, ...}]}, ~150 tokens each;
-    status=["running"]: the live ones only."""
+async def terminal_list(ctx: Context, status: list[Status] | None = None) -> str:
+    """Every terminal, or those of these statuses: {terminals: [{id, status, state, command, ...}]}, ~150 tokens each."""
     return await call(ctx, "GET", "/v1/terminals", params={"status": status})
 
 
