@@ -25,7 +25,7 @@ ADOPTING_AT_ONCE = 6
 """Adoptions under way at once: their files are read in workers, their holders' answers awaited on the loop (up
 to 5 s for a holder that does not answer: lookout.terminal.process.holder_link.CONNECT_TIMEOUT_S). More at once
 only make a requested one wait longer for a worker (100 busy terminals, every screen after a kill -9: 0.57 and
-0.60 s with 6, 0.68 and 0.60 s with 16, alternated runs)."""
+0.60 s with 6, 0.68 and 0.60 s with 16, runs alternated on a loaded machine)."""
 
 
 class Adoptions:
