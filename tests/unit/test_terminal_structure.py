@@ -23,7 +23,8 @@ STAGES: dict[str, set[str]] = {
     "waits": {"holder", "journal", "process", "screen", "input", "blocks"},
 }
 ABOVE_THE_PARTS = {
-    "lookout.terminal.session", "lookout.terminal.origins", "lookout.terminal.registry", "lookout.terminal.dormant"
+    "lookout.terminal.session", "lookout.terminal.origins", "lookout.terminal.registry", "lookout.terminal.dormant",
+    "lookout.terminal.adoptions", "lookout.terminal.read_ahead",
 }
 
 
@@ -87,9 +88,10 @@ def test_the_session_parts_do_not_import_the_session_or_the_registry() -> None:
                 todo.append(imported)
         assert not reached & ABOVE_THE_PARTS, f"{part} reaches {sorted(reached & ABOVE_THE_PARTS)}"
     importers = {name for name, imported in graph.items() if "lookout.terminal.session" in imported}
-    # the registry, how one comes to be, an agent step, and the records of exited terminals let go
+    # the registry, how one comes to be, an agent step, the records of exited terminals let go, and the
+    # adoptions after a start
     assert importers == {"lookout.terminal.registry", "lookout.terminal.origins", "lookout.terminal.act",
-                         "lookout.terminal.dormant"}  # fmt: skip
+                         "lookout.terminal.dormant", "lookout.terminal.adoptions"}  # fmt: skip
 
 
 def test_terminal_modules_import_no_http_layer_and_no_other_domain() -> None:
