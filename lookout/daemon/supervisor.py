@@ -38,7 +38,7 @@ from pathlib import Path
 from lookout.daemon.control import answers_as_lookout
 from lookout.daemon.handover import HANDOVER_ENV
 from lookout.daemon.listen import LISTEN_FD_ENV, bind
-from lookout.daemon.lock import lock_holder, process_name
+from lookout.daemon.lock import free, lock_holder, process_name
 from lookout.daemon.serve import STANDBY_ENV, WARM_TOKENIZER_ENV
 
 PR_SET_CHILD_SUBREAPER = 36
@@ -141,7 +141,7 @@ class Supervisor:
             if pid != self.daemon:
                 continue  # a holder, or a daemon that was replaced: reaped
             code = os.waitstatus_to_exitcode(status)
-            successor = lock_holder(self.data_dir)
+            successor = None if free(self.data_dir) else lock_holder(self.data_dir)
             if successor is not None and successor != pid and self._ours(successor):  # `lookout restart`
                 self.daemon, self.started_at = successor, time.monotonic()  # its time runs from its takeover
                 _say(f"the daemon (pid {successor}) took over from pid {pid}")

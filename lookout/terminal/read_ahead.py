@@ -11,6 +11,7 @@ rewritten within one tick, to the same size, in a reused inode, would otherwise 
 from __future__ import annotations
 
 import contextlib
+import logging
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +19,8 @@ from pathlib import Path
 from lookout.terminal.blocks.blocks import BLOCKS_FILE
 from lookout.terminal.dormant import Dormant, recorded
 from lookout.terminal.journal.persistence import load_meta
+
+log = logging.getLogger(__name__)
 
 RECORDED_FROM = ("meta.json", "screen.snapshot.json", BLOCKS_FILE, "output.raw")
 """The files an exited terminal's record is read from."""
@@ -78,11 +81,20 @@ def read_ahead(root: Path, before: dict[str, Ahead]) -> dict[str, Ahead]:
     return out
 
 
-def still_true(root: Path, ahead: dict[str, Ahead]) -> dict[str, Dormant]:
-    """The records of `ahead` whose files have not changed since they were read. Blocking."""
-    out = {}
+def still_true(root: Path, ahead: dict[str, Ahead]) -> tuple[dict[str, Dormant], list[Path]]:
+    """At start: the records of `ahead` whose files have not changed since they were read, and the directories
+    under `root` of the other terminals (those with a meta.json), to read now; a symbolic link is skipped (lookout
+    follows none in its data dir), with a warning. Blocking."""
+    true = {}
     for terminal_id, kept in ahead.items():
         with contextlib.suppress(OSError):
             if stamp(root / terminal_id) == kept.stamp:
-                out[terminal_id] = kept.record
-    return out
+                true[terminal_id] = kept.record
+    others = []
+    for directory in sorted(root.iterdir()):
+        if directory.is_symlink():
+            log.warning("skipping terminal %s: it is a symbolic link, and lookout does not follow links in its data dir; "
+                        "remove it", directory.name)  # fmt: skip
+        elif directory.name not in true and (directory / "meta.json").is_file():
+            others.append(directory)
+    return true, others

@@ -12,6 +12,7 @@ import shutil
 import time
 from dataclasses import dataclass
 from functools import partial
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +45,9 @@ log = logging.getLogger(__name__)
 READOPT_TICK_S = 1.0
 READOPT_FIRST_S = 2.0
 READOPT_MOST_S = 60.0
+READ_AT_ONCE = 25
+"""Terminals whose files a start reads in one call in a worker (a call each made 100 running ones' records take
+twice as long: the workers' hand-overs of the interpreter)."""
 LISTING_GROUP = 20
 """Terminals described between two turns of the event loop in a listing."""
 
@@ -116,21 +120,11 @@ class TerminalRegistry:
         make_dir(self.root)
         make_dir(self.holders)
         self._stopped = None if self.read_only else clean_stop.take(self.root.parent)
-        ahead = await asyncio.to_thread(read_ahead.still_true, self.root, self._ahead) if self._ahead else {}
+        ahead, directories = await asyncio.to_thread(read_ahead.still_true, self.root, self._ahead)
         self._ahead = {}
-        loading = []
-        for directory in sorted(self.root.iterdir()):
-            if directory.is_symlink():
-                log.warning("skipping terminal %s: it is a symbolic link, and lookout does not follow links in its "
-                            "data dir; remove it", directory.name)  # fmt: skip
-                continue
-            if directory.name in ahead:
-                self._dormant[directory.name] = ahead[directory.name]
-                continue
-            if not (directory / "meta.json").is_file():
-                continue
-            loading.append(self._load_or_record(directory, later=True))
-        for loaded in await asyncio.gather(*loading):
+        self._dormant.update(ahead)
+        batches = [directories[i : i + READ_AT_ONCE] for i in range(0, len(directories), READ_AT_ONCE)]
+        for loaded in chain(*await asyncio.gather(*(self._load_or_record(batch, later=True) for batch in batches))):
             if isinstance(loaded, dormant.Dormant):
                 self._dormant[loaded.meta.id] = loaded
             elif isinstance(loaded, origins.ToAdopt):
@@ -138,7 +132,7 @@ class TerminalRegistry:
             else:
                 self._keep(loaded)
         log.info("took up %d terminals in %.0f ms: %d to adopt, %d exited (records only, %d read ahead), %d other",
-                 len(loading) + len(ahead), (time.monotonic() - began) * 1000, len(self._adopting), len(self._dormant),
+                 len(directories) + len(ahead), (time.monotonic() - began) * 1000, len(self._adopting), len(self._dormant),
                  len(ahead), len(self._sessions))  # fmt: skip
         if not self.read_only:
             self._readopting = asyncio.create_task(self._readopt_lost())
@@ -153,28 +147,32 @@ class TerminalRegistry:
         self._ahead = await asyncio.to_thread(read_ahead.read_ahead, self.root, self._ahead)
 
     async def _load_or_record(
-        self, directory: Path, record: bool = True, later: bool = False, meta: TerminalMeta | None = None
-    ) -> TerminalSession | dormant.Dormant | origins.ToAdopt:
-        """The terminal of `directory`: an exited one as its record, read without building its session
+        self, directories: list[Path], record: bool = True, later: bool = False, meta: TerminalMeta | None = None
+    ) -> list[TerminalSession | dormant.Dormant | origins.ToAdopt]:
+        """The terminals of `directories`: an exited one as its record, read without building its session
         (`record`; lookout.terminal.dormant), a running one listed to be adopted (`later`), else its session:
-        adopted, recovered, or (its files fail) listed `lost` with the reason. Its files are read in one call in
-        a worker (origins.read_up; `meta`: its meta.json, when read already); an adopted one's holder is awaited
-        on the loop."""
-        read = await asyncio.to_thread(
-            origins.read_up, directory, self.limits, self.holders, self.engine, self.bus, self.recorder,
-            record=record, adopting=not self.read_only, later=later, meta=meta,
-        )  # fmt: skip
+        adopted, recovered, or (its files fail) listed `lost` with the reason. Their files are read in one call in
+        a worker (origins.read_up; `meta`: the one directory's meta.json, when read already); an adopted one's
+        holder is awaited on the loop."""
+        reads = await asyncio.to_thread(lambda: [origins.read_up(
+            directory, self.limits, self.holders, self.engine, self.bus, self.recorder, record=record,
+            adopting=not self.read_only, later=later, meta=meta) for directory in directories])  # fmt: skip
+        return list(await asyncio.gather(*(self._adopted(read) for read in reads)))
+
+    async def _adopted(
+        self, read: TerminalSession | dormant.Dormant | origins.ToAdopt | origins.Found
+    ) -> TerminalSession | dormant.Dormant | origins.ToAdopt:
         if not isinstance(read, origins.Found):
             return read
         try:
             return await origins.adopted(read, self._stopped)
         except Exception as exc:  # noqa: BLE001 (one terminal's damaged files never stop the daemon)
-            return origins.unusable_because(directory, read.session.meta, exc, self.limits, self.holders,
+            return origins.unusable_because(read.session.directory, read.session.meta, exc, self.limits, self.holders,
                                             engine=self.engine, bus=self.bus, recorder=self.recorder)  # fmt: skip
 
     async def _load(self, directory: Path, meta: TerminalMeta | None = None) -> TerminalSession:
         """The session of the terminal of `directory` (see `_load_or_record`), also when it has exited."""
-        session = await self._load_or_record(directory, record=False, meta=meta)
+        (session,) = await self._load_or_record([directory], record=False, meta=meta)
         assert isinstance(session, TerminalSession)
         return session
 
@@ -232,6 +230,8 @@ class TerminalRegistry:
         return True
 
     async def _prune_every(self, period_s: float) -> None:
+        await self.adopted()  # (the first after a take-over, away from its busiest moment, and with what ended)
+        await asyncio.sleep(retention.PRUNE_FIRST_S)
         while True:
             if not self._released:
                 try:

@@ -3,8 +3,10 @@
 Only terminals whose program has exited are ever pruned (never a running or a `lost` one: its program may still
 run). Three limits, each off when 0: an age (since the program ended), a count and a total size. The newest
 ended are kept first; a terminal is pruned when it ended longer ago than the age, or when keeping it would
-pass the count or the size. The daemon applies them at start and every PRUNE_EVERY_S; `lookout prune` and
-`POST /v1/terminals/prune` apply them now (`dry_run` says what would go).
+pass the count or the size. The daemon applies them PRUNE_FIRST_S after its start (once it has adopted the
+terminals of the run before: measuring every exited terminal's size competed with a take-over for the CPU) and
+every PRUNE_EVERY_S after; `lookout prune` and `POST /v1/terminals/prune` apply them now (`dry_run` says what
+would go).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from pathlib import Path
 
 from lookout.terminal.journal.persistence import load_meta
 
+PRUNE_FIRST_S = 60.0
 PRUNE_EVERY_S = 3600.0
 
 
