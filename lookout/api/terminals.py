@@ -21,9 +21,10 @@ from lookout.terminal.act import act as act_on
 from lookout.terminal.act import check_until
 from lookout.terminal.blocks.blocks import block_with_output
 from lookout.terminal.input.steps import InputStep
-from lookout.terminal.registry import TerminalRegistry, TerminalSpec
+from lookout.terminal.registry import TerminalRegistry
 from lookout.terminal.screen.layers import ViewOptions, parse_layers, parse_region
 from lookout.terminal.session import TerminalSession
+from lookout.terminal.spec import TerminalSpec
 from lookout.terminal.waits.waiting import Until, compile_until
 from lookout.timeline.recording import current_agent
 

@@ -120,9 +120,10 @@ class Lifecycle:
         assert self.predecessor is not None and self.app is not None
         log.info("standby: this daemon (pid %d) is ready; it takes over when the daemon dies", os.getpid())
         released = asyncio.ensure_future(self.predecessor.released_to_standby())
-        while not released.done():  # meanwhile, the exited terminals' records are read ahead of its start
-            await self.app.state.terminals.read_ahead()
-            await asyncio.wait({released}, timeout=READ_AHEAD_EVERY_S)
+        while not released.done():  # meanwhile, the exited terminals' records are read ahead of its start (`_warm`
+            await asyncio.wait({released}, timeout=READ_AHEAD_EVERY_S)  # read them first)
+            if not released.done():
+                await self.app.state.terminals.read_ahead()
         if not released.result():
             log.info("standby: the supervisor has gone; this daemon (pid %d) ends", os.getpid())
             os._exit(0)  # it holds nothing yet (no lock, no terminal, no file): nothing to end cleanly

@@ -30,12 +30,16 @@ only make a requested one wait longer for a worker (100 busy terminals, every sc
 
 class Adoptions:
     """The terminals to adopt, by id; `adopt` makes one's session (adopted, or lost with the reason: it does not
-    raise for a terminal's own failures), `keep` takes it into the registry before anyone is told it is done."""
+    raise for a terminal's own failures), `keep` takes it into the registry before anyone is told it is done, and
+    `lose` makes the session of one whose adoption raised all the same (a bug): listed `lost`, with the reason."""
 
     def __init__(
-        self, adopt: Callable[[Dormant], Awaitable[TerminalSession]], keep: Callable[[TerminalSession], None]
+        self,
+        adopt: Callable[[Dormant], Awaitable[TerminalSession]],
+        keep: Callable[[TerminalSession], None],
+        lose: Callable[[Dormant, str], TerminalSession],
     ) -> None:
-        self._adopt, self._keep = adopt, keep
+        self._adopt, self._keep, self._lose = adopt, keep, lose
         self._records: dict[str, Dormant] = {}
         """Every terminal not adopted yet, begun or not."""
         self._queue: OrderedDict[str, None] = OrderedDict()
@@ -94,16 +98,17 @@ class Adoptions:
         while self._queue:
             terminal_id, _ = self._queue.popitem(last=False)
             done = self._done[terminal_id]
+            record = self._records[terminal_id]
             try:
-                session = await self._adopt(self._records[terminal_id])
-            except BaseException as exc:  # (a bug, or the loop ends): those who wait hear it, the others go on
+                session = await self._adopt(record)
+            except Exception as exc:  # (a bug): listed lost, never left out of the listings
+                log.exception("terminal %s could not be adopted", terminal_id)
+                session = self._lose(record, f"it could not be adopted: {type(exc).__name__}: {exc}")
+            except BaseException as exc:  # (the loop ends): those who wait hear it
                 self._forget(terminal_id)
                 done.set_exception(exc)
                 done.exception()  # (heard, also when nobody waited)
-                if isinstance(exc, asyncio.CancelledError):
-                    raise
-                log.exception("terminal %s could not be adopted", terminal_id)
-                continue
+                raise
             self._keep(session)
             self._forget(terminal_id)
             done.set_result(session)

@@ -10,7 +10,6 @@ import logging
 import os
 import shutil
 import time
-from dataclasses import dataclass
 from functools import partial
 from itertools import chain
 from pathlib import Path
@@ -38,6 +37,7 @@ from lookout.terminal.process.shell_integration import supported as integration_
 from lookout.terminal.screen.frame_screens import Recorded, exported, rebuild
 from lookout.terminal.screen.model import RENDERS
 from lookout.terminal.session import SessionLimits, TerminalSession
+from lookout.terminal.spec import TerminalSpec
 from lookout.timeline.recording import NullRecorder, Recorder, current_agent
 
 log = logging.getLogger(__name__)
@@ -50,20 +50,6 @@ READ_AT_ONCE = 25
 twice as long: the workers' hand-overs of the interpreter)."""
 LISTING_GROUP = 20
 """Terminals described between two turns of the event loop in a listing."""
-
-
-@dataclass(frozen=True, slots=True)
-class TerminalSpec:
-    """What a client asks for; `command` is None (the user's shell), a string (run by the shell) or argv."""
-
-    command: str | list[str] | None = None
-    cwd: str | None = None
-    env: dict[str, str] | None = None
-    cols: int = 120
-    rows: int = 40
-    name: str | None = None
-    shell_integration: bool = True
-    """Lookout's hooks, for the user's shell or a bare bash or zsh (see lookout.terminal.process.shell_integration)."""
 
 
 class TerminalRegistry:
@@ -95,7 +81,7 @@ class TerminalRegistry:
         self._dormant: dict[str, dormant.Dormant] = {}
         """Exited terminals let go (lookout.terminal.dormant): listed from their records, built when asked for."""
         self._recent = dormant.Recent()
-        self._adopting = Adoptions(lambda listed: self._load(listed.directory, listed.meta), self._keep)
+        self._adopting = Adoptions(lambda listed: self._load(listed.directory, listed.meta), self._keep, self._lost)
         """Running terminals of the run before, listed, not yet adopted (lookout.terminal.adoptions)."""
         self._stopped: clean_stop.CleanStop | None = None
         self._ahead: dict[str, read_ahead.Ahead] = {}
@@ -174,6 +160,14 @@ class TerminalRegistry:
         """The session of the terminal of `directory` (see `_load_or_record`), also when it has exited."""
         (session,) = await self._load_or_record([directory], record=False, meta=meta)
         assert isinstance(session, TerminalSession)
+        return session
+
+    def _lost(self, listed: dormant.Dormant, reason: str) -> TerminalSession:
+        """A terminal whose adoption failed (lookout.terminal.adoptions): `lost` with the reason, tried again as
+        any lost one whose holder may live (`_readopt_lost`)."""
+        session = origins.unusable(listed.directory, listed.meta, reason, self.limits, self.holders,
+                                   engine=self.engine, bus=self.bus, recorder=self.recorder)  # fmt: skip
+        session.readopt = True
         return session
 
     async def adopted(self) -> None:

@@ -13,8 +13,11 @@ import pytest
 from lookout.core.errors import Conflict
 from lookout.core.storage import read_json
 from lookout.terminal import adoptions
+from lookout.terminal.journal.persistence import TerminalMeta
 from lookout.terminal.process import clean_stop, holder_link
-from lookout.terminal.registry import TerminalRegistry, TerminalSpec
+from lookout.terminal.registry import TerminalRegistry
+from lookout.terminal.session import TerminalSession
+from lookout.terminal.spec import TerminalSpec
 from lookout.terminal.waits.waiting import compile_until
 from tests.support.terminals import LIMITS
 
@@ -87,3 +90,37 @@ async def test_a_stop_while_terminals_are_adopted_leaves_them_all_to_the_next_da
     finally:
         await last.stop_all()
         await last.shutdown()
+
+
+async def test_a_terminal_whose_adoption_raises_is_listed_lost_and_adopted_again_later(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An adoption that raises (a bug) left the terminal out of every listing until the next start, its program
+    running unseen: it is listed `lost` with the reason, and tried again as any lost one whose holder lives."""
+    first = TerminalRegistry(tmp_path / "terminals", "avt", LIMITS, max_sessions=2)
+    await first.start()
+    broken, fine = [await first.create(TerminalSpec(command=BASH, cols=80, rows=24)) for _ in range(2)]
+    await first.shutdown()
+    again = TerminalRegistry(tmp_path / "terminals", "avt", LIMITS, max_sessions=2)
+    load = again._load
+
+    async def failing(directory: Path, meta: TerminalMeta | None = None) -> TerminalSession:
+        if directory.name == broken.id:
+            raise RuntimeError("a bug in the adoption")
+        return await load(directory, meta)
+
+    monkeypatch.setattr(again, "_load", failing)
+    await again.start()
+    try:
+        await asyncio.wait_for(again.adopted(), 60)
+        listed = {t["id"]: t for t in await again.describe_all()}
+        assert listed[broken.id]["status"] == "lost", listed[broken.id]
+        assert "RuntimeError: a bug in the adoption" in listed[broken.id]["lost_reason"]
+        assert listed[fine.id]["status"] == "running"
+        assert (await again.get(broken.id)).meta.status == "lost", "a request for it is answered, not refused"
+        async with asyncio.timeout(60):  # adopted again through its holder, as a lost terminal is
+            while (await again.get(broken.id)).meta.status != "running":
+                await asyncio.sleep(0.2)
+    finally:
+        await again.stop_all()
+        await again.shutdown()

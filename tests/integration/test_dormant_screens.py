@@ -12,10 +12,11 @@ import pytest
 from lookout.core.errors import NotFound
 from lookout.terminal import dormant
 from lookout.terminal.journal import retention
-from lookout.terminal.registry import TerminalRegistry, TerminalSpec
+from lookout.terminal.registry import TerminalRegistry
 from lookout.terminal.screen import model as screen_model
 from lookout.terminal.screen.layers import ViewOptions, parse_layers
 from lookout.terminal.session import SessionLimits
+from lookout.terminal.spec import TerminalSpec
 
 LIMITS = SessionLimits(scrollback=200, max_journal_bytes=1 << 30, max_input_bytes=1 << 20)
 TEXT = ViewOptions(layers=parse_layers("text"))

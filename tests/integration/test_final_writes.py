@@ -14,7 +14,8 @@ import pytest
 
 from lookout.core.storage import read_json
 from lookout.terminal.journal.persistence import load_meta
-from lookout.terminal.registry import TerminalRegistry, TerminalSpec
+from lookout.terminal.registry import TerminalRegistry
+from lookout.terminal.spec import TerminalSpec
 from lookout.terminal.waits.waiting import compile_until
 
 PROGRAM = [sys.executable, "-c", "print('ready', flush=True); input(); print('bye')"]

@@ -19,8 +19,9 @@ from lookout.terminal.holder.protocol import SPARES
 from lookout.terminal.journal.follower import JournalFollower
 from lookout.terminal.process.holder_link import HolderLauncher
 from lookout.terminal.process.program import TerminalProcess
-from lookout.terminal.registry import TerminalRegistry, TerminalSpec
+from lookout.terminal.registry import TerminalRegistry
 from lookout.terminal.session import TerminalSession
+from lookout.terminal.spec import TerminalSpec
 from tests.support.polling import eventually
 from tests.support.processes import running
 from tests.support.terminals import LIMITS

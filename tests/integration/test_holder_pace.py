@@ -12,9 +12,10 @@ from pathlib import Path
 
 from lookout.terminal.holder.pace import BUSY_S, PACE_S
 from lookout.terminal.journal.reader import read_kind
-from lookout.terminal.registry import TerminalRegistry, TerminalSpec
+from lookout.terminal.registry import TerminalRegistry
 from lookout.terminal.screen.layers import ViewOptions
 from lookout.terminal.session import TerminalSession
+from lookout.terminal.spec import TerminalSpec
 from lookout.terminal.waits.waiting import compile_until
 from tests.support.polling import eventually
 

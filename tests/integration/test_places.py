@@ -19,7 +19,8 @@ from lookout.terminal.holder import protocol as proto
 from lookout.terminal.holder.journal import open_journal
 from lookout.terminal.places import Places
 from lookout.terminal.process.holder_link import HolderError, HolderLauncher
-from lookout.terminal.registry import TerminalRegistry, TerminalSpec
+from lookout.terminal.registry import TerminalRegistry
+from lookout.terminal.spec import TerminalSpec
 from tests.support.polling import eventually
 from tests.support.processes import running
 from tests.support.terminals import LIMITS

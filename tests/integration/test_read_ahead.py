@@ -14,7 +14,8 @@ import pytest
 
 from lookout.terminal.journal.persistence import load_meta, save_meta
 from lookout.terminal.read_ahead import RECORDED_FROM
-from lookout.terminal.registry import TerminalRegistry, TerminalSpec
+from lookout.terminal.registry import TerminalRegistry
+from lookout.terminal.spec import TerminalSpec
 from lookout.terminal.waits.waiting import compile_until
 from tests.support.terminals import LIMITS
 

@@ -15,10 +15,11 @@ from typing import Any
 
 import pytest
 
-from lookout.terminal.registry import TerminalRegistry, TerminalSpec
+from lookout.terminal.registry import TerminalRegistry
 from lookout.terminal.screen import model as screen_model
 from lookout.terminal.screen.layers import ViewOptions, parse_layers
 from lookout.terminal.screen.replay import PastScreen, screen_at
+from lookout.terminal.spec import TerminalSpec
 from tests.support.terminals import LIMITS
 
 TEXT = ViewOptions(layers=parse_layers("text"))

@@ -11,8 +11,9 @@ import pytest
 
 from lookout.terminal import session as session_module
 from lookout.terminal.facts import behind
-from lookout.terminal.registry import TerminalRegistry, TerminalSpec
+from lookout.terminal.registry import TerminalRegistry
 from lookout.terminal.screen.layers import ViewOptions, parse_layers
+from lookout.terminal.spec import TerminalSpec
 from tests.support.polling import eventually
 from tests.support.processes import running
 from tests.support.terminals import LIMITS

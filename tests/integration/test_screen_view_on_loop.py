@@ -9,10 +9,11 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from lookout.terminal.registry import TerminalRegistry, TerminalSpec
+from lookout.terminal.registry import TerminalRegistry
 from lookout.terminal.screen import model as screen_model
 from lookout.terminal.screen.layers import ViewOptions, parse_layers
 from lookout.terminal.session import TerminalSession
+from lookout.terminal.spec import TerminalSpec
 from tests.support.terminals import LIMITS
 
 TEXT = ViewOptions(layers=parse_layers("text,cursor"))

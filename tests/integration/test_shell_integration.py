@@ -14,8 +14,9 @@ from lookout.terminal import origins
 from lookout.terminal.blocks.blocks import Block, block_with_output
 from lookout.terminal.journal.persistence import load_meta
 from lookout.terminal.process import shell_integration
-from lookout.terminal.registry import TerminalRegistry, TerminalSpec
+from lookout.terminal.registry import TerminalRegistry
 from lookout.terminal.session import TerminalSession
+from lookout.terminal.spec import TerminalSpec
 from lookout.terminal.waits.waiting import compile_until
 from tests.support.terminals import LIMITS
 

@@ -3,7 +3,8 @@ here runs `pyenv init`, which can wait 60 s on a lock another shell left behind.
 
 from __future__ import annotations
 
-from lookout.terminal.registry import TerminalRegistry, TerminalSpec
+from lookout.terminal.registry import TerminalRegistry
+from lookout.terminal.spec import TerminalSpec
 from lookout.terminal.waits.waiting import compile_until
 from tests.conftest import TEST_HOME
 

@@ -20,11 +20,12 @@ from lookout.terminal.holder import protocol as proto
 from lookout.terminal.journal.persistence import load_meta, load_snapshot, save_meta
 from lookout.terminal.journal.reader import read_index
 from lookout.terminal.process import holder_link
-from lookout.terminal.registry import TerminalRegistry, TerminalSpec
+from lookout.terminal.registry import TerminalRegistry
 from lookout.terminal.screen import lazy_feed, skip_ahead
 from lookout.terminal.screen.engines import create_engine
 from lookout.terminal.screen.replay import screen_at
 from lookout.terminal.session import SessionLimits, TerminalSession
+from lookout.terminal.spec import TerminalSpec
 from lookout.terminal.waits.waiting import compile_until
 from lookout.timeline.recording import FrameInput
 from tests.support.polling import eventually

@@ -11,9 +11,10 @@ import pytest
 from lookout.core.errors import BadInput
 from lookout.terminal.act import ActResult, act
 from lookout.terminal.input.steps import InputStep
-from lookout.terminal.registry import TerminalRegistry, TerminalSpec
+from lookout.terminal.registry import TerminalRegistry
 from lookout.terminal.screen.layers import ViewOptions
 from lookout.terminal.session import TerminalSession
+from lookout.terminal.spec import TerminalSpec
 from lookout.terminal.waits.waiting import PROMPT_WAIT_S, compile_until
 
 VIEW = ViewOptions()
