@@ -55,12 +55,13 @@ async def test_a_terminal_not_yet_adopted_is_listed_adopting_and_holds_up_no_oth
         assert next(t for t in await again.describe_all() if t["id"] == mute.id)["state"] == "adopting"
         with pytest.raises(Conflict):  # a terminal being adopted runs: it counts against the limit
             await again.create(TerminalSpec(command=BASH, cols=80, rows=24))
-        asked = asyncio.ensure_future(again.get(mute.id))
+        asked, asked_too = (asyncio.ensure_future(again.get(mute.id)) for _ in range(2))
         await asyncio.sleep(0.2)
-        assert not asked.done(), "a request for it waits for its adoption"
+        assert not asked.done() and not asked_too.done(), "a request for it waits for its adoption"
         os.kill(holder, signal.SIGCONT)
         session = await asyncio.wait_for(asked, 60)
         assert session.running and session.meta.status == "running"
+        assert await asyncio.wait_for(asked_too, 60) is session, "two requests that waited get the one adoption"
         assert next(t for t in await again.describe_all() if t["id"] == mute.id)["state"] != "adopting"
         session.send(text="echo after-$((6*7))\r")
         assert (await session.wait(compile_until(regex="after-42"), None, 20_000)).matched
