@@ -81,7 +81,7 @@ def read_ahead(root: Path, before: dict[str, Ahead]) -> dict[str, Ahead]:
     return out
 
 
-def still_true(root: Path, ahead: dict[str, Ahead]) -> tuple[dict[str, Dormant], list[Path]]:
+def records_at_start(root: Path, ahead: dict[str, Ahead]) -> tuple[dict[str, Dormant], list[Path]]:
     """At start: the records of `ahead` whose files have not changed since they were read, and the directories
     under `root` of the other terminals (those with a meta.json), to read now; a symbolic link is skipped (lookout
     follows none in its data dir), with a warning. Blocking."""

@@ -106,7 +106,7 @@ class TerminalRegistry:
         make_dir(self.root)
         make_dir(self.holders)
         self._stopped = None if self.read_only else clean_stop.take(self.root.parent)
-        ahead, directories = await asyncio.to_thread(read_ahead.still_true, self.root, self._ahead)
+        ahead, directories = await asyncio.to_thread(read_ahead.records_at_start, self.root, self._ahead)
         self._ahead = {}
         self._dormant.update(ahead)
         batches = [directories[i : i + READ_AT_ONCE] for i in range(0, len(directories), READ_AT_ONCE)]
@@ -140,6 +140,7 @@ class TerminalRegistry:
         adopted, recovered, or (its files fail) listed `lost` with the reason. Their files are read in one call in
         a worker (origins.read_up; `meta`: the one directory's meta.json, when read already); an adopted one's
         holder is awaited on the loop."""
+        assert meta is None or len(directories) == 1, "a meta.json read already is one directory's"
         reads = await asyncio.to_thread(lambda: [origins.read_up(
             directory, self.limits, self.holders, self.engine, self.bus, self.recorder, record=record,
             adopting=not self.read_only, later=later, meta=meta) for directory in directories])  # fmt: skip
