@@ -1,9 +1,10 @@
 """What reading without Playwright's boxes saves: lookout's fresh snapshot now (a read without boxes where the
-answer cannot depend on them) beside the same snapshot read with boxes (as every read was before) and beside
+answer cannot depend on them, else placed by its refs' boxes, lookout.browser.ref_places) beside the same
+snapshot read with Playwright's boxes (as every read was before) and beside
 Playwright's `aria_snapshot(mode="ai")`, on the same tab, in turns; and an action's snapshot, a diff against the
 last snapshot (`since`, read without boxes now), beside the same diff read with boxes.
 
-Pages: the changing pages of bench/changing_pages.py (over the default budget: their full view is read with boxes either way) and
+Pages: the changing pages of bench/changing_pages.py (over the default budget: their full view is placed either way) and
 Django's admin (login, index, a change form within the budget; the product list over it). Each round calls the
 five in a turning order; lookout's kept answers are dropped before each of its calls (parsed and rendered
 again, as after a change). Wall time is the median of the per-round ratios; CPU time (this process, Chromium and
@@ -47,16 +48,25 @@ async def rounds_on(ours: Page, rounds: int) -> dict[str, Any]:
     answered: list[str] = []
     """The obs_id of each of lookout's answers now (whether its read had boxes is looked up after the rounds)."""
 
+    by_refs = [0]
+    """How many of them were placed by the refs' boxes (lookout.browser.ref_places), not Playwright's."""
+
     async def now() -> dict[str, Any]:
         forget_answers()
+        reads = ours.places.reads
         answer = await ours.snapshot(SnapshotOptions())
         answered.append(answer["obs_id"])
+        by_refs[0] += ours.places.reads - reads
         return answer
 
     async def boxes() -> dict[str, Any]:
         forget_answers()
-        ours._boxes = True  # what every read did before: ask for boxes
-        return await ours.snapshot(SnapshotOptions())
+        ours._boxes, places = True, ours.places  # what every read did before: ask for Playwright's boxes
+        ours.places = None  # type: ignore[assignment]  # no reader of the refs' boxes: Playwright's
+        try:
+            return await ours.snapshot(SnapshotOptions())
+        finally:
+            ours.places = places
 
     async def diff() -> dict[str, Any]:
         forget_answers()
@@ -65,11 +75,12 @@ async def rounds_on(ours: Page, rounds: int) -> dict[str, Any]:
     async def diff_boxes() -> dict[str, Any]:
         forget_answers()
         guess = ours._boxes
-        ours._boxes, ours._obs_url = True, ""  # what a diff's read did before: ask for boxes
+        ours._boxes, ours._obs_url, places = True, "", ours.places  # what a diff's read did before: ask for boxes
+        ours.places = None  # type: ignore[assignment]
         try:
             return await ours.snapshot(SnapshotOptions(), since=ours.last_obs)
         finally:
-            ours._boxes = guess  # the guess the page's views left, as a diff leaves it
+            ours._boxes, ours.places = guess, places  # the guess the page's views left, as a diff leaves it
 
     calls: dict[str, Callable[[], Awaitable[Any]]] = {
         "peer": lambda: tab.aria_snapshot(mode="ai"), "now": now, "boxes": boxes, "diff": diff,
@@ -97,8 +108,8 @@ async def rounds_on(ours: Page, rounds: int) -> dict[str, Any]:
             "diff_ms": statistics.median(wall["diff"]) * 1000, "diff_x": paired("diff"),
             "diff_boxes_x": paired("diff_boxes"), "diff_cpu_x": cpu["diff"] / cpu["peer"],
             "diff_boxes_cpu_x": cpu["diff_boxes"] / cpu["peer"], "now_cpu_x": cpu["now"] / cpu["peer"],
-            "boxes_cpu_x": cpu["boxes"] / cpu["peer"], "read_without_boxes": with_boxes.count(False),
-            "reads": len(with_boxes)}  # fmt: skip
+            "boxes_cpu_x": cpu["boxes"] / cpu["peer"], "read_without_boxes": with_boxes.count(False) - by_refs[0],
+            "placed_by_refs": by_refs[0], "reads": len(with_boxes)}  # fmt: skip
 
 
 async def run(rounds: int) -> dict[str, Any]:
@@ -136,14 +147,15 @@ def main() -> None:
     print(f"boxless_reads: {args.rounds} rounds a page; load average {load_before[0]:.1f} before, "
           f"{load_after[0]:.1f} after (2 cores shared with other work)")  # fmt: skip
     print("x: time over Playwright's aria_snapshot(mode='ai') on the same tab; now: lookout's fresh snapshot; "
-          "boxes: the same read with boxes, as before")  # fmt: skip
+          "boxes: the same read with Playwright's boxes, as before")  # fmt: skip
     print(f"{'page':<36} {'peer ms':>8} {'now ms':>8} {'boxes ms':>9} {'now x':>6} {'boxes x':>8} {'now/boxes':>10} "
-          f"{'CPU now x':>10} {'CPU boxes x':>12} {'without boxes':>14} {'diff x':>7} {'diff boxes x':>13} "
+          f"{'CPU now x':>10} {'CPU boxes x':>12} {'without boxes':>14} {'by refs':>8} {'diff x':>7} {'diff boxes x':>13} "
           f"{'CPU diff x':>11} {'CPU diff boxes x':>17}")  # fmt: skip
     for name, f in figures.items():
         print(f"{name:<36} {f['peer_ms']:>8.1f} {f['now_ms']:>8.1f} {f['boxes_ms']:>9.1f} {f['now_x']:>6.2f} "
               f"{f['boxes_x']:>8.2f} {f['now_over_boxes']:>10.2f} {f['now_cpu_x']:>10.2f} {f['boxes_cpu_x']:>12.2f} "
-              f"{f['read_without_boxes']:>11}/{f['reads']:<2} {f['diff_x']:>7.2f} {f['diff_boxes_x']:>13.2f} "
+              f"{f['read_without_boxes']:>11}/{f['reads']:<2} {f['placed_by_refs']:>8} {f['diff_x']:>7.2f} "
+              f"{f['diff_boxes_x']:>13.2f} "
               f"{f['diff_cpu_x']:>11.2f} {f['diff_boxes_cpu_x']:>17.2f}")  # fmt: skip
     print(json.dumps({"bench": "boxless_reads", "rounds": args.rounds, "pages": figures,
                       "load": {"before": list(load_before), "after": list(load_after)}}))  # fmt: skip

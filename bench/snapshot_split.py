@@ -31,6 +31,7 @@ import lookout.browser.page as page_module  # noqa: E402
 from lookout.browser import views  # noqa: E402
 from lookout.browser.aria import parse, refs_in  # noqa: E402
 from lookout.browser.browser import BrowserHost  # noqa: E402
+from lookout.browser.closed_shadow import PROBE  # noqa: E402
 from lookout.browser.registry import PageRegistry  # noqa: E402
 from lookout.browser.snapshot_view import PageContext, SnapshotOptions, render  # noqa: E402
 from lookout.core.events import EventBus  # noqa: E402
@@ -106,7 +107,7 @@ async def run(reads: int) -> dict[str, Any]:
 
         calls: dict[str, Callable[[], Awaitable[Any]]] = {
             "ai": lambda: page.aria_snapshot(mode="ai"), "boxes": lambda: page.aria_snapshot(mode="ai", boxes=True),
-            "probe": lambda: page.evaluate(page_module.PROBE), "lookout": fresh}  # fmt: skip
+            "probe": lambda: page.evaluate(PROBE), "lookout": fresh}  # fmt: skip
         for name, url in urls.items():
             await page.goto(url)
             inner.clear()

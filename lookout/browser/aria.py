@@ -39,12 +39,16 @@ class AriaParseError(ValueError):
     """A line of the snapshot is not in the expected grammar."""
 
 
+Box = tuple[int, int, int, int]
+"""x, y, width, height in viewport pixels."""
+
+
 @dataclass(slots=True)
 class AriaNode:
     role: str
     name: str = ""
     ref: str | None = None
-    box: tuple[int, int, int, int] | None = None
+    box: Box | None = None
     """x, y, width, height in viewport pixels at the time of the snapshot."""
     flags: dict[str, str] = field(default_factory=dict)
     """`[checked]` -> {"checked": ""}, `[level=2]` -> {"level": "2"} (ref and box are fields of their own)."""
@@ -62,6 +66,40 @@ class AriaNode:
             out.append(node)
             stack.extend(reversed(node.children))
         return out
+
+
+def placed_box(node: AriaNode) -> Box | None:
+    """The node's box where it places the node: only a node with a ref (a node without one is not visible or
+    takes no pointer events, and is placed by its parent), so that a read that took only the refs' boxes
+    (lookout.browser.ref_places) gives the view a read with every box gives. (A node inside a frame is placed
+    by the frame: the view knows which are, lookout.browser.snapshot_view.)"""
+    return node.box if node.ref is not None else None
+
+
+def placed(root: AriaNode, places: str) -> bool:
+    """Give each node with a ref in the top document (not inside an iframe) its box from `places`
+    (lookout.browser.ref_places's answer: `ref x y w h ...`); whether every such node got exactly one (a ref
+    twice in `places` counts as none: which box is its own is unknown)."""
+    words = places.split()
+    if len(words) % 5:
+        return False
+    boxes: dict[str, Box | None] = {}
+    try:
+        for i in range(0, len(words), 5):
+            ref = words[i]
+            boxes[ref] = None if ref in boxes else (
+                int(words[i + 1]), int(words[i + 2]), int(words[i + 3]), int(words[i + 4]))  # fmt: skip
+    except ValueError:
+        return False
+    complete, stack = True, [root]
+    while stack:
+        node = stack.pop()
+        if node.role != "iframe":  # a frame's nodes are in a document (and a world) of their own
+            stack += node.children
+        if node.ref is not None:
+            node.box = boxes.get(node.ref)
+            complete = complete and node.box is not None
+    return complete
 
 
 def refs_in(root: AriaNode) -> frozenset[str]:
@@ -167,9 +205,7 @@ def _unquote_key(body: str, number: int) -> str:
     return body
 
 
-def _built(
-    role: str, name: str | None, attrs: str, value: str | None, box: tuple[int, int, int, int] | None = None
-) -> AriaNode:
+def _built(role: str, name: str | None, attrs: str, value: str | None, box: Box | None = None) -> AriaNode:
     """A node from its line's parts (positional arguments: the dataclass's keyword defaults cost a call each);
     `box`: the one the pattern read after `attrs`."""
     text = _value(value.strip()) if value else ""
@@ -190,7 +226,7 @@ def _built(
     return AriaNode(role, name, ref, box, flags, text, {}, [])
 
 
-def _box(value: str) -> tuple[int, int, int, int]:
+def _box(value: str) -> Box:
     try:  # four integers, else four numbers
         x, y, w, h = map(int, value.split(","))
     except ValueError:

@@ -32,10 +32,12 @@ from lookout.browser.actions import (
     quiet_ms,
     settle,
 )
-from lookout.browser.aria import AriaNode, holds_dialog, parse
-from lookout.browser.closed_shadow import PROBE, ClosedShadow
+from lookout.browser.aria import AriaNode, parse
+from lookout.browser.closed_shadow import ClosedShadow
 from lookout.browser.frames import action_frame, resource, screenshot_frame, snapshot_frame
 from lookout.browser.hands import PageHands, check_unchanged
+from lookout.browser.page_read import Read, read_page
+from lookout.browser.ref_places import RefPlaces
 from lookout.browser.search import find
 from lookout.browser.shadow_actions import ShadowElement, shadow_ref
 from lookout.browser.snapshot_view import PageContext, SnapshotOptions
@@ -57,45 +59,6 @@ HISTORY_SHOWN = 5
 NAVIGATION_TIMEOUT_MS = 30_000
 OUTCOMES = frozenset({"alert", "status", "live", "message", "field_error", "dialog"})
 """The kinds of an action's text effects that are its outcome, repeated in the header of its snapshot."""
-_MODAL_JS = """() => {
-  const open = [...document.querySelectorAll('[aria-modal="true"], dialog')].filter(el =>
-    (el.tagName === 'DIALOG' ? el.matches(':modal') : true) && el.getClientRects().length > 0);
-  if (!open.length) return null;
-  const el = open[open.length - 1];
-  const by = el.getAttribute('aria-labelledby');
-  const label = el.getAttribute('aria-label') || (by && document.getElementById(by)?.textContent) || '';
-  return label.trim();
-}"""
-"""The accessible name of the page's open modal dialog ("" for one without a name), null when none is open."""
-
-
-@dataclass(frozen=True, slots=True)
-class Read:
-    """What a snapshot read from the page."""
-
-    url: str
-    title: str
-    modal: str | None
-    raw: str
-    boxes: bool = True
-    """The snapshot has every node's box."""
-    closed: bool = False
-    """The page has closed shadow roots."""
-
-
-async def read_page(page: PlaywrightPage, shadow: ClosedShadow, boxes: bool = True) -> Read:
-    """The page's title, the name of its open modal dialog (None when none is open) and its AI snapshot (with
-    boxes when asked), read now. The modal check, a script on the page's main thread, runs only when the
-    snapshot holds a dialog: without one there is nothing a modal could be (the view shows a modal only as a
-    dialog's node). The nodes of closed shadow roots are read only when the page has any
-    (lookout.browser.closed_shadow), and placed by the boxes: a page that has some is read with them."""
-    (title, closed), raw = await asyncio.gather(page.evaluate(PROBE), page.aria_snapshot(mode="ai", boxes=boxes))
-    if closed:
-        if not boxes:
-            raw, boxes = await page.aria_snapshot(mode="ai", boxes=True), True
-        raw = await shadow.spliced(page, raw)
-    modal = await page.evaluate(_MODAL_JS) if holds_dialog(raw) else None
-    return Read(page.url, title, modal, raw, boxes, bool(closed))
 
 
 @dataclass(eq=False)
@@ -148,6 +111,8 @@ class Page(Holdable):
     """Each agent's last snapshot and the last action (lookout.browser.hands)."""
     shadow: ClosedShadow = field(default_factory=ClosedShadow)
     """The reader of the page's closed shadow roots (and its CDP session)."""
+    places: RefPlaces = field(default_factory=RefPlaces)
+    """The reader of its refs' boxes (and its CDP session)."""
     _acting: asyncio.Lock = field(default_factory=asyncio.Lock)
     """One action at a time: the events between an action's start and its end are its own effects."""
 
@@ -191,11 +156,13 @@ class Page(Holdable):
         before, read = await asyncio.gather(self._earlier(since), self._read(self._guess(since)))
         obs_id = self.store.new_id()
         result, answer = await self._answer(obs_id, read, options, before, expand, outcome)
-        if result is None:  # the answer could depend on the boxes the read did not ask for: read with them
+        while result is None:  # the answer could depend on boxes the read did not have: read it placed
+            exact = read.places is not None  # the refs' boxes did not place every ref: Playwright's boxes
+            if exact:
+                self.places.forget()
             read_at = time.time()
-            read = await self._read(True)
+            read = await self._read(True, exact)
             result, answer = await self._answer(obs_id, read, options, before, expand, outcome)
-            assert result is not None
         self._closed, self._obs_url = read.closed, read.url
         if "diff_against" not in answer.metadata:  # a diff shows no boxes: it says nothing of what a view needs
             self._boxes = answer.by_position or read.closed
@@ -218,9 +185,10 @@ class Page(Holdable):
         likely_diff = since is not None and since == self.last_obs and self._obs_url == self.page.url
         return self._closed if likely_diff else self._boxes
 
-    async def _read(self, boxes: bool) -> Read:
+    async def _read(self, boxes: bool, exact: bool = False) -> Read:
+        """The page read now; with `boxes` its nodes placed (`exact`: by Playwright's boxes)."""
         try:
-            return await read_page(self.page, self.shadow, boxes)
+            return await read_page(self.page, self.shadow, boxes, None if exact else self.places, self.navigated_at)
         except pw.Error as exc:
             raise Unavailable(f"the page did not answer a snapshot: {str(exc).splitlines()[0]}") from exc
 
@@ -463,8 +431,8 @@ def _observed(
     """A snapshot's answer, stored as an observation with its raw text, and the view's answer: the work after
     Playwright's part, in one worker thread. None, not stored, when the read has no boxes and the answer could
     depend on them."""
-    answer = snapshot_text(read.raw, options, ctx, before, expand)
-    if answer.by_position and not read.boxes:
+    answer = snapshot_text(read.raw, options, ctx, before, expand, read.places)
+    if answer.by_position and not (read.boxes and answer.placed):
         return None, answer
     result = {"obs_id": obs_id, "url": ctx.url, "title": ctx.title, "text": answer.text, "metadata": answer.metadata}
     store.save(page_id, {**result, "kind": "snapshot", "ts": time.time(), "raw": read.raw})

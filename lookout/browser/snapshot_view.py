@@ -25,7 +25,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from lookout.browser.aria import AriaNode
+from lookout.browser.aria import AriaNode, Box, placed_box
 from lookout.browser.snapshot_header import header_cost, header_lines, with_token_line
 from lookout.browser.snapshot_lines import INLINE, merged, plural, render_line
 from lookout.core.budget import fit
@@ -112,6 +112,7 @@ class _Item:
     """It is one of its parent's `inline` children."""
     many: bool = False
     """In one of many table rows: on screen, after the page's other controls."""
+    framed: bool = False  # inside an iframe: placed by the frame (its box is in the frame's own viewport)
     _line: str | None = None
     _cost: int | None = None
     children: list[_Item] = field(default_factory=list)
@@ -191,8 +192,9 @@ def _items(root: AriaNode, ctx: PageContext) -> list[_Item]:
             stack.extend((child, parent) for child in reversed(_seen_children(node)))
             continue
         node = merged(node)
-        item = _Item(node, parent, len(out))
-        item.grade = _viewport_grade(node, parent, ctx)
+        framed = parent is not None and (parent.framed or parent.node.role == "iframe")
+        item = _Item(node, parent, len(out), framed=framed)
+        item.grade = _viewport_grade(None if item.framed else placed_box(node), parent, ctx)
         item.score = GRADE_WEIGHT * item.grade + ROLE_PRIORITY.get(node.role, DEFAULT_PRIORITY)
         out.append(item)
         if parent is not None:
@@ -225,10 +227,9 @@ def _seen_children(node: AriaNode) -> list[AriaNode]:
     return [child for child in children if not (child.role == "text" and child.text.strip() in names)]
 
 
-def _viewport_grade(node: AriaNode, parent: _Item | None, ctx: PageContext) -> float:
-    """+50 in the viewport, then less the further away (in viewport heights); a node without a box (an
-    option of a closed select) takes its parent's grade."""
-    box = node.box
+def _viewport_grade(box: Box | None, parent: _Item | None, ctx: PageContext) -> float:
+    """+50 in the viewport, then less the further away (in viewport heights); a node that its own box does not
+    place (`placed_box`: without a ref, or an option of a closed select; or inside a frame) takes its parent's."""
     if box is None or (box[2] == 0 and box[3] == 0):
         return parent.grade if parent else 0.0
     height = ctx.viewport[1]
@@ -244,9 +245,10 @@ def _in_viewport(item: _Item) -> bool:
 
 
 def _on_screen_control(item: _Item) -> bool:
-    """A control with a box of some size in the viewport (not an option of a closed select)."""
-    box = item.node.box
-    return item.node.role in INTERACTIVE and box is not None and box[2] > 0 and box[3] > 0 and _in_viewport(item)
+    """A control with a box of some size in the viewport (in a frame: a ref; not an option of a closed select)."""
+    box = placed_box(item.node)
+    sized = item.node.ref is not None if item.framed else box is not None and box[2] > 0 and box[3] > 0
+    return item.node.role in INTERACTIVE and sized and _in_viewport(item)
 
 
 def _wanted(item: _Item, options: SnapshotOptions) -> bool:

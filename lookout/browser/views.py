@@ -11,7 +11,7 @@ from collections import OrderedDict
 from dataclasses import replace
 from typing import Any, NamedTuple
 
-from lookout.browser.aria import AriaNode, AriaParseError, parse, refs_in
+from lookout.browser.aria import AriaNode, AriaParseError, parse, placed, refs_in
 from lookout.browser.diff import FULL_ABOVE, diff, render_diff
 from lookout.browser.search import subtree
 from lookout.browser.snapshot_header import header_lines, outcome_lines
@@ -33,6 +33,8 @@ class Answer(NamedTuple):
     """The parsed tree, when it was parsed for this answer (None for a kept answer)."""
     by_position: bool = True
     """The nodes' boxes could have changed the text: a read without them must be made again with them."""
+    placed: bool = True
+    """The refs' boxes given (`places`) placed every node with a top-document ref (lookout.browser.ref_places)."""
 
 
 class Earlier(NamedTuple):
@@ -49,11 +51,17 @@ _answers_lock = threading.Lock()
 
 
 def snapshot_text(
-    raw: str, options: SnapshotOptions, ctx: PageContext, before: Earlier | None, expand: str | None = None
+    raw: str,
+    options: SnapshotOptions,
+    ctx: PageContext,
+    before: Earlier | None,
+    expand: str | None = None,
+    places: str | None = None,
 ) -> Answer:
     """The text and metadata of a snapshot: a diff against `before` when it is worth it, else full (only
-    the subtree of `expand`, when given); and the refs of `raw`."""
-    key = (raw, options, ctx, None if before is None else before.obs_id, expand)  # observations never change
+    the subtree of `expand`, when given); and the refs of `raw`. `places`: the boxes of its refs, when `raw`
+    has none (lookout.browser.ref_places)."""
+    key = (raw, places, options, ctx, None if before is None else before.obs_id, expand)  # observations never change
     with _answers_lock:
         kept = _answers.get(key)
         if kept is not None:
@@ -62,14 +70,17 @@ def snapshot_text(
     try:
         with gc_paused():  # tens of thousands of nodes on a big page: the collector would double the time
             root = parse(raw)
+            complete = places is None or placed(root, places)
             text, metadata, by_position = _view_of(root, options, ctx, before, expand)
     except AriaParseError as exc:
         raise BackendFailure(f"the page's accessibility snapshot could not be read: {exc}") from exc
-    answer = Answer(text, metadata, refs_in(root), root, by_position)
+    answer = Answer(text, metadata, refs_in(root), root, by_position, complete)
     if len(raw) <= ANSWER_CHARS_KEPT:
         with _answers_lock:
             _answers[key] = answer._replace(metadata=dict(metadata), root=None)
-            while len(_answers) > ANSWERS_KEPT or sum(len(inputs[0]) for inputs in _answers) > ANSWER_CHARS_KEPT:
+            while (
+                len(_answers) > ANSWERS_KEPT or sum(len(k[0]) + len(k[1] or "") for k in _answers) > ANSWER_CHARS_KEPT
+            ):
                 _answers.popitem(last=False)
     return answer
 

@@ -1,7 +1,8 @@
-"""A snapshot read without Playwright's boxes is exactly the snapshot a read with them gives: lookout reads
-without them only when its answer cannot depend on them, and reads again with them when it could (real headless
-Chromium, pages served from 127.0.0.1). Each answer is compared with the view of a read with boxes made right
-after it on the same tab (the page does not change in between, so the refs are the same)."""
+"""A snapshot read without boxes, or placed by its refs' boxes alone (lookout.browser.ref_places), is exactly the
+snapshot a read with Playwright's boxes gives: lookout reads without them only when its answer cannot depend on
+them, and reads again placed when it could (real headless Chromium, pages served from 127.0.0.1). Each answer is
+compared with the view of a read with Playwright's boxes made right after it on the same tab (the page does not
+change in between, so the refs are the same)."""
 
 from __future__ import annotations
 
@@ -38,19 +39,27 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 @contextmanager
 def _reads(page: Page) -> Iterator[list[bool]]:
-    """The `boxes` of every accessibility read of the page made inside the block."""
+    """For every accessibility read of the page made inside the block, whether its nodes were placed: by
+    Playwright's boxes, or by its refs' boxes read right after it (lookout.browser.ref_places)."""
     tab, reads = page.page, []
-    aria_snapshot = tab.aria_snapshot
+    aria_snapshot, places_read = tab.aria_snapshot, page.places.read
 
     async def counted(**kwargs: Any) -> str:
         reads.append(bool(kwargs.get("boxes")))
         return await aria_snapshot(**kwargs)
 
+    async def placed(tab_: Any) -> str | None:
+        places = await places_read(tab_)
+        reads[-1] = reads[-1] or places is not None
+        return places
+
     tab.aria_snapshot = counted  # type: ignore[method-assign]
+    page.places.read = placed  # type: ignore[method-assign]
     try:
         yield reads
     finally:
         tab.aria_snapshot = aria_snapshot  # type: ignore[method-assign]
+        page.places.read = places_read  # type: ignore[method-assign]
 
 
 async def _snapshot(page: Page, options: SnapshotOptions) -> tuple[dict[str, Any], list[bool]]:
@@ -72,7 +81,7 @@ async def _same_as_with_boxes(page: Page, options: SnapshotOptions) -> tuple[dic
     text, metadata = await _with_boxes(page, options)
     assert snapshot["text"] == text and snapshot["metadata"] == metadata
     stored = page.observation(snapshot["obs_id"])
-    assert stored["text"] == text and ("[box=" in stored["raw"]) == reads[-1]
+    assert stored["text"] == text and "[box=" not in stored["raw"], "placed by the refs' boxes, not Playwright's"
     return snapshot, reads
 
 

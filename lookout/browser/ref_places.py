@@ -1,0 +1,115 @@
+"""Where the refs of a snapshot are on the page, read without Playwright's boxes.
+
+Playwright's `aria_snapshot(mode="ai", boxes=True)` takes a rectangle for every node as it renders the tree and
+sends each as an object through its serializer: 1.3x to 1.45x of the snapshot without them (docs/pages.md). A
+view places a node by its box only when the node has a ref of the top document (`lookout.browser.aria.placed_box`),
+and Playwright leaves each such ref on its element (`element._ariaRef`, in its own world of the page, where its
+snapshot ran). So lookout reads the snapshot without boxes, then, in that world over the DevTools protocol, the
+rectangle of every element that carries a ref: one short script and one string back (`ref x y w h ...`).
+
+Nothing here is taken on trust: a read whose places do not give every top-document ref of the snapshot exactly
+one box (`lookout.browser.aria.placed`: Playwright changed how it keeps refs, the world was not found, an element went between the two
+reads) is not used; the page is read again with Playwright's boxes (lookout.browser.page). The places are taken
+in the page's next task after the snapshot's, as the title and the modal check are.
+"""
+
+from __future__ import annotations
+
+from playwright.async_api import CDPSession
+from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import Page as PlaywrightPage
+
+UTILITY_WORLD = "__playwright_utility_world_"
+"""The name Playwright gives its world of a page (then the page's id)."""
+
+PLACES_JS = r"""(() => {
+  const out = [];
+  const walk = root => {
+    for (const element of root.querySelectorAll('*')) {
+      const kept = element._ariaRef;
+      if (kept && typeof kept.ref === 'string') {
+        const r = element.getBoundingClientRect();
+        out.push(kept.ref, Math.round(r.x), Math.round(r.y), Math.round(r.width), Math.round(r.height));
+      }
+      if (element.shadowRoot) walk(element.shadowRoot);
+    }
+  };
+  walk(document);
+  return out.join(' ');
+})()"""
+"""Every element of the document (open shadow roots too) that carries a ref: `ref x y w h`, rounded as
+Playwright rounds its boxes."""
+
+
+class RefPlaces:
+    """One page's reader of its refs' places: its DevTools session and Playwright's world in the top document,
+    found beside the snapshot when the page has a new document, and again whenever the one kept is gone."""
+
+    def __init__(self) -> None:
+        self._cdp: CDPSession | None = None
+        self._world: str | None = None
+        """The unique id of Playwright's world of the top document (None: to be found)."""
+        self._document = -1.0
+        """The page's `navigated_at` when the world was found."""
+        self.reads = 0
+        """Places read (a test's count)."""
+
+    async def prepare(self, page: PlaywrightPage, document: float) -> None:
+        """Find the world of the page's document (`navigated_at`) unless it is known: run beside the snapshot,
+        so that a new document costs its first read no round trips of its own."""
+        if self._world is None or self._document != document:
+            self._document = document
+            await self._find(page)
+
+    async def read(self, page: PlaywrightPage) -> str | None:
+        """PLACES_JS's answer on `page` now; None when it cannot be read (no DevTools session, the world not
+        found): the caller reads Playwright's boxes instead."""
+        for _ in range(2):  # the world kept may have gone with its document: found again once
+            if self._world is None and not await self._find(page):
+                return None
+            try:
+                assert self._cdp is not None
+                answer = await self._cdp.send("Runtime.evaluate", {
+                    "expression": PLACES_JS, "uniqueContextId": self._world, "returnByValue": True})  # fmt: skip
+            except PlaywrightError:  # no such context (a new document), or the session went with its target
+                self._world = None
+                continue
+            value = answer.get("result", {}).get("value")
+            if "exceptionDetails" not in answer and isinstance(value, str):
+                self.reads += 1
+                return value
+            self._world = None
+        return None
+
+    def forget(self) -> None:
+        """Find the world again before the next read (its places did not give every ref)."""
+        self._world = None
+
+    async def _find(self, page: PlaywrightPage) -> bool:
+        """Find the world (and open the session first); whether it was found."""
+        try:
+            if self._cdp is None:
+                self._cdp = await page.context.new_cdp_session(page)
+            self._world = await _world(self._cdp)
+        except PlaywrightError:
+            self._cdp = self._world = None  # a session that went with its target: the next read opens another
+        return self._world is not None
+
+
+async def _world(cdp: CDPSession) -> str | None:
+    """The unique id of Playwright's world of the top document; None unless exactly one is found."""
+    top = (await cdp.send("Page.getFrameTree"))["frameTree"]["frame"]["id"]
+    found: list[dict[str, object]] = []
+
+    def created(event: dict[str, dict[str, object]]) -> None:
+        found.append(event["context"])
+
+    cdp.on("Runtime.executionContextCreated", created)
+    try:
+        await cdp.send("Runtime.enable")  # reports every context that exists, before it answers
+        await cdp.send("Runtime.disable")  # and no more: console messages are not sent here
+    finally:
+        cdp.remove_listener("Runtime.executionContextCreated", created)
+    worlds = [str(c["uniqueId"]) for c in found if str(c.get("name", "")).startswith(UTILITY_WORLD)
+              and isinstance(aux := c.get("auxData"), dict) and aux.get("frameId") == top]  # fmt: skip
+    return worlds[0] if len(worlds) == 1 else None
