@@ -59,8 +59,9 @@ COUNT_AT_START = (
 })();"""
 )  # fmt: skip
 """The init script that counts a document's closed shadow roots (the count only grows)."""
-PROBE = f"() => [document.title, document.{KEY} || 0]"
-"""The page's title and its count of closed shadow roots, in one round trip."""
+PROBE = f"() => [document.title, document.{KEY} || 0, performance.timeOrigin]"
+"""The page's title, its count of closed shadow roots and which document it is (its time origin), in one round
+trip."""
 HOISTED = frozenset({"generic", "none", "presentation", "LabelText", "MenuListPopup", "InlineTextBox"})
 """Chromium's roles shown as their children (an unnamed wrapper, a label's box, a select's popup)."""
 VALUED = frozenset({"textbox", "searchbox", "spinbutton", "slider", "combobox"})

@@ -58,13 +58,13 @@ async def read_page(
     reads: list[Awaitable[Any]] = [page.evaluate(PROBE), page.aria_snapshot(mode="ai", boxes=by_playwright)]
     if boxes and places is not None:
         reads.append(places.prepare(page, document))  # the world of a new document found beside the snapshot
-    (title, closed), raw, *_ = await asyncio.gather(*reads)
+    (title, closed, origin), raw, *_ = await asyncio.gather(*reads)
     placed = None
     if closed:
         if not by_playwright:
             raw, boxes = await page.aria_snapshot(mode="ai", boxes=True), True
         raw = await shadow.spliced(page, raw)
-    elif boxes and places is not None and (placed := await places.read(page)) is None:
+    elif boxes and places is not None and (placed := await places.read(page, origin)) is None:
         raw = await page.aria_snapshot(mode="ai", boxes=True)
     modal = await page.evaluate(_MODAL_JS) if holds_dialog(raw) else None
     return Read(page.url, title, modal, raw, boxes, bool(closed), placed)

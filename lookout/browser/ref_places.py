@@ -5,7 +5,9 @@ sends each as an object through its serializer: 1.3x to 1.45x of the snapshot wi
 view places a node by its box only when the node has a ref of the top document (`lookout.browser.aria.placed_box`),
 and Playwright leaves each such ref on its element (`element._ariaRef`, in its own world of the page, where its
 snapshot ran). So lookout reads the snapshot without boxes, then, in that world over the DevTools protocol, the
-rectangle of every element that carries a ref: one short script and one string back (`ref x y w h ...`).
+rectangle of every element that carries a ref: one short script and one string back (`ref x y w h ...`), with
+the document's time origin, which must be the one the title probe beside the snapshot saw (refs are numbered
+anew in each document: a navigation between the two reads must not lend one document's boxes to another's refs).
 
 Nothing here is taken on trust: a read whose places do not give every top-document ref of the snapshot exactly
 one box (`lookout.browser.aria.placed`: Playwright changed how it keeps refs, the world was not found, an element went between the two
@@ -35,10 +37,10 @@ PLACES_JS = r"""(() => {
     }
   };
   walk(document);
-  return out.join(' ');
+  return [performance.timeOrigin, out.join(' ')];
 })()"""
-"""Every element of the document (open shadow roots too) that carries a ref: `ref x y w h`, rounded as
-Playwright rounds its boxes."""
+"""Which document (its time origin), and every element of it (open shadow roots too) that carries a ref:
+`ref x y w h`, rounded as Playwright rounds its boxes."""
 
 
 class RefPlaces:
@@ -61,9 +63,10 @@ class RefPlaces:
             self._document = document
             await self._find(page)
 
-    async def read(self, page: PlaywrightPage) -> str | None:
-        """PLACES_JS's answer on `page` now; None when it cannot be read (no DevTools session, the world not
-        found): the caller reads Playwright's boxes instead."""
+    async def read(self, page: PlaywrightPage, origin: float) -> str | None:
+        """The refs' places on `page` now, in the document whose time origin is `origin` (the snapshot's: refs
+        are numbered anew in each document); None when they cannot be read (no DevTools session, the world not
+        found, another document): the caller reads Playwright's boxes instead."""
         for _ in range(2):  # the world kept may have gone with its document: found again once
             if self._world is None and not await self._find(page):
                 return None
@@ -75,9 +78,11 @@ class RefPlaces:
                 self._world = None
                 continue
             value = answer.get("result", {}).get("value")
-            if "exceptionDetails" not in answer and isinstance(value, str):
+            if "exceptionDetails" not in answer and isinstance(value, list) and len(value) == 2:
+                if value[0] != origin:  # the page has another document since the snapshot
+                    return None
                 self.reads += 1
-                return value
+                return str(value[1])
             self._world = None
         return None
 
