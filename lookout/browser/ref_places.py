@@ -17,10 +17,15 @@ in the page's next task after the snapshot's, as the title and the modal check a
 
 from __future__ import annotations
 
+import asyncio
+
 from playwright.async_api import CDPSession
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Page as PlaywrightPage
 
+PLACES_WAIT_S = 10.0
+"""The longest a read of the places (or a search for the world) may take: a page that does not answer is left to
+Playwright's own read, which says so."""
 UTILITY_WORLD = "__playwright_utility_world_"
 """The name Playwright gives its world of a page (then the page's id)."""
 
@@ -72,8 +77,12 @@ class RefPlaces:
                 return None
             try:
                 assert self._cdp is not None
-                answer = await self._cdp.send("Runtime.evaluate", {
-                    "expression": PLACES_JS, "uniqueContextId": self._world, "returnByValue": True})  # fmt: skip
+                async with asyncio.timeout(PLACES_WAIT_S):
+                    answer = await self._cdp.send("Runtime.evaluate", {
+                        "expression": PLACES_JS, "uniqueContextId": self._world, "returnByValue": True})  # fmt: skip
+            except TimeoutError:  # a page that does not answer: Playwright's read says so
+                self._world = None
+                return None
             except PlaywrightError:  # no such context (a new document), or the session went with its target
                 self._world = None
                 continue
@@ -93,10 +102,13 @@ class RefPlaces:
     async def _find(self, page: PlaywrightPage) -> bool:
         """Find the world (and open the session first); whether it was found."""
         try:
-            if self._cdp is None:
-                self._cdp = await page.context.new_cdp_session(page)
-            self._world = await _world(self._cdp)
-        except PlaywrightError:
+            async with asyncio.timeout(PLACES_WAIT_S):
+                if self._cdp is None:
+                    self._cdp = await page.context.new_cdp_session(page)
+                self._world = await _world(self._cdp)
+        except TimeoutError:
+            self._world = None
+        except (PlaywrightError, KeyError, TypeError):
             self._cdp = self._world = None  # a session that went with its target: the next read opens another
         return self._world is not None
 
