@@ -56,15 +56,20 @@ async def read_page(
     and placed by Playwright's boxes: a page that has some is read with them."""
     by_playwright = boxes and places is None
     reads: list[Awaitable[Any]] = [page.evaluate(PROBE), page.aria_snapshot(mode="ai", boxes=by_playwright)]
-    if boxes and places is not None:
-        reads.append(places.prepare(page, document))  # the world of a new document found beside the snapshot
-    (title, closed, origin), raw, *_ = await asyncio.gather(*reads)
+    at_once = places is not None and boxes and places.ready(document)
+    if places is not None and boxes:  # the places sent after the snapshot, or the world of a new document found
+        reads.append(places.read(page) if at_once else places.prepare(page, document))
+    (title, closed, origin), raw, *found = await asyncio.gather(*reads)
     placed = None
     if closed:
         if not by_playwright:
             raw, boxes = await page.aria_snapshot(mode="ai", boxes=True), True
         raw = await shadow.spliced(page, raw)
-    elif boxes and places is not None and (placed := await places.read(page, origin)) is None:
-        raw = await page.aria_snapshot(mode="ai", boxes=True)
+    elif places is not None and boxes:
+        read = found[0] if at_once else await places.read(page)
+        if read is not None and read[0] == origin:  # the snapshot's document: refs are numbered anew in each
+            placed = read[1]
+        else:
+            raw = await page.aria_snapshot(mode="ai", boxes=True)
     modal = await page.evaluate(_MODAL_JS) if holds_dialog(raw) else None
     return Read(page.url, title, modal, raw, boxes, bool(closed), placed)

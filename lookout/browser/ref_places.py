@@ -58,20 +58,26 @@ class RefPlaces:
         """The unique id of Playwright's world of the top document (None: to be found)."""
         self._document = -1.0
         """The page's `navigated_at` when the world was found."""
+        self._refused = False
+        """The browser gave no DevTools session for the page."""
         self.reads = 0
         """Places read (a test's count)."""
 
-    async def prepare(self, page: PlaywrightPage, document: float) -> None:
-        """Find the world of the page's document (`navigated_at`) unless it is known: run beside the snapshot,
-        so that a new document costs its first read no round trips of its own."""
-        if self._world is None or self._document != document:
-            self._document = document
-            await self._find(page)
+    def ready(self, document: float) -> bool:
+        """The world of the page's document (its `navigated_at`) is known: the places can be asked for beside
+        the snapshot (sent after it, they are read after it: the page answers in turn)."""
+        return self._world is not None and self._document == document
 
-    async def read(self, page: PlaywrightPage, origin: float) -> str | None:
-        """The refs' places on `page` now, in the document whose time origin is `origin` (the snapshot's: refs
-        are numbered anew in each document); None when they cannot be read (no DevTools session, the world not
-        found, another document): the caller reads Playwright's boxes instead."""
+    async def prepare(self, page: PlaywrightPage, document: float) -> None:
+        """Find the world of the page's document: run beside the snapshot, so that a new document costs its
+        first read no round trips of its own."""
+        self._document = document
+        await self._find(page)
+
+    async def read(self, page: PlaywrightPage) -> tuple[float, str] | None:
+        """The time origin of the page's document (refs are numbered anew in each: the caller checks that it is
+        the snapshot's) and its refs' places now; None when they cannot be read (no DevTools session, the world
+        not found): the caller reads Playwright's boxes instead."""
         for _ in range(2):  # the world kept may have gone with its document: found again once
             if self._world is None and not await self._find(page):
                 return None
@@ -88,10 +94,8 @@ class RefPlaces:
                 continue
             value = answer.get("result", {}).get("value")
             if "exceptionDetails" not in answer and isinstance(value, list) and len(value) == 2:
-                if value[0] != origin:  # the page has another document since the snapshot
-                    return None
                 self.reads += 1
-                return str(value[1])
+                return float(value[0]), str(value[1])
             self._world = None
         return None
 
@@ -101,10 +105,16 @@ class RefPlaces:
 
     async def _find(self, page: PlaywrightPage) -> bool:
         """Find the world (and open the session first); whether it was found."""
+        if self._cdp is None:
+            if self._refused:
+                return False
+            try:
+                self._cdp = await page.context.new_cdp_session(page)
+            except PlaywrightError:  # a browser that gives no DevTools session: Playwright's boxes, every time
+                self._refused = True
+                return False
         try:
             async with asyncio.timeout(PLACES_WAIT_S):
-                if self._cdp is None:
-                    self._cdp = await page.context.new_cdp_session(page)
                 self._world = await _world(self._cdp)
         except TimeoutError:
             self._world = None

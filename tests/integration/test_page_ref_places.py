@@ -45,8 +45,9 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 async def _playwrights_and_places(page: Page) -> tuple[dict[str, Any], dict[str, Any]]:
     """Each top-document ref's box: Playwright's, and the one read apart right after it."""
     raw = await page.page.aria_snapshot(mode="ai", boxes=True)
-    places = await page.places.read(page.page, await page.page.evaluate("performance.timeOrigin"))
-    assert places is not None
+    read = await page.places.read(page.page)
+    assert read is not None and read[0] == await page.page.evaluate("performance.timeOrigin")
+    places = read[1]
     theirs = {n.ref: n.box for n in parse(raw).walk() if n.ref and n.ref[0] == "e"}
     root = parse(raw)
     assert placed(root, places)
@@ -106,9 +107,9 @@ async def test_refs_the_boxes_read_apart_cannot_place_are_read_with_playwrights(
     page = pages.get((await pages.create(f"{site}/big.html", (1280, 720)))["id"])
     places_read = page.places.read
 
-    async def without_refs(tab: Any, origin: float) -> str:  # as if Playwright stopped keeping its refs
-        await places_read(tab, origin)
-        return ""
+    async def without_refs(tab: Any) -> tuple[float, str] | None:  # as if Playwright stopped keeping its refs
+        read = await places_read(tab)
+        return None if read is None else (read[0], "")
 
     page.places.read = without_refs  # type: ignore[method-assign]
     snapshot = await page.snapshot(SnapshotOptions())
@@ -118,13 +119,18 @@ async def test_refs_the_boxes_read_apart_cannot_place_are_read_with_playwrights(
 
 
 async def test_the_boxes_of_another_document_place_nothing(pages: PageRegistry, site: str) -> None:
-    """Refs are numbered anew in each document: boxes read after a navigation are never lent to the refs of
-    the snapshot before it."""
+    """Refs are numbered anew in each document: boxes read in another document (a navigation between the
+    snapshot and the read of its places) are never lent to the snapshot's refs, even where every ref has one."""
     page = pages.get((await pages.create(f"{site}/big.html", (1280, 720)))["id"])
-    await page.page.aria_snapshot(mode="ai")
-    before = await page.page.evaluate("performance.timeOrigin")
-    assert await page.places.read(page.page, before) is not None
-    await page.page.goto(f"{site}/shapes.html")
-    await page.page.aria_snapshot(mode="ai")  # refs e1, e2, ... again, on other elements
-    assert await page.places.read(page.page, before) is None
-    assert await page.places.read(page.page, await page.page.evaluate("performance.timeOrigin")) is not None
+    await page.snapshot(SnapshotOptions())
+    places_read = page.places.read
+
+    async def of_another_document(tab: Any) -> tuple[float, str] | None:
+        read = await places_read(tab)
+        return None if read is None else (read[0] + 1, read[1])
+
+    page.places.read = of_another_document  # type: ignore[method-assign]
+    snapshot = await page.snapshot(SnapshotOptions())
+    page.places.read = places_read  # type: ignore[method-assign]
+    assert "[box=" in page.observation(snapshot["obs_id"])["raw"], "read again, placed by Playwright's boxes"
+    assert snapshot["text"] == await _view_with_playwrights_boxes(page, SnapshotOptions())

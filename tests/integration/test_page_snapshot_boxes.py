@@ -48,8 +48,8 @@ def _reads(page: Page) -> Iterator[list[bool]]:
         reads.append(bool(kwargs.get("boxes")))
         return await aria_snapshot(**kwargs)
 
-    async def placed(tab_: Any, origin: float) -> str | None:
-        places = await places_read(tab_, origin)
+    async def placed(tab_: Any) -> tuple[float, str] | None:
+        places = await places_read(tab_)
         reads[-1] = reads[-1] or places is not None
         return places
 
