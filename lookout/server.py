@@ -104,8 +104,8 @@ def create_app(settings: Settings | None = None, lifecycle: Lifecycle | None = N
     async def adopt() -> None:
         """Take up the data dir (once it is this daemon's alone)."""
         nonlocal adopted
-        if taking_over:
-            history.open()
+        if taking_over:  # every frame ever recorded is indexed: not on the loop, which serves meanwhile
+            await asyncio.to_thread(history.open)
         await asyncio.to_thread(leases.load)  # held before a restart or a crash, still held
         await manager.start()
         if not settings.read_only:  # summaries are records too
