@@ -10,16 +10,14 @@ from pathlib import Path
 import pytest
 
 from lookout.browser.action_kinds import Check, Click, Fill, Hover, Press, Select, Type, Upload, WaitElement
-from lookout.browser.browser import BrowserHost, Remote
 from lookout.browser.page import Page
 from lookout.browser.registry import PageRegistry
 from lookout.browser.snapshot_view import SnapshotOptions
 from lookout.core.errors import Conflict
-from lookout.core.events import EventBus
 from lookout.timeline.recording import current_agent
 from tests.conftest import free_port
 from tests.support.pages import CLOSED_CARD, ref_of
-from tests.support.remote_browsers import CdpChromium, PlaywrightServer
+from tests.support.remote_browsers import registry_elsewhere
 from tests.support.site import serve_directory
 
 PLAIN = """<!doctype html><title>Plain</title><h1>Plain</h1><x-open></x-open><button>Go</button>
@@ -124,17 +122,11 @@ async def test_a_page_without_closed_roots_is_never_read_over_cdp(pages: PageReg
 @pytest.mark.parametrize("kind", ["ws", "cdp"])
 async def test_closed_roots_on_a_browser_elsewhere(tmp_path: Path, site: str, kind: str) -> None:
     """A Playwright browser server and a Chromium over CDP give the CDP session the closed roots are read by."""
-    far = PlaywrightServer(tmp_path, free_port()).start() if kind == "ws" else CdpChromium(tmp_path).start()
-    registry = PageRegistry(tmp_path / "pages", BrowserHost(None, Remote(kind, far.endpoint if kind == "ws" else far.url)),
-                            EventBus(), tmp_path / "uploads")  # fmt: skip
-    try:
+    async with registry_elsewhere(tmp_path, kind, free_port()) as registry:
         page, text = await _open(registry, f"{site}/card.html")
         await page.act(Fill(ref=ref_of(text, '- textbox "Email"'), text="far"), None)
         await page.act(Click(ref=ref_of(text, '- button "Save"')), None)
         assert "Saved far" in (await page.snapshot(SnapshotOptions()))["text"]
-    finally:
-        await registry.shutdown()
-        far.stop()
 
 
 async def test_a_closed_root_declared_in_html_set_by_script_is_read(pages: PageRegistry, site: str) -> None:

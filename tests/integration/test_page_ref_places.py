@@ -12,15 +12,13 @@ from typing import Any
 import pytest
 
 from lookout.browser.aria import parse, placed
-from lookout.browser.browser import BrowserHost, Remote
 from lookout.browser.page import HISTORY_SHOWN, Page, read_page
 from lookout.browser.registry import PageRegistry
 from lookout.browser.snapshot_view import PageContext, SnapshotOptions
 from lookout.browser.views import snapshot_text
-from lookout.core.events import EventBus
 from tests.conftest import free_port
 from tests.support.pages import big_page
-from tests.support.remote_browsers import CdpChromium, PlaywrightServer
+from tests.support.remote_browsers import registry_elsewhere
 from tests.support.site import serve_directory
 
 SHAPES = """<!doctype html><title>Shapes</title><body>
@@ -144,16 +142,10 @@ async def test_the_boxes_of_another_document_place_nothing(pages: PageRegistry, 
 @pytest.mark.parametrize("kind", ["ws", "cdp"])
 async def test_a_browser_elsewhere_is_placed_by_the_refs_boxes(tmp_path: Path, site: str, kind: str) -> None:
     """A Playwright browser server and a Chromium over CDP give the DevTools session the refs' boxes are read by."""
-    far = PlaywrightServer(tmp_path, free_port()).start() if kind == "ws" else CdpChromium(tmp_path).start()
-    registry = PageRegistry(tmp_path / "pages", BrowserHost(None, Remote(kind, far.endpoint if kind == "ws" else far.url)),
-                            EventBus(), tmp_path / "uploads")  # fmt: skip
-    try:
+    async with registry_elsewhere(tmp_path, kind, free_port()) as registry:
         page = registry.get((await registry.create(f"{site}/big.html", (1280, 720)))["id"])
         for _ in range(2):  # the world found beside the first snapshot, the places asked for beside the second
             reads = page.places.reads
             snapshot = await page.snapshot(SnapshotOptions(max_elements=8))
             assert page.places.reads == reads + 1 and "[box=" not in page.observation(snapshot["obs_id"])["raw"]
             assert snapshot["text"] == await _view_with_playwrights_boxes(page, SnapshotOptions(max_elements=8))
-    finally:
-        await registry.shutdown()
-        far.stop()

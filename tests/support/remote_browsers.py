@@ -10,9 +10,12 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 
-from lookout.browser.browser import FLAGS, find_executable
+from lookout.browser.browser import FLAGS, BrowserHost, Remote, find_executable
+from lookout.browser.registry import PageRegistry
+from lookout.core.events import EventBus
 
 START_S = 60
 
@@ -65,6 +68,19 @@ class CdpChromium:
 
     def stop(self) -> None:
         _end(self.proc)
+
+
+@contextlib.asynccontextmanager
+async def registry_elsewhere(workdir: Path, kind: str, port: int) -> AsyncIterator[PageRegistry]:
+    """Pages on a browser elsewhere: `ws`, a Playwright browser server on `port`; `cdp`, a Chromium over CDP."""
+    far = PlaywrightServer(workdir, port).start() if kind == "ws" else CdpChromium(workdir).start()
+    registry = PageRegistry(workdir / "pages", BrowserHost(None, Remote(kind, far.endpoint if kind == "ws" else far.url)),
+                            EventBus(), workdir / "uploads")  # fmt: skip
+    try:
+        yield registry
+    finally:
+        await registry.shutdown()
+        far.stop()
 
 
 def _end(proc: subprocess.Popen[bytes] | None) -> None:
