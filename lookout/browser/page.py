@@ -429,8 +429,8 @@ def _observed(
     before: Earlier | None, expand: str | None,
 ) -> tuple[dict[str, Any] | None, Answer]:  # fmt: skip
     """A snapshot's answer, stored as an observation with its raw text, and the view's answer: the work after
-    Playwright's part, in one worker thread. None, not stored, when the read has no boxes and the answer could
-    depend on them."""
+    Playwright's part, in one worker thread. None, not stored, when the answer could depend on boxes the read
+    does not have (none, or refs' boxes that did not place every ref)."""
     answer = snapshot_text(read.raw, options, ctx, before, expand, read.places)
     if answer.by_position and not (read.boxes and answer.placed):
         return None, answer

@@ -9,10 +9,11 @@ rectangle of every element that carries a ref: one short script and one string b
 the document's time origin, which must be the one the title probe beside the snapshot saw (refs are numbered
 anew in each document: a navigation between the two reads must not lend one document's boxes to another's refs).
 
-Nothing here is taken on trust: a read whose places do not give every top-document ref of the snapshot exactly
-one box (`lookout.browser.aria.placed`: Playwright changed how it keeps refs, the world was not found, an element went between the two
-reads) is not used; the page is read again with Playwright's boxes (lookout.browser.page). The places are taken
-in the page's next task after the snapshot's, as the title and the modal check are.
+Nothing here is taken on trust: places that do not give every top-document ref of the snapshot exactly one box
+(`lookout.browser.aria.placed`: Playwright changed how it keeps refs, an element went or was given a new ref
+between the two reads), or of another document, or none (the world not found) are not used; the page is read
+again with Playwright's boxes (lookout.browser.page). The places are taken in the page's next task after the
+snapshot's, as the title and the modal check are.
 """
 
 from __future__ import annotations

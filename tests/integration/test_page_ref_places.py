@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 
 from lookout.browser.aria import parse, placed
-from lookout.browser.page import HISTORY_SHOWN, Page, read_page
+from lookout.browser.page import Page
 from lookout.browser.registry import PageRegistry
-from lookout.browser.snapshot_view import PageContext, SnapshotOptions
-from lookout.browser.views import snapshot_text
+from lookout.browser.snapshot_view import SnapshotOptions
 from tests.conftest import free_port
+from tests.support.page_views import view_with_playwrights_boxes
 from tests.support.pages import big_page
 from tests.support.remote_browsers import registry_elsewhere
 from tests.support.site import serve_directory
@@ -45,6 +45,10 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield url
 
 
+async def _boxes_view(page: Page, options: SnapshotOptions) -> str:
+    return (await view_with_playwrights_boxes(page, options)).text
+
+
 async def _playwrights_and_places(page: Page) -> tuple[dict[str, Any], dict[str, Any]]:
     """Each top-document ref's box: Playwright's, and the one read apart right after it."""
     raw = await page.page.aria_snapshot(mode="ai", boxes=True)
@@ -55,13 +59,6 @@ async def _playwrights_and_places(page: Page) -> tuple[dict[str, Any], dict[str,
     root = parse(raw)
     assert placed(root, places)
     return theirs, {n.ref: n.box for n in root.walk() if n.ref and n.ref[0] == "e"}
-
-
-async def _view_with_playwrights_boxes(page: Page, options: SnapshotOptions) -> str:
-    read = await read_page(page.page, page.shadow, boxes=True)
-    assert "[box=" in read.raw and read.places is None
-    ctx = PageContext(read.url, read.title, page.viewport, tuple(page.history[-HISTORY_SHOWN:-1]), modal=read.modal)
-    return snapshot_text(read.raw, options, ctx, None).text
 
 
 @pytest.mark.parametrize("scroll", [0, 700, 99999])
@@ -85,7 +82,7 @@ async def test_a_view_placed_by_the_refs_boxes_is_the_view_playwrights_boxes_giv
                 snapshot = await page.snapshot(options)
                 assert page.places.reads == reads + 1, "placed by the refs' boxes"
                 assert "[box=" not in page.observation(snapshot["obs_id"])["raw"]
-                assert snapshot["text"] == await _view_with_playwrights_boxes(page, options), (name, scroll, options)
+                assert snapshot["text"] == await _boxes_view(page, options), (name, scroll, options)
         assert page.shadow.reads == 0
 
 
@@ -118,7 +115,7 @@ async def test_refs_the_boxes_read_apart_cannot_place_are_read_with_playwrights(
     snapshot = await page.snapshot(SnapshotOptions())
     assert snapshot["metadata"]["truncated"] and "[box=" in page.observation(snapshot["obs_id"])["raw"]
     page.places.read = places_read  # type: ignore[method-assign]
-    assert snapshot["text"] == await _view_with_playwrights_boxes(page, SnapshotOptions())
+    assert snapshot["text"] == await _boxes_view(page, SnapshotOptions())
 
 
 async def test_the_boxes_of_another_document_place_nothing(pages: PageRegistry, site: str) -> None:
@@ -136,7 +133,7 @@ async def test_the_boxes_of_another_document_place_nothing(pages: PageRegistry, 
     snapshot = await page.snapshot(SnapshotOptions())
     page.places.read = places_read  # type: ignore[method-assign]
     assert "[box=" in page.observation(snapshot["obs_id"])["raw"], "read again, placed by Playwright's boxes"
-    assert snapshot["text"] == await _view_with_playwrights_boxes(page, SnapshotOptions())
+    assert snapshot["text"] == await _boxes_view(page, SnapshotOptions())
 
 
 @pytest.mark.parametrize("kind", ["ws", "cdp"])
@@ -148,4 +145,26 @@ async def test_a_browser_elsewhere_is_placed_by_the_refs_boxes(tmp_path: Path, s
             reads = page.places.reads
             snapshot = await page.snapshot(SnapshotOptions(max_elements=8))
             assert page.places.reads == reads + 1 and "[box=" not in page.observation(snapshot["obs_id"])["raw"]
-            assert snapshot["text"] == await _view_with_playwrights_boxes(page, SnapshotOptions(max_elements=8))
+            assert snapshot["text"] == await _boxes_view(page, SnapshotOptions(max_elements=8))
+
+
+async def test_a_ref_another_hand_renewed_between_the_reads_places_nothing(pages: PageRegistry, site: str) -> None:
+    """Another hand renames a button and takes its own snapshot between lookout's snapshot and the read of its
+    places: the button's element now carries a new ref, the snapshot's has no box, and the answer is made from
+    a read with Playwright's boxes (the page as the other hand left it), never from boxes of the wrong refs."""
+    page = pages.get((await pages.create(f"{site}/big.html", (1280, 720)))["id"])
+    await page.snapshot(SnapshotOptions())
+    places_read = page.places.read
+
+    async def after_another_hand(tab: Any) -> tuple[float, str] | None:
+        await tab.evaluate("document.querySelector('button').textContent = 'Renamed'")
+        await tab.aria_snapshot(mode="ai")
+        return await places_read(tab)
+
+    page.places.read = after_another_hand  # type: ignore[method-assign]
+    page.places.ready = lambda document: False  # type: ignore[method-assign]  # read after the snapshot's answer
+    snapshot = await page.snapshot(SnapshotOptions())
+    del page.places.read, page.places.ready
+    assert "[box=" in page.observation(snapshot["obs_id"])["raw"], "read again, placed by Playwright's boxes"
+    assert 'button "Renamed"' in snapshot["text"]
+    assert snapshot["text"] == await _boxes_view(page, SnapshotOptions())

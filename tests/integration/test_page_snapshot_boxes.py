@@ -15,11 +15,12 @@ import pytest
 
 from lookout.browser.action_kinds import from_request
 from lookout.browser.aria import parse
-from lookout.browser.page import HISTORY_SHOWN, Page, read_page
+from lookout.browser.page import Page, read_page
 from lookout.browser.registry import PageRegistry
 from lookout.browser.snapshot_view import PageContext, SnapshotOptions
 from lookout.browser.views import Earlier, snapshot_text
 from lookout.schemas.page import ActionRequest
+from tests.support.page_views import view_with_playwrights_boxes
 from tests.support.pages import big_page, ref_of
 from tests.support.site import serve_directory
 
@@ -68,17 +69,10 @@ async def _snapshot(page: Page, options: SnapshotOptions) -> tuple[dict[str, Any
         return await page.snapshot(options), reads
 
 
-async def _with_boxes(page: Page, options: SnapshotOptions) -> tuple[str, dict[str, Any]]:
-    """The text and metadata of a read with boxes of the page as it is now."""
-    read = await read_page(page.page, page.shadow, boxes=True)
-    ctx = PageContext(read.url, read.title, page.viewport, tuple(page.history[-HISTORY_SHOWN:-1]), modal=read.modal)
-    answer = snapshot_text(read.raw, options, ctx, None)
-    return answer.text, answer.metadata
-
-
 async def _same_as_with_boxes(page: Page, options: SnapshotOptions) -> tuple[dict[str, Any], list[bool]]:
     snapshot, reads = await _snapshot(page, options)
-    text, metadata = await _with_boxes(page, options)
+    answer = await view_with_playwrights_boxes(page, options)
+    text, metadata = answer.text, answer.metadata
     assert snapshot["text"] == text and snapshot["metadata"] == metadata
     stored = page.observation(snapshot["obs_id"])
     assert stored["text"] == text and "[box=" not in stored["raw"], "placed by the refs' boxes, not Playwright's"
