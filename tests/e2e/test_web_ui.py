@@ -53,6 +53,25 @@ def test_a_form_filled_while_the_lists_load_keeps_what_was_typed(browser: Browse
     expect(page.get_by_label("Working directory")).to_have_value("/somewhere/typed")
 
 
+def test_the_side_lists_arriving_move_no_link_under_the_pointer(browser: Browser, daemon: Daemon) -> None:
+    """Lists that arrive after the views are shown moved the links below them down a line: a click pressed on
+    "New terminal" and released after the move opened nothing (a CI run waited 30 s for the form). The lists hold
+    a line while they load, so an empty list's arrival moves nothing (a list that arrives longer still does).
+    """
+    page = browser.new_context().new_page()
+    held: list[Any] = []
+    page.route("**/v1/pages", lambda route: held.append(route))  # the lists wait until the link is measured
+    page.goto(f"{daemon.url}/")
+    page.get_by_label("API token").fill(daemon.token)
+    page.get_by_role("button", name="Sign in").click()
+    link = page.get_by_role("link", name="New terminal")
+    before = link.bounding_box()
+    assert held and before, "the lists are still loading"
+    page.unroute("**/v1/pages")
+    expect(page.locator("#terminal-list")).to_contain_text("none yet")
+    assert link.bounding_box() == before
+
+
 def test_what_a_person_types_before_the_live_stream_connects_is_sent_once_it_does(
     browser: Browser, daemon: Daemon, tmp_path: Path
 ) -> None:
