@@ -54,11 +54,12 @@ def _timed_calls() -> None:
             inner.setdefault("round trip", []).append((time.perf_counter() - start) * 1000)
 
     def timed_observed(*args: Any, **kwargs: Any) -> Any:
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.thread_time()
         try:
             return observed(*args, **kwargs)
         finally:
             inner.setdefault("thread", []).append((time.perf_counter() - start) * 1000)
+            inner.setdefault("thread cpu", []).append((time.thread_time() - cpu) * 1000)
 
     page_module.read_page, page_module._observed = timed_read, timed_observed
 
@@ -134,11 +135,11 @@ def main() -> None:
     parser.add_argument("--reads", type=int, default=8, help="reads of each kind on each page")
     figures = asyncio.run(run(parser.parse_args().reads))
     print(f"load average {figures['load_before']:.1f} before, {figures['load_after']:.1f} after; wall ms, then CPU ms")
-    print("page (lines) | ai | boxes | probe | lookout | its round trip | its thread | parse | view | refs | whole")
+    print("page (lines) | ai | boxes | probe | lookout | its round trip | its thread | its CPU | parse | view | refs | whole")
     for name, f in figures.items():
         if isinstance(f, dict):
             print(f"{name} ({f['lines']}) | " + " | ".join(f"{f[k]:.1f}" for k in (
-                "ai", "boxes", "probe", "lookout", "round trip", "thread", "parse", "view", "refs", "whole")))  # fmt: skip
+                "ai", "boxes", "probe", "lookout", "round trip", "thread", "thread cpu", "parse", "view", "refs", "whole")))  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -279,16 +279,23 @@ def _choose(wanted: list[_Item], options: SnapshotOptions, ctx: PageContext, tot
         if used_elements >= options.max_elements and not exempt:
             reasons.add("element limit")
             continue
-        path = [a for a in _with_ancestors(item) if id(a) not in chosen]
-        missing = _with_units(path, chosen)
+        missing = _missing(item, chosen)
         if used_elements + len(missing) > options.max_elements and not exempt:
             reasons.add("element limit")
             continue
         new = set(map(id, missing))
-        own = {id(a): sum(id(c) not in new for c in a.children) for a in missing}
-        taken = Counter(id(a.parent) for a in missing if a.parent is not None and id(a.parent) in chosen)
-        folds = sum(left > 0 for left in own.values()) - sum(left_out[p] == n for p, n in taken.items())
-        cost = sum(a.cost for a in missing) + FOLD_LINE_TOKENS * folds
+        own: dict[int, int] = {}
+        taken: dict[int, int] = {}
+        """Chosen parents of the missing items, and how many of their children are taken now."""
+        folds = cost = 0
+        for a in missing:
+            own[id(a)] = left = sum(id(c) not in new for c in a.children) if a.children else 0
+            folds += left > 0
+            cost += a.cost
+            if a.parent is not None and (parent := id(a.parent)) in chosen:
+                taken[parent] = taken.get(parent, 0) + 1
+        folds -= sum(left_out[p] == n for p, n in taken.items())
+        cost += FOLD_LINE_TOKENS * folds
         if used_tokens + cost > budget:
             reasons.add("token budget")
             continue
@@ -306,16 +313,28 @@ def _with_units(path: list[_Item], chosen: set[int]) -> list[_Item]:
     """`path` and the inline units of its items (an inline child brings its parent's unit: its parent is on
     the path), each once, none already chosen."""
     out: list[_Item] = []
-    seen = set(chosen)
+    seen: set[int] = set()
     stack = list(reversed(path))
     while stack:
         item = stack.pop()
-        if id(item) in seen:
+        if id(item) in seen or id(item) in chosen:
             continue
         seen.add(id(item))
         out.append(item)
-        stack.extend(reversed(item.inline))
+        if item.inline:
+            stack.extend(reversed(item.inline))
     return out
+
+
+def _missing(item: _Item, chosen: set[int]) -> list[_Item]:
+    """What choosing `item` adds: it and its ancestors up to the first chosen one (the chosen items hold every
+    ancestor of theirs), with their inline units."""
+    path: list[_Item] = []
+    current: _Item | None = item
+    while current is not None and id(current) not in chosen:
+        path.append(current)
+        current = current.parent
+    return _with_units(path, chosen)
 
 
 def _unit(item: _Item) -> list[_Item]:

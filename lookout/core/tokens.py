@@ -55,4 +55,4 @@ def loading() -> bool:
 
 def count_tokens(text: str) -> int:
     """How many o200k_base tokens `text` is (special-token text counts as ordinary text)."""
-    return _get().count(text) if text else 0
+    return (_encoding or _get()).count(text) if text else 0  # once loaded, without the lock: called per line
