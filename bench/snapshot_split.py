@@ -135,7 +135,9 @@ def main() -> None:
     parser.add_argument("--reads", type=int, default=8, help="reads of each kind on each page")
     figures = asyncio.run(run(parser.parse_args().reads))
     print(f"load average {figures['load_before']:.1f} before, {figures['load_after']:.1f} after; wall ms, then CPU ms")
-    print("page (lines) | ai | boxes | probe | lookout | its round trip | its thread | its CPU | parse | view | refs | whole")
+    print(
+        "page (lines) | ai | boxes | probe | lookout | its round trip | its thread | its CPU | parse | view | refs | whole"
+    )
     for name, f in figures.items():
         if isinstance(f, dict):
             print(f"{name} ({f['lines']}) | " + " | ".join(f"{f[k]:.1f}" for k in (

@@ -164,9 +164,7 @@ def _any_order(items: list[_Item], wanted: list[_Item], view: Snapshot, options:
     that has children, the most `_choose` can count at once, within its token budget)."""
     if options.viewport_only or len(wanted) > options.max_elements:
         return False
-    closure = (
-        items if len(wanted) == len(items) else _with_units([a for i in wanted for a in _with_ancestors(i)], set())
-    )
+    closure = items if len(wanted) == len(items) else _missing(wanted, set())
     if len(closure) > options.max_elements or view.included_elements != len(closure):
         return False
     budget = options.max_tokens - header_cost(ctx, len(items)) - FOLD_LINE_TOKENS * 4
@@ -279,23 +277,18 @@ def _choose(wanted: list[_Item], options: SnapshotOptions, ctx: PageContext, tot
         if used_elements >= options.max_elements and not exempt:
             reasons.add("element limit")
             continue
-        missing = _missing(item, chosen)
+        missing = _missing([item], chosen)
         if used_elements + len(missing) > options.max_elements and not exempt:
             reasons.add("element limit")
             continue
         new = set(map(id, missing))
-        own: dict[int, int] = {}
-        taken: dict[int, int] = {}
-        """Chosen parents of the missing items, and how many of their children are taken now."""
-        folds = cost = 0
+        own = {id(a): sum(id(c) not in new for c in a.children) if a.children else 0 for a in missing}
+        taken: dict[int, int] = {}  # the chosen parents of missing items: how many of their children come now
         for a in missing:
-            own[id(a)] = left = sum(id(c) not in new for c in a.children) if a.children else 0
-            folds += left > 0
-            cost += a.cost
             if a.parent is not None and (parent := id(a.parent)) in chosen:
                 taken[parent] = taken.get(parent, 0) + 1
-        folds -= sum(left_out[p] == n for p, n in taken.items())
-        cost += FOLD_LINE_TOKENS * folds
+        folds = sum(left > 0 for left in own.values()) - sum(left_out[p] == n for p, n in taken.items())
+        cost = sum(a.cost for a in missing) + FOLD_LINE_TOKENS * folds
         if used_tokens + cost > budget:
             reasons.add("token budget")
             continue
@@ -321,34 +314,20 @@ def _with_units(path: list[_Item], chosen: set[int]) -> list[_Item]:
             continue
         seen.add(id(item))
         out.append(item)
-        if item.inline:
-            stack.extend(reversed(item.inline))
+        stack.extend(reversed(item.inline))
     return out
 
 
-def _missing(item: _Item, chosen: set[int]) -> list[_Item]:
-    """What choosing `item` adds: it and its ancestors up to the first chosen one (the chosen items hold every
-    ancestor of theirs), with their inline units."""
+def _missing(items: list[_Item], chosen: set[int]) -> list[_Item]:
+    """What choosing `items` adds: each and its ancestors up to the first chosen one (the chosen items hold every
+    ancestor of theirs), with their inline units, each once."""
     path: list[_Item] = []
-    current: _Item | None = item
-    while current is not None and id(current) not in chosen:
-        path.append(current)
-        current = current.parent
+    for item in items:
+        current: _Item | None = item
+        while current is not None and id(current) not in chosen:
+            path.append(current)
+            current = current.parent
     return _with_units(path, chosen)
-
-
-def _unit(item: _Item) -> list[_Item]:
-    """The item and its inline children, recursively."""
-    return _reach(item, lambda current: current.inline)
-
-
-def _with_ancestors(item: _Item) -> list[_Item]:
-    out = []
-    current: _Item | None = item
-    while current is not None:
-        out.append(current)
-        current = current.parent
-    return out
 
 
 def _finish(
@@ -386,7 +365,7 @@ def _droppable(shown: list[_Item], chosen: set[int]) -> list[list[_Item]]:
     for item in shown:
         if item.in_unit:
             continue
-        unit = _unit(item)
+        unit = _reach(item, lambda current: current.inline)  # with its inline children, recursively
         members = set(map(id, unit))
         if not any(id(c) in chosen and id(c) not in members for part in unit for c in part.children):
             out.append(unit)
