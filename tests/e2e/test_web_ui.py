@@ -12,7 +12,7 @@ from typing import Any
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, expect
+from playwright.sync_api import Browser, Page, expect
 
 from tests.conftest import Daemon
 from tests.support.adb_fake import ui_dump, ui_node
@@ -35,15 +35,21 @@ def test_a_wrong_token_is_refused(browser: Browser, daemon: Daemon) -> None:
     shot(page, "sign-in-refused")
 
 
-def test_a_form_filled_while_the_lists_load_keeps_what_was_typed(browser: Browser, daemon: Daemon) -> None:
-    """Signing in shows the views before the side lists have loaded; a view opened and filled meanwhile is not
-    drawn again when they arrive (the new terminal then started in the home directory, not the one typed)."""
+def _signed_in_with_the_lists_held(browser: Browser, daemon: Daemon) -> tuple[Page, list[Any]]:
+    """A new window signed in while the side lists wait (their `/v1/pages` requests held until unrouted)."""
     page = browser.new_context().new_page()
     held: list[Any] = []
-    page.route("**/v1/pages", lambda route: held.append(route))  # the lists wait until the form is filled
+    page.route("**/v1/pages", lambda route: held.append(route))
     page.goto(f"{daemon.url}/")
     page.get_by_label("API token").fill(daemon.token)
     page.get_by_role("button", name="Sign in").click()
+    return page, held
+
+
+def test_a_form_filled_while_the_lists_load_keeps_what_was_typed(browser: Browser, daemon: Daemon) -> None:
+    """Signing in shows the views before the side lists have loaded; a view opened and filled meanwhile is not
+    drawn again when they arrive (the new terminal then started in the home directory, not the one typed)."""
+    page, held = _signed_in_with_the_lists_held(browser, daemon)  # until the form is filled
     page.get_by_role("link", name="New terminal").click()
     page.get_by_label("Working directory").fill("/somewhere/typed")
     assert held, "the lists are still loading"
@@ -58,12 +64,7 @@ def test_the_side_lists_arriving_move_no_link_under_the_pointer(browser: Browser
     "New terminal" and released after the move opened nothing (a CI run waited 30 s for the form). The lists hold
     a line while they load, so an empty list's arrival moves nothing (a list that arrives longer still does).
     """
-    page = browser.new_context().new_page()
-    held: list[Any] = []
-    page.route("**/v1/pages", lambda route: held.append(route))  # the lists wait until the link is measured
-    page.goto(f"{daemon.url}/")
-    page.get_by_label("API token").fill(daemon.token)
-    page.get_by_role("button", name="Sign in").click()
+    page, held = _signed_in_with_the_lists_held(browser, daemon)  # until the link is measured
     link = page.get_by_role("link", name="New terminal")
     before = link.bounding_box()
     assert held and before, "the lists are still loading"
