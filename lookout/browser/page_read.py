@@ -54,19 +54,20 @@ async def read_page(
     holds a dialog: without one there is nothing a modal could be (the view shows a modal only as a dialog's
     node). The nodes of closed shadow roots are read only when the page has any (lookout.browser.closed_shadow),
     and placed by Playwright's boxes: a page that has some is read with them."""
-    by_playwright = boxes and places is None
+    by_refs = places if boxes else None
+    by_playwright = boxes and by_refs is None
     reads: list[Awaitable[Any]] = [page.evaluate(PROBE), page.aria_snapshot(mode="ai", boxes=by_playwright)]
-    at_once = places is not None and boxes and places.ready(document)
-    if places is not None and boxes:  # the places sent after the snapshot, or the world of a new document found
-        reads.append(places.read(page) if at_once else places.prepare(page, document))
+    at_once = by_refs is not None and by_refs.ready(document)
+    if by_refs is not None:  # the places sent after the snapshot, or the world of a new document found
+        reads.append(by_refs.read(page) if at_once else by_refs.prepare(page, document))
     (title, closed, origin), raw, *found = await asyncio.gather(*reads)
     placed = None
     if closed:
         if not by_playwright:
             raw, boxes = await page.aria_snapshot(mode="ai", boxes=True), True
         raw = await shadow.spliced(page, raw)
-    elif places is not None and boxes:
-        read = found[0] if at_once else await places.read(page)
+    elif by_refs is not None:
+        read = found[0] if at_once else await by_refs.read(page)
         if read is not None and read[0] == origin:  # the snapshot's document: refs are numbered anew in each
             placed = read[1]
         else:
