@@ -303,7 +303,7 @@ class Lifecycle:
         state = self.app.state
         await asyncio.to_thread(self.lock.acquire, LOCK_WAIT_S)
         self.released = False
-        state.timeline.open()
+        await asyncio.to_thread(state.timeline.open)  # it reads every stored frame: not on the loop
         state.terminals.take_back()
         state.compressor.start()
         await self._control.start()
