@@ -120,12 +120,6 @@ class Page(Holdable):
         self.seq += 1
         self.events.append({"seq": self.seq, "ts": time.time(), "kind": kind, **fields})
 
-    def new_document(self) -> None:
-        """The main frame committed a new document: its refs are new (`navigated_at`), and the world its refs'
-        places are read in is looked for now, before its first snapshot."""
-        self.navigated_at = time.time()
-        self.places.look_ahead(self.page, self.navigated_at)
-
     def request_started(self, request: Request) -> None:
         self.pending[request] = time.monotonic()
 

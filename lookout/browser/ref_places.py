@@ -19,13 +19,11 @@ snapshot's, as the title and the modal check are.
 from __future__ import annotations
 
 import asyncio
-import logging
 
 from playwright.async_api import CDPSession
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Page as PlaywrightPage
 
-log = logging.getLogger(__name__)
 PLACES_WAIT_S = 10.0
 """The longest a read of the places (or a search for the world) may take: a page that does not answer is left to
 Playwright's own read, which says so."""
@@ -53,7 +51,7 @@ PLACES_JS = r"""(() => {
 
 class RefPlaces:
     """One page's reader of its refs' places: its DevTools session and Playwright's world in the top document,
-    found as each new document commits (else beside the snapshot), and again whenever the one kept is gone."""
+    found beside the snapshot when the page has a new document, and again whenever the one kept is gone."""
 
     def __init__(self) -> None:
         self._cdp: CDPSession | None = None
@@ -61,52 +59,21 @@ class RefPlaces:
         """The unique id of Playwright's world of the top document (None: to be found)."""
         self._document = -1.0
         """The page's `navigated_at` when the world was found."""
-        self._placed_in = -1.0
-        """The document (`navigated_at`) whose places were last read: its elements carry refs."""
         self._refused = False
         """The browser gave no DevTools session for the page."""
-        self._finding = asyncio.Lock()
-        """One search for the world at a time (each enables and disables the session's Runtime domain)."""
-        self._ahead: set[asyncio.Future[None]] = set()
-        """The searches begun ahead (kept until they end: the loop holds its tasks weakly)."""
         self.reads = 0
         """Places read (a test's count)."""
-        self.searches = 0
-        """Searches for the world (a test's count)."""
 
     def ready(self, document: float) -> bool:
-        """The world of the page's document (its `navigated_at`) is known and its places were read before: the
-        places can be asked for beside the snapshot (sent after it, they are read after it: the page answers in
-        turn). Not beside a document's first snapshot: Playwright first puts its script into the new document,
-        and the places, sent straight to the page, can be answered before the snapshot, when no element carries
-        a ref yet (then every ref lacks a box, and the page is read again with Playwright's boxes)."""
-        return self.found(document) and self._placed_in == document
-
-    def found(self, document: float) -> bool:
-        """The world of the page's document (its `navigated_at`) is known."""
+        """The world of the page's document (its `navigated_at`) is known: the places can be asked for beside
+        the snapshot (sent after it, they are read after it: the page answers in turn)."""
         return self._world is not None and self._document == document
 
-    def look_ahead(self, page: PlaywrightPage, document: float) -> None:
-        """Find the world of a document that has just committed (its `navigated_at`) in the background, so that
-        its first snapshot, whose places are read after it, does not wait for the search: a search beside the
-        snapshot is answered only after it (the page is busy with the snapshot), and ended after it on large
-        pages."""
-        task = asyncio.ensure_future(self.prepare(page, document))
-        self._ahead.add(task)
-        task.add_done_callback(self._ahead_ended)
-
-    def _ahead_ended(self, task: asyncio.Future[None]) -> None:
-        self._ahead.discard(task)
-        if not task.cancelled() and task.exception() is not None:  # what `_find` does not expect: the snapshot
-            log.debug("the places' world was not found ahead: %r", task.exception())  # finds it, or says why
-
     async def prepare(self, page: PlaywrightPage, document: float) -> None:
-        """Find the world of the page's document, unless it is known (found ahead): run beside the snapshot, so
-        that a new document costs its first read no round trips of its own."""
-        async with self._finding:
-            if not self.found(document):
-                self._document = document
-                await self._find_now(page)
+        """Find the world of the page's document: run beside the snapshot, so that a new document costs its
+        first read no round trips of its own."""
+        self._document = document
+        await self._find(page)
 
     async def read(self, page: PlaywrightPage) -> tuple[float, str] | None:
         """The time origin of the page's document (refs are numbered anew in each: the caller checks that it is
@@ -129,7 +96,6 @@ class RefPlaces:
             value = answer.get("result", {}).get("value")
             if "exceptionDetails" not in answer and isinstance(value, list) and len(value) == 2:
                 self.reads += 1
-                self._placed_in = self._document
                 return float(value[0]), str(value[1])
             self._world = None
         return None
@@ -140,11 +106,6 @@ class RefPlaces:
 
     async def _find(self, page: PlaywrightPage) -> bool:
         """Find the world (and open the session first); whether it was found."""
-        async with self._finding:
-            return await self._find_now(page)
-
-    async def _find_now(self, page: PlaywrightPage) -> bool:
-        self.searches += 1
         if self._cdp is None:
             if self._refused:
                 return False

@@ -141,7 +141,7 @@ class PageRegistry:
         tab.on("dialog", lambda dialog: asyncio.ensure_future(self._dialog(page, dialog)))
         tab.on("download", lambda download: self._download(page, download))
         tab.on("popup", lambda popup: self._popup(page, popup))
-        new_documents = pw.on_new_document(tab.main_frame, page.new_document)
+        new_documents = pw.on_new_document(tab.main_frame, lambda: setattr(page, "navigated_at", time.time()))
         tab.on("framenavigated", lambda frame: self._navigated(page, frame.url, new_documents)
                if frame == tab.main_frame else None)  # fmt: skip
         tab.on("request", page.request_started)
@@ -183,7 +183,7 @@ class PageRegistry:
         set when it commits); a same-document one (pushState, a hash change) keeps them, when Playwright says
         which it was (`new_documents`), else every navigation counts."""
         if not new_documents:
-            page.new_document()
+            page.navigated_at = time.time()
         page.event("navigation", url=url)
         append_jsonl(self.store.resource_dir(page.id) / "history.jsonl", {"ts": time.time(), "url": url})
         self.bus.publish("page.navigated", id=page.id, url=url)

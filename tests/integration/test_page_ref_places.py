@@ -5,7 +5,6 @@ place every ref, the page is read with Playwright's boxes instead (real headless
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -169,36 +168,3 @@ async def test_a_ref_another_hand_renewed_between_the_reads_places_nothing(pages
     assert "[box=" in page.observation(snapshot["obs_id"])["raw"], "read again, placed by Playwright's boxes"
     assert 'button "Renamed"' in snapshot["text"]
     assert snapshot["text"] == await _boxes_view(page, SnapshotOptions())
-
-
-async def test_a_new_documents_world_is_found_before_its_first_snapshot(pages: PageRegistry, site: str) -> None:
-    """The world is looked for as a document commits (`RefPlaces.look_ahead`), so its first snapshot does not
-    search for it; that snapshot's places are asked for once it has answered (before it no element carries a
-    ref), the next snapshot's beside it."""
-    page = pages.get((await pages.create(f"{site}/big.html", (1280, 720)))["id"])
-    await page.open(f"{site}/shapes.html")
-    for _ in range(200):
-        if page.places.found(page.navigated_at):
-            break
-        await asyncio.sleep(0.05)
-    assert page.places.found(page.navigated_at), "found without a snapshot"
-    searches, order = page.places.searches, []
-    snapshot_of, places_read = page.page.aria_snapshot, page.places.read
-
-    async def snapshot(**kwargs: Any) -> str:
-        raw = await snapshot_of(**kwargs)
-        order.append("snapshot answered")
-        return raw
-
-    async def read(tab: Any) -> tuple[float, str] | None:
-        order.append("places asked")
-        return await places_read(tab)
-
-    page.page.aria_snapshot, page.places.read = snapshot, read  # type: ignore[method-assign]
-    for expected in (["snapshot answered", "places asked"], ["places asked", "snapshot answered"]):
-        order.clear()
-        answer = await page.snapshot(SnapshotOptions(max_elements=8))
-        assert order == expected and "[box=" not in page.observation(answer["obs_id"])["raw"]
-    del page.page.aria_snapshot, page.places.read
-    assert page.places.searches == searches, "the world found ahead was used"
-    assert answer["text"] == await _boxes_view(page, SnapshotOptions(max_elements=8))
