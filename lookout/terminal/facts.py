@@ -3,6 +3,7 @@ or for an exited terminal let go its files, say of the rest (pure)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from lookout.terminal.journal.persistence import TerminalMeta
@@ -45,3 +46,9 @@ def behind(target: int | None, offset: int) -> dict[str, Any]:
         "note": f"this screen is the output up to raw_offset {offset}: the program wrote {target - offset} bytes more "
                 "than lookout took in within the read's time; they are being taken in: read the screen again",
     }}  # fmt: skip
+
+
+def screen_header(state: str, delta_cursor: int, target: int | None) -> Callable[[int], dict[str, Any]]:
+    """A screen answer's header fields, given the journal offset of the screen it shows (which a worker's view
+    knows only as it copies the screen: lookout.terminal.screen.model.ScreenModel.view)."""
+    return lambda offset: {"state": state, "raw_offset": offset, "delta_cursor": delta_cursor, **behind(target, offset)}

@@ -81,7 +81,7 @@ class Ingest:
         pos = 0
         for event in self._scanner.feed(data):
             if isinstance(event, Query):
-                screen.feed(data[pos : event.end], self.offset)
+                screen.feed(data[pos : event.end], base + event.end)  # the reply needs the cursor there
                 pos = event.end
                 if base + event.end > self.answer_from:
                     cur = screen.current().cursor()

@@ -23,7 +23,7 @@ from lookout.core.hands import Ledger
 from lookout.core.leases import Holdable, LeaseBook
 from lookout.terminal import frames
 from lookout.terminal.blocks.blocks import Block, BlockTracker
-from lookout.terminal.facts import SCREEN_CATCH_UP_S, behind, facts
+from lookout.terminal.facts import SCREEN_CATCH_UP_S, facts, screen_header
 from lookout.terminal.hand_inputs import TerminalHands
 from lookout.terminal.ingest import Ingest
 from lookout.terminal.input.steps import InputStep, encode_within
@@ -260,14 +260,13 @@ class TerminalSession(Holdable):
         lookout.terminal.facts.behind), `delta_cursor`: with `changed_since=<delta cursor>` only the rows changed
         after that cursor."""
         short_of = await self._process.catch_up(SCREEN_CATCH_UP_S) if self._process is not None else None
-        engine = await self.screen_model.load(deep=scrollback > 0)
+        await self.screen_model.load(deep=scrollback > 0)
         delta_cursor = self.screen_model.delta_cursor()  # before the read: a delta written meanwhile is in the next too
         changed = await self.screen_model.rows_changed_since(changed_since) if changed_since is not None else None
-        extra = {"state": self.state(), "raw_offset": self.raw_offset, "delta_cursor": delta_cursor,
-                 **behind(short_of, self.raw_offset)}  # fmt: skip
-        facts = {"cols": engine.cols, "rows": engine.rows, "state": extra["state"], "title": self.screen_model.title,
-                 "cwd": self.reported_cwd or self.meta.cwd, "raw_size": extra["raw_offset"]}  # fmt: skip
+        extra = screen_header(self.state(), delta_cursor, short_of)
         data, answer = await self.screen_model.view(options, scrollback=scrollback, changed_rows=changed, extra=extra)
+        facts = {"cols": data.cols, "rows": data.rows, "state": data.extra["state"], "title": data.title,
+                 "cwd": self.reported_cwd or self.meta.cwd, "raw_size": data.extra["raw_offset"]}  # fmt: skip
         self.recorder.record(frames.screen_frame(self.id, data, facts, options, scrollback))
         return answer
 

@@ -71,3 +71,40 @@ async def test_a_view_waits_for_a_worker_holding_the_engine_off_the_loop(tmp_pat
     finally:
         await session.stop()
         await registry.shutdown()
+
+
+async def test_a_workers_view_names_the_offset_of_the_screen_it_copied(tmp_path: Path, monkeypatch: Any) -> None:
+    """Output fed to the engine on the loop while a worker's view waits for its turn is in the copy; the answer's
+    raw_offset must then be that of the copy (the screen replayed to it is the same), not the one taken before."""
+    registry = TerminalRegistry(tmp_path / "terminals", "avt", LIMITS, max_sessions=4)
+    await registry.start()
+    program = "echo ready; while read line; do echo \"got-$line\"; done"
+    session = await registry.create(TerminalSpec(command=["sh", "-c", program], cols=80, rows=24))
+    release = threading.Event()
+    try:
+        async with asyncio.timeout(60):
+            while "ready" not in str(await session.screen(TEXT)):
+                await asyncio.sleep(0.05)
+        monkeypatch.setattr(screen_model, "ON_LOOP_CELLS", 0)  # every view in a worker
+        blockers = [asyncio.ensure_future(screen_model.RENDERS.run(release.wait, 30)) for _ in range(2)]
+        await asyncio.sleep(0.1)  # both of the pool's workers are busy: the view waits in its queue
+        before = session.raw_offset
+        view = asyncio.ensure_future(session.screen(TEXT))
+        await asyncio.sleep(0.1)
+        assert not view.done()
+        session.send(text="marker\n")
+        async with asyncio.timeout(60):
+            while "got-marker" not in session.screen_model.text():  # a reader on the loop feeds the engine
+                await asyncio.sleep(0.02)
+        release.set()
+        await asyncio.gather(*blockers)
+        answer = await asyncio.wait_for(view, 60)
+        assert isinstance(answer, dict)
+        assert "got-marker" in answer["text"], "the copy was taken after the output was fed (the case under test)"
+        assert answer["raw_offset"] > before
+        replayed = await session.screen_model.view_at(TEXT, answer["raw_offset"], None)
+        assert isinstance(replayed, dict) and replayed["text"] == answer["text"]
+    finally:
+        release.set()
+        await session.stop()
+        await registry.shutdown()

@@ -37,7 +37,7 @@ from lookout.terminal.screen.layers import ScreenData, ViewOptions, render
 from lookout.terminal.screen.lazy_feed import LazyFeed
 from lookout.terminal.screen.replay import PastScreen, advance, offset_at, screen_at
 from lookout.terminal.screen.sequence_boundary import cut_before
-from lookout.terminal.screen.view import screen_data, snapshot
+from lookout.terminal.screen.view import row_texts, screen_data, snapshot
 
 DELTA_STYLE_LAYERS = ("fgColors", "bgColors", "styles")
 RENDERS = BoundedPool("screens", 2)
@@ -48,10 +48,9 @@ ON_LOOP_CELLS = 10_000
 on the loop (0.2 ms at most): handing it to a worker took eight times that (1.6 ms, the median, with 100 busy
 terminals followed), as much as the holder's sync before it."""
 SNAPSHOT_INTERVAL_S = 1.0
-"""screen.snapshot.json is rewritten at most this often while output comes (and at exit, and when the daemon
-stops or hands over): it only says where a later daemon takes the terminal up from (the journal after it is
-replayed), and its rewrites were the largest part of what following busy terminals cost (at 0.25 s, 40% of
-a daemon following 100 terminals that each print a line every 20 ms)."""
+"""screen.snapshot.json is rewritten at most this often while output comes (and at exit, stop and hand-over): it
+says where a later daemon takes the terminal up from (the journal after it is replayed); its rewrites were the
+largest cost of following busy terminals (at 0.25 s, 40% of following 100 that each print a line every 20 ms)."""
 DORMANT_KEPT = 32
 """Dormant screens (of terminals not followed: exited, lost) kept loaded after an answer, the last used."""
 _DORMANT: OrderedDict[ScreenModel, None] = OrderedDict()
@@ -90,6 +89,9 @@ class ScreenModel:
         """None until `start` (a live terminal) or `load` (a dormant one, rebuilt from its files)."""
         self.lock = threading.Lock()
         """Held while the engine changes (feed, resize) and while a worker thread copies a view of it."""
+        self._fed = (offset, "")
+        """The journal offset and title the engine reflects, set with it under `lock` (a worker's copy reads them
+        with it: `view`)."""
         self._meta = meta
         self._writes = writes
         self._ingest_state = ingest_state
@@ -196,11 +198,14 @@ class ScreenModel:
         """The live engine, brought up to date with every byte given to `feed`."""
         engine = self.engine
         assert engine is not None
-        pieces = self._pending.take(engine.rows + self.scrollback + 1)
+        pieces, offset = self._pending.take(engine.rows + self.scrollback + 1), self.offset
         if pieces:
             with self.lock:
                 for piece in pieces:
                     self._dirty |= engine.feed(piece)
+                self._fed = (offset, self.title)
+        else:  # nothing was pending: the engine already reflects it
+            self._fed = (offset, self.title)
         return engine
 
     def output_read(self, size: int) -> None:
@@ -229,27 +234,28 @@ class ScreenModel:
         return "\n".join(self.current().text_rows()) if self.engine is not None else ""
 
     async def view(
-        self, options: ViewOptions, *, scrollback: int, changed_rows: set[int] | None, extra: dict[str, Any]
-    ) -> tuple[ScreenData, dict[str, Any] | str]:
-        """The layered view (see lookout.terminal.screen.layers) and the data it was rendered from; the engine must be
-        loaded (with its scrollback when asked for: `load(deep=True)`, before the answer's offset is taken). A worker copies the screen (a 1000x500 one with scrollback takes tens to hundreds of ms) and
-        renders the copy while output goes on."""
+        self, options: ViewOptions, *, scrollback: int, changed_rows: set[int] | None,
+        extra: Callable[[int], dict[str, Any]],
+    ) -> tuple[ScreenData, dict[str, Any] | str]:  # fmt: skip
+        """The layered view (lookout.terminal.screen.layers) and its data, `extra(offset)` in its header: `offset` is
+        that of the screen copied, by a worker for a big one (1000x500 with scrollback: up to hundreds of ms; output
+        fed on the loop while it waited is in the copy), which renders it while output goes on."""
         engine = await self.load()
-        title = self.title
 
         def view() -> tuple[ScreenData, dict[str, Any] | str]:
             with self.lock:
-                data = screen_data(engine, title=title, scrollback=scrollback, changed_rows=changed_rows, extra=extra)
+                data = copy()
             return data, render(data, options)
 
-        small = (
-            not scrollback
-            and engine.cols * engine.rows <= ON_LOOP_CELLS
-            and set(options.layers).isdisjoint(CELL_LAYERS)
-        )
-        if small and self.lock.acquire(blocking=False):  # (else a worker holds the engine: the view waits there)
-            try:
-                data = screen_data(engine, title=title, changed_rows=changed_rows, extra=extra)
+        def copy() -> ScreenData:  # with the engine's lock held
+            offset, title = self._fed
+            at = extra(offset)
+            return screen_data(engine, title=title, scrollback=scrollback, changed_rows=changed_rows, extra=at)
+
+        small = not scrollback and engine.cols * engine.rows <= ON_LOOP_CELLS
+        if small and set(options.layers).isdisjoint(CELL_LAYERS) and self.lock.acquire(blocking=False):
+            try:  # (else a worker holds the engine: the view waits there)
+                data = copy()
             finally:
                 self.lock.release()
             return data, render(data, options)
@@ -314,7 +320,7 @@ class ScreenModel:
         self._schedule_snapshot()
         if not self._dirty and not self._resized:
             return
-        delta = self._delta(engine, _changed_rows(engine, self._dirty), resized=self._resized)
+        delta = self._delta(engine, row_texts(engine, self._dirty), resized=self._resized)
         self._dirty.clear()
         self._resized = False
         self._writes(SCREEN_DELTAS, self._deltas.append, delta)
@@ -488,12 +494,3 @@ class ScreenModel:
     def _store_checkpoint(self, dump: Dump) -> None:
         if (cut := self._cut()) is not None:
             files.save_checkpoint(self.directory, cut, *dump)
-
-
-def _changed_rows(engine: ScreenEngine, dirty: set[int]) -> tuple[tuple[int, str], ...]:
-    """(row, text) of each dirty row on the screen; many rows are read in one pass over the screen."""
-    rows = sorted(row for row in dirty if row < engine.rows)
-    if len(rows) > 4:
-        texts = engine.text_rows()
-        return tuple((row, texts[row]) for row in rows)
-    return tuple((row, engine.row_text(row)) for row in rows)

@@ -49,3 +49,12 @@ def snapshot(engine: ScreenEngine, *, title: str, raw_offset: int, ts: float, **
         "ts": ts,
         **ingest,
     }
+
+
+def row_texts(engine: ScreenEngine, dirty: set[int]) -> tuple[tuple[int, str], ...]:
+    """(row, text) of each of `dirty` on the screen, in order; many rows are read in one pass over the screen."""
+    rows = sorted(row for row in dirty if row < engine.rows)
+    if len(rows) > 4:
+        texts = engine.text_rows()
+        return tuple((row, texts[row]) for row in rows)
+    return tuple((row, engine.row_text(row)) for row in rows)
