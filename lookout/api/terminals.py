@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import base64
 from datetime import UTC, datetime
+from functools import partial
 from typing import Annotated
 
 from fastapi import APIRouter, Path, Query, Request
@@ -17,6 +18,7 @@ from lookout.core.errors import BadInput, NotFound
 from lookout.core.hands import SINCE_INPUT, notice_line
 from lookout.schemas import terminal as schema
 from lookout.schemas.common import MAX_JSON_INT
+from lookout.terminal import listing
 from lookout.terminal.act import act as act_on
 from lookout.terminal.act import check_until
 from lookout.terminal.blocks.blocks import block_with_output
@@ -81,8 +83,11 @@ async def create_terminal(body: schema.CreateTerminal, request: Request) -> JSON
 async def list_terminals(
     request: Request,
     status: Annotated[list[schema.Status] | None, Query(description="only terminals of these statuses")] = None,
+    max_tokens: Annotated[schema.ListingTokens, Query()] = None,
 ) -> JSONResponse:
-    return JSONResponse({"terminals": await _manager(request).describe_all(set(status) if status else None)})
+    terminals = await _manager(request).describe_all(set(status) if status else None)
+    listed = partial(listing.fitted, terminals, max_tokens)  # a budget counts tokens: in a worker
+    return JSONResponse(listed() if max_tokens is None else await asyncio.to_thread(listed))
 
 
 @router.post("/prune")

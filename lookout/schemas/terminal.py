@@ -8,7 +8,7 @@ only; the shim imports this module).
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator
 
@@ -21,6 +21,8 @@ DEFAULT_ACT_STABLE_MS = 300
 
 State = Literal["idle", "running", "awaiting_input", "password", "tui", "exited"]
 Status = Literal["running", "exited", "lost"]
+ListingTokens = Annotated[int | None, Field(ge=100, le=1_000_000, description=(
+    "at most this many tokens: running terminals first, then the newest; `more` says how many were left out"))]  # fmt: skip
 
 
 class CreateTerminal(Strict):

@@ -36,6 +36,9 @@ async def test_a_terminal_driven_over_http_is_recorded_under_the_clients_name(da
                            until={"block_end": True})  # fmt: skip
         assert step["ended"] == "block_end" and "hi-42" in step["screen"]["text"]
         assert (await call(session, "terminal_read", terminal_id=tid, n=1))["output"]["text"] == "hi-42"
+        assert [t["id"] for t in (await call(session, "terminal_list"))["terminals"]] == [tid]  # within its 4000 tokens
+        cut = await call(session, "terminal_list", max_tokens=100)  # less than the terminal's facts
+        assert cut["terminals"] == [] and cut["more"]["count"] == 1 and cut["more"]["statuses"] == {"running": 1}
         missing = await session.call_tool("terminal_act", {"terminal_id": "t_nope"})
         assert missing.is_error and "404" in missing.content[0].text
     with daemon.client() as api:

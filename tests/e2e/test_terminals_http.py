@@ -346,3 +346,31 @@ def test_a_listing_of_some_statuses_lists_those_only(app_api: httpx.Client) -> N
     assert app_api.get("/v1/terminals", params={"status": "lost"}).json() == {"terminals": []}
     wrong = app_api.get("/v1/terminals", params={"status": "asleep"})
     assert wrong.status_code == 422 and "status" in wrong.text, wrong.text
+
+
+def test_a_listing_within_max_tokens_keeps_the_running_and_the_newest_and_says_what_it_left(app_api: httpx.Client) -> None:
+    ended = []
+    for n in range(5):
+        tid = app_api.post("/v1/terminals", json={"command": f"exit {n}", "cols": 80, "rows": 24}).json()["id"]
+        assert _wait_exit(app_api, tid)["exit_code"] == n
+        ended.append(tid)
+        if n == 1:
+            live = _shell(app_api)  # older than three of the ended ones
+    whole = app_api.get("/v1/terminals").json()
+    assert "more" not in whole and len(whole["terminals"]) == 6
+    one = max(count_tokens(orjson.dumps(t).decode()) for t in whole["terminals"])
+    budget = 3 * one + 120  # three terminals and the `more` that says what was left
+    r = app_api.get("/v1/terminals", params={"max_tokens": budget})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert count_tokens(r.text) <= budget
+    kept = [t["id"] for t in body["terminals"]]
+    assert live in kept and kept[-1] == ended[-1]  # the running one, then the newest
+    assert kept == [t["id"] for t in whole["terminals"] if t["id"] in kept]  # in the listing's order
+    assert body["more"]["count"] == 6 - len(kept) >= 2
+    assert body["more"]["statuses"] == {"exited": 6 - len(kept)}
+    assert "max_tokens" in body["more"]["note"]
+    everything = app_api.get("/v1/terminals", params={"max_tokens": 100_000}).json()
+    assert everything == whole  # within a budget it all fits: the whole listing, nothing said
+    small = app_api.get("/v1/terminals", params={"max_tokens": 5})
+    assert small.status_code == 422 and "max_tokens" in small.text, small.text

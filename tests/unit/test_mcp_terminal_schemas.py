@@ -22,7 +22,7 @@ TERMINAL = "/v1/terminals/{terminal_id}"
 ROUTES: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
     # tool: [(method, path, keyword arguments of assert_tool_matches_route)]
     "terminal_open": [("POST", "/v1/terminals", {})],
-    "terminal_list": [("GET", "/v1/terminals", {})],
+    "terminal_list": [("GET", "/v1/terminals", {"own_defaults": ["max_tokens"]})],
     # without input, until or since the tool reads the screen: `screen`'s fields are GET /screen's query
     "terminal_act": [("POST", f"{TERMINAL}/act", {"skip": ["timeout_ms"]})],
     "terminal_read": [

@@ -18,7 +18,7 @@ from pydantic import Field
 from lookout.clients.mcp.daemon import call
 from lookout.clients.mcp.lease_tools import with_notice
 from lookout.core.hands import SINCE_INPUT
-from lookout.schemas.terminal import ActRequest, ScreenOptions, Status, TerminalInput, Until
+from lookout.schemas.terminal import ActRequest, ListingTokens, ScreenOptions, Status, TerminalInput, Until
 from lookout.terminal.holder.sizes import MAX_COLS, MAX_ROWS, MIN_SIZE
 
 RAW_READ_DEFAULT = 16_384
@@ -57,9 +57,10 @@ async def terminal_open(
     return await call(ctx, "POST", "/v1/terminals", body=body)
 
 
-async def terminal_list(ctx: Context, status: list[Status] | None = None) -> str:
-    """Every terminal, or those of these statuses: {terminals: [{id, status, state, command, ...}]}, ~150 tokens each."""
-    return await call(ctx, "GET", "/v1/terminals", params={"status": status})
+async def terminal_list(ctx: Context, status: list[Status] | None = None, max_tokens: ListingTokens = 4000) -> str:
+    """The terminals (of these statuses), ~150 tokens each, within max_tokens: running ones first, then the newest:
+    {terminals: [{id, status, state, command, ...}], more?: {count, statuses, note}}."""
+    return await call(ctx, "GET", "/v1/terminals", params={"status": status, "max_tokens": max_tokens})
 
 
 async def terminal_act(
