@@ -31,16 +31,18 @@ def test_without_a_budget_every_terminal_is_listed() -> None:
 def test_a_budget_keeps_the_running_then_the_newest_in_order_and_says_what_it_left() -> None:
     terminals = _terminals("eereeeleeree")
     one = _tokens(terminals[0])
-    body = fitted(terminals, 4 * one + 100)
-    ids = [t["id"] for t in body["terminals"]]
-    assert _tokens(body) <= 4 * one + 100
-    assert {"t002", "t009"} <= set(ids)  # both running ones
-    assert ids == sorted(ids)  # the listing's order: oldest first
-    others = [i for i in ids if i not in ("t002", "t009")]
-    assert others == [f"t{n:03d}" for n in range(12 - len(others), 12) if n != 9][-len(others) :]  # the newest
-    left = [t for t in terminals if t["id"] not in ids]
-    assert body["more"]["count"] == len(left)
-    assert body["more"]["statuses"] == {s: sum(t["status"] == s for t in left) for s in {t["status"] for t in left}}
+    for budget in (2 * one + 100, 4 * one + 100, 6 * one + 100, 9 * one + 100):
+        body = fitted(terminals, budget)
+        ids = [t["id"] for t in body["terminals"]]
+        assert _tokens(body) <= budget
+        assert {"t002", "t009"} <= set(ids)  # both running ones
+        assert ids == sorted(ids)  # the listing's order: oldest first
+        others = [i for i in ids if i not in ("t002", "t009")]
+        non_running = [f"t{n:03d}" for n in range(12) if n not in (2, 9)]
+        assert others == non_running[len(non_running) - len(others) :]  # the newest
+        left = [t for t in terminals if t["id"] not in ids]
+        assert body["more"]["count"] == len(left) > 0
+        assert body["more"]["statuses"] == {s: sum(t["status"] == s for t in left) for s in {t["status"] for t in left}}
 
 
 def test_the_listing_is_the_largest_within_the_budget() -> None:
